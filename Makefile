@@ -1,0 +1,54 @@
+# envkit's task runner. `make demo` and `make test` each do all their own set-up on a fresh
+# machine: the venv, the Python dev tools, and the system tools the tests drive.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: venv system-deps lint test golden demo bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Tools the tests run for real, from Debian's packages when missing: docker-compose (validates
+# rendered compose files), ssh/ssh-keygen (keys, real logins), mmdebstrap (the test base image,
+# since no registry is reachable), and a CPU torch with pytest for the system Python
+# (`envkit verify --local` and the checks' honesty tests run on it).
+SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest
+system-deps:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $(SUDO) apt-get update -q && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: venv system-deps lint
+	$(PY) -m pytest
+
+# Regenerate golden files after an intended template change; review the diff before committing.
+golden: venv
+	ENVKIT_REGEN_GOLDEN=1 $(PY) -m pytest -q tests/unit/test_golden.py
+	git --no-pager diff --stat -- tests/golden
+
+# The main job end to end on the default example: render, build, up, verify, ssh, down.
+demo: venv system-deps
+	$(PY) scripts/demo.py
+
+bench: venv system-deps
+	$(PY) benchmarks/bench_cli.py --json benchmarks/cli.json
+	$(PY) benchmarks/bench_verify.py --json benchmarks/verify.json
+	$(PY) benchmarks/bench_build.py --json benchmarks/build.json
+
+clean:
+	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

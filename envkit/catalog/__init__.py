@@ -1,0 +1,1 @@
+"""Data envkit decides with: the CUDA/PyTorch compatibility table and the mirror presets."""

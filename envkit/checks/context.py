@@ -1,0 +1,52 @@
+"""What a check sees: the verification settings, the devices, and where to put its metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Context:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.metrics: list[dict[str, Any]] = []
+        self.current: str = ""
+
+    @property
+    def require_gpu(self) -> bool:
+        return bool(self.config.get("require_gpu", False))
+
+    @property
+    def expected_gpus(self) -> int | None:
+        value = self.config.get("expected_gpus")
+        return int(value) if value is not None else None
+
+    def threshold(self, check_id: str) -> float | None:
+        value = (self.config.get("thresholds") or {}).get(check_id)
+        return float(value) if value is not None else None
+
+    def gpu_count(self) -> int:
+        import torch
+
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+    def metric(
+        self,
+        name: str,
+        value: float,
+        unit: str,
+        *,
+        peak: float | None = None,
+        threshold: float | None = None,
+    ) -> dict[str, Any]:
+        """Record a figure. threshold is the minimum acceptable fraction of peak."""
+        fraction = value / peak if peak else None
+        row = {
+            "name": name,
+            "value": value,
+            "unit": unit,
+            "peak": peak,
+            "fraction_of_peak": fraction,
+            "threshold": threshold,
+        }
+        self.metrics.append(row)
+        return row

@@ -1,0 +1,283 @@
+"""The `envkit` command. Thin: each command maps its flags onto one core call, and every
+EnvkitError becomes one message and its exit code (no traceback for a user's mistake).
+Heavy modules are imported inside commands so `envkit --help` stays fast."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from envkit import __version__
+from envkit.errors import EXIT_CHECKS_FAILED, EnvkitError
+
+app = typer.Typer(
+    name="envkit",
+    help="One command from envkit.yaml to a running, verified GPU development environment.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+ConfigOption = Annotated[
+    str | None,
+    typer.Option(
+        "--config", "-c", help="envkit.yaml to use (else $ENVKIT_CONFIG, else ./envkit.yaml)."
+    ),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"envkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """envkit: render, build, run and verify GPU dev environments."""
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Option("--path", help="Where to write.")] = Path("envkit.yaml"),
+    name: Annotated[str | None, typer.Option(help="Project name (default: the folder's).")] = None,
+    preset: Annotated[str, typer.Option(help="Mirror preset.")] = "official",
+    torch: Annotated[str | None, typer.Option(help="torch release.")] = None,
+    cuda: Annotated[str | None, typer.Option(help="CUDA version.")] = None,
+    flavor: Annotated[str, typer.Option(help="pytorch | cuda | custom.")] = "pytorch",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter envkit.yaml."""
+    from envkit.starter import write_starter
+
+    written = write_starter(
+        path, name=name, preset=preset, torch=torch, cuda=cuda, flavor=flavor, force=force
+    )
+    typer.echo(f"wrote {written}; next: edit it, then `envkit render`")
+
+
+@app.command()
+def render(
+    config: ConfigOption = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory (default: .envkit beside the config)."),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Write nothing; exit 1 if files on disk differ from a fresh render."
+        ),
+    ] = False,
+) -> None:
+    """Render the Dockerfile, compose file, environment.yml and mirror configs."""
+    from envkit.config.load import load_spec
+    from envkit.plan import make_plan
+    from envkit.render import diff_files, render_files, write_files
+
+    loaded = load_spec(config)
+    plan = make_plan(loaded)
+    files = render_files(plan)
+    out_dir = out if out is not None else loaded.path.parent / ".envkit"
+    for note in plan.notes:
+        typer.echo(f"note: {note}", err=True)
+    if check:
+        changed, _, stale = diff_files(files, out_dir)
+        for rel in changed:
+            typer.echo(f"differs: {out_dir / rel}")
+        for rel in stale:
+            typer.echo(f"stale:   {out_dir / rel}")
+        if changed or stale:
+            typer.echo("rendered files are out of date: run `envkit render`", err=True)
+            raise typer.Exit(EXIT_CHECKS_FAILED)
+        typer.echo(f"{out_dir}: up to date ({len(files)} files)")
+        return
+    result = write_files(files, out_dir)
+    for rel in result.changed:
+        typer.echo(f"wrote   {out_dir / rel}")
+    for rel in result.removed:
+        typer.echo(f"removed {out_dir / rel}")
+    typer.echo(f"{out_dir}: {len(result.changed)} changed, {len(result.unchanged)} unchanged")
+
+
+@app.command()
+def build(
+    config: ConfigOption = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Render into this directory.")
+    ] = None,
+    tag: Annotated[str | None, typer.Option(help="Image tag (default envkit/NAME:latest).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Rebuild every layer.")] = False,
+    build_arg: Annotated[
+        list[str] | None, typer.Option("--build-arg", help="KEY=VALUE passed to the build.")
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the tag and id.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Progress as JSON lines.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every step's output.")
+    ] = False,
+) -> None:
+    """Render, then build the image on the Docker engine (progress step by step)."""
+    from envkit.build_command import BuildRequest, run_build
+
+    run_build(
+        BuildRequest(config, out, tag, no_cache, tuple(build_arg or ()), quiet, as_json, verbose)
+    )
+
+
+@app.command()
+def up(
+    config: ConfigOption = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd to be healthy.")] = 90.0,
+) -> None:
+    """Start the environment (compose) and wait until sshd is healthy; twice changes nothing."""
+    from envkit import up_command
+
+    raise typer.Exit(up_command.up(config, timeout))
+
+
+@app.command()
+def down(
+    config: ConfigOption = None,
+    volumes: Annotated[
+        bool, typer.Option("--volumes", help="Also remove host-key volumes.")
+    ] = False,
+) -> None:
+    """Stop and remove the environment's containers (volumes kept unless --volumes)."""
+    from envkit import up_command
+
+    raise typer.Exit(up_command.down(config, volumes))
+
+
+@app.command()
+def status(config: ConfigOption = None) -> None:
+    """Show the environment's containers, their health and ports."""
+    from envkit import up_command
+
+    raise typer.Exit(up_command.status(config))
+
+
+@app.command("ssh-config")
+def ssh_config(
+    config: ConfigOption = None,
+    member: Annotated[str | None, typer.Option(help="Only this team member's block.")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="HostName to write (default: localhost).")
+    ] = None,
+    identity: Annotated[str | None, typer.Option(help="IdentityFile to write.")] = None,
+) -> None:
+    """Print ~/.ssh/config blocks for the environment (OpenSSH, VS Code Remote-SSH)."""
+    from envkit import up_command
+
+    raise typer.Exit(up_command.ssh_config(config, member, host, identity))
+
+
+@app.command()
+def compat(
+    torch: Annotated[str | None, typer.Option(help="Resolve this torch release.")] = None,
+    cuda: Annotated[str | None, typer.Option(help="With --torch: this CUDA version.")] = None,
+    flavor: Annotated[str, typer.Option(help="pytorch | cuda (which image to name).")] = "pytorch",
+    driver: Annotated[str | None, typer.Option(help="Judge this host driver version too.")] = None,
+    mirrors: Annotated[
+        bool, typer.Option("--mirrors", help="List mirror presets instead.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show the CUDA/PyTorch/image/driver table, or resolve one request against it."""
+    from envkit import compat_cli
+
+    if mirrors:
+        compat_cli.show_mirrors(as_json)
+    elif torch is None:
+        compat_cli.show_table(as_json)
+    else:
+        compat_cli.show_resolution(torch, cuda, flavor, driver, as_json)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of envkit.yaml (for editors and CI)."""
+    import json
+
+    from envkit.config.model import Spec
+
+    document = Spec.model_json_schema()
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["title"] = "envkit.yaml"
+    typer.echo(json.dumps(document, indent=2))
+
+
+@app.command()
+def verify(
+    config: ConfigOption = None,
+    local: Annotated[bool, typer.Option("--local", help="Verify this machine.")] = False,
+    target: Annotated[
+        list[str] | None,
+        typer.Option("--target", "-t", help="docker://NAME or ssh://USER@HOST:PORT (repeatable)."),
+    ] = None,
+    image: Annotated[
+        str | None, typer.Option(help="Verify IMAGE in a throwaway container.")
+    ] = None,
+    python: Annotated[str | None, typer.Option(help="Interpreter with torch (--local).")] = None,
+    only: Annotated[list[str] | None, typer.Option(help="Only these check ids or groups.")] = None,
+    skip: Annotated[list[str] | None, typer.Option(help="Skip these check ids or groups.")] = None,
+    bench: Annotated[
+        bool, typer.Option("--bench/--no-bench", help="Run the GPU benchmarks.")
+    ] = True,
+    require_gpu: Annotated[
+        bool | None, typer.Option("--require-gpu/--no-require-gpu", help="Override the spec.")
+    ] = None,
+    expected_gpus: Annotated[
+        int | None, typer.Option(help="Override verify.expected_gpus.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON report here.")
+    ] = None,
+    junit_out: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Show only what did not pass.")
+    ] = False,
+) -> None:
+    """Run the verification suite inside containers, over SSH, or on this machine."""
+    from envkit.verify_command import VerifyRequest, run_verify
+
+    code = run_verify(
+        VerifyRequest(
+            config=config,
+            local=local,
+            targets=tuple(target or ()),
+            image=image,
+            python=python,
+            only=tuple(only or ()),
+            skip=tuple(skip or ()),
+            bench=bench,
+            require_gpu=require_gpu,
+            expected_gpus=expected_gpus,
+            json_out=json_out,
+            junit_out=junit_out,
+            quiet=quiet,
+        )
+    )
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    # typer handles usage errors (exit 2), --help and typer.Exit itself; envkit's own errors
+    # propagate out of it and become one message and their exit code here.
+    try:
+        app()
+    except EnvkitError as exc:
+        typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)

@@ -1,0 +1,118 @@
+"""Output of `envkit compat`: the table, one resolved request, or the mirror presets."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import typer
+
+from envkit.catalog import compat
+from envkit.catalog.mirrors import load_presets
+from envkit.config.fields import FieldError
+from envkit.errors import EnvkitError
+
+
+def show_table(as_json: bool) -> None:
+    table = compat.load_table()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "table_version": table.table_version,
+                    "as_of": table.as_of,
+                    "torch": {v: asdict(t) for v, t in table.torch.items()},
+                    "cuda": {v: asdict(c) for v, c in table.cuda.items()},
+                },
+                indent=2,
+            )
+        )
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Table(title=f"envkit compatibility table {table.table_version} (as of {table.as_of})")
+    for column in ("torch", "CUDA wheels", "pytorch/pytorch images", "Python"):
+        out.add_column(column)
+    for version in sorted(table.torch, key=compat.version_key, reverse=True):
+        row = table.torch[version]
+        images = ", ".join(f"cuda{c}-cudnn{n}" for c, n in row.images.items())
+        mark = "" if row.confirmed else " *"
+        out.add_row(
+            version + mark, ", ".join(row.cuda), images, f"{row.python[0]}-{row.python[-1]}"
+        )
+    drivers = Table(title="CUDA: minimum driver, nvidia/cuda base")
+    for column in ("CUDA", "min driver", "minor-compat floor", "nvidia/cuda tag"):
+        drivers.add_column(column)
+    for version in sorted(table.cuda, key=compat.version_key, reverse=True):
+        cuda = table.cuda[version]
+        tag = f"{cuda.full}-{cuda.cudnn_tag}-runtime-ubuntu{cuda.ubuntu[0]}"
+        drivers.add_row(version, cuda.min_driver, cuda.family_min_driver, tag)
+    console = Console()
+    console.print(out)
+    console.print("* not yet confirmed against the release's published matrix")
+    console.print(drivers)
+
+
+def show_resolution(
+    torch: str, cuda: str | None, flavor: str, driver: str | None, as_json: bool
+) -> None:
+    table = compat.load_table()
+    try:
+        release = compat.resolve_torch(table, torch)
+        chosen = compat.resolve_cuda(table, release, cuda, need_image=flavor == "pytorch")
+        if flavor == "pytorch":
+            image = compat.pytorch_image(release, chosen, "runtime")
+        else:
+            image = compat.nvidia_cuda_image(chosen, "runtime", None)
+    except FieldError as exc:
+        raise EnvkitError(exc.problem, exc.fix) from None
+    result = {
+        "torch": release.version,
+        "cuda": chosen.version,
+        "image": image,
+        "wheel_index": f"https://download.pytorch.org/whl/{chosen.wheel}",
+        "min_driver": chosen.min_driver,
+        "python": list(release.python),
+    }
+    if driver is not None:
+        verdict, why = compat.driver_verdict(chosen, driver)
+        result["driver_verdict"] = verdict
+        result["driver_explanation"] = why
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    for key, value in result.items():
+        shown = ", ".join(value) if isinstance(value, list) else value
+        typer.echo(f"{key:>18}: {shown}")
+
+
+def show_mirrors(as_json: bool) -> None:
+    presets = load_presets()
+    rows: list[dict[str, Any]] = []
+    for preset in presets.values():
+        rows.append(
+            {
+                "preset": preset.name,
+                "title": preset.title,
+                "documented": preset.documented,
+                "apt": preset.apt.base if preset.apt else None,
+                "apt_archives": list(preset.apt.archives) if preset.apt else [],
+                "pip": preset.pip,
+                "conda": preset.conda.base if preset.conda else None,
+                "help": preset.help,
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        mark = "" if row["documented"] else "  (* third-party paths, not the mirror's own docs)"
+        typer.echo(f"{row['preset']:<12} {row['title']}{mark}")
+        typer.echo(
+            f"{'':<12} apt:   {row['apt'] or '(image sources kept)'} "
+            f"{' '.join(row['apt_archives'])}"
+        )
+        typer.echo(f"{'':<12} pip:   {row['pip']}")
+        typer.echo(f"{'':<12} conda: {row['conda'] or '(channels used directly)'}")

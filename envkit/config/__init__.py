@@ -1,0 +1,1 @@
+"""envkit.yaml: the schema (model), its field types (fields) and the loader (load)."""

@@ -1,0 +1,248 @@
+"""Strict field types for envkit.yaml.
+
+Every value that can reach a Dockerfile, a shell line or a YAML file envkit writes is checked here
+against a pattern that admits no quote, newline, backslash or shell metacharacter it does not need.
+Validators raise `FieldError` so the loader can show the problem and its fix separately.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from packaging.requirements import InvalidRequirement, Requirement
+from pydantic import AfterValidator, BeforeValidator, Field
+
+
+class FieldError(ValueError):
+    """A value failed a check; `fix` tells the user what to write instead."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
+
+
+# Characters no rendered value may carry: they end or continue Dockerfile instructions (newline,
+# backslash) or break out of quoting.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def _matching(pattern: str, what: str, fix: str) -> AfterValidator:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if _CONTROL.search(value) or not compiled.fullmatch(value):
+            raise FieldError(f"not a valid {what}", fix)
+        return value
+
+    return AfterValidator(check)
+
+
+ProjectName = Annotated[
+    str,
+    _matching(
+        r"[a-z0-9][a-z0-9_-]{0,62}",
+        "project name",
+        "use lowercase letters, digits, '-' and '_' (it names the image and containers), "
+        "e.g. 'vision-lab'",
+    ),
+]
+ImageRef = Annotated[
+    str,
+    _matching(
+        r"(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
+        r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+        r"(?:@sha256:[a-f0-9]{64})?",
+        "image reference",
+        "write an image as NAME[:TAG], e.g. 'nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04'",
+    ),
+]
+
+
+def _quoted_version(value: object) -> object:
+    # YAML reads `python: 3.10` as the float 3.1; refusing numbers avoids that silent trap.
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise FieldError(
+            "versions must be quoted strings (YAML reads unquoted 3.10 as the number 3.1)",
+            "quote it exactly as you mean it, e.g. python: '3.10', torch: '2.4.1', cuda: '12.4'",
+        )
+    return value
+
+
+_QUOTED = BeforeValidator(_quoted_version)
+
+MinorVersion = Annotated[
+    str,
+    _QUOTED,
+    _matching(
+        r"[0-9]+\.[0-9]+|cpu",
+        "CUDA version",
+        "write MAJOR.MINOR as a quoted string, e.g. '12.4', or 'cpu' for a CPU-only torch",
+    ),
+]
+TorchVersion = Annotated[
+    str,
+    _QUOTED,
+    _matching(
+        r"[0-9]+\.[0-9]+(?:\.[0-9]+)?",
+        "torch version",
+        "write a release as a quoted string, e.g. '2.4.1' (see `envkit compat`)",
+    ),
+]
+PythonVersion = Annotated[
+    str,
+    _QUOTED,
+    _matching(r"3\.[0-9]{1,2}", "python version", "write 3.MINOR as a quoted string, e.g. '3.11'"),
+]
+AptPackage = Annotated[
+    str,
+    _matching(
+        r"[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?(?:=[A-Za-z0-9.+~:-]+)?",
+        "Debian package name",
+        "use a package name, optionally pinned: 'git' or 'git=1:2.39.2-1.1'",
+    ),
+]
+CondaSpec = Annotated[
+    str,
+    _matching(
+        r"(?:[A-Za-z0-9_.-]+::)?[A-Za-z0-9_][A-Za-z0-9_.-]*"
+        r"(?:(?:==|>=|<=|!=|=|<|>|~=| )[A-Za-z0-9_.*+!]+"
+        r"(?:[,|](?:==|>=|<=|!=|<|>|~=)?[A-Za-z0-9_.*+!]+)*)?",
+        "conda package spec",
+        "use NAME, NAME=VERSION or CHANNEL::NAME, e.g. 'numpy=1.26' or 'conda-forge::jupyterlab'",
+    ),
+]
+Channel = Annotated[
+    str,
+    _matching(
+        r"[A-Za-z0-9_][A-Za-z0-9_.-]*|https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%+-]+)*/?",
+        "conda channel",
+        "name a channel ('conda-forge', 'nvidia', 'nodefaults') or give its https URL",
+    ),
+]
+HttpUrl = Annotated[
+    str,
+    _matching(
+        r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+-]+)*/?",
+        "http(s) URL",
+        "give a plain URL without spaces, quotes or query strings, "
+        "e.g. 'https://pypi.tuna.tsinghua.edu.cn/simple'",
+    ),
+]
+HostName = Annotated[
+    str,
+    _matching(
+        r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?", "host name", "give a bare host, e.g. 'pypi.example.org'"
+    ),
+]
+UserName = Annotated[
+    str,
+    _matching(
+        r"[a-z_][a-z0-9_-]{0,31}",
+        "user name",
+        "use a POSIX login name: lowercase letters, digits, '-' and '_', starting with a letter",
+    ),
+]
+EnvKey = Annotated[
+    str,
+    _matching(
+        r"[A-Za-z_][A-Za-z0-9_]*", "environment variable name", "use letters, digits and '_'"
+    ),
+]
+Volume = Annotated[
+    str,
+    _matching(
+        r"[A-Za-z0-9_.~/${}-]+:[/$][A-Za-z0-9_./${}-]*(?::(?:ro|rw|z|Z|cached|delegated|consistent))?",
+        "volume",
+        "write HOST_PATH:CONTAINER_PATH[:ro], e.g. '$HOME:$HOME' or './data:/data:ro'",
+    ),
+]
+PortMapping = Annotated[
+    str,
+    _matching(
+        r"(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}:)?[0-9]{1,5}:[0-9]{1,5}(?:/(?:tcp|udp))?",
+        "port mapping",
+        "write HOST:CONTAINER, e.g. '6006:6006' or '127.0.0.1:8888:8888'",
+    ),
+]
+ShmSize = Annotated[
+    str,
+    _matching(
+        r"[0-9]+(?:[bkmgBKMG]|[kmgKMG][bB])?",
+        "size",
+        "write a size such as '16gb', '512m' or '2g'",
+    ),
+]
+Ipv4 = Annotated[
+    str,
+    _matching(
+        r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}",
+        "IPv4 address",
+        "use 0.0.0.0 (all interfaces) or 127.0.0.1 (this host only)",
+    ),
+]
+CheckId = Annotated[
+    str,
+    _matching(
+        r"[a-z0-9_]+(?:\.[a-z0-9_]+)*",
+        "check id",
+        "use a dotted check id such as 'bench.matmul_bf16' (see docs/checks.md)",
+    ),
+]
+Component = Annotated[
+    str,
+    _matching(r"[a-z-]+", "apt component", "use e.g. main, contrib, non-free, non-free-firmware"),
+]
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+def _check_pip_requirement(value: str) -> str:
+    fix = "write a PEP 508 requirement such as 'numpy>=1.26' or 'transformers==4.44.2'"
+    if _CONTROL.search(value) or value.lstrip().startswith("-"):
+        raise FieldError("not a pip requirement (options and control characters are refused)", fix)
+    try:
+        Requirement(value)
+    except InvalidRequirement as exc:
+        raise FieldError(f"not a valid pip requirement ({exc})", fix) from None
+    if "'" in value or "`" in value or "$" in value:
+        # Markers may quote with "; single quotes, backticks and $ only serve shell injection.
+        raise FieldError("quotes other than \" and '$' are not allowed in a requirement", fix)
+    return value
+
+
+PipRequirement = Annotated[str, AfterValidator(_check_pip_requirement)]
+
+
+def _check_env_value(value: str) -> str:
+    if re.search(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ufeff\ufffe\uffff]", value):
+        raise FieldError(
+            "control characters (newlines included) are not allowed in an environment value",
+            "put the value on one line",
+        )
+    return value
+
+
+EnvValue = Annotated[str, AfterValidator(_check_env_value)]
+
+
+def _check_gpus(value: object) -> object:
+    fix = "use all, none, a count such as 2, or a list of device ids such as [0, 1]"
+    if value in ("all", "none"):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise FieldError("a GPU count must be at least 1", "use none for no GPUs, or " + fix)
+        return value
+    if isinstance(value, list) and value:
+        ids = []
+        for item in value:
+            text = str(item)
+            if isinstance(item, bool) or not re.fullmatch(r"[0-9]{1,3}|GPU-[0-9a-fA-F-]{36}", text):
+                raise FieldError(f"{text[:40]!r} is not a GPU index or GPU-UUID", fix)
+            ids.append(text)
+        return tuple(ids)
+    raise FieldError("not a GPU request", fix)
+
+
+GpuRequest = Annotated[str | int | tuple[str, ...], BeforeValidator(_check_gpus)]

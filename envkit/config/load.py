@@ -1,0 +1,231 @@
+"""Finding, reading and validating envkit.yaml, with every mistake mapped to its YAML line."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from envkit.config.fields import FieldError
+from envkit.config.model import Spec
+from envkit.errors import ConfigError, ConfigIssue, EnvkitError
+
+CONFIG_ENV = "ENVKIT_CONFIG"
+DEFAULT_NAME = "envkit.yaml"
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A validated spec plus where it came from, so later stages can point at lines too."""
+
+    spec: Spec
+    path: Path
+    lines: dict[Loc, int] = field(default_factory=dict)
+
+    def issue(self, loc: Loc, problem: str, fix: str, value: object = None) -> ConfigIssue:
+        return make_issue(loc, self.lines, problem, fix, value)
+
+    def user_path(self, raw: str) -> Path:
+        """A path from envkit.yaml: '~' expanded, relative ones taken from the file's folder."""
+        path = Path(raw).expanduser()
+        return path if path.is_absolute() else self.path.parent / path
+
+    def error(self, loc: Loc, problem: FieldError, value: object = None) -> ConfigError:
+        return ConfigError(str(self.path), [self.issue(loc, problem.problem, problem.fix, value)])
+
+
+def find_config(explicit: str | None) -> Path:
+    """--config beats ENVKIT_CONFIG beats ./envkit.yaml."""
+    chosen = explicit or os.environ.get(CONFIG_ENV)
+    path = Path(chosen) if chosen else Path(DEFAULT_NAME)
+    if not path.is_file():
+        origin = "--config" if explicit else (CONFIG_ENV if chosen else "the current directory")
+        raise EnvkitError(
+            f"no config at {path} (from {origin})",
+            "run `envkit init` to write a starter envkit.yaml, or pass --config PATH",
+        )
+    return path
+
+
+def dotted(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def make_issue(
+    loc: Loc, lines: dict[Loc, int], problem: str, fix: str, value: object = None
+) -> ConfigIssue:
+    line = None
+    for cut in range(len(loc), -1, -1):  # nearest enclosing node that has a line
+        if loc[:cut] in lines:
+            line = lines[loc[:cut]]
+            break
+    shown = None if value is None else _short(value)
+    return ConfigIssue(path=dotted(loc), line=line, value=shown, problem=problem, fix=fix)
+
+
+def _index_lines(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:
+    out.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            child: Loc = (*loc, key_node.value)
+            # A field's line is its key's line, also when its value starts on a later one.
+            out[child] = key_node.start_mark.line + 1
+            _index_lines(value_node, child, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _index_lines(item, (*loc, index), out)
+
+
+def parse_yaml(text: str, source: str) -> tuple[Any, dict[Loc, int]]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        node = yaml.compose(text, Loader=loader)
+        data = yaml.load(text, Loader=loader)  # noqa: S506 - SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        issue = ConfigIssue(
+            path="(file)",
+            line=line,
+            value=None,
+            problem=f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+            fix="check indentation and quoting on that line (values with ':' or '#' need quotes)",
+        )
+        raise ConfigError(source, [issue]) from None
+    lines: dict[Loc, int] = {}
+    if node is not None:
+        _index_lines(node, (), lines)
+    return data, lines
+
+
+def _known_fields(loc: Loc) -> list[str]:
+    model: type[BaseModel] = Spec
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(str(part))
+        inner = _model_of(info.annotation) if info else None
+        if inner is None:
+            return []
+        model = inner
+    return list(model.model_fields)
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _explain(error: ErrorDetails) -> tuple[str, str]:
+    """Turn one pydantic error into (problem, fix)."""
+    kind = error["type"]
+    loc = error["loc"]
+    exc = (error.get("ctx") or {}).get("error")
+    if isinstance(exc, FieldError):
+        return exc.problem, exc.fix
+    if kind == "extra_forbidden":
+        known = _known_fields(loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        return "unknown field", f"{hint}remove it; fields here: {', '.join(known)}"
+    if kind == "missing":
+        return "required field is missing", f"add `{loc[-1]}:` (see `envkit schema`)"
+    if kind == "literal_error":
+        expected = (error.get("ctx") or {}).get("expected", "")
+        return "not one of the allowed values", f"use {expected}"
+    if kind in (
+        "string_type",
+        "int_type",
+        "int_parsing",
+        "bool_type",
+        "bool_parsing",
+        "float_type",
+    ):
+        wanted = {"string": "quoted string", "int": "whole number", "bool": "true or false"}
+        word = wanted.get(kind.split("_")[0], "number")
+        return f"wrong type ({error['msg']})", f"write a {word} here"
+    if kind in ("less_than_equal", "greater_than_equal", "too_short", "too_long"):
+        return error["msg"], "use a value inside that range"
+    if kind in ("tuple_type", "list_type", "dict_type", "model_type"):
+        return (
+            f"wrong shape ({error['msg']})",
+            "see `envkit schema` or `envkit init` for the layout",
+        )
+    return error["msg"], "see `envkit schema` for what this field accepts"
+
+
+def _issues_from(exc: ValidationError, lines: dict[Loc, int]) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    seen: set[str] = set()
+    for error in exc.errors():
+        loc: Loc = tuple(p for p in error["loc"] if not _is_union_tag(p))
+        problem, fix = _explain(error)
+        key = dotted(loc) + problem
+        if key in seen:  # a union reports one mistake once per member type
+            continue
+        seen.add(key)
+        value = None if error["type"] in ("missing", "extra_forbidden") else error.get("input")
+        issues.append(make_issue(loc, lines, problem, fix, value))
+    return sorted(issues, key=lambda issue: issue.line or 0)
+
+
+def _is_union_tag(part: str | int) -> bool:
+    # pydantic adds union member names ('literal['all','none']', 'int', 'tuple[...]') to locs.
+    return isinstance(part, str) and (
+        "[" in part or part in ("int", "str", "constrained-int", "function-after[check(), str]")
+    )
+
+
+def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -> LoadedSpec:
+    data, lines = parse_yaml(text, source)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            source,
+            [
+                ConfigIssue(
+                    "(file)",
+                    1,
+                    None,
+                    "the file must be a mapping of fields",
+                    "start with `name: my-project` (run `envkit init` for a starter)",
+                )
+            ],
+        )
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(source, _issues_from(exc, lines)) from None
+    return LoadedSpec(spec=spec, path=path or Path(source), lines=lines)
+
+
+def load_spec(explicit: str | None = None) -> LoadedSpec:
+    path = find_config(explicit)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EnvkitError(
+            f"cannot read {path}: {exc}", "check the file's permissions and encoding"
+        ) from None
+    return load_text(text, source=str(path), path=path)

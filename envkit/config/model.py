@@ -1,0 +1,251 @@
+"""The envkit.yaml schema: one frozen, strictly validated `Spec` passed down through envkit.
+
+Only shape and per-field checks live here. Decisions that need the compatibility table or the
+mirror presets (which torch, which image, which URLs) are made in `envkit.plan`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from envkit.config.fields import (
+    AptPackage,
+    Channel,
+    CheckId,
+    Component,
+    CondaSpec,
+    EnvKey,
+    EnvValue,
+    FieldError,
+    GpuRequest,
+    HostName,
+    HttpUrl,
+    ImageRef,
+    Ipv4,
+    MinorVersion,
+    PipRequirement,
+    Port,
+    PortMapping,
+    ProjectName,
+    PythonVersion,
+    ShmSize,
+    TorchVersion,
+    UserName,
+    Volume,
+)
+
+Preset = Literal["official", "tuna", "bfsu", "ustc", "aliyun", "huaweicloud", "sjtu", "douban"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Base(_Strict):
+    """Where the image starts from."""
+
+    flavor: Literal["pytorch", "cuda", "custom"] = Field(
+        "pytorch",
+        description="pytorch: pytorch/pytorch image (torch preinstalled); cuda: nvidia/cuda image "
+        "+ Miniforge + torch wheels; custom: your own `image`.",
+    )
+    image: ImageRef | None = Field(None, description="Explicit base image; required for custom.")
+    variant: Literal["runtime", "devel"] = Field(
+        "runtime", description="devel adds nvcc and headers (needed to compile CUDA extensions)."
+    )
+    ubuntu: Literal["18.04", "20.04", "22.04", "24.04"] | None = Field(
+        None, description="Ubuntu release of the nvidia/cuda base (flavor cuda)."
+    )
+
+    @model_validator(mode="after")
+    def _custom_needs_image(self) -> Base:
+        if self.flavor == "custom" and self.image is None:
+            raise FieldError(
+                "flavor custom needs an image",
+                "set base.image, e.g. 'debian:bookworm' or 'ubuntu:24.04'",
+            )
+        return self
+
+
+class Packages(_Strict):
+    """Packages added to the image, each ecosystem in its own cached layer."""
+
+    apt: tuple[AptPackage, ...] = Field(
+        (), description="Debian/Ubuntu packages, optionally =pinned."
+    )
+    pip: tuple[PipRequirement, ...] = Field(
+        (), description="Installed in their own layer after the conda env and torch."
+    )
+    conda: tuple[CondaSpec, ...] = Field((), description="Added to the conda environment.")
+
+
+class Conda(_Strict):
+    """A conda environment (environment.yml); Miniforge is installed when the base has no conda."""
+
+    name: ProjectName | None = Field(
+        None, description="Env name in environment.yml (default: name)."
+    )
+    channels: tuple[Channel, ...] = Field(
+        ("conda-forge",),
+        description="Ordered channels. Anaconda's `defaults` only when you list it (licence).",
+    )
+    dependencies: tuple[CondaSpec, ...] = Field((), description="Conda package specs.")
+    pip: tuple[PipRequirement, ...] = Field((), description="The env's own pip: subsection.")
+    installer_url: HttpUrl | None = Field(None, description="Miniforge installer to download.")
+
+
+class Mirrors(_Strict):
+    """Where apt, pip and conda download from: a preset, and per-ecosystem overrides."""
+
+    preset: Preset = Field(
+        "official", description="Mirror used for every ecosystem not overridden."
+    )
+    apt: HttpUrl | None = Field(
+        None, description="Base URL serving /debian, /debian-security, /ubuntu, /ubuntu-ports."
+    )
+    pip: HttpUrl | None = Field(None, description="PyPI simple index URL.")
+    conda: HttpUrl | None = Field(
+        None, description="Anaconda mirror root serving pkgs/main, pkgs/r and cloud/<channel>."
+    )
+    pytorch_index: HttpUrl | None = Field(
+        None, description="Index torch wheels come from (default download.pytorch.org/whl/cuXYZ)."
+    )
+    extra_index_urls: tuple[HttpUrl, ...] = Field(
+        (), description="More pip indexes (pip merges them: only list ones you trust fully)."
+    )
+    trusted_hosts: tuple[HostName, ...] = Field(
+        (), description="Hosts pip may reach over plain http or with bad TLS."
+    )
+    apt_security: Literal["official", "mirror"] = Field(
+        "official",
+        description="Security updates from the official host (mirrors lag) or from the mirror.",
+    )
+    ca_certificates: tuple[str, ...] = Field(
+        (),
+        description="Extra CA certificates (.crt/.pem files, relative to envkit.yaml) trusted "
+        "in the build and the container, e.g. a TLS-inspecting corporate proxy's CA.",
+    )
+    debian_components: tuple[Component, ...] = Field(("main",), description="Debian components.")
+    ubuntu_components: tuple[Component, ...] = Field(
+        ("main", "restricted", "universe", "multiverse"), description="Ubuntu components."
+    )
+
+
+class Ssh(_Strict):
+    """SSH access: keys only, no root; the user is created at container start."""
+
+    enabled: bool = Field(True, description="Run a hardened sshd in the container.")
+    port: Port = Field(8822, description="Host port mapped to the container's sshd.")
+    bind: Ipv4 = Field("0.0.0.0", description="Host address the port is published on.")  # noqa: S104
+    user: UserName = Field("dev", description="Login user created at container start.")
+    uid: int | None = Field(None, ge=1, le=2**31, description="Default: the invoking user's UID.")
+    gid: int | None = Field(None, ge=1, le=2**31, description="Default: the invoking user's GID.")
+    sudo: bool = Field(True, description="Passwordless sudo for the login user.")
+    authorized_keys: tuple[str, ...] = Field((), description="Public key lines.")
+    authorized_key_files: tuple[str, ...] = Field(
+        (), description=".pub files, relative to envkit.yaml; '~' is expanded."
+    )
+
+    @model_validator(mode="after")
+    def _user_not_root(self) -> Ssh:
+        if self.user == "root":
+            raise FieldError(
+                "root cannot be the login user", "pick a personal name, e.g. user: dev"
+            )
+        return self
+
+
+class Runtime(_Strict):
+    """How containers run: GPUs, shared memory, volumes, environment, ports."""
+
+    gpus: GpuRequest = Field("all", description="all | none | a count | a list of device ids.")
+    shm_size: ShmSize = Field(
+        "16gb", description="Size of /dev/shm (Docker's default of 64 MB is too small)."
+    )
+    ipc_host: bool = Field(False, description="Share the host's IPC namespace instead of shm_size.")
+    volumes: tuple[Volume, ...] = Field((), description="HOST:CONTAINER[:ro]; $HOME is expanded.")
+    env: dict[EnvKey, EnvValue] = Field(
+        default_factory=dict, description="Environment of the container and of SSH sessions."
+    )
+    restart: Literal["no", "always", "on-failure", "unless-stopped"] = Field(
+        "unless-stopped", description="Docker restart policy."
+    )
+    ports: tuple[PortMapping, ...] = Field((), description="Extra HOST:CONTAINER ports.")
+    build_network: Literal["default", "host"] = Field(
+        "default", description="host lets builds reach a mirror or proxy on the host's loopback."
+    )
+
+    @model_validator(mode="after")
+    def _shm_or_ipc(self) -> Runtime:
+        if self.ipc_host and "shm_size" in self.model_fields_set:
+            raise FieldError(
+                "shm_size has no effect with ipc_host: true (the host's /dev/shm is used)",
+                "remove runtime.shm_size or set ipc_host: false",
+            )
+        return self
+
+
+class Member(_Strict):
+    """One team member: their login name, keys, and optionally their own port and UID."""
+
+    name: UserName = Field(description="Login name (per-member mode) and label.")
+    keys: tuple[str, ...] = Field(min_length=1, description="One or more public key lines.")
+    port: Port | None = Field(None, description="Per-member mode: default ssh.port + position.")
+    uid: int | None = Field(None, ge=1, le=2**31, description="Default: ssh.uid, else yours.")
+
+
+class Team(_Strict):
+    """A team sharing one image: one container for all, or one per member."""
+
+    mode: Literal["shared", "per-member"] = Field(
+        "shared", description="shared: one container for all; per-member: one each, same image."
+    )
+    members: tuple[Member, ...] = Field((), description="The team's members.")
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Team:
+        names = [m.name for m in self.members]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise FieldError(
+                f"member names repeat: {', '.join(dupes)}", "give each member a unique name"
+            )
+        return self
+
+
+class Verify(_Strict):
+    """What `envkit verify` demands of the environment."""
+
+    require_gpu: bool | None = Field(None, description="Default: true unless runtime.gpus is none.")
+    expected_gpus: int | None = Field(None, ge=0, description="Fewer visible GPUs is a failure.")
+    min_shm: ShmSize = Field("1gb", description="Smallest acceptable /dev/shm.")
+    thresholds: dict[CheckId, float] = Field(
+        default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
+    )
+    checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")
+
+
+class Spec(_Strict):
+    """The whole of envkit.yaml."""
+
+    name: ProjectName = Field(description="Names the image, containers and compose project.")
+    base: Base = Base()
+    python: PythonVersion | None = Field(
+        None, description="Python for flavors cuda/custom (Miniforge); pytorch images fix it."
+    )
+    torch: TorchVersion | None = Field(
+        None, description="torch release, e.g. '2.5.1' ('2.5' = newest 2.5.x); see `envkit compat`."
+    )
+    cuda: MinorVersion | None = Field(
+        None, description="CUDA of the torch build, e.g. '12.4', or 'cpu'. Default: PyPI's build."
+    )
+    cudnn: Literal["8", "9"] | None = Field(None, description="Checked against the base image.")
+    packages: Packages = Packages()
+    conda: Conda | None = None
+    mirrors: Mirrors = Mirrors()
+    ssh: Ssh = Ssh()
+    runtime: Runtime = Runtime()
+    team: Team = Team()
+    verify: Verify = Verify()

@@ -1,0 +1,1 @@
+"""Talking to the Docker engine: building images, running the environment's containers."""

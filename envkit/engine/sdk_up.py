@@ -1,0 +1,124 @@
+"""Start the environment through the docker SDK with the compose file's options, for machines
+without `docker compose` or `docker-compose` (or with ENVKIT_COMPOSE=sdk)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+SECOND_NS = 1_000_000_000
+
+
+def _volumes(plan: Any, service: Any, out_dir: Path) -> dict[str, dict[str, str]]:
+    binds = {
+        str(out_dir / service.keys_file): {"bind": "/run/envkit/authorized_keys", "mode": "ro"},
+        f"{plan.project}_{service.name}-hostkeys": {
+            "bind": "/var/lib/envkit/hostkeys",
+            "mode": "rw",
+        },
+    }
+    for volume in plan.volumes:
+        parts = os.path.expandvars(volume).split(":")
+        host, container = str(Path(parts[0]).expanduser()), parts[1]
+        mode = parts[2] if len(parts) > 2 else "rw"
+        if not host.startswith("/"):  # compose resolves relative paths from its file's folder
+            host = str((out_dir / host).resolve())
+        binds[host] = {"bind": container, "mode": mode}
+    return binds
+
+
+def _ports(plan: Any, service: Any) -> dict[str, Any]:
+    ports: dict[str, Any] = {}
+    if plan.ssh_enabled:
+        ports["22/tcp"] = (plan.ssh_bind, service.ssh_port)
+    for mapping in plan.extra_ports:
+        proto = mapping.split("/")[1] if "/" in mapping else "tcp"
+        parts = mapping.split("/")[0].split(":")
+        host_ip, host_port, container_port = parts if len(parts) == 3 else ["0.0.0.0", *parts]  # noqa: S104
+        ports[f"{container_port}/{proto}"] = (host_ip, int(host_port))
+    return ports
+
+
+def _device_requests(plan: Any) -> list[Any]:
+    from docker.types import DeviceRequest
+
+    if plan.gpus == "none":
+        return []
+    if plan.gpus == "all":
+        return [DeviceRequest(driver="nvidia", count=-1, capabilities=[["gpu"]])]
+    if isinstance(plan.gpus, int):
+        return [DeviceRequest(driver="nvidia", count=plan.gpus, capabilities=[["gpu"]])]
+    return [DeviceRequest(driver="nvidia", device_ids=list(plan.gpus), capabilities=[["gpu"]])]
+
+
+def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
+    environment = {
+        "ENVKIT_USER": service.user,
+        "ENVKIT_UID": str(service.uid),
+        "ENVKIT_GID": str(service.gid),
+        "ENVKIT_SUDO": "1" if plan.sudo else "0",
+        "ENVKIT_ENV_KEYS": " ".join(k for k, _ in plan.env),
+        **dict(plan.env),
+    }
+    labels = {**dict(plan.labels), "io.envkit.service": service.name}
+    if service.member:
+        labels["io.envkit.member"] = service.member
+    options: dict[str, Any] = {
+        "name": service.container_name,
+        "hostname": service.container_name,
+        "detach": True,
+        "init": True,
+        "environment": environment,
+        "labels": labels,
+        "volumes": _volumes(plan, service, out_dir),
+        "ports": _ports(plan, service),
+        "restart_policy": {"Name": "" if plan.restart == "no" else plan.restart},
+        "healthcheck": {
+            "test": ["CMD", "/usr/local/bin/envkit-healthcheck"],
+            "interval": 10 * SECOND_NS,
+            "timeout": 5 * SECOND_NS,
+            "retries": 3,
+            "start_period": 20 * SECOND_NS,
+        },
+        "device_requests": _device_requests(plan),
+    }
+    if plan.ipc_host:
+        options["ipc_mode"] = "host"
+    else:
+        options["shm_size"] = plan.shm_size
+    return options
+
+
+def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
+    from docker.errors import NotFound
+
+    for service in plan.services:
+        try:
+            existing = client.containers.get(service.container_name)
+        except NotFound:
+            existing = None
+        if existing is not None and existing.status == "running":
+            continue  # already up: `up` twice changes nothing
+        if existing is not None:
+            existing.remove(force=True)
+        volume = f"{plan.project}_{service.name}-hostkeys"
+        try:
+            client.volumes.get(volume)
+        except NotFound:
+            client.volumes.create(volume, labels={"io.envkit.project": plan.project})
+        client.containers.run(plan.image_tag, **run_options(plan, service, out_dir.resolve()))
+
+
+def sdk_down(client: Any, plan: Any, volumes: bool) -> None:
+    from docker.errors import NotFound
+
+    for container in client.containers.list(
+        all=True, filters={"label": f"io.envkit.project={plan.project}"}
+    ):
+        container.remove(force=True)
+    if volumes:
+        for service in plan.services:
+            with contextlib.suppress(NotFound):
+                client.volumes.get(f"{plan.project}_{service.name}-hostkeys").remove(force=True)

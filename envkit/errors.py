@@ -1,0 +1,69 @@
+"""One error root for everything envkit tells a user; each carries its exit code and its fix.
+
+Exit codes are a contract (docs/architecture.md): 0 good, 1 checks failed, 2 bad usage or config,
+3 engine or target unreachable, 4 build failed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+EXIT_OK = 0
+EXIT_CHECKS_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_BUILD_FAILED = 4
+
+
+class EnvkitError(Exception):
+    """A problem a user can act on. The CLI prints `str(self)` and exits with `exit_code`."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  fix: {self.fix}" if self.fix else self.message
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One mistake in envkit.yaml: where it is, what was there, and how to mend it."""
+
+    path: str  # dotted field path, e.g. "mirrors.preset" or "team.members[1].port"
+    line: int | None  # 1-based line in the YAML file, when known
+    value: str | None  # the offending value, shortened for display
+    problem: str
+    fix: str
+
+    def render(self, source: str) -> str:
+        where = f"{source}:{self.line}" if self.line else source
+        shown = f" (got {self.value})" if self.value is not None else ""
+        return f"{where}: {self.path}: {self.problem}{shown}\n  fix: {self.fix}"
+
+
+class ConfigError(EnvkitError):
+    """envkit.yaml is invalid. Holds every issue found so the user fixes them in one pass."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, source: str, issues: list[ConfigIssue]) -> None:
+        self.source = source
+        self.issues = issues
+        super().__init__("\n".join(issue.render(source) for issue in issues))
+
+    def __str__(self) -> str:
+        count = len(self.issues)
+        head = f"{self.source} is invalid ({count} problem{'s' if count != 1 else ''}):"
+        return head + "\n" + self.message
+
+
+class EngineUnreachableError(EnvkitError):
+    exit_code = EXIT_UNREACHABLE
+
+
+class BuildFailedError(EnvkitError):
+    exit_code = EXIT_BUILD_FAILED

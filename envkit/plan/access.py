@@ -1,0 +1,145 @@
+"""Who gets in and where: authorized keys, the login user, and one service per container."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from envkit.config.fields import FieldError
+from envkit.config.load import LoadedSpec, Loc
+from envkit.errors import ConfigError, ConfigIssue
+from envkit.keys import PublicKey, looks_private, parse_public_key
+
+
+@dataclass(frozen=True)
+class Service:
+    """One container: the shared one, or one per team member."""
+
+    name: str  # compose service name
+    container_name: str
+    member: str | None
+    user: str
+    uid: int
+    gid: int
+    ssh_port: int
+    keys_file: str  # path of its authorized_keys file inside the render output
+    keys: tuple[str, ...]  # authorized_keys lines
+
+
+def _key_file_lines(loaded: LoadedSpec, loc: Loc, raw: str) -> list[tuple[Loc, str]]:
+    path = loaded.user_path(raw)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = FieldError(
+            f"cannot read key file {path}: {exc.__class__.__name__}",
+            "point to an existing .pub file, relative to envkit.yaml",
+        )
+        raise loaded.error(loc, problem, raw) from None
+    if looks_private(text):
+        # Say which file, never what is in it.
+        problem = FieldError(
+            f"{path} holds a PRIVATE key; it was not read further or copied anywhere",
+            f"point to the public half instead, e.g. {path}.pub",
+        )
+        raise loaded.error(loc, problem, raw)
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    return [(loc, ln) for ln in lines]
+
+
+def _parse_all(loaded: LoadedSpec, entries: list[tuple[Loc, str]]) -> tuple[str, ...]:
+    issues: list[ConfigIssue] = []
+    keys: list[PublicKey] = []
+    for loc, text in entries:
+        try:
+            keys.append(parse_public_key(text))
+        except FieldError as exc:
+            shown = None if looks_private(text) else text
+            issues.append(loaded.issue(loc, exc.problem, exc.fix, shown))
+    if issues:
+        raise ConfigError(str(loaded.path), issues)
+    unique = dict.fromkeys(k.line for k in keys)  # keep order, drop repeats
+    return tuple(unique)
+
+
+def admin_keys(loaded: LoadedSpec) -> tuple[str, ...]:
+    ssh = loaded.spec.ssh
+    entries: list[tuple[Loc, str]] = [
+        (("ssh", "authorized_keys", i), k) for i, k in enumerate(ssh.authorized_keys)
+    ]
+    for i, raw in enumerate(ssh.authorized_key_files):
+        entries += _key_file_lines(loaded, ("ssh", "authorized_key_files", i), raw)
+    return _parse_all(loaded, entries)
+
+
+def member_keys(loaded: LoadedSpec, index: int) -> tuple[str, ...]:
+    member = loaded.spec.team.members[index]
+    return _parse_all(
+        loaded, [(("team", "members", index, "keys", i), k) for i, k in enumerate(member.keys)]
+    )
+
+
+def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:
+    taken: dict[int, str] = {}
+    issues = []
+    for mapping_index, mapping in enumerate(loaded.spec.runtime.ports):
+        host_port = int(mapping.split(":")[-2])
+        taken.setdefault(host_port, f"runtime.ports[{mapping_index}]")
+    for service in services:
+        owner = f"member {service.member}" if service.member else "ssh.port"
+        if service.ssh_port in taken:
+            loc: Loc = ("ssh", "port")
+            if service.member is not None:
+                index = [m.name for m in loaded.spec.team.members].index(service.member)
+                loc = ("team", "members", index, "port")
+            issues.append(
+                loaded.issue(
+                    loc,
+                    f"host port {service.ssh_port} for {owner} is already used by "
+                    f"{taken[service.ssh_port]}",
+                    "give each container its own port (set team.members[].port or ssh.port)",
+                    service.ssh_port,
+                )
+            )
+        taken[service.ssh_port] = owner
+    if issues:
+        raise ConfigError(str(loaded.path), issues)
+
+
+def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]:
+    spec = loaded.spec
+    admins = admin_keys(loaded)
+    members = spec.team.members
+    if spec.team.mode == "shared" or not members:
+        keys = admins + tuple(k for i in range(len(members)) for k in member_keys(loaded, i))
+        shared = Service(
+            name=spec.name,
+            container_name=spec.name,
+            member=None,
+            user=spec.ssh.user,
+            uid=spec.ssh.uid or uid,
+            gid=spec.ssh.gid or gid,
+            ssh_port=spec.ssh.port,
+            keys_file="authorized_keys",
+            keys=tuple(dict.fromkeys(keys)),
+        )
+        services = [shared]
+    else:
+        services = []
+        for index, member in enumerate(members):
+            # Ports are deterministic: an explicit port, else ssh.port + position in the list.
+            port = member.port or spec.ssh.port + index
+            services.append(
+                Service(
+                    name=f"{spec.name}-{member.name}",
+                    container_name=f"{spec.name}-{member.name}",
+                    member=member.name,
+                    user=member.name,
+                    uid=member.uid or spec.ssh.uid or uid,
+                    gid=spec.ssh.gid or gid,
+                    ssh_port=port,
+                    keys_file=f"authorized_keys.d/{member.name}",
+                    keys=tuple(dict.fromkeys(admins + member_keys(loaded, index))),
+                )
+            )
+    _check_ports(loaded, services)
+    return tuple(services)

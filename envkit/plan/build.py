@@ -1,0 +1,328 @@
+"""make_plan: every decision between a validated Spec and the rendered files."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from envkit.catalog import compat
+from envkit.catalog.compat import CudaRelease, TorchRelease
+from envkit.catalog.mirrors import load_presets
+from envkit.config.fields import FieldError
+from envkit.config.load import LoadedSpec, Loc
+from envkit.plan.access import Service, plan_services
+from envkit.plan.certs import CaCert, plan_ca_certs
+from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
+
+# Miniforge's documented "latest" URL; $(uname -m) is expanded by the build's shell.
+MINIFORGE_URL = (
+    "https://github.com/conda-forge/miniforge/releases/latest/download/"
+    "Miniforge3-Linux-$(uname -m).sh"
+)
+CONDA_PREFIX = "/opt/conda"
+VENV_PREFIX = "/opt/venv"
+DEFAULT_PYTHON = "3.11"
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What envkit reads off the invoking host; injected so plans are reproducible in tests."""
+
+    uid: int
+    gid: int
+
+    @classmethod
+    def current(cls) -> HostFacts:
+        uid, gid = os.getuid(), os.getgid()
+        # Root on the host would make a UID-0 login user; fall back to the usual first user.
+        return cls(uid, gid) if uid != 0 else cls(1000, 1000)
+
+
+@dataclass(frozen=True)
+class PythonPlan:
+    provider: str  # image-conda | miniforge | venv
+    bin_dir: str  # prepended to PATH in the image
+    version: str | None  # pinned in environment.yml when envkit installs Python
+
+
+@dataclass(frozen=True)
+class TorchPlan:
+    version: str | None
+    cuda: str | None  # "12.4", "cpu", or None when torch comes with the image or apt
+    preinstalled: bool
+    index_url: str | None
+
+    @property
+    def requirement(self) -> str:
+        return f"torch=={self.version}"
+
+
+@dataclass(frozen=True)
+class CondaPlan:
+    in_image: bool  # the image has conda (pytorch base or Miniforge)
+    install_miniforge: bool
+    installer_url: str
+    update_env: bool  # run `conda env update` with environment.yml
+    env_name: str
+    channels: tuple[str, ...]
+    dependencies: tuple[str, ...]
+    pip: tuple[str, ...]
+    rc: CondaRc
+
+
+@dataclass(frozen=True)
+class VerifyPlan:
+    expected_gpus: int | None
+    min_shm: str
+    thresholds: tuple[tuple[str, float], ...]
+    checks_dir: str | None  # absolute
+
+
+@dataclass(frozen=True)
+class Plan:
+    project: str
+    image_tag: str
+    flavor: str
+    base_image: str
+    variant: str
+    cuda: CudaRelease | None
+    torch: TorchPlan
+    python: PythonPlan
+    apt: AptPlan
+    apt_packages: tuple[str, ...]
+    pip: PipPlan
+    pip_packages: tuple[str, ...]
+    ca_certs: tuple[CaCert, ...]
+    conda: CondaPlan
+    ssh_enabled: bool
+    ssh_bind: str
+    sudo: bool
+    services: tuple[Service, ...]
+    gpus: str | int | tuple[str, ...]
+    shm_size: str | None
+    ipc_host: bool
+    volumes: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    restart: str
+    extra_ports: tuple[str, ...]
+    build_network: str
+    labels: tuple[tuple[str, str], ...]
+    require_gpu: bool
+    verify: VerifyPlan
+    notes: tuple[str, ...] = field(default=())
+
+
+def _fail(loaded: LoadedSpec, loc: Loc, problem: FieldError, value: object) -> None:
+    raise loaded.error(loc, problem, value)
+
+
+def _resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease | None]:
+    spec = loaded.spec
+    table = compat.load_table()
+    if spec.base.flavor == "custom" and spec.torch is None:
+        return None, None  # torch comes with the custom image (or from apt), not from envkit
+    try:
+        torch = compat.resolve_torch(table, spec.torch)
+    except FieldError as exc:
+        raise loaded.error(("torch",), exc, spec.torch) from None
+    if spec.cuda == "cpu":
+        if spec.base.flavor == "pytorch":
+            _fail(
+                loaded,
+                ("cuda",),
+                FieldError(
+                    "pytorch/pytorch images are CUDA builds",
+                    "use base.flavor: custom with a plain image for a CPU-only torch",
+                ),
+                "cpu",
+            )
+        return torch, None
+    need_image = spec.base.flavor == "pytorch" and spec.base.image is None
+    try:
+        cuda = compat.resolve_cuda(table, torch, spec.cuda, need_image=need_image)
+    except FieldError as exc:
+        raise loaded.error(("cuda",), exc, spec.cuda) from None
+    return torch, cuda
+
+
+def _base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease | None) -> str:
+    spec = loaded.spec
+    if spec.base.image is not None:
+        return spec.base.image
+    assert torch is not None and cuda is not None  # custom requires image; cpu needs custom
+    if spec.base.flavor == "pytorch":
+        if spec.cudnn is not None and int(spec.cudnn) != torch.images[cuda.version]:
+            _fail(
+                loaded,
+                ("cudnn",),
+                FieldError(
+                    f"the torch {torch.version} / CUDA {cuda.version} image ships cuDNN "
+                    f"{torch.images[cuda.version]}",
+                    "remove cudnn or match it",
+                ),
+                spec.cudnn,
+            )
+        return compat.pytorch_image(torch, cuda, spec.base.variant)
+    tag_major = "8" if cuda.cudnn_tag == "cudnn8" else "9"
+    if spec.cudnn is not None and spec.cudnn != tag_major:
+        _fail(
+            loaded,
+            ("cudnn",),
+            FieldError(
+                f"nvidia/cuda {cuda.full} images ship cuDNN {tag_major}",
+                "remove cudnn or choose a CUDA version whose images ship the cuDNN you need",
+            ),
+            spec.cudnn,
+        )
+    try:
+        return compat.nvidia_cuda_image(cuda, spec.base.variant, spec.base.ubuntu)
+    except FieldError as exc:
+        raise loaded.error(("base", "ubuntu"), exc, spec.base.ubuntu) from None
+
+
+def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
+    spec = loaded.spec
+    if spec.base.flavor == "pytorch":
+        if spec.python is not None:
+            _fail(
+                loaded,
+                ("python",),
+                FieldError(
+                    "the pytorch/pytorch image fixes the Python version",
+                    "remove python, or use base.flavor: cuda to choose it",
+                ),
+                spec.python,
+            )
+        return PythonPlan("image-conda", f"{CONDA_PREFIX}/bin", None)
+    wants_conda = spec.base.flavor == "cuda" or spec.python is not None or spec.conda is not None
+    if not wants_conda:
+        return PythonPlan("venv", f"{VENV_PREFIX}/bin", None)
+    version = spec.python
+    if version is None and torch is not None:
+        version = DEFAULT_PYTHON if DEFAULT_PYTHON in torch.python else torch.python[-1]
+    if version is not None and torch is not None:
+        try:
+            compat.check_python(torch, version)
+        except FieldError as exc:
+            raise loaded.error(("python",), exc, version) from None
+    env_name = spec.conda.name if spec.conda and spec.conda.name else spec.name
+    return PythonPlan("miniforge", f"{CONDA_PREFIX}/envs/{env_name}/bin", version or DEFAULT_PYTHON)
+
+
+def _torch_plan(
+    loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease | None
+) -> TorchPlan:
+    spec = loaded.spec
+    if torch is None:
+        return TorchPlan(None, None, preinstalled=True, index_url=None)
+    wheel = cuda.wheel if cuda else "cpu"
+    if spec.base.flavor == "pytorch" and spec.base.image is None:
+        return TorchPlan(torch.version, cuda.version if cuda else None, True, None)
+    index = spec.mirrors.pytorch_index or f"https://download.pytorch.org/whl/{wheel}"
+    return TorchPlan(torch.version, cuda.version if cuda else "cpu", False, index)
+
+
+def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
+    spec = loaded.spec
+    conda = spec.conda
+    try:
+        rc = plan_condarc(spec.mirrors, conda)
+    except FieldError as exc:
+        raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
+    deps = list(conda.dependencies if conda else ()) + list(spec.packages.conda)
+    if python.version is not None:
+        deps.insert(0, f"python={python.version}")
+    pip = tuple(conda.pip) if conda else ()
+    if pip and "pip" not in deps:
+        deps.append("pip")
+    in_image = python.provider in ("image-conda", "miniforge")
+    update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
+    return CondaPlan(
+        in_image=in_image,
+        install_miniforge=python.provider == "miniforge",
+        installer_url=(conda.installer_url if conda and conda.installer_url else MINIFORGE_URL),
+        update_env=update,
+        env_name=(conda.name if conda and conda.name else spec.name),
+        channels=conda.channels if conda else ("conda-forge",),
+        dependencies=tuple(deps),
+        pip=pip,
+        rc=rc,
+    )
+
+
+def _apt_packages(loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan) -> tuple[str, ...]:
+    spec = loaded.spec
+    wanted = ["ca-certificates"]
+    if spec.ssh.enabled:
+        wanted.append("openssh-server")
+    if spec.ssh.sudo:
+        wanted.append("sudo")
+    if conda.install_miniforge:
+        wanted += ["curl", "bzip2"]
+    if python.provider == "venv":
+        wanted += ["python3", "python3-venv"]
+    wanted += spec.packages.apt
+    return tuple(dict.fromkeys(wanted))
+
+
+def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
+    spec = loaded.spec
+    host = host or HostFacts.current()
+    torch, cuda = _resolve_torch(loaded)
+    base_image = _base_image(loaded, torch, cuda)
+    python = _python(loaded, torch)
+    conda = _conda_plan(loaded, python)
+    torch_plan = _torch_plan(loaded, torch, cuda)
+    apt = plan_apt(spec.mirrors)
+    notes = []
+    if not load_presets()[spec.mirrors.preset].documented:
+        notes.append(
+            f"mirror preset {spec.mirrors.preset}: its paths rest on third-party configs, "
+            "not on the mirror's own help page"
+        )
+    if torch is not None and not torch.confirmed:
+        notes.append(f"torch {torch.version}'s row in the compatibility table is not yet confirmed")
+    require_gpu = spec.verify.require_gpu
+    if require_gpu is None:
+        require_gpu = spec.runtime.gpus != "none" and spec.cuda != "cpu"
+    return Plan(
+        project=spec.name,
+        image_tag=f"envkit/{spec.name}:latest",
+        flavor=spec.base.flavor,
+        base_image=base_image,
+        variant=spec.base.variant,
+        cuda=cuda,
+        torch=torch_plan,
+        python=python,
+        apt=apt,
+        apt_packages=_apt_packages(loaded, python, conda),
+        pip=plan_pip(spec.mirrors),
+        pip_packages=tuple(spec.packages.pip),
+        ca_certs=plan_ca_certs(loaded),
+        conda=conda,
+        ssh_enabled=spec.ssh.enabled,
+        ssh_bind=spec.ssh.bind,
+        sudo=spec.ssh.sudo,
+        services=plan_services(loaded, host.uid, host.gid),
+        gpus=spec.runtime.gpus,
+        shm_size=None if spec.runtime.ipc_host else spec.runtime.shm_size,
+        ipc_host=spec.runtime.ipc_host,
+        volumes=spec.runtime.volumes,
+        env=tuple(sorted(spec.runtime.env.items())),
+        restart=spec.runtime.restart,
+        extra_ports=spec.runtime.ports,
+        build_network=spec.runtime.build_network,
+        labels=(("io.envkit.project", spec.name),),
+        require_gpu=require_gpu,
+        verify=VerifyPlan(
+            expected_gpus=spec.verify.expected_gpus,
+            min_shm=spec.verify.min_shm,
+            thresholds=tuple(sorted(spec.verify.thresholds.items())),
+            checks_dir=(
+                str((loaded.path.parent / spec.verify.checks_dir).resolve())
+                if spec.verify.checks_dir
+                else None
+            ),
+        ),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,50 @@
+"""Extra CA certificates (a TLS-inspecting proxy's, a private mirror's): public, validated, and
+trusted by apt, pip, conda and requests in the image."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from envkit.config.fields import FieldError
+from envkit.config.load import LoadedSpec
+
+_PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----")
+SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+
+
+@dataclass(frozen=True)
+class CaCert:
+    name: str  # file name inside the build context: envkit/ca/<name>
+    pem: str
+
+
+def _read(loaded: LoadedSpec, index: int, raw: str) -> CaCert:
+    loc = ("mirrors", "ca_certificates", index)
+    path = loaded.user_path(raw)
+    try:
+        text = path.read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = FieldError(
+            f"cannot read {path}: {exc.__class__.__name__}",
+            "point to a PEM certificate file, relative to envkit.yaml",
+        )
+        raise loaded.error(loc, problem, raw) from None
+    if "PRIVATE KEY" in text:
+        problem = FieldError(
+            f"{path} holds a PRIVATE key; it was not copied anywhere",
+            "give only the CA's certificate (-----BEGIN CERTIFICATE-----)",
+        )
+        raise loaded.error(loc, problem, raw)
+    blocks = _PEM.findall(text)
+    if not blocks:
+        problem = FieldError(
+            f"{path} holds no PEM certificate",
+            "give a file with -----BEGIN CERTIFICATE----- blocks",
+        )
+        raise loaded.error(loc, problem, raw)
+    return CaCert(name=f"{index:02d}-envkit.crt", pem="\n".join(blocks) + "\n")
+
+
+def plan_ca_certs(loaded: LoadedSpec) -> tuple[CaCert, ...]:
+    return tuple(_read(loaded, i, raw) for i, raw in enumerate(loaded.spec.mirrors.ca_certificates))

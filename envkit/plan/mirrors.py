@@ -1,0 +1,150 @@
+"""Concrete mirror URLs per ecosystem: apt families, pip index, conda channels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from envkit.catalog.mirrors import AptMirror, CondaMirror, MirrorPreset, load_presets
+from envkit.config.fields import FieldError
+from envkit.config.model import Conda, Mirrors
+
+OFFICIAL_APT = {
+    "debian": ("http://deb.debian.org/debian", "http://deb.debian.org/debian-security"),
+    "ubuntu": ("http://archive.ubuntu.com/ubuntu", "http://security.ubuntu.com/ubuntu"),
+    "ubuntu-ports": (
+        "http://ports.ubuntu.com/ubuntu-ports",
+        "http://ports.ubuntu.com/ubuntu-ports",
+    ),
+}
+KEYRINGS = {
+    "debian": "/usr/share/keyrings/debian-archive-keyring.gpg",
+    "ubuntu": "/usr/share/keyrings/ubuntu-archive-keyring.gpg",
+    "ubuntu-ports": "/usr/share/keyrings/ubuntu-archive-keyring.gpg",
+}
+
+
+@dataclass(frozen=True)
+class AptFamily:
+    """One distro family's sources: rendered both as sources.list and as deb822."""
+
+    name: str  # debian | ubuntu | ubuntu-ports
+    archive_url: str
+    security_url: str
+    security_official: bool
+    suites: tuple[str, ...]  # with @CODENAME@ replaced inside the build
+    security_suite: str
+    components: tuple[str, ...]
+    keyring: str
+
+
+@dataclass(frozen=True)
+class AptPlan:
+    mirror_title: str | None  # None: the base image's sources are kept untouched
+    families: tuple[AptFamily, ...]
+    documented: bool
+
+
+@dataclass(frozen=True)
+class PipPlan:
+    index_url: str
+    extra_index_urls: tuple[str, ...]
+    trusted_hosts: tuple[str, ...]
+    mirror_title: str
+
+
+@dataclass(frozen=True)
+class CondaRc:
+    channels: tuple[str, ...]
+    default_channels: tuple[str, ...]
+    custom_channels: tuple[tuple[str, str], ...]
+    mirror_title: str
+
+
+def preset_of(mirrors: Mirrors) -> MirrorPreset:
+    return load_presets()[mirrors.preset]
+
+
+def _apt_source(mirrors: Mirrors, preset: MirrorPreset) -> tuple[AptMirror | None, str, bool]:
+    if mirrors.apt is not None:
+        archives = ("debian", "debian-security", "ubuntu", "ubuntu-ports")
+        return AptMirror(mirrors.apt.rstrip("/"), archives), f"custom ({mirrors.apt})", True
+    return preset.apt, preset.title, preset.documented
+
+
+def plan_apt(mirrors: Mirrors) -> AptPlan:
+    preset = preset_of(mirrors)
+    source, title, documented = _apt_source(mirrors, preset)
+    if source is None:
+        return AptPlan(mirror_title=None, families=(), documented=True)
+    families = []
+    for name in ("debian", "ubuntu", "ubuntu-ports"):
+        url = source.url(name)
+        if url is None:
+            continue  # the mirror lacks it: the image keeps its own sources for this family
+        security_archive = "debian-security" if name == "debian" else name
+        mirror_security = source.url(security_archive)
+        use_mirror = mirrors.apt_security == "mirror" and mirror_security is not None
+        security = mirror_security if use_mirror and mirror_security else OFFICIAL_APT[name][1]
+        is_debian = name == "debian"
+        families.append(
+            AptFamily(
+                name=name,
+                archive_url=url,
+                security_url=security,
+                security_official=not use_mirror,
+                suites=("@CODENAME@", "@CODENAME@-updates")
+                + (() if is_debian else ("@CODENAME@-backports",)),
+                security_suite="@CODENAME@-security",
+                components=mirrors.debian_components if is_debian else mirrors.ubuntu_components,
+                keyring=KEYRINGS[name],
+            )
+        )
+    return AptPlan(mirror_title=title, families=tuple(families), documented=documented)
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).netloc
+
+
+def plan_pip(mirrors: Mirrors) -> PipPlan:
+    preset = preset_of(mirrors)
+    index = mirrors.pip or preset.pip or "https://pypi.org/simple"
+    title = f"custom ({mirrors.pip})" if mirrors.pip else preset.title
+    urls = (index, *mirrors.extra_index_urls)
+    # pip ignores a plain-http index unless its host is trusted; say so explicitly.
+    trusted = list(mirrors.trusted_hosts)
+    for url in urls:
+        if url.startswith("http://") and _host(url) not in trusted:
+            trusted.append(_host(url))
+    return PipPlan(index, tuple(mirrors.extra_index_urls), tuple(trusted), title)
+
+
+def _conda_source(
+    mirrors: Mirrors, preset: MirrorPreset, channels: tuple[str, ...]
+) -> CondaMirror | None:
+    if mirrors.conda is not None:
+        named = tuple(c for c in channels if "://" not in c and c not in ("defaults", "nodefaults"))
+        return CondaMirror(mirrors.conda.rstrip("/"), ("main", "r", "msys2"), named)
+    return preset.conda
+
+
+def plan_condarc(mirrors: Mirrors, conda: Conda | None) -> CondaRc:
+    preset = preset_of(mirrors)
+    channels = conda.channels if conda else ("conda-forge",)
+    source = _conda_source(mirrors, preset, channels)
+    title = f"custom ({mirrors.conda})" if mirrors.conda else preset.title
+    wants_defaults = "defaults" in channels
+    default_channels: tuple[str, ...] = ()
+    custom: list[tuple[str, str]] = []
+    if source is not None:
+        if wants_defaults:
+            if not source.default_channels:
+                raise FieldError(
+                    f"mirror preset {mirrors.preset} does not carry Anaconda's defaults channels",
+                    "use conda-forge instead of defaults (free to use), or pick tuna or bfsu",
+                )
+            default_channels = tuple(f"{source.base}/pkgs/{c}" for c in source.default_channels)
+        custom = [(c, f"{source.base}/cloud") for c in channels if c in source.cloud]
+    rc_channels = tuple(c for c in channels if c != "nodefaults")
+    return CondaRc(rc_channels, default_channels, tuple(custom), title if source else preset.title)

@@ -1,0 +1,161 @@
+"""Render a Plan into a build directory: one Jinja2 environment, atomic writes, drift detection.
+
+Templates only lay data out. Filters do the quoting: `sh` for shell words, `yq` for YAML
+scalars, `dq` for Dockerfile LABEL values. Every value was also validated by the config model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from envkit import __version__
+from envkit.plan import Plan
+
+MANIFEST = ".envkit-files"
+EXECUTABLE = {
+    "envkit/runtime/entrypoint.sh",
+    "envkit/runtime/healthcheck.sh",
+    "envkit/apt/apt-mirror.sh",
+    "envkit/apt/cuda-repo.sh",
+}
+
+
+def template_root() -> Path:
+    """Wheels carry the templates in envkit/_templates; a checkout has them at its root."""
+    packaged = Path(__file__).parent / "_templates"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent
+
+
+def _yaml_scalar(value: object) -> str:
+    # A JSON string with ASCII escapes is a valid YAML double-quoted scalar: nothing inside can
+    # start new YAML, and no character YAML forbids raw (C1 controls, BOMs) reaches the file.
+    return json.dumps(str(value), ensure_ascii=True)
+
+
+def _dockerfile_quoted(value: object) -> str:
+    return json.dumps(str(value))
+
+
+def _compose_literal(value: object) -> str:
+    # Compose interpolates $VAR in values; $$ keeps a user's literal '$'.
+    return str(value).replace("$", "$$")
+
+
+def make_environment() -> jinja2.Environment:
+    root = template_root()
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(root), str(root / "templates")]),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # noqa: S701 - we render Dockerfiles and YAML, not HTML
+        keep_trailing_newline=True,
+        trim_blocks=False,
+    )
+    env.filters["sh"] = lambda value: shlex.quote(str(value))
+    env.filters["yq"] = _yaml_scalar
+    env.filters["dq"] = _dockerfile_quoted
+    env.filters["compose_literal"] = _compose_literal
+    return env
+
+
+def _torch_note(plan: Plan) -> str:
+    if plan.torch.version is None:
+        return ""
+    if plan.torch.preinstalled:
+        return f"torch {plan.torch.version} comes with the base image {plan.base_image}."
+    return f"torch {plan.torch.version} is installed from {plan.torch.index_url}, not from here."
+
+
+def render_files(plan: Plan) -> dict[str, str]:
+    """Every output file's relative path and text. Pure: writes nothing."""
+    env = make_environment()
+    common = {"version": __version__, "plan": plan, "ssh_enabled": plan.ssh_enabled}
+
+    def render(name: str, **extra: object) -> str:
+        return env.get_template(name).render(**common, **extra)
+
+    files = {
+        "Dockerfile": render("Dockerfile.j2"),
+        "docker-compose.yml": render("docker-compose.yml.j2", bind=plan.ssh_bind),
+        "environment.yml": render(
+            "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
+        ),
+        ".dockerignore": render("dockerignore.j2"),
+        "envkit/pip.conf": render("pip.conf.j2", pip=plan.pip),
+        "envkit/condarc": render("condarc.j2", rc=plan.conda.rc),
+        "envkit/runtime/entrypoint.sh": render("entrypoint.sh.j2"),
+        "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
+        "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
+        "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
+    }
+    if plan.ssh_enabled:
+        files["envkit/runtime/sshd_config"] = render("sshd_config.j2")
+    for family in plan.apt.families:
+        title = plan.apt.mirror_title
+        files[f"envkit/apt/{family.name}.list"] = render(
+            "apt/sources.list.j2", family=family, title=title
+        )
+        files[f"envkit/apt/{family.name}.sources"] = render(
+            "apt/sources.deb822.j2", family=family, title=title
+        )
+    for cert in plan.ca_certs:
+        files[f"envkit/ca/{cert.name}"] = cert.pem
+    for service in plan.services:
+        files[service.keys_file] = "".join(f"{key}\n" for key in service.keys)
+    return files
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    out_dir: Path
+    changed: tuple[str, ...]  # written because new or different
+    unchanged: tuple[str, ...]
+    removed: tuple[str, ...]  # left over from an earlier render, no longer produced
+
+
+def _write_atomic(path: Path, text: str, executable: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o755 if executable else 0o644)  # noqa: PTH101 - on the fd's path
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _previous_files(out_dir: Path) -> set[str]:
+    manifest = out_dir / MANIFEST
+    if not manifest.is_file():
+        return set()
+    return {line for line in manifest.read_text(encoding="utf-8").splitlines() if line}
+
+
+def diff_files(files: dict[str, str], out_dir: Path) -> tuple[list[str], list[str], list[str]]:
+    changed: list[str] = []
+    unchanged: list[str] = []
+    for rel, text in sorted(files.items()):
+        target = out_dir / rel
+        same = target.is_file() and target.read_text(encoding="utf-8") == text
+        (unchanged if same else changed).append(rel)
+    stale = sorted(p for p in _previous_files(out_dir) - set(files) if (out_dir / p).is_file())
+    return changed, unchanged, stale
+
+
+def write_files(files: dict[str, str], out_dir: Path) -> RenderResult:
+    changed, unchanged, stale = diff_files(files, out_dir)
+    for rel in changed:
+        _write_atomic(out_dir / rel, files[rel], rel in EXECUTABLE)
+    for rel in stale:
+        (out_dir / rel).unlink()
+    manifest = "".join(f"{rel}\n" for rel in sorted(files))
+    _write_atomic(out_dir / MANIFEST, manifest, executable=False)
+    return RenderResult(out_dir, tuple(changed), tuple(unchanged), tuple(stale))

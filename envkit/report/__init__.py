@@ -1,0 +1,1 @@
+"""Reports of verification results: a readable table, JSON, JUnit XML."""

@@ -1,0 +1,70 @@
+"""The readable report: a table per target, grouped by area, every skip with its reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envkit.checks.registry import GROUPS
+
+STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "skip": "yellow"}
+
+
+def _detail(check: dict[str, Any]) -> str:
+    parts = [check["message"].splitlines()[0] if check["message"] else ""]
+    for metric in check.get("metrics", []):
+        if metric["name"].endswith("_best"):
+            continue
+        fraction = metric.get("fraction_of_peak")
+        if fraction is not None:
+            parts.append(f"[{metric['name']}: {fraction:.0%} of peak]")
+    return " ".join(p for p in parts if p)
+
+
+def print_report(combined: dict[str, Any], quiet: bool = False) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for report in combined["targets"]:
+        env = report.get("environment") or {}
+        gpus = ", ".join(g["name"] for g in env.get("gpus") or []) or "no GPU"
+        title = (
+            f"{report['target']}: torch {env.get('torch')} · CUDA {env.get('cuda_runtime')} · "
+            f"driver {env.get('driver')} · {gpus}"
+        )
+        table = Table(title=title, title_justify="left", show_lines=False)
+        for column, justify in (
+            ("check", "left"),
+            ("status", "left"),
+            ("time", "right"),
+            ("detail", "left"),
+        ):
+            table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        order = {g: i for i, g in enumerate((*GROUPS, "user"))}
+        current = None
+        for check in sorted(report["checks"], key=lambda c: order.get(c["group"], 99)):
+            if quiet and check["status"] == "pass":
+                continue
+            if check["group"] != current:
+                current = check["group"]
+                table.add_section()
+            status = check["status"]
+            table.add_row(
+                check["id"],
+                f"[{STYLE[status]}]{status}[/]",
+                f"{check['duration_s']:.2f}s",
+                _detail(check),
+            )
+        console.print(table)
+        s = report["summary"]
+        console.print(
+            f"  {s['pass']} passed, {s['fail']} failed, {s['error']} errors, {s['skip']} skipped"
+            f" in {report.get('duration_s', 0):.1f}s"
+        )
+    for item in combined.get("unreachable", []):
+        console.print(f"[bold red]unreachable[/] {item['target']}: {item['message']}")
+    s = combined["summary"]
+    console.print(
+        f"{s['pass']} passed, {s['fail']} failed, {s['error']} errors, {s['skip']} skipped "
+        f"on {s['targets']} target(s)"
+    )

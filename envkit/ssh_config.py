@@ -1,0 +1,46 @@
+"""~/.ssh/config blocks for the environment's containers (OpenSSH and VS Code Remote-SSH)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envkit.errors import EnvkitError
+
+
+def connect_host(plan: Any, host: str | None = None) -> str:
+    """Where users connect: the given host, else localhost for a wildcard or loopback bind."""
+    local = plan.ssh_bind in ("0.0.0.0", "127.0.0.1")  # noqa: S104 - compared, not bound
+    return host or ("localhost" if local else plan.ssh_bind)
+
+
+def ssh_config_blocks(
+    plan: Any, *, member: str | None = None, host: str | None = None, identity: str | None = None
+) -> str:
+    if not plan.ssh_enabled:
+        raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")
+    services = list(plan.services)
+    per_member = any(s.member for s in services)
+    if member is not None and per_member:
+        services = [s for s in services if s.member == member]
+        if not services:
+            known = ", ".join(s.member for s in plan.services if s.member)
+            raise EnvkitError(
+                f"--member {member!r} is not in team.members", f"choose one of: {known}"
+            )
+    address = connect_host(plan, host)
+    blocks = []
+    for service in services:
+        user = service.user
+        lines = [
+            f"Host {service.container_name}",
+            f"    HostName {address}",
+            f"    Port {service.ssh_port}",
+            f"    User {user}",
+            f"    IdentityFile {identity or '~/.ssh/id_ed25519'}",
+            "    IdentitiesOnly yes",
+            "    StrictHostKeyChecking accept-new",
+            "    ServerAliveInterval 60",
+        ]
+        blocks.append("\n".join(lines) + "\n")
+    header = f"# envkit {plan.project}: add to ~/.ssh/config (VS Code Remote-SSH reads it too)\n"
+    return header + "\n".join(blocks)

@@ -1,0 +1,73 @@
+"""`envkit init`: a commented starter envkit.yaml that validates as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
+
+from envkit.catalog import compat
+from envkit.catalog.mirrors import PRESET_NAMES
+from envkit.config.fields import FieldError, ProjectName
+from envkit.errors import EnvkitError
+
+FLAVORS = ("pytorch", "cuda", "custom")
+
+
+def _default_name(path: Path) -> str:
+    folder = path.resolve().parent.name.lower()
+    name = re.sub(r"[^a-z0-9_-]+", "-", folder).strip("-_")
+    return name[:63] or "my-env"
+
+
+def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise EnvkitError(
+            f"--{option}: {value!r} is not one of {', '.join(choices)}",
+            f"pass one of: {', '.join(choices)}",
+        )
+
+
+def write_starter(
+    path: Path,
+    *,
+    name: str | None,
+    preset: str,
+    torch: str | None,
+    cuda: str | None,
+    flavor: str,
+    force: bool,
+) -> Path:
+    _check_choice("preset", preset, PRESET_NAMES)
+    _check_choice("flavor", flavor, FLAVORS[:2])
+    if path.exists() and not force:
+        raise EnvkitError(
+            f"{path} already exists", "pass --force to overwrite it, or --path elsewhere"
+        )
+    table = compat.load_table()
+    try:
+        release = compat.resolve_torch(table, torch)
+        chosen = compat.resolve_cuda(table, release, cuda, need_image=flavor == "pytorch")
+    except FieldError as exc:
+        raise EnvkitError(exc.problem, exc.fix) from None
+    project = name or _default_name(path)
+    try:
+        TypeAdapter(ProjectName).validate_python(project)  # the same rule envkit.yaml's name obeys
+    except ValidationError:
+        raise EnvkitError(
+            f"--name: {project!r} is not a valid project name",
+            "use lowercase letters, digits, '-' and '_'",
+        ) from None
+    from envkit.render import make_environment
+
+    text = (
+        make_environment()
+        .get_template("envkit.yaml.j2")
+        .render(
+            name=project, flavor=flavor, torch=release.version, cuda=chosen.version, preset=preset
+        )
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

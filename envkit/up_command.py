@@ -1,0 +1,144 @@
+"""`envkit up`, `envkit down`, `envkit status`, `envkit ssh-config`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from envkit.errors import EngineUnreachableError, EnvkitError
+
+
+def _loaded(config: str | None) -> tuple[Any, Any, Path]:
+    from envkit.config.load import load_spec
+    from envkit.plan import make_plan
+
+    loaded = load_spec(config)
+    return loaded, make_plan(loaded), loaded.path.parent / ".envkit"
+
+
+def _use_sdk() -> bool:
+    """The SDK path: asked for with ENVKIT_COMPOSE=sdk, or no compose tool is installed."""
+    from envkit.engine.compose import compose_command
+
+    if os.environ.get("ENVKIT_COMPOSE") == "sdk":
+        return True
+    try:
+        compose_command()
+    except EngineUnreachableError:
+        return True
+    return False
+
+
+def _check_ports(client: Any, plan: Any) -> None:
+    from envkit.engine.compose import port_in_use
+
+    ours = {
+        c.name
+        for c in client.containers.list(filters={"label": f"io.envkit.project={plan.project}"})
+    }
+    for service in plan.services:
+        if service.container_name in ours:
+            continue  # already running: its port is ours, and `up` changes nothing
+        if plan.ssh_enabled and port_in_use(plan.ssh_bind, service.ssh_port):
+            owner = f"member {service.member}" if service.member else "ssh.port"
+            raise EnvkitError(
+                f"host port {service.ssh_port} ({owner}) is already in use",
+                "pick another port in envkit.yaml, or stop what holds it",
+            )
+
+
+def up(config: str | None, timeout: float) -> int:
+    from docker.errors import ImageNotFound
+
+    from envkit.engine.compose import run_compose, wait_healthy
+    from envkit.render import render_files, write_files
+    from envkit.ssh_config import connect_host
+    from envkit.targets.docker import docker_client
+
+    _, plan, out_dir = _loaded(config)
+    write_files(render_files(plan), out_dir)
+    client = docker_client()
+    try:
+        client.images.get(plan.image_tag)
+    except ImageNotFound:
+        raise EnvkitError(
+            f"image {plan.image_tag} does not exist yet", "run `envkit build` first"
+        ) from None
+    _check_ports(client, plan)
+    if _use_sdk():
+        from envkit.engine.sdk_up import sdk_up
+
+        sdk_up(client, plan, out_dir)
+    else:
+        run_compose(out_dir, plan.project, "up", "-d", "--no-build")
+    names = [s.container_name for s in plan.services]
+    states = wait_healthy(client, names, timeout)
+    for service in plan.services:
+        state = states.get(service.container_name, "unknown")
+        sys.stdout.write(f"{service.container_name}: {state}")
+        if plan.ssh_enabled:
+            host = connect_host(plan)
+            sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{host}")
+        sys.stdout.write("\n")
+    if any(state != "healthy" for state in states.values()):
+        raise EngineUnreachableError(
+            "not every container became healthy", "see `envkit status` and `docker logs CONTAINER`"
+        )
+    return 0
+
+
+def down(config: str | None, volumes: bool) -> int:
+    from envkit.engine.compose import run_compose
+
+    _, plan, out_dir = _loaded(config)
+    if not (out_dir / "docker-compose.yml").is_file():
+        raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
+    if _use_sdk():
+        from envkit.engine.sdk_up import sdk_down
+        from envkit.targets.docker import docker_client
+
+        sdk_down(docker_client(), plan, volumes)
+    else:
+        run_compose(out_dir, plan.project, "down", *(["--volumes"] if volumes else []))
+    sys.stdout.write(
+        f"{plan.project}: stopped"
+        + (
+            " and its volumes removed\n"
+            if volumes
+            else " (volumes kept: host keys stay the same)\n"
+        )
+    )
+    return 0
+
+
+def status(config: str | None) -> int:
+    from envkit.engine.compose import containers
+    from envkit.targets.docker import docker_client
+
+    _, plan, _ = _loaded(config)
+    found = {c.name: c for c in containers(docker_client(), plan.project)}
+    for service in plan.services:
+        container = found.get(service.container_name)
+        if container is None:
+            sys.stdout.write(f"{service.container_name}: not created\n")
+            continue
+        health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
+        ports = ", ".join(
+            f"{v[0]['HostIp']}:{v[0]['HostPort']}->{k}"
+            for k, v in (container.ports or {}).items()
+            if v
+        )
+        sys.stdout.write(f"{service.container_name}: {container.status} ({health}) {ports}\n")
+    return 0 if found else 1
+
+
+def ssh_config(
+    config: str | None, member: str | None, host: str | None, identity: str | None
+) -> int:
+    from envkit.ssh_config import ssh_config_blocks
+
+    _, plan, _ = _loaded(config)
+    sys.stdout.write(ssh_config_blocks(plan, member=member, host=host, identity=identity))
+    return 0

@@ -1,0 +1,151 @@
+"""Run the checks bundle on targets and gather one report (schema in docs/architecture.md)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envkit import __version__
+from envkit.bundle import build_bundle
+from envkit.checks import SCHEMA_VERSION
+from envkit.errors import EnvkitError
+from envkit.targets import Target
+
+SUITE_TIMEOUT_S = 1800.0
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """What the checks demand; serialised as the runner's --config."""
+
+    require_gpu: bool = False
+    expected_gpus: int | None = None
+    min_shm: str = "1gb"
+    thresholds: dict[str, float] = field(default_factory=dict)
+    bench: bool = True
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    expected_pip_index: str | None = None
+    expected_apt_any: tuple[str, ...] = ()
+    timeout_scale: float = 1.0
+    user_checks_dir: str | None = None
+
+    def runner_config(self, target: str, user_dir: str | None) -> dict[str, Any]:
+        return {
+            "target": target,
+            "require_gpu": self.require_gpu,
+            "expected_gpus": self.expected_gpus,
+            "min_shm": self.min_shm,
+            "thresholds": self.thresholds,
+            "bench": self.bench,
+            "only": list(self.only),
+            "skip": list(self.skip),
+            "expected_pip_index": self.expected_pip_index,
+            "expected_apt_any": list(self.expected_apt_any),
+            "timeout_scale": self.timeout_scale,
+            "user_checks_dir": user_dir,
+        }
+
+
+def _find_python(target: Target, wanted: str | None) -> str:
+    if wanted:
+        return wanted
+    found = target.run(["sh", "-c", "command -v python3 || command -v python"], timeout=60)
+    path = found.stdout.strip().splitlines()[:1]
+    if found.exit_code != 0 or not path:
+        raise EnvkitError(
+            f"{target.name} has no python3 or python on its PATH",
+            "verify an image with python and torch, or pass --python PATH",
+        )
+    return path[0]
+
+
+def _put_user_checks(target: Target, directory: Path, remote_root: str) -> str:
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            remote = posixpath.join(remote_root, *path.relative_to(directory).parts)
+            target.run(["mkdir", "-p", posixpath.dirname(remote)], timeout=60)
+            target.put(path.read_bytes(), remote)
+    return remote_root
+
+
+def run_on_target(
+    target: Target, settings: VerifySettings, python: str | None = None
+) -> dict[str, Any]:
+    """Ship the bundle, run it with the target's python, bring the report back."""
+    token = secrets.token_hex(4)
+    bundle, out = f"/tmp/envkit-checks-{token}.zip", f"/tmp/envkit-report-{token}.json"  # noqa: S108
+    user_dir = None
+    if settings.user_checks_dir:
+        remote_dir = f"/tmp/envkit-user-{token}"  # noqa: S108 - the target's tmp, random name
+        user_dir = _put_user_checks(target, Path(settings.user_checks_dir), remote_dir)
+    target.put(build_bundle(), bundle)
+    interpreter = _find_python(target, python)
+    config = json.dumps(settings.runner_config(target.name, user_dir))
+    result = target.run(
+        [interpreter, bundle, "run", "--config", config, "--out", out],
+        timeout=SUITE_TIMEOUT_S * settings.timeout_scale,
+    )
+    try:
+        report = dict(json.loads(target.get(out)))
+    except Exception:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
+        raise EnvkitError(
+            f"the checks did not finish on {target.name} (exit {result.exit_code})",
+            "its last output: " + " | ".join(tail),
+        ) from None
+    finally:
+        target.run(["rm", "-rf", bundle, out] + ([user_dir] if user_dir else []), timeout=60)
+    report["target"] = target.name
+    return report
+
+
+def combine(reports: list[dict[str, Any]], unreachable: dict[str, str]) -> dict[str, Any]:
+    summary = {"pass": 0, "fail": 0, "skip": 0, "error": 0}
+    for report in reports:
+        for status, count in report["summary"].items():
+            summary[status] = summary.get(status, 0) + count
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "envkit_version": __version__,
+        "summary": {
+            **summary,
+            "targets": len(reports) + len(unreachable),
+            "unreachable": len(unreachable),
+        },
+        "targets": reports,
+        "unreachable": [{"target": name, "message": why} for name, why in unreachable.items()],
+    }
+
+
+def exit_code(combined: dict[str, Any]) -> int:
+    from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EXIT_UNREACHABLE
+
+    if combined["unreachable"]:
+        return EXIT_UNREACHABLE  # nothing can be vouched for on a target we could not reach
+    summary = combined["summary"]
+    return EXIT_CHECKS_FAILED if summary["fail"] or summary["error"] else EXIT_OK
+
+
+def settings_for(plan: Any | None, *, in_container: bool, **overrides: Any) -> VerifySettings:
+    """Settings from the spec's plan (when there is one), then explicit command-line overrides.
+    Mirror expectations only make sense inside the environment envkit built."""
+    base: dict[str, Any] = {}
+    if plan is not None:
+        verify = plan.verify
+        base = {
+            "require_gpu": plan.require_gpu,
+            "expected_gpus": verify.expected_gpus,
+            "min_shm": verify.min_shm,
+            "thresholds": dict(verify.thresholds),
+            "user_checks_dir": verify.checks_dir,
+        }
+        if in_container:
+            base["expected_pip_index"] = plan.pip.index_url
+            base["expected_apt_any"] = tuple(f.archive_url for f in plan.apt.families)
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    return VerifySettings(**base)

@@ -1,0 +1,64 @@
+"""Run the real checks runner with a real torch (Debian's python3-torch on this machine), with or
+without a planted breakage."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+
+PLANTS_DIR = REPO / "tests" / "plants"
+RunChecks = Callable[..., dict[str, Any]]
+
+
+def _torch_python() -> str:
+    for candidate in (os.environ.get("ENVKIT_TEST_TORCH_PYTHON"), "/usr/bin/python3"):
+        if candidate and Path(candidate).is_file():
+            probe = subprocess.run(
+                [candidate, "-c", "import torch"], capture_output=True, check=False
+            )
+            if probe.returncode == 0:
+                return candidate
+    raise pytest.UsageError(
+        "no Python with torch for the checks tests: `make test` installs Debian's python3-torch, "
+        "or set ENVKIT_TEST_TORCH_PYTHON"
+    )
+
+
+@pytest.fixture(scope="session")
+def torch_python() -> str:
+    return _torch_python()
+
+
+@pytest.fixture
+def run_checks(torch_python: str) -> RunChecks:
+    def run(only: list[str], plant: str | None = None, **config: Any) -> dict[str, Any]:
+        env = dict(os.environ, PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}")
+        if plant:
+            env["ENVKIT_TEST_PLANT"] = plant
+        settings = json.dumps({"only": only, "bench": False, **config})
+        done = subprocess.run(
+            [torch_python, "-m", "envkit.checks", "run", "--config", settings],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=600,
+            check=False,
+        )
+        assert done.stdout, done.stderr
+        return dict(json.loads(done.stdout))
+
+    return run
+
+
+def status_of(report: dict[str, Any], check_id: str) -> tuple[str, str]:
+    row = next(c for c in report["checks"] if c["id"] == check_id)
+    return row["status"], row["message"]

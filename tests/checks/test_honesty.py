@@ -1,0 +1,113 @@
+"""Every check fails when the breakage it claims to catch is planted, and passes without it.
+
+Breakages are planted with tests/plants (a sitecustomize on PYTHONPATH), so they act inside the
+real runner's worker processes. Cases named fake_gpu run per-GPU code paths on CPU: this machine
+has no GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.checks.conftest import RunChecks, status_of
+
+# (check id, planted breakage, control plant (or None), settings, phrase in the failure)
+CASES: list[tuple[str, str, str | None, dict[str, Any], str]] = [
+    ("tensor.creation", "wrong_linspace", None, {}, "linspace"),
+    ("tensor.attributes", "wrong_stride", None, {}, "stride"),
+    ("tensor.broadcasting", "wrong_add", None, {}, "(3,1)+(1,2)"),
+    ("tensor.inplace", "copying_add_", None, {}, "in-place"),
+    ("tensor.views", "copying_transpose", None, {}, "transpose does not share storage"),
+    ("tensor.numpy_bridge", "copying_numpy", None, {}, "numpy() does not share memory"),
+    ("tensor.reductions", "wrong_clamp", None, {}, "clamp"),
+    ("tensor.shape_ops", "wrong_cat", None, {}, "cat"),
+    ("tensor.matmul_dtypes", "noisy_matmul", None, {}, "matmul on cpu is off"),
+    ("tensor.device_roundtrip", "fake_gpu,corrupting_to", "fake_gpu", {}, "round trip"),
+    ("autograd.seed_examples", "wrong_dot", None, {}, "2*dot(x,x)"),
+    ("autograd.accumulation", "noop_zero_", None, {}, "zero_() did not clear"),
+    ("autograd.detach_no_grad", "detach_keeps_graph", None, {}, "detach"),
+    ("autograd.control_flow", "doubled_backward", None, {}, "grad"),
+    ("autograd.vjp", "doubled_backward", None, {}, "J^T v"),
+    ("autograd.gradcheck", "wrong_tanh_grad", None, {}, "finite differences"),
+    ("autograd.gpu", "fake_gpu,doubled_backward", "fake_gpu", {}, "grad"),
+    ("cuda.available", "", None, {"require_gpu": True}, "CPU-only build"),
+    ("cuda.device_count", "", None, {"expected_gpus": 2}, "2 expected"),
+    ("cuda.driver_runtime", "old_driver", "new_driver", {}, "upgrade the driver"),
+    ("cuda.arch_list", "arch_missing", "arch_present", {}, "sm_90"),
+    ("cuda.cudnn", "no_cudnn", None, {}, "cuDNN is not available"),
+    ("cuda.nccl", "no_nccl", "nccl_present", {}, "NCCL is missing"),
+    (
+        "multigpu.peer_access",
+        "fake_gpu_x2,peer_access_ok,corrupting_to",
+        "fake_gpu_x2,peer_access_ok",
+        {},
+        "corrupted",
+    ),
+    (
+        "multigpu.data_parallel",
+        "fake_gpu_x2,skewed_data_parallel",
+        "fake_gpu_x2",
+        {},
+        "DataParallel",
+    ),
+    ("multigpu.ddp", "allreduce_wrong", None, {}, "not exact"),
+    (
+        "bench.matmul_bf16",
+        "bench_slow",
+        "bench_fast",
+        {"thresholds": {"bench.matmul_bf16": 0.5}},
+        "below the threshold 50%",
+    ),
+]
+# Checks whose breakage needs a container or GPU hardware: tested elsewhere (see the set below).
+ELSEWHERE = {
+    "system.shm": "tests/e2e/test_checks_in_containers.py (shm_size=1m)",
+    "system.dataloader_workers": "tests/e2e/test_checks_in_containers.py (shm_size=1m)",
+    "system.sshd": "tests/e2e/test_checks_in_containers.py (password login planted)",
+    "system.mirrors": "tests/e2e/test_checks_in_containers.py (pip index differs)",
+    "multigpu.ddp (hang)": "test_runner.py (a collective that never returns)",
+}
+
+
+@pytest.mark.parametrize(
+    ("check_id", "plant", "control", "config", "phrase"),
+    CASES,
+    ids=[f"{c[0]}-{c[1].replace(',', '+') or 'real'}" for c in CASES],
+)
+def test_planted_breakage_fails_the_check(
+    run_checks: RunChecks,
+    check_id: str,
+    plant: str,
+    control: str | None,
+    config: dict[str, Any],
+    phrase: str,
+) -> None:
+    broken = run_checks([check_id], plant or None, **config)
+    status, message = status_of(broken, check_id)
+    assert status == "fail", f"{check_id} with {plant or config} gave {status}: {message}"
+    assert phrase in message
+    # The same check without the breakage: it passes on a healthy (fake) device, and at least
+    # does not fail on this machine's real one.
+    kept = {k: v for k, v in config.items() if k == "thresholds"}
+    healthy = run_checks([check_id], control, **kept)
+    expected = {"pass"} if control else {"pass", "skip"}
+    assert status_of(healthy, check_id)[0] in expected, status_of(healthy, check_id)
+
+
+def test_every_check_has_an_honesty_test() -> None:
+    from envkit.checks.registry import CHECKS
+    from envkit.checks.runner import _load_all
+
+    _load_all()
+    covered = {c[0] for c in CASES} | {k.split(" ")[0] for k in ELSEWHERE}
+    gpu_only = {
+        "bench.matmul_fp16",
+        "bench.matmul_tf32",
+        "bench.matmul_fp32",  # same code as bf16
+        "bench.memory_bandwidth",
+        "bench.host_device",
+        "bench.allreduce_busbw",
+    }
+    missing = set(CHECKS) - covered - gpu_only
+    assert not missing, f"checks without an honesty test: {sorted(missing)}"

@@ -1,0 +1,111 @@
+"""The runner isolates checks: a hang or a crash is an `error` for that check, and the suite goes
+on in a fresh worker. Real runner, real torch, breakages planted through tests/plants."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.checks.conftest import RunChecks, status_of
+
+
+def test_a_collective_that_never_returns_becomes_an_error_with_a_hint(
+    run_checks: RunChecks,
+) -> None:
+    # ddp's timeout is 180 s; scaled by 0.05 it is 9 s, so the test stays short. system.shm runs
+    # after multigpu in contract order, so it shows the suite goes on after the hang.
+    report = run_checks(["multigpu.ddp", "system.shm"], "allreduce_hangs", timeout_scale=0.05)
+    status, message = status_of(report, "multigpu.ddp")
+    assert status == "error"
+    assert "timed out after 9 s" in message and "P2P" in message
+    assert status_of(report, "system.shm")[0] == "pass", "the suite went on after the hang"
+    assert [c["id"] for c in report["checks"]] == ["multigpu.ddp", "system.shm"]
+
+
+def test_a_crash_becomes_an_error_and_the_suite_goes_on(run_checks: RunChecks) -> None:
+    report = run_checks(["tensor.creation", "tensor.attributes"], "segfault_in_eye")
+    status, message = status_of(report, "tensor.creation")
+    assert status == "error" and "SIGSEGV" in message
+    assert status_of(report, "tensor.attributes")[0] == "pass"
+
+
+def test_no_torch_is_one_clear_error_per_check(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from tests.conftest import REPO
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envkit.checks",
+            "run",
+            "--config",
+            json.dumps({"only": ["tensor"]}),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert done.returncode == 1
+    assert {c["status"] for c in report["checks"]} == {"error"}
+    assert all("torch cannot be imported" in c["message"] for c in report["checks"])
+
+
+def test_report_follows_the_contract(run_checks: RunChecks) -> None:
+    report = run_checks(["tensor.creation", "system.shm", "cuda.available"])
+    assert report["schema_version"] == 1
+    env = report["environment"]
+    for key in ("python", "torch", "cuda_runtime", "driver", "cudnn", "nccl", "gpus", "hostname"):
+        assert key in env
+    for check in report["checks"]:
+        assert set(check) >= {"id", "group", "status", "duration_s", "message", "metrics"}
+        assert check["status"] in ("pass", "fail", "skip", "error")
+    shm = next(c for c in report["checks"] if c["id"] == "system.shm")
+    metric = shm["metrics"][0]
+    assert set(metric) == {"name", "value", "unit", "peak", "fraction_of_peak", "threshold"}
+    assert metric["value"] > 0 and metric["unit"] == "bytes"
+    assert [c["id"] for c in report["checks"]] == [
+        "cuda.available",
+        "tensor.creation",
+        "system.shm",
+    ]
+
+
+def test_skips_carry_their_reason(run_checks: RunChecks) -> None:
+    report = run_checks(["cuda", "bench.matmul_bf16"])
+    for check in report["checks"]:
+        assert check["status"] == "skip" and check["message"], check
+
+
+def test_bench_checks_run_only_when_asked() -> None:
+    from envkit.checks.registry import select
+    from envkit.checks.runner import _load_all
+
+    _load_all()
+    default = {s.id for s in select([], [], bench=False)}
+    assert not any(i.startswith("bench.") for i in default)
+    assert any(i.startswith("bench.") for i in {s.id for s in select([], [], bench=True)})
+    assert {s.id for s in select(["bench.matmul_bf16"], [], bench=False)} == {"bench.matmul_bf16"}
+    assert not any(
+        i.startswith("tensor") for i in {s.id for s in select([], ["tensor"], bench=False)}
+    )
+
+
+def test_user_checks_join_the_report(run_checks: RunChecks, tmp_path: Path) -> None:
+    (tmp_path / "test_mine.py").write_text(
+        "import torch, pytest\n"
+        "def test_ok():\n    assert torch.ones(2).sum().item() == 2\n"
+        "def test_broken():\n    assert torch.zeros(1).item() == 1, 'planted'\n"
+        "@pytest.mark.skip(reason='not today')\ndef test_later():\n    pass\n"
+    )
+    report = run_checks(["tensor.creation"], user_checks_dir=str(tmp_path))
+    users = {c["id"]: c["status"] for c in report["checks"] if c["group"] == "user"}
+    assert users == {
+        "user.test_mine.test_ok": "pass",
+        "user.test_mine.test_broken": "fail",
+        "user.test_mine.test_later": "skip",
+    }

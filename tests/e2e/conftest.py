@@ -1,0 +1,105 @@
+"""Session fixtures for tests on the real Docker engine: the base image, an envkit image built
+from the real templates, and containers that are labelled and removed afterwards."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.images import TEST_LABEL, docker, ensure_base_image, project_config
+
+ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image_tag of the e2e project
+
+
+@pytest.fixture(scope="session")
+def project_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("project")
+    project_config(directory)
+    return directory
+
+
+def envkit(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 1800
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "envkit", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(scope="session")
+def env_image(project_dir: Path) -> Iterator[str]:
+    """The e2e project's image, built by `envkit build` (the docker SDK path) from the real
+    templates on the local base image."""
+    ensure_base_image()
+    built = envkit("build", "--quiet", cwd=project_dir)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    yield ENV_IMAGE
+    docker("rmi", "-f", ENV_IMAGE, check=False)
+
+
+StartContainer = Callable[..., str]
+
+
+@pytest.fixture
+def start_container(project_dir: Path) -> Iterator[StartContainer]:
+    started: list[str] = []
+
+    def start(image: str, *, shm: str = "2g", publish_ssh: bool = False) -> str:
+        name = f"envkit-test-{uuid.uuid4().hex[:8]}"
+        args = [
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--label",
+            f"{TEST_LABEL}=container",
+            "--shm-size",
+            shm,
+            "-e",
+            "ENVKIT_USER=dev",
+            "-e",
+            "ENVKIT_UID=1000",
+            "-e",
+            "ENVKIT_GID=1000",
+            "-v",
+            f"{project_dir / '.envkit' / 'authorized_keys'}:/run/envkit/authorized_keys:ro",
+        ]
+        if publish_ssh:
+            args += ["-p", "127.0.0.1::22"]
+        docker(*args, image)
+        started.append(name)
+        _wait_healthy(name)
+        return name
+
+    yield start
+    for name in started:
+        docker("rm", "-f", name, check=False)
+
+
+def _wait_healthy(name: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        probe = docker("exec", name, "/usr/local/bin/envkit-healthcheck", check=False)
+        if probe.returncode == 0:
+            return
+        time.sleep(0.5)
+    logs = docker("logs", name, check=False)
+    raise AssertionError(f"{name} never became healthy: {logs.stdout[-800:]} {logs.stderr[-800:]}")
+
+
+def ssh_port(name: str) -> int:
+    out = docker("port", name, "22/tcp").stdout.strip().splitlines()[0]
+    return int(out.rsplit(":", 1)[1])

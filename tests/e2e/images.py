@@ -1,0 +1,140 @@
+"""Images the end-to-end tests build on this registry-less engine.
+
+The base (`envkit-test/debian:bookworm`, Debian + python3-torch, made with mmdebstrap) is
+expensive and kept by tag for reuse; everything built on it is labelled and removed afterwards."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+TEST_LABEL = "io.envkit.test"
+BASE_IMAGE = "envkit-test/debian:bookworm"
+BASE_PACKAGES = (
+    "python3,python3-torch,python3-numpy,python3-venv,python3-pytest,openssh-server,"
+    "ca-certificates,sudo,git"
+)
+HOST_CAS = Path("/usr/local/share/ca-certificates")
+
+
+def docker(
+    *args: str, check: bool = True, timeout: float = 1800
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["docker", *args], capture_output=True, text=True, check=check, timeout=timeout
+    )
+
+
+# Like the real GPU bases, the test base carries no sshd host keys (openssh-server makes them at
+# install; a lower layer keeps them even after envkit deletes them). Bump RECIPE when this changes:
+# an image made by an older recipe is rebuilt.
+CUSTOMIZE = 'rm -f "$1"/etc/ssh/ssh_host_*'
+RECIPE = "2"
+
+
+def image_exists(tag: str) -> bool:
+    return docker("image", "inspect", tag, check=False).returncode == 0
+
+
+def _recipe_of(tag: str) -> str | None:
+    done = docker(
+        "image",
+        "inspect",
+        "-f",
+        '{{index .Config.Labels "io.envkit.test.recipe"}}',
+        tag,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def ensure_base_image() -> str:
+    """Make the base image once; later sessions reuse it by tag while its recipe is current."""
+    if _recipe_of(BASE_IMAGE) == RECIPE:
+        return BASE_IMAGE
+    if shutil.which("mmdebstrap") is None:
+        raise RuntimeError(
+            "mmdebstrap is needed to make the test base image: `make test` installs it"
+        )
+    rootfs = subprocess.Popen(
+        [
+            "mmdebstrap",
+            "--variant=minbase",
+            f"--include={BASE_PACKAGES}",
+            f"--customize-hook={CUSTOMIZE}",
+            "bookworm",
+            "-",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    imported = subprocess.run(
+        [
+            "docker",
+            "import",
+            "--change",
+            f"LABEL {TEST_LABEL}=base",
+            "--change",
+            f"LABEL io.envkit.test.recipe={RECIPE}",
+            "--change",
+            'CMD ["bash"]',
+            "-",
+            BASE_IMAGE,
+        ],
+        stdin=rootfs.stdout,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert rootfs.stdout is not None
+    rootfs.stdout.close()
+    rootfs.wait()
+    if rootfs.returncode != 0 or imported.returncode != 0:
+        raise RuntimeError(f"could not make {BASE_IMAGE}: {imported.stderr}")
+    return BASE_IMAGE
+
+
+def project_config(directory: Path, extra: str = "") -> Path:
+    """The Debian CPU example, on the local base, trusting the host's extra CAs (a TLS-inspecting
+    egress on the machines that run these tests), with a test key."""
+    cas = sorted(HOST_CAS.glob("*.crt")) if HOST_CAS.is_dir() else []
+    for ca in cas:
+        shutil.copy(ca, directory / ca.name)
+    ca_line = f"  ca_certificates: [{', '.join(c.name for c in cas)}]\n" if cas else ""
+    config = directory / "envkit.yaml"
+    config.write_text(
+        "name: envkit-e2e\n"
+        f"base:\n  flavor: custom\n  image: {BASE_IMAGE}\n"
+        "packages:\n  apt: [python3-torch, python3-numpy, python3-pytest, git]\n  pip: [tqdm]\n"
+        f"mirrors:\n  preset: official\n{ca_line}"
+        "ssh:\n  port: 18822\n  bind: 127.0.0.1\n  uid: 1000\n  gid: 1000\n"
+        "  authorized_key_files: [id_test.pub]\n"
+        "runtime:\n  gpus: none\n  shm_size: 2gb\n"
+        "verify:\n  require_gpu: false\n" + extra
+    )
+    if not (directory / "id_test").exists():
+        subprocess.run(
+            [
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                "e2e@test",
+                "-f",
+                str(directory / "id_test"),
+            ],
+            check=True,
+        )
+    return config
+
+
+def copy_project(source: Path, target: Path) -> Path:
+    """The e2e project's config, keys and CA files, copied for a test that changes them."""
+    for item in source.iterdir():
+        if item.is_file() and item.suffix in ("", ".crt", ".pub", ".yaml"):
+            shutil.copy(item, target / item.name)
+    return target / "envkit.yaml"

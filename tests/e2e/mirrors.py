@@ -1,0 +1,112 @@
+"""Local mirrors on loopback that record what they serve: a PEP 503 pip index with one wheel, and
+an apt reverse proxy in front of deb.debian.org. Builds reach them with build_network: host."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import io
+import threading
+import urllib.request
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+PROBE = "envkit_probe-0.1-py3-none-any.whl"
+
+
+def probe_wheel() -> bytes:
+    files = {
+        "envkit_probe/__init__.py": b"SERVED_BY = 'envkit-test-index'\n",
+        "envkit_probe-0.1.dist-info/METADATA": (
+            b"Metadata-Version: 2.1\nName: envkit-probe\nVersion: 0.1\n"
+        ),
+        "envkit_probe-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: envkit-test\n"
+        b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as wheel:
+        for name, data in files.items():
+            wheel.writestr(name, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{name},sha256={digest},{len(data)}")
+        record.append("envkit_probe-0.1.dist-info/RECORD,,")
+        wheel.writestr("envkit_probe-0.1.dist-info/RECORD", "\n".join(record) + "\n")
+    return buffer.getvalue()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.lock = threading.Lock()
+
+    def add(self, path: str) -> None:
+        with self.lock:
+            self.paths.append(path)
+
+
+@contextmanager
+def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def pip_index(recorder: Recorder) -> Iterator[str]:
+    wheel = probe_wheel()
+    digest = hashlib.sha256(wheel).hexdigest()
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            recorder.add(self.path)
+            if self.path.rstrip("/") == "/simple/envkit-probe":
+                body = f'<a href="/packages/{PROBE}#sha256={digest}">{PROBE}</a>'.encode()
+                self._send(200, body, "text/html")
+            elif self.path == f"/packages/{PROBE}":
+                self._send(200, wheel, "application/octet-stream")
+            else:
+                self._send(404, b"not here", "text/plain")
+
+        def _send(self, code: int, body: bytes, kind: str) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    with serve(Index) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def apt_proxy(recorder: Recorder, upstream: str = "http://deb.debian.org") -> Iterator[str]:
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            recorder.add(self.path)
+            try:
+                with urllib.request.urlopen(upstream + self.path, timeout=60) as answer:  # noqa: S310
+                    body = answer.read()
+                    code = answer.status
+            except urllib.error.HTTPError as exc:
+                body, code = b"", exc.code
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    with serve(Proxy) as port:
+        yield f"http://127.0.0.1:{port}"

@@ -1,0 +1,129 @@
+"""The suite inside real containers built from envkit's templates: healthy gives zero failures;
+planted container breakages (tiny /dev/shm, password logins, a different mirror) fail their
+checks. Targets: docker:// (exec), ssh:// (a real sshd), and a throwaway --image."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import StartContainer, ssh_port
+from tests.e2e.images import docker
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def verify(project_dir: Path, *args: str, config: Path | None = None) -> tuple[int, dict[str, Any]]:
+    out = project_dir / "report.json"
+    out.unlink(missing_ok=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envkit",
+            "verify",
+            "-c",
+            str(config or project_dir / "envkit.yaml"),
+            "--json",
+            str(out),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=project_dir,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert out.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
+    return done.returncode, json.loads(out.read_text())
+
+
+def statuses(report: dict[str, Any]) -> dict[str, str]:
+    return {c["id"]: c["status"] for t in report["targets"] for c in t["checks"]}
+
+
+def test_healthy_container_has_zero_failures(
+    env_image: str, start_container: StartContainer, project_dir: Path
+) -> None:
+    name = start_container(env_image)
+    code, report = verify(project_dir, "--target", f"docker://{name}")
+    got = statuses(report)
+    assert code == 0, {k: v for k, v in got.items() if v not in ("pass", "skip")}
+    assert got["system.sshd"] == "pass" and got["system.mirrors"] == "pass"
+    assert got["multigpu.ddp"] == "pass" and got["system.dataloader_workers"] == "pass"
+    assert report["targets"][0]["environment"]["torch"].startswith("1.13")
+
+
+def test_tiny_shm_fails_shm_and_dataloader(
+    env_image: str, start_container: StartContainer, project_dir: Path
+) -> None:
+    name = start_container(env_image, shm="1m")
+    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system")
+    got = statuses(report)
+    assert code == 1
+    assert got["system.shm"] == "fail" and got["system.dataloader_workers"] == "fail"
+
+
+def test_password_login_planted_fails_sshd(
+    env_image: str, start_container: StartContainer, project_dir: Path
+) -> None:
+    name = start_container(env_image)
+    docker(
+        "exec",
+        name,
+        "sh",
+        "-c",
+        "echo 'PasswordAuthentication yes' > /etc/ssh/sshd_config.d/0-planted.conf",
+    )
+    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system.sshd")
+    assert code == 1 and statuses(report)["system.sshd"] == "fail"
+
+
+def test_mirror_not_in_effect_fails_mirrors(
+    env_image: str, start_container: StartContainer, project_dir: Path
+) -> None:
+    name = start_container(env_image)
+    other = project_dir / "tuna.yaml"  # beside envkit.yaml, so its relative paths still resolve
+    other.write_text(
+        (project_dir / "envkit.yaml").read_text().replace("preset: official", "preset: tuna")
+    )
+    code, report = verify(
+        project_dir, "--target", f"docker://{name}", "--only", "system.mirrors", config=other
+    )
+    check = report["targets"][0]["checks"][0]
+    assert code == 1 and check["status"] == "fail"
+    assert "pypi.tuna.tsinghua.edu.cn" in check["message"]
+
+
+def test_ssh_target_runs_the_same_suite(
+    env_image: str, start_container: StartContainer, project_dir: Path
+) -> None:
+    name = start_container(env_image, publish_ssh=True)
+    known = project_dir / f"known_hosts_{name}"
+    url = (
+        f"ssh://dev@127.0.0.1:{ssh_port(name)}?identity={project_dir / 'id_test'}"
+        f"&known_hosts={known}"
+    )
+    code, report = verify(project_dir, "--target", url, "--skip", "bench")
+    got = statuses(report)
+    assert code == 0, {k: v for k, v in got.items() if v not in ("pass", "skip")}
+    assert got["tensor.creation"] == "pass" and got["system.sshd"] == "pass"
+    assert known.read_text().startswith("[127.0.0.1]:"), "the host key was recorded (accept-new)"
+
+
+def test_throwaway_image_target_leaves_nothing(env_image: str, project_dir: Path) -> None:
+    code, report = verify(project_dir, "--image", env_image, "--only", "tensor")
+    assert code == 0 and report["targets"][0]["target"] == f"image://{env_image}"
+    left = docker("ps", "-aq", "--filter", "label=io.envkit.verify").stdout.strip()
+    assert left == ""
+
+
+def test_unreachable_target_exits_3(project_dir: Path) -> None:
+    code, report = verify(project_dir, "--target", "docker://no-such-container-envkit")
+    assert code == 3 and report["unreachable"][0]["target"] == "docker://no-such-container-envkit"

@@ -1,0 +1,42 @@
+"""Golden files: each example renders exactly to tests/golden/<example>/.
+
+Regenerate after an intended template change with `make golden` (ENVKIT_REGEN_GOLDEN=1), then
+review the diff with `git diff tests/golden` before committing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from tests.conftest import EXAMPLE_NAMES, REPO, render_example
+
+GOLDEN = REPO / "tests" / "golden"
+REGENERATE = os.environ.get("ENVKIT_REGEN_GOLDEN") == "1"
+
+
+def test_at_least_six_examples() -> None:
+    assert len(EXAMPLE_NAMES) >= 6
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_example_renders_to_its_golden_files(example: str) -> None:
+    files = render_example(example)
+    folder = GOLDEN / example
+    if REGENERATE:
+        shutil.rmtree(folder, ignore_errors=True)
+        for rel, text in files.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_text(text, encoding="utf-8")
+    on_disk = {
+        str(p.relative_to(folder)): p.read_text(encoding="utf-8")
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+    assert sorted(on_disk) == sorted(files), "set of rendered files changed: run `make golden`"
+    for rel, text in files.items():
+        assert text.splitlines() == on_disk[rel].splitlines(), (
+            f"{example}/{rel} differs: run `make golden`"
+        )

@@ -1,0 +1,144 @@
+"""Decisions the plan makes: images, python providers, torch index, mirrors, keys, ports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import EXAMPLES, plan_example, plan_text
+
+KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
+
+
+def test_seed_equivalent() -> None:
+    plan = plan_example("seed-pytorch-1.11")
+    assert plan.base_image == "pytorch/pytorch:1.11.0-cuda11.3-cudnn8-runtime"
+    assert plan.torch.preinstalled
+    assert plan.pip.index_url == "https://mirrors.bfsu.edu.cn/pypi/web/simple"
+    assert [f.archive_url for f in plan.apt.families] == [
+        "https://repo.huaweicloud.com/debian",
+        "https://repo.huaweicloud.com/ubuntu",
+    ]
+    assert plan.shm_size == "32gb" and plan.services[0].ssh_port == 8822
+    assert plan.services[0].keys == (KEY,)
+
+
+def test_cuda_flavor_uses_miniforge_and_the_torch_index() -> None:
+    plan = plan_example("cuda-conda-tuna")
+    assert plan.base_image == "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
+    assert plan.python.provider == "miniforge"
+    assert plan.python.bin_dir == "/opt/conda/envs/speech/bin"
+    assert plan.torch.index_url == "https://download.pytorch.org/whl/cu124"
+    assert plan.conda.dependencies[0] == "python=3.11"
+    assert plan.shm_size is None and plan.ipc_host
+
+
+def test_custom_image_without_torch_uses_a_venv_over_system_python() -> None:
+    plan = plan_example("debian-bookworm-cpu")
+    assert plan.python.provider == "venv"
+    assert plan.torch.version is None and plan.torch.preinstalled
+    assert {"python3", "python3-venv", "python3-torch"} <= set(plan.apt_packages)
+    assert not plan.require_gpu
+
+
+def test_cpu_torch_on_custom_image(tmp_path: Path) -> None:
+    plan = plan_text(
+        "name: a\nbase: {flavor: custom, image: 'ubuntu:24.04'}\ntorch: '2.6.0'\ncuda: cpu\n",
+        tmp_path,
+    )
+    assert plan.torch.index_url == "https://download.pytorch.org/whl/cpu"
+    assert plan.python.provider == "venv"  # no python: pinned, so the image's own python3 serves
+
+
+def test_http_mirror_hosts_become_trusted(tmp_path: Path) -> None:
+    plan = plan_text("name: a\nmirrors:\n  pip: http://127.0.0.1:8080/simple\n", tmp_path)
+    assert plan.pip.trusted_hosts == ("127.0.0.1:8080",)
+
+
+def test_defaults_channel_maps_to_mirror(tmp_path: Path) -> None:
+    plan = plan_text(
+        "name: a\nbase: {flavor: cuda}\nconda:\n  channels: [pytorch, defaults]\n"
+        "mirrors: {preset: tuna}\n",
+        tmp_path,
+    )
+    base = "https://mirrors.tuna.tsinghua.edu.cn/anaconda"
+    assert plan.conda.rc.default_channels == (
+        f"{base}/pkgs/main",
+        f"{base}/pkgs/r",
+        f"{base}/pkgs/msys2",
+    )
+    assert plan.conda.rc.custom_channels == (("pytorch", f"{base}/cloud"),)
+
+
+def test_team_ports_are_deterministic_and_keys_separate() -> None:
+    plan = plan_example("team-of-three")
+    ports = {s.member: s.ssh_port for s in plan.services}
+    assert ports == {"alice": 8830, "bob": 8831, "carol": 8840}
+    alice = next(s for s in plan.services if s.member == "alice")
+    bob = next(s for s in plan.services if s.member == "bob")
+    assert alice.uid == 1001 and bob.uid == 1000
+    assert set(alice.keys) & set(bob.keys) == {KEY}, "only the lead's key is shared"
+
+
+def test_shared_team_gets_one_container_with_every_key(tmp_path: Path) -> None:
+    text = (
+        f"name: a\nssh:\n  authorized_keys: ['{KEY}']\nteam:\n  members:\n"
+        f"    - {{name: amy, keys: ['{KEY}']}}\n"
+    )
+    plan = plan_text(text, tmp_path)
+    assert len(plan.services) == 1 and plan.services[0].keys == (KEY,)
+
+
+def test_member_uid_falls_back_to_ssh_uid_then_host(tmp_path: Path) -> None:
+    from envkit.config.load import load_text
+    from envkit.plan import HostFacts, make_plan
+
+    text = (
+        f"name: a\nssh:\n  uid: 2000\nteam:\n  mode: per-member\n  members:\n"
+        f"    - {{name: amy, keys: ['{KEY}']}}\n    - {{name: bob, keys: ['{KEY}'], uid: 3000}}\n"
+    )
+    plan = make_plan(load_text(text), HostFacts(uid=4242, gid=4242))
+    assert [s.uid for s in plan.services] == [2000, 3000]
+    no_ssh_uid = make_plan(
+        load_text(text.replace("ssh:\n  uid: 2000\n", "")), HostFacts(4242, 4242)
+    )
+    assert [s.uid for s in no_ssh_uid.services] == [4242, 3000]
+
+
+CERT = """-----BEGIN CERTIFICATE-----
+MIIBszCCAVmgAwIBAgIUTestOnlyNotARealCertificateAAAAAAAwCgYIKoZIzj0E
+-----END CERTIFICATE-----
+"""
+
+
+def test_extra_ca_certificates_are_shipped_and_trusted(tmp_path: Path) -> None:
+    from envkit.render import render_files
+
+    (tmp_path / "proxy.crt").write_text("subject=proxy\n" + CERT)
+    plan = plan_text("name: a\nmirrors:\n  ca_certificates: [proxy.crt]\n", tmp_path)
+    files = render_files(plan)
+    assert files["envkit/ca/00-envkit.crt"] == CERT, "only the PEM block is copied"
+    assert "cert = /etc/ssl/certs/ca-certificates.crt" in files["envkit/pip.conf"]
+    assert 'ssl_verify: "/etc/ssl/certs/ca-certificates.crt"' in files["envkit/condarc"]
+    assert "COPY envkit/ca/ /usr/local/share/ca-certificates/envkit/" in files["Dockerfile"]
+    assert "update-ca-certificates" in files["Dockerfile"]
+
+
+def test_ca_certificate_file_must_be_a_certificate(tmp_path: Path) -> None:
+    import pytest
+
+    from envkit.errors import ConfigError
+
+    (tmp_path / "key.pem").write_text(
+        "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n"
+    )
+    (tmp_path / "empty.crt").write_text("nothing here\n")
+    for name, phrase in (
+        ("key.pem", "PRIVATE"),
+        ("empty.crt", "no PEM"),
+        ("missing.crt", "cannot read"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            plan_text(f"name: a\nmirrors:\n  ca_certificates: [{name}]\n", tmp_path)
+        assert caught.value.issues[0].path == "mirrors.ca_certificates[0]"
+        assert phrase in caught.value.issues[0].problem
+        assert "MIIE" not in str(caught.value)

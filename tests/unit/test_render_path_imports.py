@@ -1,0 +1,31 @@
+"""Rendering must not import docker, paramiko or torch (they are slow and not needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import EXAMPLES
+
+PROBE = """
+import sys
+from envkit.cli import main
+sys.argv = ["envkit", "render", "-c", sys.argv[1], "-o", sys.argv[2]]
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(m for m in ("docker", "paramiko", "torch", "rich") if m in sys.modules)
+print("HEAVY=" + ",".join(heavy))
+"""
+
+
+def test_render_imports_nothing_heavy(tmp_path: object) -> None:
+    config = EXAMPLES / "pytorch-2-tuna" / "envkit.yaml"
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(config), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "HEAVY=\n" in result.stdout or result.stdout.strip().endswith("HEAVY="), result.stdout

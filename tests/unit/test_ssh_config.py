@@ -1,0 +1,32 @@
+"""`envkit ssh-config` blocks: one per container, with the fields OpenSSH and VS Code need."""
+
+from __future__ import annotations
+
+import pytest
+
+from envkit.errors import EnvkitError
+from envkit.ssh_config import ssh_config_blocks
+from tests.conftest import plan_example
+
+
+def test_one_block_per_member_with_ports_and_accept_new() -> None:
+    text = ssh_config_blocks(plan_example("team-of-three"), identity="~/.ssh/team")
+    for member, port in (("alice", 8830), ("bob", 8831), ("carol", 8840)):
+        block = text.split(f"Host nlp-team-{member}\n", 1)[1].split("\n\n", 1)[0]
+        assert f"    Port {port}" in block and f"    User {member}" in block
+        assert "    IdentityFile ~/.ssh/team" in block
+        assert "    StrictHostKeyChecking accept-new" in block
+        assert "    HostName localhost" in block
+
+
+def test_member_filter_and_unknown_member() -> None:
+    plan = plan_example("team-of-three")
+    only = ssh_config_blocks(plan, member="bob")
+    assert "Host nlp-team-bob" in only and "nlp-team-alice" not in only
+    with pytest.raises(EnvkitError, match="alice, bob, carol"):
+        ssh_config_blocks(plan, member="dave")
+
+
+def test_shared_container_and_explicit_host() -> None:
+    text = ssh_config_blocks(plan_example("seed-pytorch-1.11"), host="gpu-box.lab")
+    assert "Host reignite\n    HostName gpu-box.lab\n    Port 8822\n    User dev" in text
