@@ -22,6 +22,7 @@ MANIFEST = ".envkit-files"
 EXECUTABLE = {
     "envkit/runtime/entrypoint.sh",
     "envkit/runtime/healthcheck.sh",
+    "envkit/runtime/install-keys.sh",
     "envkit/apt/apt-mirror.sh",
     "envkit/apt/cuda-repo.sh",
 }
@@ -91,6 +92,7 @@ def render_files(plan: Plan) -> dict[str, str]:
         "envkit/condarc": render("condarc.j2", rc=plan.conda.rc),
         "envkit/runtime/entrypoint.sh": render("entrypoint.sh.j2"),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
+        "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
@@ -107,7 +109,7 @@ def render_files(plan: Plan) -> dict[str, str]:
     for cert in plan.ca_certs:
         files[f"envkit/ca/{cert.name}"] = cert.pem
     for service in plan.services:
-        files[service.keys_file] = "".join(f"{key}\n" for key in service.keys)
+        files[f"{service.keys_dir}/authorized_keys"] = "".join(f"{key}\n" for key in service.keys)
     return files
 
 

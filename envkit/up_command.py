@@ -33,11 +33,9 @@ def _use_sdk() -> bool:
 
 def _check_ports(client: Any, plan: Any) -> None:
     from envkit.engine.compose import port_in_use
+    from envkit.engine.team_sync import running_containers
 
-    ours = {
-        c.name
-        for c in client.containers.list(filters={"label": f"io.envkit.project={plan.project}"})
-    }
+    ours = running_containers(client, plan.project)
     for service in plan.services:
         if service.container_name in ours:
             continue  # already running: its port is ours, and `up` changes nothing
@@ -53,6 +51,7 @@ def up(config: str | None, timeout: float) -> int:
     from docker.errors import ImageNotFound
 
     from envkit.engine.compose import run_compose, wait_healthy
+    from envkit.engine.team_sync import departed, running_containers, sync_keys
     from envkit.render import render_files, write_files
     from envkit.ssh_config import connect_host
     from envkit.targets.docker import docker_client
@@ -67,17 +66,26 @@ def up(config: str | None, timeout: float) -> int:
             f"image {plan.image_tag} does not exist yet", "run `envkit build` first"
         ) from None
     _check_ports(client, plan)
+    running_before = running_containers(client, plan.project)
+    leaving = [c.name for c in departed(client, plan)]
     if _use_sdk():
         from envkit.engine.sdk_up import sdk_up
 
         sdk_up(client, plan, out_dir)
     else:
-        run_compose(out_dir, plan.project, "up", "-d", "--no-build")
+        # --remove-orphans: a member who left envkit.yaml loses their container (not its volume).
+        run_compose(out_dir, plan.project, "up", "-d", "--no-build", "--remove-orphans")
     names = [s.container_name for s in plan.services]
     states = wait_healthy(client, names, timeout)
+    refreshed = {s.container: s for s in sync_keys(client, plan, running_before)}
+    for name in leaving:
+        sys.stdout.write(f"{name}: removed (no longer in envkit.yaml)\n")
     for service in plan.services:
         state = states.get(service.container_name, "unknown")
         sys.stdout.write(f"{service.container_name}: {state}")
+        sync = refreshed.get(service.container_name)
+        if sync is not None and sync.refreshed:
+            sys.stdout.write(f" (keys refreshed: {sync.keys})")
         if plan.ssh_enabled:
             host = connect_host(plan)
             sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{host}")

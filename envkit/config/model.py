@@ -192,7 +192,11 @@ class Member(_Strict):
 
     name: UserName = Field(description="Login name (per-member mode) and label.")
     keys: tuple[str, ...] = Field(min_length=1, description="One or more public key lines.")
-    port: Port | None = Field(None, description="Per-member mode: default ssh.port + position.")
+    port: Port | None = Field(
+        None,
+        description="Per-member mode: its host port. Default: derived from the name, in "
+        "ssh.port+1..ssh.port+1000, so it never moves when others join or leave.",
+    )
     uid: int | None = Field(None, ge=1, le=2**31, description="Default: ssh.uid, else yours.")
 
 

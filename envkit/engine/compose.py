@@ -57,7 +57,9 @@ def port_in_use(address: str, port: int) -> bool:
 
 
 def containers(client: Any, project: str) -> list[Any]:
-    return list(client.containers.list(all=True, filters={"label": f"io.envkit.project={project}"}))
+    from envkit.engine.team_sync import ours
+
+    return list(client.containers.list(all=True, filters=ours(project)))
 
 
 def wait_healthy(client: Any, names: list[str], timeout: float) -> dict[str, str]:

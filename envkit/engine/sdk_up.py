@@ -13,7 +13,7 @@ SECOND_NS = 1_000_000_000
 
 def _volumes(plan: Any, service: Any, out_dir: Path) -> dict[str, dict[str, str]]:
     binds = {
-        str(out_dir / service.keys_file): {"bind": "/run/envkit/authorized_keys", "mode": "ro"},
+        str(out_dir / service.keys_dir): {"bind": "/run/envkit/keys", "mode": "ro"},
         f"{plan.project}_{service.name}-hostkeys": {
             "bind": "/var/lib/envkit/hostkeys",
             "mode": "rw",
@@ -94,6 +94,10 @@ def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
 def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
     from docker.errors import NotFound
 
+    from envkit.engine.team_sync import departed
+
+    for gone in departed(client, plan):
+        gone.remove(force=True)  # a member who left envkit.yaml; their host-key volume stays
     for service in plan.services:
         try:
             existing = client.containers.get(service.container_name)
@@ -114,9 +118,9 @@ def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
 def sdk_down(client: Any, plan: Any, volumes: bool) -> None:
     from docker.errors import NotFound
 
-    for container in client.containers.list(
-        all=True, filters={"label": f"io.envkit.project={plan.project}"}
-    ):
+    from envkit.engine.team_sync import ours
+
+    for container in client.containers.list(all=True, filters=ours(plan.project)):
         container.remove(force=True)
     if volumes:
         for service in plan.services:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 from envkit.config.fields import FieldError
@@ -21,7 +22,7 @@ class Service:
     uid: int
     gid: int
     ssh_port: int
-    keys_file: str  # path of its authorized_keys file inside the render output
+    keys_dir: str  # folder holding its authorized_keys in the render output, mounted read-only
     keys: tuple[str, ...]  # authorized_keys lines
 
 
@@ -105,6 +106,17 @@ def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:
         raise ConfigError(str(loaded.path), issues)
 
 
+AUTO_PORT_SPAN = 1000  # derived member ports lie in ssh.port + 1 .. ssh.port + 1000
+
+
+def member_port(base: int, name: str) -> int:
+    """A member's host port when envkit.yaml sets none: derived from the name alone, so adding or
+    removing a member never moves anyone else's port (which would recreate their container and
+    break their ~/.ssh/config). Two names that land on one port are reported by the port check,
+    and the fix is to set one of them."""
+    return base + 1 + zlib.crc32(name.encode()) % AUTO_PORT_SPAN
+
+
 def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]:
     spec = loaded.spec
     admins = admin_keys(loaded)
@@ -119,15 +131,14 @@ def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]
             uid=spec.ssh.uid or uid,
             gid=spec.ssh.gid or gid,
             ssh_port=spec.ssh.port,
-            keys_file="authorized_keys",
+            keys_dir=f"keys/{spec.name}",
             keys=tuple(dict.fromkeys(keys)),
         )
         services = [shared]
     else:
         services = []
         for index, member in enumerate(members):
-            # Ports are deterministic: an explicit port, else ssh.port + position in the list.
-            port = member.port or spec.ssh.port + index
+            port = member.port or member_port(spec.ssh.port, member.name)
             services.append(
                 Service(
                     name=f"{spec.name}-{member.name}",
@@ -137,7 +148,7 @@ def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]
                     uid=member.uid or spec.ssh.uid or uid,
                     gid=spec.ssh.gid or gid,
                     ssh_port=port,
-                    keys_file=f"authorized_keys.d/{member.name}",
+                    keys_dir=f"keys/{spec.name}-{member.name}",
                     keys=tuple(dict.fromkeys(admins + member_keys(loaded, index))),
                 )
             )

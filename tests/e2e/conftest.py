@@ -75,7 +75,7 @@ def start_container(project_dir: Path) -> Iterator[StartContainer]:
             "-e",
             "ENVKIT_GID=1000",
             "-v",
-            f"{project_dir / '.envkit' / 'authorized_keys'}:/run/envkit/authorized_keys:ro",
+            f"{project_dir / '.envkit' / 'keys' / 'envkit-e2e'}:/run/envkit/keys:ro",
         ]
         if publish_ssh:
             args += ["-p", "127.0.0.1::22"]
@@ -103,3 +103,32 @@ def _wait_healthy(name: str, timeout: float = 60) -> None:
 def ssh_port(name: str) -> int:
     out = docker("port", name, "22/tcp").stdout.strip().splitlines()[0]
     return int(out.rsplit(":", 1)[1])
+
+
+def openssh(
+    port: int, key: Path, command: str, user: str = "dev"
+) -> subprocess.CompletedProcess[str]:
+    """Run `command` over a real OpenSSH login with one key and nothing else offered."""
+    return subprocess.run(
+        [
+            "ssh",
+            "-p",
+            str(port),
+            "-i",
+            str(key),
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+            "-o",
+            "IdentitiesOnly=yes",
+            f"{user}@127.0.0.1",
+            command,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -88,14 +89,19 @@ def test_key_change_rebuilds_nothing_and_pip_change_only_from_pip(
         assert keyed.returncode == 0, keyed.stderr[-2000:]
         assert _rebuilt_steps(_events(keyed.stdout)) == [], "adding a key must rebuild no layer"
 
-        config.write_text(config.read_text().replace("pip: [tqdm]", "pip: [tqdm, six]"))
+        # A requirement no earlier build on this engine can have cached (a leftover layer from a
+        # benchmark or an earlier run would make the step a cache hit and the test meaningless).
+        unique = f"six!=0.0.{uuid.uuid4().int % 10**9}"
+        config.write_text(config.read_text().replace("pip: [tqdm]", f"pip: [tqdm, '{unique}']"))
         changed = envkit("build", "--json", "--tag", tag, cwd=tmp_path)
         assert changed.returncode == 0, changed.stderr[-2000:]
         events = _events(changed.stdout)
         rebuilt = _rebuilt_steps(events)
         assert rebuilt and rebuilt[0].startswith("RUN python -m pip install --no-cache-dir"), (
-            rebuilt
+            rebuilt,
+            changed.stdout[-3000:],
         )
+        assert unique in rebuilt[0]
         steps = [e["instruction"] for e in events if e["event"] == "step"]
         first = steps.index(rebuilt[0])
         assert all(

@@ -17,7 +17,7 @@ import paramiko
 import pytest
 
 from tests.conftest import find_tool
-from tests.e2e.conftest import ENV_IMAGE, StartContainer, ssh_port
+from tests.e2e.conftest import ENV_IMAGE, StartContainer, openssh, ssh_port
 from tests.e2e.images import BASE_IMAGE, TEST_LABEL, docker
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -39,35 +39,7 @@ def _client(port: int, user: str, key_file: Path) -> paramiko.SSHClient:
     return client
 
 
-def _openssh(
-    port: int, key: Path, command: str, user: str = "dev"
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            "ssh",
-            "-p",
-            str(port),
-            "-i",
-            str(key),
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=no",
-            "-o",
-            "UserKnownHostsFile=/dev/null",
-            "-o",
-            "IdentitiesOnly=yes",
-            f"{user}@127.0.0.1",
-            command,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
-def test_key_login_with_paramiko_and_openssh(
+def test_key_login_with_paramiko_andopenssh(
     env_image: str, start_container: StartContainer, project_dir: Path
 ) -> None:
     port = ssh_port(start_container(env_image, publish_ssh=True))
@@ -75,7 +47,7 @@ def test_key_login_with_paramiko_and_openssh(
     _, out, _ = client.exec_command("id -un; id -u")
     assert out.read().decode().split() == ["dev", "1000"]
     client.close()
-    done = _openssh(port, project_dir / "id_test", "whoami")
+    done = openssh(port, project_dir / "id_test", "whoami")
     assert done.returncode == 0 and done.stdout.strip() == "dev", done.stderr
 
 
@@ -91,7 +63,7 @@ def test_passwords_and_root_are_refused(
     transport.close()
     with pytest.raises(paramiko.AuthenticationException):
         _client(port, "root", project_dir / "id_test")
-    denied = _openssh(port, project_dir / "id_test", "true", user="root")
+    denied = openssh(port, project_dir / "id_test", "true", user="root")
     assert denied.returncode == 255 and "Permission denied" in denied.stderr
 
 
@@ -143,8 +115,8 @@ def test_ssh_session_sees_what_docker_exec_sees(
     port = ssh_port(name)
     probe = "echo $PATH; command -v python; python -c 'import torch; print(torch.__version__)'"
     via_exec = docker("exec", "-u", "dev", name, "sh", "-c", probe).stdout.split()
-    login = _openssh(port, project_dir / "id_test", f'bash -lc "{probe}"').stdout.split()
-    plain = _openssh(port, project_dir / "id_test", probe).stdout.split()
+    login = openssh(port, project_dir / "id_test", f'bash -lc "{probe}"').stdout.split()
+    plain = openssh(port, project_dir / "id_test", probe).stdout.split()
     assert login == via_exec, (login, via_exec)
     assert plain == via_exec, (plain, via_exec)
     assert via_exec[1] == "/opt/venv/bin/python"

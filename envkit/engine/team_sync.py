@@ -1,0 +1,66 @@
+"""Keep running containers in step with the team in envkit.yaml, without rebuilding or restarting:
+re-install authorized keys where they changed, and remove the containers of departed members."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from envkit.errors import EnvkitError
+
+INSTALLED_KEYS = "/var/lib/envkit/keys/{user}/authorized_keys"
+
+
+@dataclass(frozen=True)
+class KeySync:
+    container: str
+    keys: int  # how many keys it now accepts
+    refreshed: bool  # False: it already had exactly these keys
+
+
+def _installed(container: Any, user: str) -> set[str] | None:
+    result = container.exec_run(["cat", INSTALLED_KEYS.format(user=user)], user="root")
+    if result.exit_code != 0:
+        return None
+    text = result.output.decode("utf-8", "replace")
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def sync_keys(client: Any, plan: Any, running_before: set[str]) -> list[KeySync]:
+    """For containers that were already running before this `up` (new ones installed their keys
+    at start), compare the keys they accept with the plan and re-install where they differ."""
+    synced = []
+    for service in plan.services:
+        if service.container_name not in running_before:
+            continue
+        container = client.containers.get(service.container_name)
+        wanted = set(service.keys)
+        if _installed(container, service.user) == wanted:
+            synced.append(KeySync(service.container_name, len(wanted), refreshed=False))
+            continue
+        result = container.exec_run(["/usr/local/bin/envkit-install-keys"], user="root")
+        if result.exit_code != 0:
+            said = result.output.decode("utf-8", "replace").strip().splitlines()[-1:]
+            raise EnvkitError(
+                f"could not refresh the keys in {service.container_name}: {' '.join(said)}",
+                "its image predates key refresh: run `envkit build`, then `envkit up`",
+            )
+        synced.append(KeySync(service.container_name, len(wanted), refreshed=True))
+    return synced
+
+
+def running_containers(client: Any, project: str) -> set[str]:
+    return {c.name for c in client.containers.list(filters=ours(project))}
+
+
+def ours(project: str) -> dict[str, list[str]]:
+    """Containers `envkit up` made for this project. The image carries io.envkit.project too, so
+    a container someone ran by hand from it has that label; only ours have io.envkit.service."""
+    return {"label": [f"io.envkit.project={project}", "io.envkit.service"]}
+
+
+def departed(client: Any, plan: Any) -> list[Any]:
+    """Containers of this project that no service of the plan names (a member who left)."""
+    wanted = {s.container_name for s in plan.services}
+    every = client.containers.list(all=True, filters=ours(plan.project))
+    return [c for c in every if c.name not in wanted]

@@ -1,0 +1,144 @@
+"""A team on the real engine: per-member containers on one image, members joining and leaving
+with `envkit up` (no rebuild, other members' containers untouched, keys re-injected in place),
+and a shared container whose keys change without a restart. Logins are real OpenSSH sessions."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ENV_IMAGE, envkit, openssh
+from tests.e2e.images import copy_project, docker
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def _keypair(directory: Path, name: str) -> str:
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(directory / name)],
+        check=True,
+    )
+    return (directory / f"{name}.pub").read_text().strip()
+
+
+def _identity(name: str) -> tuple[str, str]:
+    """A container's id and start time: both unchanged means nobody touched it."""
+    out = docker("inspect", "-f", "{{.Id}} {{.State.StartedAt}}", name).stdout.split()
+    return out[0], out[1]
+
+
+def _config(base: str, project: str, mode: str, members: dict[str, list[str]]) -> str:
+    lines = [f"team:\n  mode: {mode}\n  members:\n"]
+    for name, keys in members.items():
+        quoted = ", ".join(f"'{k}'" for k in keys)
+        lines.append(f"    - name: {name}\n      keys: [{quoted}]\n")
+    text = base.replace("name: envkit-e2e", f"name: {project}")
+    text = text.replace("port: 18822", "port: 19000")
+    return text + "".join(lines)
+
+
+@pytest.fixture
+def team_project(env_image: str, project_dir: Path, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    project = "envkit-team"
+    copy_project(project_dir, tmp_path)
+    docker("tag", ENV_IMAGE, f"envkit/{project}:latest")
+    yield tmp_path, project
+    envkit("down", "--volumes", cwd=tmp_path)
+    docker("rmi", f"envkit/{project}:latest", check=False)
+
+
+def _port(directory: Path, member: str) -> int:
+    blocks = envkit("ssh-config", "--member", member, cwd=directory).stdout
+    return int(blocks.split("    Port ", 1)[1].split()[0])
+
+
+def test_members_join_and_leave_without_touching_the_others(
+    team_project: tuple[Path, str],
+) -> None:
+    directory, project = team_project
+    config = directory / "envkit.yaml"
+    base = config.read_text()
+    keys = {m: _keypair(directory, m) for m in ("alice", "bob", "carol", "alice2")}
+    image = docker("image", "inspect", "-f", "{{.Id}}", f"envkit/{project}:latest").stdout
+
+    config.write_text(
+        _config(base, project, "per-member", {"alice": [keys["alice"]], "bob": [keys["bob"]]})
+    )
+    first = envkit("up", cwd=directory)
+    assert first.returncode == 0, first.stdout + first.stderr
+    alice_port = _port(directory, "alice")
+    login = openssh(alice_port, directory / "alice", "id -un", user="alice")
+    assert login.stdout.strip() == "alice", login.stderr
+    assert openssh(alice_port, directory / "bob", "true", user="alice").returncode == 255, (
+        "bob's key must not open alice's container"
+    )
+    alice, bob = _identity(f"{project}-alice"), _identity(f"{project}-bob")
+
+    # carol joins: her container appears, nobody else's is recreated or restarted.
+    config.write_text(
+        _config(
+            base,
+            project,
+            "per-member",
+            {"alice": [keys["alice"]], "bob": [keys["bob"]], "carol": [keys["carol"]]},
+        )
+    )
+    joined = envkit("up", cwd=directory)
+    assert joined.returncode == 0, joined.stdout + joined.stderr
+    assert _identity(f"{project}-alice") == alice and _identity(f"{project}-bob") == bob
+    carol_port = _port(directory, "carol")
+    assert _port(directory, "alice") == alice_port, "a newcomer never moves anyone's port"
+    login = openssh(carol_port, directory / "carol", "id -un", user="carol")
+    assert login.stdout.strip() == "carol", login.stderr
+
+    # bob leaves and alice adds a second key: bob's container goes, alice's keys change in place.
+    config.write_text(
+        _config(
+            base,
+            project,
+            "per-member",
+            {"alice": [keys["alice"], keys["alice2"]], "carol": [keys["carol"]]},
+        )
+    )
+    left = envkit("up", cwd=directory)
+    assert left.returncode == 0, left.stdout + left.stderr
+    assert f"{project}-bob: removed" in left.stdout
+    # 3: her two keys and the lead's (ssh.authorized_key_files reach every member's container).
+    assert f"{project}-alice: healthy (keys refreshed: 3)" in left.stdout
+    names = docker("ps", "-a", "--format", "{{.Names}}").stdout.split()
+    assert f"{project}-bob" not in names
+    assert _identity(f"{project}-alice") == alice, "alice's container was restarted or recreated"
+    assert _port(directory, "carol") == carol_port
+    new_key = openssh(alice_port, directory / "alice2", "id -un", user="alice")
+    assert new_key.stdout.strip() == "alice", new_key.stderr
+    assert docker("image", "inspect", "-f", "{{.Id}}", f"envkit/{project}:latest").stdout == image
+
+    # Running it again is a no-op: no refresh reported, nothing restarted.
+    again = envkit("up", cwd=directory)
+    assert again.returncode == 0 and "refreshed" not in again.stdout
+    assert _identity(f"{project}-alice") == alice
+
+
+def test_shared_container_takes_and_drops_keys_without_a_restart(
+    team_project: tuple[Path, str],
+) -> None:
+    directory, project = team_project
+    config = directory / "envkit.yaml"
+    base = config.read_text()
+    keys = {m: _keypair(directory, m) for m in ("amy", "ben")}
+    config.write_text(_config(base, project, "shared", {"amy": [keys["amy"]]}))
+    assert envkit("up", cwd=directory).returncode == 0
+    before = _identity(project)
+    assert openssh(19000, directory / "amy", "id -un").stdout.strip() == "dev"
+    assert openssh(19000, directory / "ben", "true").returncode == 255
+
+    config.write_text(_config(base, project, "shared", {"ben": [keys["ben"]]}))
+    swapped = envkit("up", cwd=directory)
+    assert swapped.returncode == 0, swapped.stdout + swapped.stderr
+    assert "keys refreshed" in swapped.stdout
+    assert _identity(project) == before, "the shared container was restarted"
+    assert openssh(19000, directory / "ben", "id -un").stdout.strip() == "dev"
+    assert openssh(19000, directory / "amy", "true").returncode == 255, "amy left: key revoked"
