@@ -1,0 +1,282 @@
+"""`envkit doctor`: check the host before anything is built. Each finding says what was looked at,
+what was found, and the fix. Nothing here changes the host or the engine."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from envkit.errors import EnvkitError
+
+CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
+NVIDIA_HOOKS = ("nvidia-container-runtime", "nvidia-container-runtime-hook", "nvidia-ctk")
+TOOLKIT_FIX = (
+    "install the NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure "
+    "--runtime=docker && sudo systemctl restart docker`"
+)
+# Rough image sizes (GB) by base, for the free-disk check: the published images' unpacked
+# sizes, rounded up, plus room for envkit's layers and the build's intermediate copies.
+IMAGE_GB = {"pytorch": 12, "cuda": 14, "custom": 4}
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: str  # ok | info | warn | fail
+    message: str
+    fix: str | None = None
+
+
+@dataclass
+class Host:
+    """What earlier findings learned and later ones need."""
+
+    plan: Any | None = None
+    client: Any | None = None
+    info: dict[str, Any] | None = None
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
+def check_config(config: str | None, host: Host) -> Finding:
+    from envkit.config.load import CONFIG_ENV, DEFAULT_NAME, load_spec
+    from envkit.plan import make_plan
+
+    if not (config or os.environ.get(CONFIG_ENV) or Path(DEFAULT_NAME).is_file()):
+        return Finding(
+            "config",
+            "warn",
+            "no envkit.yaml here: only the host was checked",
+            "run `envkit doctor` next to envkit.yaml, or pass --config",
+        )
+    try:
+        loaded = load_spec(config)
+        host.plan = make_plan(loaded)
+    except EnvkitError as exc:
+        fix = exc.fix or "fix the fields named above, then run `envkit doctor` again"
+        return Finding("config", "fail", exc.message if exc.fix else str(exc), fix)
+    return Finding("config", "ok", f"{loaded.path} is valid (project {host.plan.project})")
+
+
+def check_engine(host: Host) -> Finding:
+    from envkit.targets.docker import docker_client
+
+    try:
+        host.client = docker_client()
+        version = host.client.version()
+        host.info = host.client.info()
+    except EnvkitError as exc:
+        return Finding("engine", "fail", exc.message, exc.fix)
+    engine = str(version.get("Version", "?"))
+    text = f"Docker Engine {engine} (API {version.get('ApiVersion', '?')})"
+    if _version_key(engine) < (19, 3):
+        return Finding("engine", "fail", f"{text}: GPU requests need 19.03 or newer", "upgrade")
+    return Finding("engine", "ok", text)
+
+
+def _compose_version() -> tuple[str, str] | None:
+    docker = shutil.which("docker")
+    candidates = [([docker, "compose", "version", "--short"], "v2")] if docker else []
+    legacy = shutil.which("docker-compose")
+    if legacy:
+        candidates.append(([legacy, "version", "--short"], "v1"))
+    for command, kind in candidates:
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=30)
+        if done.returncode == 0 and done.stdout.strip():
+            version = done.stdout.strip().lstrip("v")
+            return ("v2" if _version_key(version) >= (2,) else kind), version
+    return None
+
+
+def check_compose(host: Host) -> Finding:
+    found = _compose_version()
+    if found is None:
+        return Finding(
+            "compose",
+            "warn",
+            "neither `docker compose` nor `docker-compose` is installed; "
+            "`envkit up` will start containers through the docker SDK instead",
+            "install the Compose plugin (apt install docker-compose-plugin) for `docker compose`",
+        )
+    kind, version = found
+    if kind == "v1" and _version_key(version) < (1, 28):
+        return Finding(
+            "compose",
+            "warn",
+            f"docker-compose {version} predates GPU device reservations (1.28)",
+            "upgrade to the Compose plugin (v2); until then set ENVKIT_COMPOSE=sdk",
+        )
+    return Finding("compose", "ok", f"Compose {kind} ({version})")
+
+
+def _wants_gpus(host: Host) -> bool:
+    return host.plan is not None and host.plan.gpus != "none"
+
+
+def _gpu_need(host: Host, problem: str, fix: str) -> Finding:
+    """A missing GPU piece: a failure when envkit.yaml asks for GPUs, else only information."""
+    if _wants_gpus(host):
+        return Finding("nvidia", "fail", f"{problem}, but envkit.yaml asks for GPUs", fix)
+    why = "runtime.gpus is none" if host.plan is not None else "no envkit.yaml asks for GPUs"
+    return Finding("nvidia", "info", f"{problem} (fine: {why})", None)
+
+
+def check_nvidia_runtime(host: Host) -> Finding:
+    info = host.info or {}
+    runtimes = sorted((info.get("Runtimes") or {}).keys())
+    cdi_dirs = list(info.get("CDISpecDirs") or CDI_DIRS)
+    cdi = [
+        str(p)
+        for d in cdi_dirs
+        if Path(d).is_dir()
+        for p in sorted(Path(d).glob("*"))
+        if "nvidia" in p.name
+    ]
+    hooks = [h for h in NVIDIA_HOOKS if shutil.which(h)]
+    if "nvidia" in runtimes:
+        return Finding("nvidia-runtime", "ok", "the engine has the nvidia runtime registered")
+    if cdi:
+        return Finding("nvidia-runtime", "ok", f"NVIDIA CDI spec registered: {', '.join(cdi)}")
+    if hooks:
+        return Finding("nvidia-runtime", "ok", f"NVIDIA Container Toolkit found ({hooks[0]})")
+    problem = (
+        "the engine has no NVIDIA runtime or CDI spec (runtimes: "
+        f"{', '.join(runtimes) or 'none'}), so containers cannot be given GPUs"
+    )
+    finding = _gpu_need(host, problem, TOOLKIT_FIX)
+    return Finding("nvidia-runtime", finding.status, finding.message, finding.fix)
+
+
+def _nvidia_smi() -> tuple[str, list[str]] | None:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    done = subprocess.run(
+        [smi, "--query-gpu=driver_version,name", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    rows = [r.split(",", 1) for r in done.stdout.strip().splitlines() if "," in r]
+    if done.returncode != 0 or not rows:
+        return None
+    return rows[0][0].strip(), [name.strip() for _, name in rows]
+
+
+def check_driver(host: Host) -> Finding:
+    from envkit.catalog.compat import driver_verdict
+
+    found = _nvidia_smi()
+    if found is None:
+        problem = "no NVIDIA driver on this host (nvidia-smi is missing or sees no GPU)"
+        finding = _gpu_need(host, problem, "install the NVIDIA driver, then `nvidia-smi`")
+        return Finding("driver", finding.status, finding.message, finding.fix)
+    driver, gpus = found
+    seen = f"driver {driver}, {len(gpus)} GPU(s): {', '.join(sorted(set(gpus)))}"
+    cuda = host.plan.cuda if host.plan is not None else None
+    if cuda is None:
+        return Finding("driver", "ok", f"{seen}; no CUDA version in envkit.yaml to compare with")
+    verdict, explanation = driver_verdict(cuda, driver)
+    status = {"ok": "ok", "compat": "warn", "too-old": "fail"}[verdict]
+    fix = None if verdict == "ok" else f"upgrade the driver to >= {cuda.min_driver}"
+    if verdict == "too-old":
+        fix = f"{fix}, or choose an older `cuda:` in envkit.yaml (`envkit compat`)"
+    return Finding("driver", status, f"{seen}; image CUDA {cuda.version}: {explanation}", fix)
+
+
+def check_disk(host: Host) -> Finding:
+    root = Path(str((host.info or {}).get("DockerRootDir") or "/var/lib/docker"))
+    probe = root if root.exists() else Path.cwd()
+    free_gb = shutil.disk_usage(probe).free / 1e9
+    need = IMAGE_GB.get(host.plan.flavor, 4) if host.plan is not None else 4
+    text = f"{free_gb:.0f} GB free at {probe} (the image needs about {need} GB)"
+    if free_gb < need:
+        return Finding("disk", "fail", text, f"free space at {probe}: `docker system prune`")
+    if free_gb < 2 * need:
+        return Finding("disk", "warn", text, "leave room for rebuilds: `docker system prune`")
+    return Finding("disk", "ok", text)
+
+
+def check_ports(host: Host) -> Finding:
+    from envkit.engine.compose import port_in_use
+
+    plan = host.plan
+    if plan is None:
+        return Finding("ports", "info", "no envkit.yaml: no ports to check")
+    ours: set[str] = set()
+    if host.client is not None:
+        from envkit.engine.team_sync import running_containers
+
+        ours = running_containers(host.client, plan.project)
+    wanted: list[tuple[str, str, int]] = []
+    for service in plan.services:
+        owner = f"member {service.member}" if service.member else "ssh.port"
+        if plan.ssh_enabled and service.container_name not in ours:
+            wanted.append((owner, plan.ssh_bind, service.ssh_port))
+    if not ours:
+        for mapping in plan.extra_ports:
+            parts = mapping.split("/")[0].split(":")
+            address = parts[0] if len(parts) == 3 else "0.0.0.0"  # noqa: S104 - probed, not served
+            wanted.append((f"runtime.ports {mapping}", address, int(parts[-2])))
+    taken = [f"{port} ({owner})" for owner, address, port in wanted if port_in_use(address, port)]
+    if taken:
+        return Finding(
+            "ports",
+            "fail",
+            f"host port(s) already in use: {', '.join(taken)}",
+            "pick other ports in envkit.yaml, or stop what holds them (`ss -ltnp`)",
+        )
+    running = f"; {len(ours)} container(s) of {plan.project} already up" if ours else ""
+    return Finding("ports", "ok", f"{len(wanted)} port(s) free{running}")
+
+
+def run_doctor(config: str | None) -> list[Finding]:
+    host = Host()
+    findings = [check_config(config, host), check_engine(host)]
+    findings.append(check_compose(host))
+    if host.client is not None:
+        findings.append(check_nvidia_runtime(host))
+    findings += [check_driver(host), check_disk(host), check_ports(host)]
+    return findings
+
+
+def as_json(findings: list[Finding]) -> dict[str, Any]:
+    return {
+        "ok": not any(f.status == "fail" for f in findings),
+        "findings": [asdict(f) for f in findings],
+    }
+
+
+MARK = {
+    "ok": "[green]ok[/]",
+    "info": "[blue]info[/]",
+    "warn": "[yellow]warn[/]",
+    "fail": "[bold red]FAIL[/]",
+}
+
+
+def print_findings(findings: list[Finding]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="envkit doctor", title_justify="left", show_lines=True)
+    for column in ("", "check", "finding", "fix"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        table.add_row(MARK[f.status], f.check, f.message, f.fix or "")
+    console = Console()
+    console.print(table)
+    failed = [f.check for f in findings if f.status == "fail"]
+    console.print(
+        f"[bold red]{len(failed)} problem(s) to fix first: {', '.join(failed)}[/]"
+        if failed
+        else "[green]this host is ready for envkit build / envkit up[/]"
+    )
