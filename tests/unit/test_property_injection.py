@@ -4,6 +4,7 @@ instruction list and every user value lands as one shell word."""
 
 from __future__ import annotations
 
+import io
 import shlex
 from typing import Any
 
@@ -95,7 +96,8 @@ def placed_values(draw: st.DrawFn) -> tuple[str, str, str]:
 
 
 def _instructions(dockerfile: str) -> list[str]:
-    parser = DockerfileParser(fileobj=None)
+    # In memory: given no file object, the parser writes ./Dockerfile into the working directory.
+    parser = DockerfileParser(fileobj=io.BytesIO())
     parser.content = dockerfile
     return [item["instruction"] for item in parser.structure]
 
@@ -152,6 +154,7 @@ def test_no_value_changes_the_instruction_list(placed: tuple[str, str, str]) -> 
 
 
 def DockerfileParser_runs(dockerfile: str) -> list[str]:  # noqa: N802 - reads as the parser's view
-    parser = DockerfileParser(fileobj=None)
+    # In memory: given no file object, the parser writes ./Dockerfile into the working directory.
+    parser = DockerfileParser(fileobj=io.BytesIO())
     parser.content = dockerfile
     return [item["value"] for item in parser.structure if item["instruction"] == "RUN"]
