@@ -19,8 +19,10 @@ venv: $(STAMP)
 # Tools the tests run for real, from Debian's packages when missing: docker-compose (validates
 # rendered compose files), ssh/ssh-keygen (keys, real logins), mmdebstrap (the test base image,
 # since no registry is reachable), and a CPU torch with pytest for the system Python
-# (`envkit verify --local` and the checks' honesty tests run on it).
-SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest
+# (`envkit verify --local` and the checks' honesty tests run on it), and a headless Chromium with
+# its WebDriver (the HTML report is opened and inspected in a real browser).
+SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
+	chromium chromium-driver
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -49,6 +51,7 @@ bench: venv system-deps
 	$(PY) benchmarks/bench_cli.py --json benchmarks/cli.json
 	$(PY) benchmarks/bench_verify.py --json benchmarks/verify.json
 	$(PY) benchmarks/bench_build.py --json benchmarks/build.json
+	$(PY) benchmarks/bench_fleet.py --json benchmarks/fleet.json
 
 clean:
 	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -12,6 +12,7 @@ import typer
 
 from envkit import __version__
 from envkit.errors import EXIT_CHECKS_FAILED, EnvkitError
+from envkit.fleet import DEFAULT_PARALLEL
 
 app = typer.Typer(
     name="envkit",
@@ -246,8 +247,22 @@ def verify(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Show only what did not pass.")
     ] = False,
+    targets_file: Annotated[
+        Path | None,
+        typer.Option("--targets", help="File with one target URL per line ('#' comments)."),
+    ] = None,
+    parallel: Annotated[
+        int, typer.Option(help="How many targets to verify at once.")
+    ] = DEFAULT_PARALLEL,
+    target_timeout: Annotated[
+        float | None, typer.Option(help="Seconds one target's suite may take (default 1800).")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")
+    ] = None,
 ) -> None:
-    """Run the verification suite inside containers, over SSH, or on this machine."""
+    """Run the verification suite inside containers, over SSH, or on this machine; many targets
+    at once with --targets or several --target."""
     from envkit.verify_command import VerifyRequest, run_verify
 
     code = run_verify(
@@ -265,9 +280,33 @@ def verify(
             json_out=json_out,
             junit_out=junit_out,
             quiet=quiet,
+            targets_file=targets_file,
+            parallel=parallel,
+            target_timeout=target_timeout,
+            html_out=html_out,
         )
     )
     raise typer.Exit(code)
+
+
+@app.command()
+def doctor(
+    config: ConfigOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the findings as JSON.")] = False,
+) -> None:
+    """Check this host before anything is built: engine, compose, NVIDIA runtime and driver
+    against the image's CUDA, free disk, ports, and envkit.yaml. Exit 1 when something fails."""
+    import json
+
+    from envkit.doctor import as_json as findings_json
+    from envkit.doctor import print_findings, run_doctor
+
+    findings = run_doctor(config)
+    if as_json:
+        typer.echo(json.dumps(findings_json(findings), indent=2))
+    else:
+        print_findings(findings)
+    raise typer.Exit(EXIT_CHECKS_FAILED if any(f.status == "fail" for f in findings) else 0)
 
 
 def main() -> None:

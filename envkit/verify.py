@@ -74,7 +74,10 @@ def _put_user_checks(target: Target, directory: Path, remote_root: str) -> str:
 
 
 def run_on_target(
-    target: Target, settings: VerifySettings, python: str | None = None
+    target: Target,
+    settings: VerifySettings,
+    python: str | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """Ship the bundle, run it with the target's python, bring the report back."""
     token = secrets.token_hex(4)
@@ -86,13 +89,18 @@ def run_on_target(
     target.put(build_bundle(), bundle)
     interpreter = _find_python(target, python)
     config = json.dumps(settings.runner_config(target.name, user_dir))
+    limit = timeout or SUITE_TIMEOUT_S * settings.timeout_scale
     result = target.run(
-        [interpreter, bundle, "run", "--config", config, "--out", out],
-        timeout=SUITE_TIMEOUT_S * settings.timeout_scale,
+        [interpreter, bundle, "run", "--config", config, "--out", out], timeout=limit
     )
     try:
         report = dict(json.loads(target.get(out)))
     except Exception:
+        if result.exit_code in (124, 137):  # timeout(1) stopped it
+            raise EnvkitError(
+                f"the checks did not finish on {target.name} within {limit:.0f}s",
+                "raise --target-timeout, or look for a hung GPU or collective on that host",
+            ) from None
         tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
         raise EnvkitError(
             f"the checks did not finish on {target.name} (exit {result.exit_code})",
@@ -104,7 +112,30 @@ def run_on_target(
     return report
 
 
-def combine(reports: list[dict[str, Any]], unreachable: dict[str, str]) -> dict[str, Any]:
+def _per_target(
+    reports: list[dict[str, Any]], unreachable: dict[str, str], seconds: dict[str, float]
+) -> list[dict[str, Any]]:
+    """One row per target in the order given: its counts, its verdict, the time envkit spent."""
+    rows = []
+    for report in reports:
+        counts = report["summary"]
+        state = "failed" if counts.get("fail") or counts.get("error") else "passed"
+        rows.append({"target": report["target"], "state": state, **counts})
+    for name in unreachable:
+        rows.append(
+            {"target": name, "state": "unreachable", "pass": 0, "fail": 0, "skip": 0, "error": 0}
+        )
+    for row in rows:
+        if row["target"] in seconds:
+            row["seconds"] = round(seconds[row["target"]], 3)
+    return rows
+
+
+def combine(
+    reports: list[dict[str, Any]],
+    unreachable: dict[str, str],
+    seconds: dict[str, float] | None = None,
+) -> dict[str, Any]:
     summary = {"pass": 0, "fail": 0, "skip": 0, "error": 0}
     for report in reports:
         for status, count in report["summary"].items():
@@ -117,6 +148,7 @@ def combine(reports: list[dict[str, Any]], unreachable: dict[str, str]) -> dict[
             "targets": len(reports) + len(unreachable),
             "unreachable": len(unreachable),
         },
+        "per_target": _per_target(reports, unreachable, seconds or {}),
         "targets": reports,
         "unreachable": [{"target": name, "message": why} for name, why in unreachable.items()],
     }

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import EngineUnreachableError, EnvkitError
+from envkit.errors import EnvkitError
+from envkit.fleet import DEFAULT_PARALLEL, check_url, read_targets_file, verify_many
 from envkit.verify import VerifySettings, combine, exit_code, run_on_target, settings_for
 
 
@@ -27,6 +28,10 @@ class VerifyRequest:
     json_out: Path | None
     junit_out: Path | None
     quiet: bool
+    targets_file: Path | None = None
+    parallel: int = DEFAULT_PARALLEL
+    target_timeout: float | None = None
+    html_out: Path | None = None
 
 
 def _plan_if_any(request: VerifyRequest) -> Any | None:
@@ -40,6 +45,10 @@ def _plan_if_any(request: VerifyRequest) -> Any | None:
 
 def _targets(request: VerifyRequest, plan: Any | None) -> list[str]:
     chosen = list(request.targets)
+    for url in chosen:
+        check_url(url)
+    if request.targets_file is not None:
+        chosen += read_targets_file(request.targets_file)
     if request.local:
         chosen.insert(0, "local://")
     if not chosen and request.image is None:
@@ -71,7 +80,8 @@ def _one(url: str, request: VerifyRequest, plan: Any | None) -> dict[str, Any]:
     target = open_target(url)
     try:
         python = request.python if url.startswith("local://") else None
-        return run_on_target(target, _settings(request, plan, not url.startswith("local")), python)
+        settings = _settings(request, plan, not url.startswith("local"))
+        return run_on_target(target, settings, python, timeout=request.target_timeout)
     finally:
         target.close()
 
@@ -91,18 +101,21 @@ def run_verify(request: VerifyRequest) -> int:
     from envkit.report.table import print_report
 
     plan = _plan_if_any(request)
-    reports, unreachable = [], {}
-    for url in _targets(request, plan):
-        try:
-            reports.append(_one(url, request, plan))
-        except EngineUnreachableError as exc:
-            unreachable[url] = str(exc)
+    urls = _targets(request, plan)
+    outcomes = verify_many(urls, lambda url: _one(url, request, plan), request.parallel)
+    reports = [o.report for o in outcomes if o.report is not None]
+    unreachable = {o.target: o.problem or "" for o in outcomes if o.report is None}
+    seconds = {o.target: o.seconds for o in outcomes}
     if request.image:
         reports.append(_image(request, plan))
-    combined = combine(reports, unreachable)
+    combined = combine(reports, unreachable, seconds)
     print_report(combined, quiet=request.quiet)
     if request.json_out:
         request.json_out.write_text(json.dumps(combined, indent=2) + "\n")
     if request.junit_out:
         request.junit_out.write_text(to_junit(combined))
+    if request.html_out:
+        from envkit.report.html import to_html
+
+        request.html_out.write_text(to_html(combined), encoding="utf-8")
     return exit_code(combined)

@@ -20,6 +20,24 @@ def _detail(check: dict[str, Any]) -> str:
     return " ".join(p for p in parts if p)
 
 
+def _per_target_table(rows: list[dict[str, Any]]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="per target", title_justify="left")
+    for column in ("target", "state", "pass", "fail", "error", "skip", "time"):
+        table.add_column(column, justify="left" if column in ("target", "state") else "right")
+    colour = {"passed": "green", "failed": "bold red", "unreachable": "bold red"}
+    for row in rows:
+        seconds = row.get("seconds")
+        table.add_row(
+            row["target"],
+            f"[{colour[row['state']]}]{row['state']}[/]",
+            *(str(row[k]) for k in ("pass", "fail", "error", "skip")),
+            "" if seconds is None else f"{seconds:.1f}s",
+        )
+    return table
+
+
 def print_report(combined: dict[str, Any], quiet: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -63,6 +81,8 @@ def print_report(combined: dict[str, Any], quiet: bool = False) -> None:
         )
     for item in combined.get("unreachable", []):
         console.print(f"[bold red]unreachable[/] {item['target']}: {item['message']}")
+    if len(combined.get("per_target", [])) > 1:
+        console.print(_per_target_table(combined["per_target"]))
     s = combined["summary"]
     console.print(
         f"{s['pass']} passed, {s['fail']} failed, {s['error']} errors, {s['skip']} skipped "

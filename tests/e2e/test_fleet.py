@@ -1,0 +1,96 @@
+"""Many targets at once on the real engine: seven containers (one stopped on purpose, one whose
+python hangs) plus one of them again over SSH, verified concurrently from a targets file. The
+down and the hung target are reported; the others are verified all the same; the HTML report of
+the run is opened in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser import browser, drawn_boxes
+from tests.e2e.conftest import StartContainer, envkit, ssh_port
+from tests.e2e.images import TEST_LABEL, docker
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+LIGHT = ("--only", "tensor.creation", "--only", "autograd.seed_examples")
+
+
+@pytest.fixture
+def hung_container(env_image: str) -> Iterator[str]:
+    """A container whose `python3` never returns: the per-target deadline has to end it."""
+    name = f"envkit-test-hung-{uuid.uuid4().hex[:8]}"
+    path = docker("image", "inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", env_image)
+    image_path = next(e for e in path.stdout.splitlines() if e.startswith("PATH=")).split("=", 1)
+    docker(
+        "run", "-d", "--name", name, "--label", f"{TEST_LABEL}=container",
+        "-e", f"PATH=/opt/hang:{image_path[1]}", env_image,
+    )  # fmt: skip
+    try:
+        docker(
+            "exec", name, "sh", "-c",
+            "mkdir -p /opt/hang && printf '#!/bin/sh\\nexec sleep 600\\n' > /opt/hang/python3"
+            " && chmod 0755 /opt/hang/python3",
+        )  # fmt: skip
+        yield name
+    finally:
+        docker("rm", "-f", name, check=False)
+
+
+def test_seven_containers_at_once_with_one_down_and_one_hung(
+    env_image: str,
+    start_container: StartContainer,
+    hung_container: str,
+    project_dir: Path,
+    tmp_path: Path,
+) -> None:
+    healthy = [start_container(env_image, publish_ssh=(i == 0)) for i in range(5)]
+    stopped = start_container(env_image)
+    docker("stop", "-t", "1", stopped)
+    ssh_url = (
+        f"ssh://dev@127.0.0.1:{ssh_port(healthy[0])}?identity={project_dir / 'id_test'}"
+        f"&known_hosts={tmp_path / 'known_hosts'}"
+    )
+    urls = [f"docker://{n}" for n in healthy] + [
+        f"docker://{stopped}",
+        f"docker://{hung_container}",
+        ssh_url,
+    ]
+    listing = tmp_path / "targets.txt"
+    listing.write_text(
+        "# the team's GPU boxes\n" + "\n".join(f"{u}  # target {i}" for i, u in enumerate(urls))
+    )
+    done = envkit(
+        "verify", "--targets", str(listing), *LIGHT, "--parallel", "4",
+        "--target-timeout", "20", "--json", "fleet.json", "--html", "fleet.html",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    report = json.loads((tmp_path / "fleet.json").read_text())
+
+    verified = {r["target"]: r for r in report["targets"]}
+    assert set(verified) == {*(f"docker://{n}" for n in healthy), ssh_url}
+    for target in verified.values():
+        statuses = {c["id"]: c["status"] for c in target["checks"]}
+        assert statuses == {"tensor.creation": "pass", "autograd.seed_examples": "pass"}
+    down = {u["target"]: u["message"] for u in report["unreachable"]}
+    assert "is exited" in down[f"docker://{stopped}"]
+    assert "within 20s" in down[f"docker://{hung_container}"]
+    rows = report["per_target"]
+    assert [r["target"] for r in rows if r["state"] == "passed"] == [*urls[:5], ssh_url]
+    assert {r["target"] for r in rows if r["state"] == "unreachable"} == set(urls[5:7])
+    assert report["summary"]["targets"] == 8 and report["summary"]["pass"] == 12
+    assert "per target" in done.stdout and "unreachable" in done.stdout
+
+    with browser() as driver:
+        driver.get((tmp_path / "fleet.html").as_uri())
+        matrix = driver.find_element("id", "matrix").find_elements("tag name", "tr")
+        assert len(matrix) == 3 and len(matrix[0].find_elements("tag name", "th")) == 1 + 6
+        assert len(driver.find_element("id", "targets").find_elements("tag name", "tr")) == 9
+        assert len(driver.find_elements("css selector", "p.unreachable")) == 2
+        assert all(b["width"] > 0 for b in drawn_boxes(driver, "#chart-durations rect.bar"))

@@ -1,0 +1,85 @@
+"""Many targets at once: the pool's bound, order, isolation of a failing target, and the targets
+file's errors (named by file and line, before anything runs)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envkit.errors import EnvkitError
+from envkit.fleet import read_targets_file, verify_many
+
+
+def test_at_most_parallel_targets_run_at_once_and_order_is_kept() -> None:
+    running, peak, lock = 0, 0, threading.Lock()
+
+    def run_one(url: str) -> dict[str, Any]:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return {"target": url}
+
+    urls = [f"docker://c{i}" for i in range(9)]
+    outcomes = verify_many(urls, run_one, parallel=3)
+    assert [o.target for o in outcomes] == urls
+    assert peak == 3, "the bound is reached and never exceeded"
+
+
+def test_a_failing_target_is_reported_and_the_others_still_run() -> None:
+    def run_one(url: str) -> dict[str, Any]:
+        if url.endswith("down"):
+            raise EnvkitError("container down is exited", "start it")
+        if url.endswith("broken"):
+            raise ConnectionResetError("peer went away")
+        return {"target": url}
+
+    outcomes = verify_many(
+        ["docker://a", "docker://down", "ssh://x@broken", "docker://b"], run_one, 2
+    )
+    assert [o.report is not None for o in outcomes] == [True, False, False, True]
+    assert outcomes[1].problem is not None and "is exited" in outcomes[1].problem
+    assert outcomes[2].problem == "ConnectionResetError: peer went away"
+
+
+def test_targets_file_comments_blank_lines_and_bad_lines(tmp_path: Path) -> None:
+    listing = tmp_path / "targets.txt"
+    listing.write_text("# fleet\n\ndocker://a  # first\nssh://dev@gpu-1:2222\n")
+    assert read_targets_file(listing) == ["docker://a", "ssh://dev@gpu-1:2222"]
+    listing.write_text("docker://a\n\nftp://nope\n")
+    with pytest.raises(EnvkitError, match=r"targets.txt:3: 'ftp://nope' is not a target"):
+        read_targets_file(listing)
+    listing.write_text("# nothing\n")
+    with pytest.raises(EnvkitError, match="no targets"):
+        read_targets_file(listing)
+
+
+def test_cli_bad_targets_file_exits_2_without_a_traceback(tmp_path: Path) -> None:
+    listing = tmp_path / "targets.txt"
+    listing.write_text("docker://a\ndocker://\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "envkit", "verify", "--targets", str(listing)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"{listing}:2" in done.stderr and "Traceback" not in done.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "envkit", "verify", "--targets", str(tmp_path / "none.txt")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert missing.returncode == 2 and "cannot read it" in missing.stderr
