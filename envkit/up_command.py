@@ -138,7 +138,11 @@ def status(config: str | None) -> int:
             for k, v in (container.ports or {}).items()
             if v
         )
-        sys.stdout.write(f"{service.container_name}: {container.status} ({health}) {ports}\n")
+        # The image id shows at a glance that every member runs the same (verified) image.
+        image = str(container.attrs.get("Image", "")).removeprefix("sha256:")[:12]
+        sys.stdout.write(
+            f"{service.container_name}: {container.status} ({health}) {ports}  image {image}\n"
+        )
     return 0 if found else 1
 
 

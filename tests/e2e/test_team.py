@@ -120,6 +120,9 @@ def test_members_join_and_leave_without_touching_the_others(
     again = envkit("up", cwd=directory)
     assert again.returncode == 0 and "refreshed" not in again.stdout
     assert _identity(f"{project}-alice") == alice
+    status = envkit("status", cwd=directory).stdout.splitlines()
+    short = image.strip().removeprefix("sha256:")[:12]
+    assert len(status) == 2 and all(line.endswith(f"image {short}") for line in status), status
 
 
 def test_shared_container_takes_and_drops_keys_without_a_restart(
