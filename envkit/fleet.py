@@ -73,7 +73,7 @@ def verify_many(
             return Outcome(url, None, problem, time.monotonic() - started)
         return Outcome(url, report, None, time.monotonic() - started)
 
-    if len(unique) == 1:
-        return [guarded(unique[0])]
+    if len(unique) <= 1:  # nothing (only --image) or one target: no pool needed
+        return [guarded(url) for url in unique]
     with ThreadPoolExecutor(max_workers=min(parallel, len(unique))) as pool:
         return list(pool.map(guarded, unique))

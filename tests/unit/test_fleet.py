@@ -35,6 +35,12 @@ def test_at_most_parallel_targets_run_at_once_and_order_is_kept() -> None:
     assert peak == 3, "the bound is reached and never exceeded"
 
 
+def test_no_targets_and_one_target_need_no_pool() -> None:
+    assert verify_many([], lambda url: {"target": url}, parallel=4) == []
+    (only,) = verify_many(["docker://a", "docker://a"], lambda url: {"target": url}, parallel=4)
+    assert only.report == {"target": "docker://a"}
+
+
 def test_a_failing_target_is_reported_and_the_others_still_run() -> None:
     def run_one(url: str) -> dict[str, Any]:
         if url.endswith("down"):
