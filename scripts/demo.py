@@ -88,7 +88,15 @@ def main() -> None:
         run(envkit, "up")
         say("verify: the checks suite inside the container")
         verified = run(
-            envkit, "verify", "--json", "report.json", "--junit", "report.xml", check=False
+            envkit,
+            "verify",
+            "--json",
+            "report.json",
+            "--junit",
+            "report.xml",
+            "--html",
+            "report.html",
+            check=False,
         )
         say("ssh-config and a real login with the generated key")
         blocks = subprocess.run(
@@ -115,7 +123,7 @@ def main() -> None:
     finally:
         say("down: stop the container (host-key volume kept)")
         run(envkit, "down", check=False)
-    print(f"\nreports: {DEMO / 'report.json'}, {DEMO / 'report.xml'}")
+    print(f"\nreports: {DEMO / 'report.json'}, {DEMO / 'report.xml'}, {DEMO / 'report.html'}")
     sys.exit(verified.returncode)
 
 
