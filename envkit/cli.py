@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from envkit import __version__
-from envkit.errors import EXIT_CHECKS_FAILED, EnvkitError
+from envkit.errors import EXIT_CHECKS_FAILED, EXIT_INTERRUPTED, EnvkitError
 from envkit.fleet import DEFAULT_PARALLEL
 
 app = typer.Typer(
@@ -317,6 +317,24 @@ def main() -> None:
     except EnvkitError as exc:
         typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # raised outside click's own handling
+        _interrupted()
+    except SystemExit as exc:
+        if exc.code == EXIT_INTERRUPTED:  # click turns Ctrl-C into exit 130
+            _interrupted()
+        raise
+
+
+def _interrupted() -> None:
+    """Leave at once on Ctrl-C. Worker threads still blocked on a target (docker exec, SSH) would
+    keep the interpreter alive until that target's deadline; once the interrupt has unwound the
+    stack, nothing of ours is left to clean up, so they are abandoned."""
+    import os
+    import threading
+
+    typer.echo("interrupted", err=True)
+    if threading.active_count() > 1:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+    sys.exit(EXIT_INTERRUPTED)

@@ -13,6 +13,7 @@ EXIT_CHECKS_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_BUILD_FAILED = 4
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a SIGINT death
 
 
 class EnvkitError(Exception):

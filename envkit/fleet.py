@@ -75,5 +75,14 @@ def verify_many(
 
     if len(unique) <= 1:  # nothing (only --image) or one target: no pool needed
         return [guarded(url) for url in unique]
-    with ThreadPoolExecutor(max_workers=min(parallel, len(unique))) as pool:
-        return list(pool.map(guarded, unique))
+    pool = ThreadPoolExecutor(max_workers=min(parallel, len(unique)))
+    try:
+        futures = [pool.submit(guarded, url) for url in unique]
+        return [future.result() for future in futures]
+    except KeyboardInterrupt:
+        # Ctrl-C: start nothing more and do not wait for targets still running (the CLI leaves
+        # at once; their suites end by their own deadline inside the target).
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=False)

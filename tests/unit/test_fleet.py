@@ -89,3 +89,39 @@ def test_cli_bad_targets_file_exits_2_without_a_traceback(tmp_path: Path) -> Non
         check=False,
     )
     assert missing.returncode == 2 and "cannot read it" in missing.stderr
+
+
+HARNESS = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a background parent may ignore it
+import envkit.verify_command as command
+from envkit.cli import main
+
+def hang(url, request, plan):
+    print("started", url, flush=True)
+    time.sleep(120)  # a target whose suite never answers
+
+command._one = hang
+sys.argv = ["envkit", "verify", "--target", "docker://a", "--target", "docker://b"]
+main()
+"""
+
+
+def test_ctrl_c_during_a_fleet_run_exits_130_at_once(tmp_path: Path) -> None:
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HARNESS],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    started = [proc.stdout.readline(), proc.stdout.readline()]
+    assert all(line.startswith("started docker://") for line in started)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    assert time.monotonic() - sent < 10, "it waited for the hung targets"
