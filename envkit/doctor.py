@@ -198,11 +198,29 @@ def check_disk(host: Host) -> Finding:
     free_gb = shutil.disk_usage(probe).free / 1e9
     need = IMAGE_GB.get(host.plan.flavor, 4) if host.plan is not None else 4
     text = f"{free_gb:.0f} GB free at {probe} (the image needs about {need} GB)"
+    built = _built_image(host)
+    if built is not None:  # only changed layers are rebuilt from here on
+        need = 1
+        text = f"{free_gb:.0f} GB free at {probe}; {built[0]} is built ({built[1]:.1f} GB)"
     if free_gb < need:
         return Finding("disk", "fail", text, f"free space at {probe}: `docker system prune`")
     if free_gb < 2 * need:
         return Finding("disk", "warn", text, "leave room for rebuilds: `docker system prune`")
     return Finding("disk", "ok", text)
+
+
+def _built_image(host: Host) -> tuple[str, float] | None:
+    """The project's image tag and size in GB, when it is already built."""
+    if host.client is None or host.plan is None:
+        return None
+    from docker.errors import DockerException
+
+    tag = str(host.plan.image_tag)
+    try:
+        image = host.client.images.get(tag)
+    except DockerException:
+        return None
+    return tag, float(image.attrs.get("Size", 0)) / 1e9
 
 
 def check_ports(host: Host) -> Finding:

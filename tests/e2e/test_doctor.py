@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tests.e2e.conftest import envkit
+from tests.e2e.images import copy_project
 
 pytestmark = [pytest.mark.docker]
 
@@ -116,3 +117,13 @@ def test_taken_port_and_invalid_config(tmp_path: Path) -> None:
     code, found, _ = _doctor(tmp_path)
     assert code == 1 and found["config"]["status"] == "fail"
     assert "runtime.gpus" in found["config"]["message"] and "lots" in found["config"]["message"]
+
+
+def test_an_image_already_built_is_named_in_the_disk_finding(
+    env_image: str, project_dir: Path, tmp_path: Path
+) -> None:
+    copy_project(project_dir, tmp_path)  # the e2e project, whose image the session built
+    code, found, _ = _doctor(tmp_path)
+    assert f"{env_image} is built" in found["disk"]["message"], found["disk"]
+    assert found["config"]["status"] == "ok" and found["nvidia-runtime"]["status"] == "info"
+    assert code == 0, "a CPU project on a host without GPUs has nothing to fix"
