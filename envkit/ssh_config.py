@@ -20,13 +20,16 @@ def ssh_config_blocks(
         raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")
     services = list(plan.services)
     per_member = any(s.member for s in services)
-    if member is not None and per_member:
-        services = [s for s in services if s.member == member]
-        if not services:
-            known = ", ".join(s.member for s in plan.services if s.member)
+    if member is not None:
+        known = plan.members
+        if member not in known:
             raise EnvkitError(
-                f"--member {member!r} is not in team.members", f"choose one of: {known}"
+                f"--member {member!r} is not in team.members",
+                f"choose one of: {', '.join(known)}" if known else "add the member to team.members",
             )
+        if per_member:
+            services = [s for s in services if s.member == member]
+        # shared mode: every member reaches the one container, so the block is the same
     address = connect_host(plan, host)
     blocks = []
     for service in services:

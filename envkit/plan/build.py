@@ -110,6 +110,7 @@ class Plan:
     require_gpu: bool
     verify: VerifyPlan
     notes: tuple[str, ...] = field(default=())
+    members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
 
 
 def _fail(loaded: LoadedSpec, loc: Loc, problem: FieldError, value: object) -> None:
@@ -325,4 +326,5 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
             ),
         ),
         notes=tuple(notes),
+        members=tuple(m.name for m in spec.team.members),
     )

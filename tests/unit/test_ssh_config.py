@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from envkit.errors import EnvkitError
 from envkit.plan.access import member_port
 from envkit.ssh_config import ssh_config_blocks
-from tests.conftest import plan_example
+from tests.conftest import EXAMPLES, plan_example, plan_text
 
 
 def test_one_block_per_member_with_ports_and_accept_new() -> None:
@@ -32,3 +34,20 @@ def test_member_filter_and_unknown_member() -> None:
 def test_shared_container_and_explicit_host() -> None:
     text = ssh_config_blocks(plan_example("seed-pytorch-1.11"), host="gpu-box.lab")
     assert "Host reignite\n    HostName gpu-box.lab\n    Port 8822\n    User dev" in text
+
+
+def test_shared_mode_member_gets_the_shared_block_and_unknown_members_are_refused(
+    tmp_path: Path,
+) -> None:
+    key = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
+    plan = plan_text(
+        f"name: lab\nssh:\n  port: 2200\nteam:\n  members:\n    - {{name: amy, keys: ['{key}']}}\n",
+        tmp_path,
+    )
+    block = ssh_config_blocks(plan, member="amy")
+    assert "Host lab\n" in block and "    Port 2200" in block and "    User dev" in block
+    with pytest.raises(EnvkitError, match="choose one of: amy"):
+        ssh_config_blocks(plan, member="zed")
+    solo = plan_example("seed-pytorch-1.11")
+    with pytest.raises(EnvkitError, match=r"add the member to team\.members"):
+        ssh_config_blocks(solo, member="amy")
