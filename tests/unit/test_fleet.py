@@ -98,7 +98,8 @@ import envkit.verify_command as command
 from envkit.cli import main
 
 def hang(url, request, plan):
-    print("started", url, flush=True)
+    sys.stdout.write(f"started {url}\\n")
+    sys.stdout.flush()
     time.sleep(120)  # a target whose suite never answers
 
 command._one = hang
@@ -118,10 +119,18 @@ def test_ctrl_c_during_a_fleet_run_exits_130_at_once(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.stdout is not None
-    started = [proc.stdout.readline(), proc.stdout.readline()]
-    assert all(line.startswith("started docker://") for line in started)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    try:
+        # Both targets under way. Two threads print at once, so their lines may interleave.
+        seen = ""
+        while seen.count("started docker://") < 2:
+            line = proc.stdout.readline()
+            assert line, f"the harness ended early: {proc.communicate()[1][-2000:]}"
+            seen += line
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.communicate()
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert time.monotonic() - sent < 10, "it waited for the hung targets"
