@@ -103,13 +103,19 @@ def down(config: str | None, volumes: bool) -> int:
     _, plan, out_dir = _loaded(config)
     if not (out_dir / "docker-compose.yml").is_file():
         raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
+    from envkit.targets.docker import docker_client
+
     if _use_sdk():
         from envkit.engine.sdk_up import sdk_down
-        from envkit.targets.docker import docker_client
 
         sdk_down(docker_client(), plan, volumes)
     else:
         run_compose(out_dir, plan.project, "down", *(["--volumes"] if volumes else []))
+    if volumes:
+        # Also the host-key volumes of members who have left: compose only knows today's services.
+        client = docker_client()
+        for volume in client.volumes.list(filters={"label": f"io.envkit.project={plan.project}"}):
+            volume.remove(force=True)
     sys.stdout.write(
         f"{plan.project}: stopped"
         + (

@@ -48,6 +48,13 @@ def env_image(project_dir: Path) -> Iterator[str]:
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     yield ENV_IMAGE
     docker("rmi", "-f", ENV_IMAGE, check=False)
+    # Layers left untagged by builds that failed or were interrupted on purpose. Every image built
+    # on the test base inherits its label, so these are certainly the tests' own.
+    leftovers = docker(
+        "images", "-q", "--filter", "dangling=true", "--filter", f"label={TEST_LABEL}"
+    ).stdout.split()
+    if leftovers:
+        docker("rmi", *leftovers, check=False)
 
 
 StartContainer = Callable[..., str]

@@ -124,6 +124,12 @@ def test_members_join_and_leave_without_touching_the_others(
     short = image.strip().removeprefix("sha256:")[:12]
     assert len(status) == 2 and all(line.endswith(f"image {short}") for line in status), status
 
+    # down --volumes also removes bob's host-key volume, though he is no longer a service.
+    label = f"label=io.envkit.project={project}"
+    assert f"{project}-bob-hostkeys" in docker("volume", "ls", "-q", "--filter", label).stdout
+    assert envkit("down", "--volumes", cwd=directory).returncode == 0
+    assert docker("volume", "ls", "-q", "--filter", label).stdout.strip() == ""
+
 
 def test_shared_container_takes_and_drops_keys_without_a_restart(
     team_project: tuple[Path, str],
