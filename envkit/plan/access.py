@@ -102,6 +102,18 @@ def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:
                 )
             )
         taken[service.ssh_port] = owner
+    if len(services) > 1 and loaded.spec.runtime.ports:
+        # Every container publishes runtime.ports, and a host port can go to one of them only.
+        issues.append(
+            loaded.issue(
+                ("runtime", "ports", 0),
+                f"in per-member mode each of the {len(services)} containers would publish "
+                f"{loaded.spec.runtime.ports[0]}, and a host port can go to only one",
+                "remove runtime.ports (members can tunnel with `ssh -L`), or use team.mode: "
+                "shared",
+                loaded.spec.runtime.ports[0],
+            )
+        )
     if issues:
         raise ConfigError(str(loaded.path), issues)
 

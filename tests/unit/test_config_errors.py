@@ -272,6 +272,14 @@ BAD = [
         "unique",
     ),
     (
+        "member-extra-ports",
+        f"name: a\nruntime:\n  ports: ['6006:6006']\nteam:\n  mode: per-member\n  members:\n"
+        f"    - {{name: amy, keys: ['{KEY}']}}\n    - {{name: bob, keys: ['{KEY}']}}\n",
+        "runtime.ports[0]",
+        3,
+        "a host port can go to only one",
+    ),
+    (
         "member-port-clash",
         f"name: a\nssh:\n  port: 9000\nteam:\n  mode: per-member\n  members:\n"
         f"    - {{name: amy, keys: ['{KEY}']}}\n    - {{name: bob, keys: ['{KEY}'], port: 9160}}\n",
