@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
 from pathlib import Path
@@ -11,6 +12,7 @@ BUNDLE_PACKAGE = "envkit_checks"
 MAIN = "import sys\nfrom envkit_checks.runner import main\nsys.exit(main())\n"
 
 
+@functools.cache  # the same bytes for every target of one run
 def build_bundle() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -120,12 +120,12 @@ def _wants_gpus(host: Host) -> bool:
     return host.plan is not None and host.plan.gpus != "none"
 
 
-def _gpu_need(host: Host, problem: str, fix: str) -> Finding:
+def _gpu_need(host: Host, check: str, problem: str, fix: str) -> Finding:
     """A missing GPU piece: a failure when envkit.yaml asks for GPUs, else only information."""
     if _wants_gpus(host):
-        return Finding("nvidia", "fail", f"{problem}, but envkit.yaml asks for GPUs", fix)
+        return Finding(check, "fail", f"{problem}, but envkit.yaml asks for GPUs", fix)
     why = "runtime.gpus is none" if host.plan is not None else "no envkit.yaml asks for GPUs"
-    return Finding("nvidia", "info", f"{problem} (fine: {why})", None)
+    return Finding(check, "info", f"{problem} (fine: {why})", None)
 
 
 def check_nvidia_runtime(host: Host) -> Finding:
@@ -150,8 +150,7 @@ def check_nvidia_runtime(host: Host) -> Finding:
         "the engine has no NVIDIA runtime or CDI spec (runtimes: "
         f"{', '.join(runtimes) or 'none'}), so containers cannot be given GPUs"
     )
-    finding = _gpu_need(host, problem, TOOLKIT_FIX)
-    return Finding("nvidia-runtime", finding.status, finding.message, finding.fix)
+    return _gpu_need(host, "nvidia-runtime", problem, TOOLKIT_FIX)
 
 
 def _nvidia_smi() -> tuple[str, list[str]] | None:
@@ -177,8 +176,7 @@ def check_driver(host: Host) -> Finding:
     found = _nvidia_smi()
     if found is None:
         problem = "no NVIDIA driver on this host (nvidia-smi is missing or sees no GPU)"
-        finding = _gpu_need(host, problem, "install the NVIDIA driver, then `nvidia-smi`")
-        return Finding("driver", finding.status, finding.message, finding.fix)
+        return _gpu_need(host, "driver", problem, "install the NVIDIA driver, then `nvidia-smi`")
     driver, gpus = found
     seen = f"driver {driver}, {len(gpus)} GPU(s): {', '.join(sorted(set(gpus)))}"
     cuda = host.plan.cuda if host.plan is not None else None
@@ -224,36 +222,23 @@ def _built_image(host: Host) -> tuple[str, float] | None:
 
 
 def check_ports(host: Host) -> Finding:
-    from envkit.engine.compose import port_in_use
+    from envkit.engine.compose import taken_ports
+    from envkit.engine.team_sync import running_containers
 
     plan = host.plan
     if plan is None:
         return Finding("ports", "info", "no envkit.yaml: no ports to check")
-    ours: set[str] = set()
-    if host.client is not None:
-        from envkit.engine.team_sync import running_containers
-
-        ours = running_containers(host.client, plan.project)
-    wanted: list[tuple[str, str, int]] = []
-    for service in plan.services:
-        owner = f"member {service.member}" if service.member else "ssh.port"
-        if plan.ssh_enabled and service.container_name not in ours:
-            wanted.append((owner, plan.ssh_bind, service.ssh_port))
-    if not ours:
-        for mapping in plan.extra_ports:
-            parts = mapping.split("/")[0].split(":")
-            address = parts[0] if len(parts) == 3 else "0.0.0.0"  # noqa: S104 - probed, not served
-            wanted.append((f"runtime.ports {mapping}", address, int(parts[-2])))
-    taken = [f"{port} ({owner})" for owner, address, port in wanted if port_in_use(address, port)]
+    ours = running_containers(host.client, plan.project) if host.client is not None else set()
+    taken = taken_ports(plan, ours)
     if taken:
         return Finding(
             "ports",
             "fail",
-            f"host port(s) already in use: {', '.join(taken)}",
+            f"host port(s) already in use: {', '.join(f'{p} ({o})' for p, o in taken)}",
             "pick other ports in envkit.yaml, or stop what holds them (`ss -ltnp`)",
         )
     running = f"; {len(ours)} container(s) of {plan.project} already up" if ours else ""
-    return Finding("ports", "ok", f"{len(wanted)} port(s) free{running}")
+    return Finding("ports", "ok", f"the ports envkit.yaml asks for are free{running}")
 
 
 def run_doctor(config: str | None) -> list[Finding]:

@@ -1,17 +1,16 @@
 """Verify many targets at once: a bounded pool of workers, a deadline per target, and a target
-that is down (or fails in any way) recorded as unreachable without stopping the others."""
+that is down (or fails in any way) recorded as unreachable without stopping the others.
+The CLI imports this module at start-up (for DEFAULT_PARALLEL), so its imports are deferred."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envkit.errors import EnvkitError
-from envkit.targets import TARGETS
 
 DEFAULT_PARALLEL = 4
 
@@ -46,6 +45,8 @@ def read_targets_file(path: Path) -> list[str]:
 
 def check_url(url: str, where: str = "--target") -> None:
     """Refuse a malformed target before anything runs anywhere."""
+    from envkit.targets import TARGETS
+
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in TARGETS or (scheme != "local" and not rest):
         raise EnvkitError(
@@ -75,6 +76,8 @@ def verify_many(
 
     if len(unique) <= 1:  # nothing (only --image) or one target: no pool needed
         return [guarded(url) for url in unique]
+    from concurrent.futures import ThreadPoolExecutor
+
     pool = ThreadPoolExecutor(max_workers=min(parallel, len(unique)))
     try:
         futures = [pool.submit(guarded, url) for url in unique]

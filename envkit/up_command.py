@@ -32,19 +32,16 @@ def _use_sdk() -> bool:
 
 
 def _check_ports(client: Any, plan: Any) -> None:
-    from envkit.engine.compose import port_in_use
+    from envkit.engine.compose import taken_ports
     from envkit.engine.team_sync import running_containers
 
-    ours = running_containers(client, plan.project)
-    for service in plan.services:
-        if service.container_name in ours:
-            continue  # already running: its port is ours, and `up` changes nothing
-        if plan.ssh_enabled and port_in_use(plan.ssh_bind, service.ssh_port):
-            owner = f"member {service.member}" if service.member else "ssh.port"
-            raise EnvkitError(
-                f"host port {service.ssh_port} ({owner}) is already in use",
-                "pick another port in envkit.yaml, or stop what holds it",
-            )
+    taken = taken_ports(plan, running_containers(client, plan.project))
+    if taken:
+        port, owner = taken[0]
+        raise EnvkitError(
+            f"host port {port} ({owner}) is already in use",
+            "pick another port in envkit.yaml, or stop what holds it",
+        )
 
 
 def up(config: str | None, timeout: float) -> int:
@@ -67,19 +64,20 @@ def up(config: str | None, timeout: float) -> int:
         ) from None
     _check_ports(client, plan)
     running_before = running_containers(client, plan.project)
-    leaving = [c.name for c in departed(client, plan)]
+    leaving = departed(client, plan)
+    for gone in leaving:  # a member who left envkit.yaml: the container goes, its volume stays
+        gone.remove(force=True)
     if _use_sdk():
         from envkit.engine.sdk_up import sdk_up
 
         sdk_up(client, plan, out_dir)
     else:
-        # --remove-orphans: a member who left envkit.yaml loses their container (not its volume).
-        run_compose(out_dir, plan.project, "up", "-d", "--no-build", "--remove-orphans")
+        run_compose(out_dir, plan.project, "up", "-d", "--no-build")
     names = [s.container_name for s in plan.services]
     states = wait_healthy(client, names, timeout)
     refreshed = {s.container: s for s in sync_keys(client, plan, running_before)}
-    for name in leaving:
-        sys.stdout.write(f"{name}: removed (no longer in envkit.yaml)\n")
+    for gone in leaving:
+        sys.stdout.write(f"{gone.name}: removed (no longer in envkit.yaml)\n")
     for service in plan.services:
         state = states.get(service.container_name, "unknown")
         sys.stdout.write(f"{service.container_name}: {state}")
@@ -99,21 +97,21 @@ def up(config: str | None, timeout: float) -> int:
 
 def down(config: str | None, volumes: bool) -> int:
     from envkit.engine.compose import run_compose
+    from envkit.engine.team_sync import ours
+    from envkit.targets.docker import docker_client
 
     _, plan, out_dir = _loaded(config)
     if not (out_dir / "docker-compose.yml").is_file():
         raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
-    from envkit.targets.docker import docker_client
 
-    if _use_sdk():
-        from envkit.engine.sdk_up import sdk_down
-
-        sdk_down(docker_client(), plan, volumes)
-    else:
-        run_compose(out_dir, plan.project, "down", *(["--volumes"] if volumes else []))
+    client = docker_client()
+    if not _use_sdk():
+        run_compose(out_dir, plan.project, "down")  # its network too
+    # By label, on both paths: every container `up` made, members who have left included.
+    for container in client.containers.list(all=True, filters=ours(plan.project)):
+        container.remove(force=True)
     if volumes:
-        # Also the host-key volumes of members who have left: compose only knows today's services.
-        client = docker_client()
+        # Likewise by label: compose alone would keep the volumes of members who have left.
         for volume in client.volumes.list(filters={"label": f"io.envkit.project={plan.project}"}):
             volume.remove(force=True)
     sys.stdout.write(

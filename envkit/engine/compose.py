@@ -56,6 +56,31 @@ def port_in_use(address: str, port: int) -> bool:
     return False
 
 
+def parse_mapping(mapping: str) -> tuple[str, int, str, str]:
+    """A runtime.ports entry ("[IP:]HOST:CONTAINER[/PROTO]") as (host address, host port,
+    container port, protocol)."""
+    spec, _, proto = mapping.partition("/")
+    parts = spec.split(":")
+    host_ip, host_port, container_port = parts if len(parts) == 3 else ["0.0.0.0", *parts]  # noqa: S104
+    return host_ip, int(host_port), container_port, proto or "tcp"
+
+
+def taken_ports(plan: Any, running: set[str]) -> list[tuple[int, str]]:
+    """Host ports the environment still has to bind that something else holds, as (port, whose).
+    A container of ours that is already running holds its own ports: they are not asked for."""
+    wanted: list[tuple[str, int, str]] = []
+    for service in plan.services:
+        if service.container_name in running:
+            continue
+        if plan.ssh_enabled:
+            owner = f"member {service.member}" if service.member else "ssh.port"
+            wanted.append((plan.ssh_bind, service.ssh_port, owner))
+        for mapping in plan.extra_ports:
+            host_ip, host_port, _, _ = parse_mapping(mapping)
+            wanted.append((host_ip, host_port, f"runtime.ports {mapping}"))
+    return [(port, owner) for address, port, owner in wanted if port_in_use(address, port)]
+
+
 def containers(client: Any, project: str) -> list[Any]:
     from envkit.engine.team_sync import ours
 

@@ -3,10 +3,11 @@ without `docker compose` or `docker-compose` (or with ENVKIT_COMPOSE=sdk)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 from typing import Any
+
+from envkit.engine.compose import parse_mapping
 
 SECOND_NS = 1_000_000_000
 
@@ -34,10 +35,8 @@ def _ports(plan: Any, service: Any) -> dict[str, Any]:
     if plan.ssh_enabled:
         ports["22/tcp"] = (plan.ssh_bind, service.ssh_port)
     for mapping in plan.extra_ports:
-        proto = mapping.split("/")[1] if "/" in mapping else "tcp"
-        parts = mapping.split("/")[0].split(":")
-        host_ip, host_port, container_port = parts if len(parts) == 3 else ["0.0.0.0", *parts]  # noqa: S104
-        ports[f"{container_port}/{proto}"] = (host_ip, int(host_port))
+        host_ip, host_port, container_port, proto = parse_mapping(mapping)
+        ports[f"{container_port}/{proto}"] = (host_ip, host_port)
     return ports
 
 
@@ -94,10 +93,6 @@ def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
 def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
     from docker.errors import NotFound
 
-    from envkit.engine.team_sync import departed
-
-    for gone in departed(client, plan):
-        gone.remove(force=True)  # a member who left envkit.yaml; their host-key volume stays
     for service in plan.services:
         try:
             existing = client.containers.get(service.container_name)
@@ -113,16 +108,3 @@ def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
         except NotFound:
             client.volumes.create(volume, labels={"io.envkit.project": plan.project})
         client.containers.run(plan.image_tag, **run_options(plan, service, out_dir.resolve()))
-
-
-def sdk_down(client: Any, plan: Any, volumes: bool) -> None:
-    from docker.errors import NotFound
-
-    from envkit.engine.team_sync import ours
-
-    for container in client.containers.list(all=True, filters=ours(plan.project)):
-        container.remove(force=True)
-    if volumes:
-        for service in plan.services:
-            with contextlib.suppress(NotFound):
-                client.volumes.get(f"{plan.project}_{service.name}-hostkeys").remove(force=True)

@@ -109,8 +109,7 @@ def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:
                 ("runtime", "ports", 0),
                 f"in per-member mode each of the {len(services)} containers would publish "
                 f"{loaded.spec.runtime.ports[0]}, and a host port can go to only one",
-                "remove runtime.ports (members can tunnel with `ssh -L`), or use team.mode: "
-                "shared",
+                "remove runtime.ports (members can tunnel with `ssh -L`), or use team.mode: shared",
                 loaded.spec.runtime.ports[0],
             )
         )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from envkit.checks.registry import GROUPS
+from envkit.report import check_order
 
 COLOURS = {
     "pass": "#1a7f37",
@@ -36,11 +36,6 @@ svg.chart{display:block;margin:6px 0 16px}svg text{font:12px system-ui,sans-seri
 def _status(status: str) -> str:
     colour = COLOURS.get(status, "#656d76")
     return f'<span class="st" style="background:{colour}">{escape(status)}</span>'
-
-
-def _order(check: dict[str, Any]) -> tuple[int, str]:
-    groups = {g: i for i, g in enumerate((*GROUPS, "user"))}
-    return groups.get(check["group"], 99), check["id"]
 
 
 def _summary(combined: dict[str, Any]) -> str:
@@ -85,7 +80,7 @@ def _matrix(combined: dict[str, Any]) -> str:
             checks.setdefault(check["id"], check)
     head = "".join(f"<th>{escape(r['target'])}</th>" for r in reports)
     rows = []
-    for check_id in sorted(checks, key=lambda i: _order(checks[i])):
+    for check_id in sorted(checks, key=lambda i: check_order(checks[i])):
         cells = []
         for report in reports:
             found = by_target[report["target"]].get(check_id)
@@ -122,7 +117,7 @@ def _check_tables(combined: dict[str, Any]) -> str:
             f"<tr><td>{escape(c['id'])}</td><td>{_status(c['status'])}</td>"
             f'<td class="num">{c["duration_s"]:.2f}s</td>'
             f'<td class="msg">{escape(c["message"] or "")}</td><td>{_metrics(c)}</td></tr>'
-            for c in sorted(report["checks"], key=_order)
+            for c in sorted(report["checks"], key=check_order)
         ]
         out.append(
             f'<table class="checks" id="checks-{index}"><tr><th>check</th><th>status</th>'
@@ -131,9 +126,14 @@ def _check_tables(combined: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _bar_chart(chart_id: str, rows: list[tuple[str, float, str, str]], scale: float) -> str:
-    """Horizontal bars: (label, value, caption, colour), `scale` maps to the full width. A line
-    marks 100% when the scale is a fraction of peak."""
+def _bar_chart(
+    chart_id: str,
+    rows: list[tuple[str, float, str, str]],
+    scale: float,
+    mark: float | None = None,
+) -> str:
+    """Horizontal bars: (label, value, caption, colour); `scale` maps to the full width, and a
+    dashed line is drawn at the value `mark` (100% of peak on the peak chart)."""
     label_w, bar_w, row_h = 300, 420, 24
     height = row_h * len(rows) + 10
     parts = [
@@ -149,8 +149,8 @@ def _bar_chart(chart_id: str, rows: list[tuple[str, float, str, str]], scale: fl
             f' fill="{colour}"><title>{escape(caption)}</title></rect>'
             f'<text x="{label_w + width + 6:.1f}" y="{y + 16}">{escape(caption)}</text>'
         )
-    if chart_id == "chart-peak":
-        x = label_w + bar_w / scale
+    if mark is not None:
+        x = label_w + bar_w * mark / scale
         parts.append(
             f'<line class="peak" x1="{x:.1f}" x2="{x:.1f}" y1="0" y2="{height}" '
             'stroke="#1f2328" stroke-dasharray="4 3"/>'
@@ -182,7 +182,7 @@ def _peak_chart(combined: dict[str, Any]) -> str:
         '<p class="muted">Bar: the figure measured as a share of the GPU\'s published peak; '
         "dashed line: 100%; red: below the threshold set in envkit.yaml.</p>"
     )
-    return legend + _bar_chart("chart-peak", rows, scale=1.2)
+    return legend + _bar_chart("chart-peak", rows, scale=1.2, mark=1.0)
 
 
 def _duration_chart(combined: dict[str, Any]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envkit.checks.registry import GROUPS
+from envkit.report import check_order
 
 STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "skip": "yellow"}
 
@@ -58,9 +58,8 @@ def print_report(combined: dict[str, Any], quiet: bool = False) -> None:
             ("detail", "left"),
         ):
             table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
-        order = {g: i for i, g in enumerate((*GROUPS, "user"))}
         current = None
-        for check in sorted(report["checks"], key=lambda c: order.get(c["group"], 99)):
+        for check in sorted(report["checks"], key=check_order):
             if quiet and check["status"] == "pass":
                 continue
             if check["group"] != current:
