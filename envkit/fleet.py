@@ -4,6 +4,7 @@ The CLI imports this module at start-up (for DEFAULT_PARALLEL), so its imports a
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,37 +56,89 @@ def check_url(url: str, where: str = "--target") -> None:
         )
 
 
+GRACE_S = 20.0  # the client-side deadline per target: --target-timeout plus this
+
+
 def verify_many(
-    urls: list[str], run_one: Callable[[str], dict[str, Any]], parallel: int
+    urls: list[str],
+    run_one: Callable[[str], dict[str, Any]],
+    parallel: int,
+    deadline: float | None = None,
 ) -> list[Outcome]:
-    """Run `run_one` on every URL with at most `parallel` at a time; outcomes in input order."""
+    """Run `run_one` on every URL with at most `parallel` at a time; outcomes in input order.
+    A target that has not finished `deadline` seconds after it started is recorded as
+    unreachable and abandoned (its worker is a daemon thread, replaced by a fresh one), so the
+    whole run ends however a target behaves: paused, frozen, or a peer that stops answering."""
     if parallel < 1:
         raise EnvkitError(f"--parallel {parallel}: must be at least 1", "use --parallel 4")
     unique = list(dict.fromkeys(urls))  # the same target twice would race with itself
+    if not unique:
+        return []
+    pool = _DeadlinePool(unique, run_one, deadline)
+    for _ in range(min(parallel, len(unique))):
+        pool.add_worker()
+    return pool.wait()
 
-    def guarded(url: str) -> Outcome:
-        started = time.monotonic()
-        try:
-            report = run_one(url)
-        except EnvkitError as exc:
-            return Outcome(url, None, str(exc), time.monotonic() - started)
-        except Exception as exc:  # one broken target must not stop the others
-            problem = f"{exc.__class__.__name__}: {exc}"
-            return Outcome(url, None, problem, time.monotonic() - started)
-        return Outcome(url, report, None, time.monotonic() - started)
 
-    if len(unique) <= 1:  # nothing (only --image) or one target: no pool needed
-        return [guarded(url) for url in unique]
-    from concurrent.futures import ThreadPoolExecutor
+class _DeadlinePool:
+    def __init__(
+        self, urls: list[str], run_one: Callable[[str], dict[str, Any]], deadline: float | None
+    ) -> None:
+        self.urls = urls
+        self.run_one = run_one
+        self.deadline = deadline
+        self.pending = list(reversed(urls))
+        self.started: dict[str, float] = {}
+        self.done: dict[str, Outcome] = {}
+        self.lock = threading.Condition()
 
-    pool = ThreadPoolExecutor(max_workers=min(parallel, len(unique)))
+    def add_worker(self) -> None:
+        threading.Thread(target=self._work, daemon=True, name="envkit-verify").start()
+
+    def _work(self) -> None:
+        while True:
+            with self.lock:
+                if not self.pending:
+                    return
+                url = self.pending.pop()
+                self.started[url] = time.monotonic()
+            outcome = _guarded(url, self.run_one)
+            with self.lock:
+                if url in self.done:  # already given up on: this worker was replaced
+                    return
+                self.done[url] = outcome
+                self.lock.notify_all()
+
+    def wait(self) -> list[Outcome]:
+        with self.lock:
+            while len(self.done) < len(self.urls):
+                self._expire()
+                self.lock.wait(timeout=0.5)
+        return [self.done[url] for url in self.urls]
+
+    def _expire(self) -> None:
+        if self.deadline is None:
+            return
+        now = time.monotonic()
+        for url, began in self.started.items():
+            if url not in self.done and now - began > self.deadline:
+                self.done[url] = Outcome(
+                    url,
+                    None,
+                    f"{url} gave no result within {self.deadline:.0f}s "
+                    f"(--target-timeout + {GRACE_S:.0f}s grace): it hung and was abandoned",
+                    now - began,
+                )
+                self.add_worker()  # the stuck worker is lost; keep the parallelism
+
+
+def _guarded(url: str, run_one: Callable[[str], dict[str, Any]]) -> Outcome:
+    started = time.monotonic()
     try:
-        futures = [pool.submit(guarded, url) for url in unique]
-        return [future.result() for future in futures]
-    except KeyboardInterrupt:
-        # Ctrl-C: start nothing more and do not wait for targets still running (the CLI leaves
-        # at once; their suites end by their own deadline inside the target).
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    finally:
-        pool.shutdown(wait=False)
+        report = run_one(url)
+    except EnvkitError as exc:
+        return Outcome(url, None, str(exc), time.monotonic() - started)
+    except Exception as exc:  # one broken target must not stop the others
+        problem = f"{exc.__class__.__name__}: {exc}"
+        return Outcome(url, None, problem, time.monotonic() - started)
+    return Outcome(url, report, None, time.monotonic() - started)

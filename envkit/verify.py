@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,7 @@ from envkit.bundle import build_bundle
 from envkit.checks import SCHEMA_VERSION
 from envkit.errors import EnvkitError
 from envkit.targets import Target
+from envkit.targets.base import CommandResult
 
 SUITE_TIMEOUT_S = 1800.0
 
@@ -68,9 +72,65 @@ def _put_user_checks(target: Target, directory: Path, remote_root: str) -> str:
     for path in sorted(directory.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             remote = posixpath.join(remote_root, *path.relative_to(directory).parts)
-            target.run(["mkdir", "-p", posixpath.dirname(remote)], timeout=60)
             target.put(path.read_bytes(), remote)
     return remote_root
+
+
+# Runs the suite inside the target. It bounds the suite with timeout(1) there (so a hung suite
+# ends even when envkit has long gone), ends it when envkit aborts the run (TERM to the pid it
+# records), always removes the run's folder (bundle, user checks, report) on the way out, and
+# prints the report after a marker so no second round trip is needed to fetch it.
+REMOTE_WRAPPER = """
+d=$1; limit=$2; shift 2
+child=
+trap 'rm -rf "$d"' EXIT
+trap '[ -n "$child" ] && kill -TERM "$child" 2>/dev/null; exit 143' TERM INT HUP
+if command -v timeout >/dev/null 2>&1; then
+  timeout -k 5 "$limit" "$@" --out "$d/report.json" &
+else
+  "$@" --out "$d/report.json" &
+fi
+child=$!
+echo $$ > "$d/pid"
+wait "$child"; rc=$?
+if [ -s "$d/report.json" ]; then printf '\n%s\n' "$0"; cat "$d/report.json"; fi
+exit $rc
+"""
+REPORT_MARKER = "@@envkit-report@@"
+GRACE_S = 10.0  # the client's deadline for the suite's exec: the in-target limit plus this
+
+
+def _remote_dir() -> str:
+    return f"/tmp/envkit-run-{secrets.token_hex(6)}"  # noqa: S108 - the target's tmp, random name
+
+
+def abort_remote(target: Target, remote_dir: str) -> None:
+    """Best effort, on Ctrl-C: end the suite the wrapper started and remove its folder."""
+    script = f'kill -TERM "$(cat {remote_dir}/pid 2>/dev/null)" 2>/dev/null; rm -rf {remote_dir}'
+    with contextlib.suppress(Exception):  # the run is being abandoned; nothing more to do
+        target.run(["sh", "-c", script], timeout=5)
+
+
+def _read_report(target: Target, result: CommandResult, limit: float) -> dict[str, Any]:
+    _, marker, text = result.stdout.partition("\n" + REPORT_MARKER + "\n")
+    if marker:
+        try:
+            return dict(json.loads(text))
+        except ValueError:
+            pass
+    died = target.diagnose()
+    if died is not None:
+        raise died
+    if result.exit_code in (124, 137):  # timeout(1) ended it, the target itself being fine
+        raise EnvkitError(
+            f"the checks did not finish on {target.name} within {limit:.0f}s",
+            "raise --target-timeout, or look for a hung GPU or collective on that host",
+        )
+    tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
+    raise EnvkitError(
+        f"the checks did not finish on {target.name} (exit {result.exit_code})",
+        "its last output: " + " | ".join(tail),
+    )
 
 
 def run_on_target(
@@ -78,36 +138,26 @@ def run_on_target(
     settings: VerifySettings,
     python: str | None = None,
     timeout: float | None = None,
+    on_started: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Ship the bundle, run it with the target's python, bring the report back."""
-    token = secrets.token_hex(4)
-    bundle, out = f"/tmp/envkit-checks-{token}.zip", f"/tmp/envkit-report-{token}.json"  # noqa: S108
+    """Ship the bundle, run it with the target's python, bring the report back. Everything
+    envkit spends on the target, connection excepted, stays within `timeout` + GRACE_S."""
+    started = time.monotonic()
+    limit = timeout or SUITE_TIMEOUT_S * settings.timeout_scale
+    remote = _remote_dir()
+    if on_started is not None:
+        on_started(remote)
     user_dir = None
     if settings.user_checks_dir:
-        remote_dir = f"/tmp/envkit-user-{token}"  # noqa: S108 - the target's tmp, random name
-        user_dir = _put_user_checks(target, Path(settings.user_checks_dir), remote_dir)
-    target.put(build_bundle(), bundle)
+        user_dir = _put_user_checks(target, Path(settings.user_checks_dir), f"{remote}/user")
+    target.put(build_bundle(), f"{remote}/checks.zip")
     interpreter = _find_python(target, python)
     config = json.dumps(settings.runner_config(target.name, user_dir))
-    limit = timeout or SUITE_TIMEOUT_S * settings.timeout_scale
-    result = target.run(
-        [interpreter, bundle, "run", "--config", config, "--out", out], timeout=limit
-    )
-    try:
-        report = dict(json.loads(target.get(out)))
-    except Exception:
-        if result.exit_code in (124, 137):  # timeout(1) stopped it
-            raise EnvkitError(
-                f"the checks did not finish on {target.name} within {limit:.0f}s",
-                "raise --target-timeout, or look for a hung GPU or collective on that host",
-            ) from None
-        tail = (result.stderr or result.stdout).strip().splitlines()[-5:]
-        raise EnvkitError(
-            f"the checks did not finish on {target.name} (exit {result.exit_code})",
-            "its last output: " + " | ".join(tail),
-        ) from None
-    finally:
-        target.run(["rm", "-rf", bundle, out] + ([user_dir] if user_dir else []), timeout=60)
+    left = max(1.0, limit - (time.monotonic() - started))
+    argv = ["sh", "-c", REMOTE_WRAPPER, REPORT_MARKER, remote, str(int(left))]
+    argv += [interpreter, f"{remote}/checks.zip", "run", "--config", config]
+    result = target.run(argv, timeout=left + GRACE_S)
+    report = _read_report(target, result, limit)
     report["target"] = target.name
     return report
 

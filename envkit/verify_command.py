@@ -4,13 +4,35 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import secrets
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EnvkitError
-from envkit.fleet import DEFAULT_PARALLEL, check_url, read_targets_file, verify_many
-from envkit.verify import VerifySettings, combine, exit_code, run_on_target, settings_for
+from envkit.fleet import (
+    DEFAULT_PARALLEL,
+    GRACE_S,
+    check_url,
+    read_targets_file,
+    verify_many,
+)
+from envkit.verify import (
+    SUITE_TIMEOUT_S,
+    VerifySettings,
+    abort_remote,
+    combine,
+    exit_code,
+    run_on_target,
+    settings_for,
+)
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
+    from envkit.targets.base import Target
+
+Report = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -32,9 +54,11 @@ class VerifyRequest:
     parallel: int = DEFAULT_PARALLEL
     target_timeout: float | None = None
     html_out: Path | None = None
+    # Labels the throwaway container of --image, so one abandoned at its deadline is found.
+    run_id: str = field(default_factory=lambda: secrets.token_hex(6))
 
 
-def _plan_if_any(request: VerifyRequest) -> Any | None:
+def _plan_if_any(request: VerifyRequest) -> Plan | None:
     from envkit.config.load import CONFIG_ENV, DEFAULT_NAME, load_spec
     from envkit.plan import make_plan
 
@@ -43,7 +67,7 @@ def _plan_if_any(request: VerifyRequest) -> Any | None:
     return None
 
 
-def _targets(request: VerifyRequest, plan: Any | None) -> list[str]:
+def _targets(request: VerifyRequest, plan: Plan | None) -> list[str]:
     chosen = list(request.targets)
     for url in chosen:
         check_url(url)
@@ -62,7 +86,7 @@ def _targets(request: VerifyRequest, plan: Any | None) -> list[str]:
     return chosen
 
 
-def _settings(request: VerifyRequest, plan: Any | None, in_container: bool) -> VerifySettings:
+def _settings(request: VerifyRequest, plan: Plan | None, in_container: bool) -> VerifySettings:
     return settings_for(
         plan,
         in_container=in_container,
@@ -74,26 +98,71 @@ def _settings(request: VerifyRequest, plan: Any | None, in_container: bool) -> V
     )
 
 
-def _one(url: str, request: VerifyRequest, plan: Any | None) -> dict[str, Any]:
+IMAGE_PREFIX = "image://"  # how an --image run is named in the report
+
+
+class _InFlight:
+    """Targets whose suite is running, so Ctrl-C can end it there and remove its files."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.runs: dict[str, tuple[Target, str]] = {}
+
+    def started(self, url: str, target: Target, remote_dir: str) -> None:
+        with self.lock:
+            self.runs[url] = (target, remote_dir)
+
+    def finished(self, url: str) -> None:
+        with self.lock:
+            self.runs.pop(url, None)
+
+    def abort_all(self, wait: float = 5.0) -> None:
+        with self.lock:
+            runs = list(self.runs.values())
+        threads = [threading.Thread(target=abort_remote, args=run, daemon=True) for run in runs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(wait)
+
+
+def _one(url: str, request: VerifyRequest, plan: Plan | None, inflight: _InFlight) -> Report:
     from envkit.targets import open_target
 
+    if url.startswith(IMAGE_PREFIX):
+        return _image(url.removeprefix(IMAGE_PREFIX), request, plan, inflight)
     target = open_target(url)
     try:
         python = request.python if url.startswith("local://") else None
         settings = _settings(request, plan, not url.startswith("local"))
-        return run_on_target(target, settings, python, timeout=request.target_timeout)
+        return run_on_target(
+            target,
+            settings,
+            python,
+            timeout=request.target_timeout,
+            on_started=lambda remote: inflight.started(url, target, remote),
+        )
     finally:
+        inflight.finished(url)
         target.close()
 
 
-def _image(request: VerifyRequest, plan: Any | None) -> dict[str, Any]:
+def _image(image: str, request: VerifyRequest, plan: Plan | None, inflight: _InFlight) -> Report:
     from envkit.targets.image import throwaway_container
 
     gpus = bool(plan and plan.gpus != "none")
     shm = plan.shm_size if plan else None
-    assert request.image is not None
-    with throwaway_container(request.image, gpus=gpus, shm_size=shm) as target:
-        return run_on_target(target, _settings(request, plan, in_container=True))
+    url = IMAGE_PREFIX + image
+    with throwaway_container(image, gpus=gpus, shm_size=shm, run_id=request.run_id) as target:
+        try:
+            return run_on_target(
+                target,
+                _settings(request, plan, in_container=True),
+                timeout=request.target_timeout,
+                on_started=lambda remote: inflight.started(url, target, remote),
+            )
+        finally:
+            inflight.finished(url)
 
 
 def run_verify(request: VerifyRequest) -> int:
@@ -102,12 +171,28 @@ def run_verify(request: VerifyRequest) -> int:
 
     plan = _plan_if_any(request)
     urls = _targets(request, plan)
-    outcomes = verify_many(urls, lambda url: _one(url, request, plan), request.parallel)
+    if request.image:
+        urls.append(IMAGE_PREFIX + request.image)
+    inflight = _InFlight()
+    limit = request.target_timeout or SUITE_TIMEOUT_S
+    try:
+        outcomes = verify_many(
+            urls,
+            lambda url: _one(url, request, plan, inflight),
+            request.parallel,
+            deadline=limit + GRACE_S,
+        )
+    except KeyboardInterrupt:
+        inflight.abort_all()
+        raise
+    finally:
+        if request.image:
+            from envkit.targets.image import remove_throwaways
+
+            remove_throwaways(request.run_id)  # one abandoned at its deadline is removed here
     reports = [o.report for o in outcomes if o.report is not None]
     unreachable = {o.target: o.problem or "" for o in outcomes if o.report is None}
     seconds = {o.target: o.seconds for o in outcomes}
-    if request.image:
-        reports.append(_image(request, plan))
     combined = combine(reports, unreachable, seconds)
     print_report(combined, quiet=request.quiet)
     if request.json_out:

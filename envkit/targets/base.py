@@ -1,9 +1,11 @@
-"""What every target offers: put files, run a command, get files."""
+"""What every target offers: put files, run a command, get files, and say what happened to it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+
+from envkit.errors import EngineUnreachableError
 
 
 @dataclass(frozen=True)
@@ -13,8 +15,13 @@ class CommandResult:
     stderr: str
 
 
+class TargetDeadlineError(EngineUnreachableError):
+    """A call to the target did not return within its deadline (the target hung or was frozen)."""
+
+
 class Target(Protocol):
-    """Where checks run. One small module per kind, chosen by URL scheme in targets/__init__."""
+    """Where checks run. One small module per kind, chosen by URL scheme in targets/__init__.
+    Every call returns within its deadline or raises an EnvkitError: none may hang."""
 
     name: str  # as the user wrote it, e.g. docker://vision-lab
 
@@ -23,5 +30,10 @@ class Target(Protocol):
     def run(self, argv: list[str], timeout: float) -> CommandResult: ...
 
     def get(self, remote_path: str) -> bytes: ...
+
+    def diagnose(self) -> EngineUnreachableError | None:
+        """What happened to the target itself when a call failed (paused, stopped, killed,
+        removed), with its fix; None when the transport cannot tell or nothing did."""
+        ...
 
     def close(self) -> None: ...

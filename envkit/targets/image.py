@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,7 +14,9 @@ LABEL = "io.envkit.verify"
 
 
 @contextmanager
-def throwaway_container(image: str, *, gpus: bool, shm_size: str | None) -> Iterator[DockerTarget]:
+def throwaway_container(
+    image: str, *, gpus: bool, shm_size: str | None, run_id: str = "throwaway"
+) -> Iterator[DockerTarget]:
     from docker.errors import ImageNotFound
     from docker.types import DeviceRequest
 
@@ -25,7 +28,7 @@ def throwaway_container(image: str, *, gpus: bool, shm_size: str | None) -> Iter
             f"image {image} is not on this engine", "build it first (`envkit build`) or pull it"
         ) from None
     labels = inspected.labels or {}
-    kwargs: dict[str, Any] = {"detach": True, "labels": {LABEL: "throwaway"}, "auto_remove": False}
+    kwargs: dict[str, Any] = {"detach": True, "labels": {LABEL: run_id}, "auto_remove": False}
     if "io.envkit.project" not in labels:
         # A plain image would run its default command and exit; keep it alive for exec instead.
         kwargs["entrypoint"] = ["sleep", "infinity"]
@@ -38,3 +41,11 @@ def throwaway_container(image: str, *, gpus: bool, shm_size: str | None) -> Iter
         yield DockerTarget(container.id, name=f"image://{image}", client=client)
     finally:
         container.remove(force=True)
+
+
+def remove_throwaways(run_id: str) -> None:
+    """Remove what a run left behind when it abandoned its throwaway container at a deadline."""
+    with contextlib.suppress(Exception):  # best effort: the engine may be what hung
+        client = docker_client(timeout=20)
+        for container in client.containers.list(all=True, filters={"label": f"{LABEL}={run_id}"}):
+            container.remove(force=True)

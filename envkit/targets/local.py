@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from pathlib import Path
 
 from envkit.errors import EngineUnreachableError
-from envkit.targets.base import CommandResult
+from envkit.targets.base import CommandResult, TargetDeadlineError
 
 
 class LocalTarget:
@@ -19,18 +21,39 @@ class LocalTarget:
 
     def run(self, argv: list[str], timeout: float) -> CommandResult:
         try:
-            done = subprocess.run(
-                argv, capture_output=True, text=True, timeout=timeout, check=False
+            # Its own session, so a deadline ends the whole process group (DDP ranks included).
+            process = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
             )
         except FileNotFoundError:
             raise EngineUnreachableError(
                 f"{argv[0]} not found on this machine",
                 "pass --python with an interpreter that has torch",
             ) from None
-        return CommandResult(done.returncode, done.stdout, done.stderr)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise TargetDeadlineError(
+                f"{self.name}: the checks did not finish within {timeout:.0f}s",
+                "raise --target-timeout, or look for a hung GPU or collective",
+            ) from None
+        except KeyboardInterrupt:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+        return CommandResult(process.returncode, out, err)
 
     def get(self, remote_path: str) -> bytes:
         return Path(remote_path).read_bytes()
+
+    def diagnose(self) -> EngineUnreachableError | None:
+        return None
 
     def close(self) -> None:
         pass

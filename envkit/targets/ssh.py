@@ -1,84 +1,191 @@
-"""ssh://user@host:port: a machine or container reached over SSH (paramiko), keys only."""
+"""ssh://user@host:port: a machine or container reached with the OpenSSH client, keys only.
+
+The system `ssh` is used rather than a Python SSH library: it speaks the post-quantum hybrid key
+exchange envkit's sshd offers (paramiko does not, for sntrup761), and it honours the user's own
+~/.ssh/config (ProxyJump to a container published on the host's loopback, agents, certificates).
+Every call has a deadline; a peer that stops answering is dropped by ServerAlive probes."""
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
+import signal
+import socket
+import subprocess
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from envkit.errors import EngineUnreachableError
-from envkit.targets.base import CommandResult
+from envkit.targets.base import CommandResult, TargetDeadlineError
 
-
-class _AcceptNew:
-    """OpenSSH's StrictHostKeyChecking=accept-new: trust a first key, refuse a changed one."""
-
-    def __init__(self, known_hosts: Path) -> None:
-        self.known_hosts = known_hosts
-
-    def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
-        client.get_host_keys().add(hostname, key.get_name(), key)
-        self.known_hosts.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with self.known_hosts.open("a") as handle:
-            handle.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+CONNECT_TIMEOUT_S = 10  # TCP connect and the SSH handshake (OpenSSH's ConnectTimeout covers both)
+ALIVE_INTERVAL_S = 5  # a peer that stops answering is dropped after 3 unanswered probes
 
 
 class SshTarget:
     def __init__(self, url: str) -> None:
-        import paramiko
-
         parts = urlsplit(url)
         if not parts.hostname or not parts.username:
             raise EngineUnreachableError(
                 f"{url} is not ssh://USER@HOST[:PORT]", "write the target as ssh://dev@gpu-box:8822"
             )
-        query = parse_qs(parts.query)
-        self.name = url
-        self.client = paramiko.SSHClient()
-        known = Path(query.get("known_hosts", ["~/.ssh/known_hosts"])[0]).expanduser()
-        if known.is_file():
-            self.client.load_host_keys(str(known))
-        self.client.set_missing_host_key_policy(_AcceptNew(known))  # type: ignore[arg-type]
-        identity = query.get("identity")
-        try:
-            self.client.connect(
-                parts.hostname,
-                port=parts.port or 22,
-                username=parts.username,
-                key_filename=str(Path(identity[0]).expanduser()) if identity else None,
-                allow_agent=identity is None,
-                look_for_keys=identity is None,
-                timeout=15,
-                auth_timeout=15,
-                banner_timeout=15,
+        if shutil.which("ssh") is None:
+            raise EngineUnreachableError(
+                "the OpenSSH client (ssh) is not installed here",
+                "install it (Debian/Ubuntu: apt-get install openssh-client)",
             )
-        except paramiko.BadHostKeyException:
-            raise EngineUnreachableError(
-                f"{parts.hostname}'s host key changed since {known} recorded it",
+        self.name = url
+        self.host, self.port, self.user = parts.hostname, parts.port or 22, parts.username
+        query = parse_qs(parts.query)
+        self.options = [
+            "-T",
+            "-p",
+            str(self.port),
+            "-o",
+            "BatchMode=yes",  # never prompt: keys or agent only
+            "-o",
+            f"ConnectTimeout={CONNECT_TIMEOUT_S}",
+            "-o",
+            f"ServerAliveInterval={ALIVE_INTERVAL_S}",
+            "-o",
+            "ServerAliveCountMax=3",
+            "-o",
+            "StrictHostKeyChecking=accept-new",  # trust a first key, refuse a changed one
+            "-o",
+            "LogLevel=INFO",  # keeps "Timeout, server not responding"; ERROR would drop it
+        ]
+        if "known_hosts" in query:
+            known = Path(query["known_hosts"][0]).expanduser()
+            self.options += ["-o", f"UserKnownHostsFile={known}"]
+        if "identity" in query:
+            identity = Path(query["identity"][0]).expanduser()
+            self.options += ["-i", str(identity), "-o", "IdentitiesOnly=yes"]
+        self._probe()
+
+    def _ssh(self, command: str, timeout: float, stdin: bytes | None = None) -> CommandResult:
+        argv = ["ssh", *self.options, f"{self.user}@{self.host}", command]
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # Ctrl-C in envkit is handled by envkit, not by ssh
+        )
+        try:
+            out, err = process.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise TargetDeadlineError(
+                f"{self.name} did not answer within {timeout:.0f}s",
+                "the suite ends by itself on the host (it runs under timeout(1) there); "
+                "raise --target-timeout if it needs longer",
+            ) from None
+        noise = "Warning: Permanently added"  # accept-new recording a first host key
+        errors = "".join(
+            line for line in err.decode(errors="replace").splitlines(True) if noise not in line
+        )
+        result = CommandResult(process.returncode, out.decode(errors="replace"), errors)
+        if result.exit_code == 255:  # ssh's own failure, not the remote command's
+            raise self._ssh_failure(result.stderr)
+        return result
+
+    def _ssh_failure(self, stderr: str) -> EngineUnreachableError:
+        said = (stderr.strip().splitlines() or ["no message"])[-1]
+        if "Permission denied" in said:
+            return EngineUnreachableError(
+                f"{self.name} refused the key: {said}",
+                "authorize your public key (team.members[].keys or ssh.authorized_keys, then "
+                "`envkit up`), or pass ?identity=PATH in the target URL",
+            )
+        if "Host key verification failed" in said or "REMOTE HOST IDENTIFICATION" in stderr:
+            return EngineUnreachableError(
+                f"{self.host}'s host key changed since it was recorded",
                 "if the container was recreated on purpose: "
-                f"ssh-keygen -R '[{parts.hostname}]:{parts.port}'",
-            ) from None
-        except (paramiko.SSHException, OSError) as exc:
+                f"ssh-keygen -R '[{self.host}]:{self.port}'",
+            )
+        if not stderr.strip() or any(
+            sign in said for sign in ("not responding", "Broken pipe", "reset", "closed by")
+        ):
+            return EngineUnreachableError(
+                f"{self.name} stopped answering mid-session ({said})",
+                "check that the host is up and not overloaded, then run verify again",
+            )
+        return EngineUnreachableError(
+            f"cannot reach {self.name}: {said}",
+            "check the host and port, and that your key is authorized",
+        )
+
+    def _probe(self) -> None:
+        """Say plainly what is wrong with the address before OpenSSH does it vaguely: nothing
+        listening, no answer, or a port that accepts TCP but never speaks SSH. Skipped where the
+        user's ssh config routes the connection elsewhere (ProxyJump, ProxyCommand, an alias)."""
+        host, port = self._direct_address()
+        if host is None:
+            return
+        try:
+            with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S) as sock:
+                sock.settimeout(CONNECT_TIMEOUT_S)
+                banner = sock.recv(64)
+        except TimeoutError:
             raise EngineUnreachableError(
-                f"cannot reach {url}: {exc}",
-                "check the host and port, and that your key is authorized",
+                f"{host}:{port} accepted no connection, or sent no SSH banner, "
+                f"within {CONNECT_TIMEOUT_S}s",
+                "check that sshd runs there (`envkit status`) and that the port is the SSH one",
             ) from None
+        except OSError as exc:
+            raise EngineUnreachableError(
+                f"cannot connect to {host}:{port}: {exc.strerror or exc}",
+                "check the host and port (`envkit status` shows the published port)",
+            ) from None
+        if not banner.startswith(b"SSH-"):
+            shown = banner[:20].decode("ascii", "replace").strip() or "nothing"
+            raise EngineUnreachableError(
+                f"{host}:{port} answers, but not as an SSH server (it sent {shown!r})",
+                "point the target at the container's SSH port (`envkit status`)",
+            )
+
+    def _direct_address(self) -> tuple[str | None, int]:
+        try:
+            done = subprocess.run(
+                ["ssh", "-G", *self.options, f"{self.user}@{self.host}"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None, self.port
+        settings = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+        if settings.get("proxyjump", "none") != "none" or "proxycommand" in settings:
+            return None, self.port
+        return settings.get("hostname", self.host), int(settings.get("port", self.port))
 
     def put(self, data: bytes, remote_path: str) -> None:
-        with self.client.open_sftp() as sftp, sftp.open(remote_path, "wb") as handle:
-            handle.write(data)
+        directory = shlex.quote(str(Path(remote_path).parent))
+        command = f"mkdir -p {directory} && cat > {shlex.quote(remote_path)}"
+        done = self._ssh(command, timeout=120, stdin=data)
+        if done.exit_code != 0:
+            raise EngineUnreachableError(
+                f"could not write {remote_path} on {self.name}: {done.stderr.strip()[-200:]}",
+                "check free space in the target's /tmp",
+            )
 
     def run(self, argv: list[str], timeout: float) -> CommandResult:
-        command = " ".join(shlex.quote(a) for a in argv)
-        _, stdout, stderr = self.client.exec_command(command, timeout=timeout)
-        out = stdout.read().decode(errors="replace")
-        err = stderr.read().decode(errors="replace")
-        return CommandResult(stdout.channel.recv_exit_status(), out, err)
+        return self._ssh(" ".join(shlex.quote(a) for a in argv), timeout=timeout)
 
     def get(self, remote_path: str) -> bytes:
-        with self.client.open_sftp() as sftp, sftp.open(remote_path, "rb") as handle:
-            return bytes(handle.read())
+        argv = ["ssh", *self.options, f"{self.user}@{self.host}", f"cat {shlex.quote(remote_path)}"]
+        done = subprocess.run(argv, capture_output=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise EngineUnreachableError(
+                f"could not read {remote_path} on {self.name}", "run verify again"
+            )
+        return done.stdout
+
+    def diagnose(self) -> EngineUnreachableError | None:
+        return None
 
     def close(self) -> None:
-        self.client.close()
+        pass

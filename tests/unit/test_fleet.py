@@ -57,6 +57,29 @@ def test_a_failing_target_is_reported_and_the_others_still_run() -> None:
     assert outcomes[2].problem == "ConnectionResetError: peer went away"
 
 
+def test_a_hung_target_is_abandoned_at_its_deadline_and_the_others_finish() -> None:
+    """The client-side deadline: a target that never returns (a paused container, a peer that
+    stopped answering) must not hold the run, nor the pool's slot."""
+    release = threading.Event()
+
+    def run_one(url: str) -> dict[str, Any]:
+        if url.endswith("hung"):
+            release.wait(60)  # never released during the test
+        else:
+            time.sleep(0.2)
+        return {"target": url}
+
+    started = time.monotonic()
+    urls = ["docker://hung", "docker://a", "docker://b", "docker://c"]
+    outcomes = verify_many(urls, run_one, parallel=1, deadline=1.0)
+    took = time.monotonic() - started
+    release.set()
+    assert [o.report is not None for o in outcomes] == [False, True, True, True]
+    assert outcomes[0].problem is not None and "gave no result within 1s" in outcomes[0].problem
+    # 1 s for the hung one, then the three others one after another on a fresh worker
+    assert took < 5, f"the run waited for the hung target ({took:.1f}s)"
+
+
 def test_targets_file_comments_blank_lines_and_bad_lines(tmp_path: Path) -> None:
     listing = tmp_path / "targets.txt"
     listing.write_text("# fleet\n\ndocker://a  # first\nssh://dev@gpu-1:2222\n")
@@ -97,7 +120,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)  # a background parent 
 import envkit.verify_command as command
 from envkit.cli import main
 
-def hang(url, request, plan):
+def hang(url, *rest):
     sys.stdout.write(f"started {url}\\n")
     sys.stdout.flush()
     time.sleep(120)  # a target whose suite never answers
