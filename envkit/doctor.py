@@ -241,6 +241,62 @@ def check_ports(host: Host) -> Finding:
     return Finding("ports", "ok", f"the ports envkit.yaml asks for are free{running}")
 
 
+ALL_INTERFACES = ("0.0.0.0", "::", "")  # noqa: S104 - compared, not bound
+
+
+def check_exposure(host: Host) -> Finding:
+    """Ports published on every interface are reachable from the network, and Docker's own
+    firewall rules put them ahead of the host's (ufw/firewalld do not filter them)."""
+    plan = host.plan
+    if plan is None:
+        return Finding("exposure", "info", "no envkit.yaml: no published ports to judge")
+    public = []
+    if plan.ssh_enabled and plan.ssh_bind in ALL_INTERFACES:
+        public += [f"{s.ssh_port} (ssh, {s.container_name})" for s in plan.services]
+    for mapping in plan.extra_ports:
+        parts = mapping.split(":")
+        if len(parts) == 2:  # HOST:CONTAINER, no address: every interface
+            public.append(f"{parts[0]} (runtime.ports)")
+        elif parts[0] in ALL_INTERFACES:
+            public.append(f"{parts[1]} (runtime.ports)")
+    if public:
+        return Finding(
+            "exposure",
+            "warn",
+            f"published on every interface, reachable from the network: {', '.join(public)}; "
+            "Docker's published ports bypass the host firewall",
+            "publish on loopback (ssh.bind: 127.0.0.1, runtime.ports '127.0.0.1:H:C') and "
+            "connect with `ssh -J THIS_HOST` (`envkit ssh-config --host THIS_HOST` writes it)",
+        )
+    return Finding("exposure", "ok", "every published port is bound to a specific address")
+
+
+def check_revocation(host: Host) -> Finding:
+    """Whether removing a member from envkit.yaml really locks them out."""
+    plan = host.plan
+    if plan is None or not plan.ssh_enabled:
+        return Finding("access", "info", "no SSH access to judge")
+    if not any(service.keys for service in plan.services):
+        return Finding(
+            "access",
+            "warn",
+            "no SSH key is authorized: nobody can log in (docker exec still works)",
+            "add keys to ssh.authorized_key_files or team.members[].keys",
+        )
+    shared = len(plan.services) == 1 and plan.members
+    if shared and plan.sudo:
+        return Finding(
+            "access",
+            "warn",
+            "team.mode shared with ssh.sudo: every member is root in the one container, so a "
+            "removed member could have left themselves a way back in",
+            "for revocation that holds use team.mode: per-member, or set ssh.sudo: false",
+        )
+    return Finding(
+        "access", "ok", "keys come only from envkit.yaml; removing one locks its holder out"
+    )
+
+
 def run_doctor(config: str | None) -> list[Finding]:
     host = Host()
     findings = [check_config(config, host), check_engine(host)]
@@ -248,6 +304,7 @@ def run_doctor(config: str | None) -> list[Finding]:
     if host.client is not None:
         findings.append(check_nvidia_runtime(host))
     findings += [check_driver(host), check_disk(host), check_ports(host)]
+    findings += [check_exposure(host), check_revocation(host)]
     return findings
 
 

@@ -98,6 +98,7 @@ def render_files(plan: Plan) -> dict[str, str]:
     }
     if plan.ssh_enabled:
         files["envkit/runtime/sshd_config"] = render("sshd_config.j2")
+        files["envkit/runtime/sshd-tune.sh"] = render("sshd-tune.sh.j2")
     for family in plan.apt.families:
         title = plan.apt.mirror_title
         files[f"envkit/apt/{family.name}.list"] = render(

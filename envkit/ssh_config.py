@@ -6,11 +6,22 @@ from typing import Any
 
 from envkit.errors import EnvkitError
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
 
 def connect_host(plan: Any, host: str | None = None) -> str:
     """Where users connect: the given host, else localhost for a wildcard or loopback bind."""
-    local = plan.ssh_bind in ("0.0.0.0", "127.0.0.1")  # noqa: S104 - compared, not bound
+    local = plan.ssh_bind in ("0.0.0.0", *LOOPBACK)  # noqa: S104 - compared, not bound
     return host or ("localhost" if local else plan.ssh_bind)
+
+
+def jump_host(plan: Any, host: str | None) -> str | None:
+    """The server to jump through: sshd published on the server's loopback (the default) is
+    reached from a laptop by `ssh -J server`, so nothing listens on the network but the
+    server's own sshd."""
+    if host and host not in LOOPBACK and plan.ssh_bind in LOOPBACK:
+        return host
+    return None
 
 
 def ssh_config_blocks(
@@ -30,7 +41,8 @@ def ssh_config_blocks(
         if per_member:
             services = [s for s in services if s.member == member]
         # shared mode: every member reaches the one container, so the block is the same
-    address = connect_host(plan, host)
+    jump = jump_host(plan, host)
+    address = "localhost" if jump else connect_host(plan, host)
     blocks = []
     for service in services:
         user = service.user
@@ -39,6 +51,7 @@ def ssh_config_blocks(
             f"    HostName {address}",
             f"    Port {service.ssh_port}",
             f"    User {user}",
+            *([f"    ProxyJump {jump}"] if jump else []),
             f"    IdentityFile {identity or '~/.ssh/id_ed25519'}",
             "    IdentitiesOnly yes",
             "    StrictHostKeyChecking accept-new",

@@ -77,13 +77,20 @@ def up(config: str | None, timeout: float) -> int:
     states = wait_healthy(client, names, timeout)
     refreshed = {s.container: s for s in sync_keys(client, plan, running_before)}
     for gone in leaving:
-        sys.stdout.write(f"{gone.name}: removed (no longer in envkit.yaml)\n")
+        sys.stdout.write(
+            f"{gone.name}: removed with its open sessions (no longer in envkit.yaml)\n"
+        )
     for service in plan.services:
         state = states.get(service.container_name, "unknown")
         sys.stdout.write(f"{service.container_name}: {state}")
         sync = refreshed.get(service.container_name)
         if sync is not None and sync.refreshed:
             sys.stdout.write(f" (keys refreshed: {sync.keys})")
+            if sync.ended:
+                sys.stdout.write(
+                    f" (a key was removed: open SSH sessions of {service.user} ended, "
+                    f"{sync.ended} process(es))"
+                )
         if plan.ssh_enabled:
             host = connect_host(plan)
             sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{host}")

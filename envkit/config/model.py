@@ -133,12 +133,33 @@ class Mirrors(_Strict):
     )
 
 
+class Forwarding(_Strict):
+    """What SSH sessions may forward. Defaults suit a dev box: port forwards (`ssh -L`, VS Code
+    Remote-SSH) on; agent and Unix-socket forwarding off unless asked."""
+
+    tcp: bool = Field(True, description="TCP port forwarding (ssh -L/-R; VS Code needs it).")
+    agent: bool = Field(False, description="Agent forwarding (ssh -A): your keys usable from it.")
+    unix_sockets: bool = Field(False, description="Unix-domain socket forwarding.")
+
+
 class Ssh(_Strict):
     """SSH access: keys only, no root; the user is created at container start."""
 
     enabled: bool = Field(True, description="Run a hardened sshd in the container.")
     port: Port = Field(8822, description="Host port mapped to the container's sshd.")
-    bind: Ipv4 = Field("0.0.0.0", description="Host address the port is published on.")  # noqa: S104
+    bind: Ipv4 = Field(
+        "127.0.0.1",
+        description="Host address the port is published on. The default, loopback, keeps sshd "
+        "off the network (reach it with `ssh -J HOST` or `envkit ssh-config --host HOST`); set "
+        "0.0.0.0 to publish on every interface (Docker's published ports bypass host firewalls).",
+    )
+    kex: Literal["post-quantum", "compatible"] = Field(
+        "post-quantum",
+        description="post-quantum: only hybrid post-quantum key exchanges where the image's "
+        "OpenSSH has them (clients need OpenSSH >= 8.5); compatible: classical ones too, for "
+        "older clients.",
+    )
+    forwarding: Forwarding = Field(Forwarding(), description="What sessions may forward.")
     user: UserName = Field("dev", description="Login user created at container start.")
     uid: int | None = Field(None, ge=1, le=2**31, description="Default: the invoking user's UID.")
     gid: int | None = Field(None, ge=1, le=2**31, description="Default: the invoking user's GID.")

@@ -3,6 +3,7 @@ re-install authorized keys where they changed, and remove the containers of depa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ class KeySync:
     container: str
     keys: int  # how many keys it now accepts
     refreshed: bool  # False: it already had exactly these keys
+    ended: int = 0  # processes of open SSH sessions ended because a key was removed
 
 
 def _installed(container: Any, user: str) -> set[str] | None:
@@ -45,7 +47,16 @@ def sync_keys(client: Any, plan: Any, running_before: set[str]) -> list[KeySync]
                 f"could not refresh the keys in {service.container_name}: {' '.join(said)}",
                 "its image predates key refresh: run `envkit build`, then `envkit up`",
             )
-        synced.append(KeySync(service.container_name, len(wanted), refreshed=True))
+        said = result.output.decode("utf-8", "replace")
+        ended = re.search(r"ended (\d+) process", said)
+        synced.append(
+            KeySync(
+                service.container_name,
+                len(wanted),
+                refreshed=True,
+                ended=int(ended.group(1)) if ended else 0,
+            )
+        )
     return synced
 
 

@@ -71,6 +71,16 @@ class CondaPlan:
 
 
 @dataclass(frozen=True)
+class SshdPlan:
+    """sshd settings that are config rather than hardening (the hardening is fixed)."""
+
+    kex: str  # post-quantum | compatible; the algorithms are picked at build by the image's sshd
+    tcp_forwarding: bool
+    agent_forwarding: bool
+    unix_socket_forwarding: bool
+
+
+@dataclass(frozen=True)
 class VerifyPlan:
     expected_gpus: int | None
     min_shm: str
@@ -96,6 +106,7 @@ class Plan:
     conda: CondaPlan
     ssh_enabled: bool
     ssh_bind: str
+    sshd: SshdPlan
     sudo: bool
     services: tuple[Service, ...]
     gpus: str | int | tuple[str, ...]
@@ -303,6 +314,12 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         conda=conda,
         ssh_enabled=spec.ssh.enabled,
         ssh_bind=spec.ssh.bind,
+        sshd=SshdPlan(
+            kex=spec.ssh.kex,
+            tcp_forwarding=spec.ssh.forwarding.tcp,
+            agent_forwarding=spec.ssh.forwarding.agent,
+            unix_socket_forwarding=spec.ssh.forwarding.unix_sockets,
+        ),
         sudo=spec.ssh.sudo,
         services=plan_services(loaded, host.uid, host.gid),
         gpus=spec.runtime.gpus,

@@ -31,9 +31,23 @@ def test_member_filter_and_unknown_member() -> None:
         ssh_config_blocks(plan, member="dave")
 
 
-def test_shared_container_and_explicit_host() -> None:
+def test_loopback_publish_is_reached_through_the_server(tmp_path: Path) -> None:
+    """The default publishes sshd on the server's loopback only: a laptop jumps through the
+    server's own sshd instead of reaching the container's port over the network."""
     text = ssh_config_blocks(plan_example("seed-pytorch-1.11"), host="gpu-box.lab")
-    assert "Host reignite\n    HostName gpu-box.lab\n    Port 8822\n    User dev" in text
+    assert (
+        "Host reignite\n    HostName localhost\n    Port 8822\n    User dev\n"
+        "    ProxyJump gpu-box.lab\n" in text
+    )
+    local = ssh_config_blocks(plan_example("seed-pytorch-1.11"))
+    assert "HostName localhost" in local and "ProxyJump" not in local
+
+
+def test_explicit_all_interfaces_publish_connects_directly(tmp_path: Path) -> None:
+    plan = plan_text("name: lab\nssh:\n  bind: 0.0.0.0\n", tmp_path)
+    text = ssh_config_blocks(plan, host="gpu-box.lab")
+    assert "Host lab\n    HostName gpu-box.lab\n    Port 8822\n" in text
+    assert "ProxyJump" not in text
 
 
 def test_shared_mode_member_gets_the_shared_block_and_unknown_members_are_refused(

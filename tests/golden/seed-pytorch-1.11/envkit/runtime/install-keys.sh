@@ -3,26 +3,48 @@
 # envkit mounts at run time. The entrypoint runs it at every start, and `envkit up` runs it again
 # (docker exec) when the team's keys change, so a member joins or leaves without a rebuild or a
 # restart. Keys live outside $HOME on purpose: a bind-mounted home is the host's, not ours to edit.
+# The file and its folder belong to root and are not writable by the login user: sshd reads no
+# other key source, so only envkit.yaml decides who gets in. When a key is removed, the user's
+# open SSH sessions are ended too: any of them may be the removed key's.
 set -euo pipefail
 
 user="${ENVKIT_USER:-dev}"
-uid="${ENVKIT_UID:-1000}"
-gid="${ENVKIT_GID:-$uid}"
 keys_in="${ENVKIT_KEYS_FILE:-/run/envkit/keys/authorized_keys}"
 
 [[ "$user" =~ ^[a-z_][a-z0-9_-]{0,31}$ ]] || { echo "envkit: bad ENVKIT_USER" >&2; exit 64; }
-[[ "$uid" =~ ^[0-9]+$ && "$gid" =~ ^[0-9]+$ ]] || { echo "envkit: bad ENVKIT_UID/GID" >&2; exit 64; }
 
-dir="/var/lib/envkit/keys/$user"
-mkdir -p "$dir"
+root_dir=/var/lib/envkit/keys
+dir="$root_dir/$user"
+install -d -o root -g root -m 0755 "$root_dir" "$dir"
 tmp="$(mktemp "$dir/.authorized_keys.XXXXXX")"
 {
   [[ -r "$keys_in" ]] && grep -E '^(ssh-|ecdsa-|sk-)' "$keys_in" || true
   [[ -n "${ENVKIT_AUTHORIZED_KEYS:-}" ]] && printf '%s\n' "$ENVKIT_AUTHORIZED_KEYS" | grep -E '^(ssh-|ecdsa-|sk-)' || true
 } > "$tmp"
-chown "$uid:$gid" "$tmp" "$dir"
-chmod 0700 "$dir"
-chmod 0600 "$tmp"
+chown root:root "$tmp"
+chmod 0644 "$tmp"
+
+revoked=0
+if [[ -s "$dir/authorized_keys" ]] && grep -qvxF -f "$tmp" "$dir/authorized_keys"; then
+  revoked=1  # a line the user had is gone
+fi
 # Renamed into place: sshd never reads a half-written file during a refresh.
 mv -f "$tmp" "$dir/authorized_keys"
 echo "envkit: $(wc -l < "$dir/authorized_keys") authorized key(s) for $user" >&2
+
+end_sessions() {
+  # sshd names each session's processes "sshd: USER [priv]" and "sshd: USER@pts/N" (OpenSSH 9.8+:
+  # "sshd-session: ..."); ending them closes the session and hangs up its shell.
+  local pid title ended=0
+  for pid in /proc/[0-9]*; do
+    pid="${pid#/proc/}"
+    title="$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null)" || continue
+    if [[ "$title" =~ ^sshd(-session)?:\ $user(\ \[priv\]|@) ]]; then
+      kill -TERM "$pid" 2>/dev/null && ended=$((ended + 1))
+    fi
+  done
+  echo "envkit: ended $ended process(es) of open SSH sessions of $user: a key was removed" >&2
+}
+if [[ "$revoked" == 1 ]]; then
+  end_sessions
+fi
