@@ -16,6 +16,14 @@ import pytest
 from tests.e2e.images import TEST_LABEL, docker, ensure_base_image, project_config
 
 ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image_tag of the e2e project
+# `python -m envkit` that takes Ctrl-C even where a background parent ignores SIGINT (a shell
+# starting a job with `&` makes its children ignore it, and they inherit that).
+INTERRUPTIBLE_ENVKIT = [
+    sys.executable,
+    "-c",
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'envkit'; from envkit.cli import main; main()",
+]
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ENV_IMAGE, envkit
+from tests.e2e.conftest import ENV_IMAGE, INTERRUPTIBLE_ENVKIT, envkit
 from tests.e2e.images import copy_project, docker, ensure_base_image
 from tests.e2e.mirrors import PROBE, Recorder, apt_proxy, pip_index
 
@@ -158,9 +157,7 @@ def test_ctrl_c_during_a_build_leaves_no_containers(
     config.write_text(config.read_text().replace("pip: [tqdm]", "pip: [tqdm, six]"))
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "envkit",
+            *INTERRUPTIBLE_ENVKIT,
             "build",
             "--no-cache",
             "--tag",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from envkit.fleet import GRACE_S
-from tests.e2e.conftest import StartContainer, envkit, ssh_port
+from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT, StartContainer, envkit, ssh_port
 from tests.e2e.images import TEST_LABEL, docker
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -49,7 +48,7 @@ def slow_python_container(env_image: str) -> Iterator[str]:
 
 def _verify_in_background(cwd: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "envkit", "verify", *args, "--target-timeout", str(LIMIT),
+        [*INTERRUPTIBLE_ENVKIT, "verify", *args, "--target-timeout", str(LIMIT),
          "--json", "report.json"],
         cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
