@@ -138,3 +138,12 @@ def copy_project(source: Path, target: Path) -> Path:
         if item.is_file() and item.suffix in ("", ".crt", ".pub", ".yaml"):
             shutil.copy(item, target / item.name)
     return target / "envkit.yaml"
+
+
+def keypair(directory: Path, name: str) -> str:
+    """A fresh ed25519 key pair DIRECTORY/NAME(.pub); returns the public key line."""
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(directory / name)],
+        check=True,
+    )
+    return (directory / f"{name}.pub").read_text().strip()

@@ -12,19 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE, envkit, openssh
-from tests.e2e.images import copy_project, docker
+from tests.e2e.images import copy_project, docker, keypair
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PROJECT = "envkit-revoke"
 PORT = 19300
-
-
-def _keypair(directory: Path, name: str) -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(directory / name)],
-        check=True,
-    )
-    return (directory / f"{name}.pub").read_text().strip()
 
 
 def _config(base: str, members: dict[str, str], sudo: bool) -> str:
@@ -53,7 +45,7 @@ def test_a_removed_member_is_locked_out_and_their_session_ended(shared_team: Pat
     directory = shared_team
     config = directory / "envkit.yaml"
     base = config.read_text()
-    keys = {name: _keypair(directory, name) for name in ("alice", "bob")}
+    keys = {name: keypair(directory, name) for name in ("alice", "bob")}
     config.write_text(_config(base, keys, sudo=False))
     up = envkit("up", cwd=directory)
     assert up.returncode == 0, up.stdout + up.stderr
@@ -103,7 +95,7 @@ def test_a_removed_member_is_locked_out_and_their_session_ended(shared_team: Pat
 def test_doctor_warns_that_shared_sudo_cannot_promise_revocation(shared_team: Path) -> None:
     directory = shared_team
     config = directory / "envkit.yaml"
-    key = _keypair(directory, "carol")
+    key = keypair(directory, "carol")
     config.write_text(_config(config.read_text(), {"carol": key}, sudo=True))
     done = envkit("doctor", "--json", cwd=directory)
     findings = {f["check"]: f for f in __import__("json").loads(done.stdout)["findings"]}

@@ -4,24 +4,15 @@ and a shared container whose keys change without a restart. Logins are real Open
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE, envkit, openssh
-from tests.e2e.images import copy_project, docker
+from tests.e2e.images import copy_project, docker, keypair
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-
-def _keypair(directory: Path, name: str) -> str:
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(directory / name)],
-        check=True,
-    )
-    return (directory / f"{name}.pub").read_text().strip()
 
 
 def _identity(name: str) -> tuple[str, str]:
@@ -61,7 +52,7 @@ def test_members_join_and_leave_without_touching_the_others(
     directory, project = team_project
     config = directory / "envkit.yaml"
     base = config.read_text()
-    keys = {m: _keypair(directory, m) for m in ("alice", "bob", "carol", "alice2")}
+    keys = {m: keypair(directory, m) for m in ("alice", "bob", "carol", "alice2")}
     image = docker("image", "inspect", "-f", "{{.Id}}", f"envkit/{project}:latest").stdout
 
     config.write_text(
@@ -137,7 +128,7 @@ def test_shared_container_takes_and_drops_keys_without_a_restart(
     directory, project = team_project
     config = directory / "envkit.yaml"
     base = config.read_text()
-    keys = {m: _keypair(directory, m) for m in ("amy", "ben")}
+    keys = {m: keypair(directory, m) for m in ("amy", "ben")}
     config.write_text(_config(base, project, "shared", {"amy": [keys["amy"]]}))
     assert envkit("up", cwd=directory).returncode == 0
     before = _identity(project)
