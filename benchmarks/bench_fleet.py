@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    from envkit.bundle import build_bundle
+    from envkit.verify.bundle import build_bundle
 
     built = _ensure_image()
     with tempfile.TemporaryDirectory() as directory:

@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 
 from envkit import __version__
-from envkit.errors import EXIT_CHECKS_FAILED, EXIT_INTERRUPTED, EnvkitError
-from envkit.fleet import DEFAULT_PARALLEL
+from envkit.errors import EXIT_INTERRUPTED, EnvkitError
+from envkit.verify.fleet import DEFAULT_PARALLEL
 
 app = typer.Typer(
     name="envkit",
@@ -56,12 +56,11 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented starter envkit.yaml."""
-    from envkit.starter import write_starter
+    from envkit.commands.init import init as run_init
 
-    written = write_starter(
-        path, name=name, preset=preset, torch=torch, cuda=cuda, flavor=flavor, force=force
+    raise typer.Exit(
+        run_init(path, name=name, preset=preset, torch=torch, cuda=cuda, flavor=flavor, force=force)
     )
-    typer.echo(f"wrote {written}; next: edit it, then `envkit render`")
 
 
 @app.command()
@@ -78,34 +77,11 @@ def render(
         ),
     ] = False,
 ) -> None:
-    """Render the Dockerfile, compose file, environment.yml and mirror configs."""
-    from envkit.config.load import load_spec
-    from envkit.plan import make_plan
-    from envkit.render import diff_files, render_files, write_files
+    """Render the Dockerfile, compose file, environment.yml, mirror configs, and the project's
+    .devcontainer/devcontainer.json."""
+    from envkit.commands.render import render as run_render
 
-    loaded = load_spec(config)
-    plan = make_plan(loaded)
-    files = render_files(plan)
-    out_dir = out if out is not None else loaded.path.parent / ".envkit"
-    for note in plan.notes:
-        typer.echo(f"note: {note}", err=True)
-    if check:
-        changed, _, stale = diff_files(files, out_dir)
-        for rel in changed:
-            typer.echo(f"differs: {out_dir / rel}")
-        for rel in stale:
-            typer.echo(f"stale:   {out_dir / rel}")
-        if changed or stale:
-            typer.echo("rendered files are out of date: run `envkit render`", err=True)
-            raise typer.Exit(EXIT_CHECKS_FAILED)
-        typer.echo(f"{out_dir}: up to date ({len(files)} files)")
-        return
-    result = write_files(files, out_dir)
-    for rel in result.changed:
-        typer.echo(f"wrote   {out_dir / rel}")
-    for rel in result.removed:
-        typer.echo(f"removed {out_dir / rel}")
-    typer.echo(f"{out_dir}: {len(result.changed)} changed, {len(result.unchanged)} unchanged")
+    raise typer.Exit(run_render(config, out, check))
 
 
 @app.command()
@@ -128,7 +104,7 @@ def build(
     ] = False,
 ) -> None:
     """Render, then build the image on the Docker engine (progress step by step)."""
-    from envkit.build_command import BuildRequest, run_build
+    from envkit.commands.build import BuildRequest, run_build
 
     run_build(
         BuildRequest(config, out, tag, no_cache, tuple(build_arg or ()), quiet, as_json, verbose)
@@ -141,9 +117,9 @@ def up(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd to be healthy.")] = 90.0,
 ) -> None:
     """Start the environment (compose) and wait until sshd is healthy; twice changes nothing."""
-    from envkit import up_command
+    from envkit.commands.up import up as run_up
 
-    raise typer.Exit(up_command.up(config, timeout))
+    raise typer.Exit(run_up(config, timeout))
 
 
 @app.command()
@@ -154,17 +130,17 @@ def down(
     ] = False,
 ) -> None:
     """Stop and remove the environment's containers (volumes kept unless --volumes)."""
-    from envkit import up_command
+    from envkit.commands.down import down as run_down
 
-    raise typer.Exit(up_command.down(config, volumes))
+    raise typer.Exit(run_down(config, volumes))
 
 
 @app.command()
 def status(config: ConfigOption = None) -> None:
     """Show the environment's containers, their health and ports."""
-    from envkit import up_command
+    from envkit.commands.status import status as run_status
 
-    raise typer.Exit(up_command.status(config))
+    raise typer.Exit(run_status(config))
 
 
 @app.command("ssh-config")
@@ -177,9 +153,9 @@ def ssh_config(
     identity: Annotated[str | None, typer.Option(help="IdentityFile to write.")] = None,
 ) -> None:
     """Print ~/.ssh/config blocks for the environment (OpenSSH, VS Code Remote-SSH)."""
-    from envkit import up_command
+    from envkit.commands.ssh_config import ssh_config as run_ssh_config
 
-    raise typer.Exit(up_command.ssh_config(config, member, host, identity))
+    raise typer.Exit(run_ssh_config(config, member, host, identity))
 
 
 @app.command()
@@ -194,27 +170,17 @@ def compat(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show the CUDA/PyTorch/image/driver table, or resolve one request against it."""
-    from envkit import compat_cli
+    from envkit.commands.compat import compat as run_compat
 
-    if mirrors:
-        compat_cli.show_mirrors(as_json)
-    elif torch is None:
-        compat_cli.show_table(as_json)
-    else:
-        compat_cli.show_resolution(torch, cuda, flavor, driver, as_json)
+    raise typer.Exit(run_compat(torch, cuda, flavor, driver, mirrors, as_json))
 
 
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of envkit.yaml (for editors and CI)."""
-    import json
+    from envkit.commands.schema import schema as run_schema
 
-    from envkit.config.model import Spec
-
-    document = Spec.model_json_schema()
-    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    document["title"] = "envkit.yaml"
-    typer.echo(json.dumps(document, indent=2))
+    raise typer.Exit(run_schema())
 
 
 @app.command()
@@ -263,7 +229,7 @@ def verify(
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
     at once with --targets or several --target."""
-    from envkit.verify_command import VerifyRequest, run_verify
+    from envkit.commands.verify import VerifyRequest, run_verify
 
     code = run_verify(
         VerifyRequest(
@@ -296,17 +262,9 @@ def doctor(
 ) -> None:
     """Check this host before anything is built: engine, compose, NVIDIA runtime and driver
     against the image's CUDA, free disk, ports, and envkit.yaml. Exit 1 when something fails."""
-    import json
+    from envkit.commands.doctor import doctor as run_doctor
 
-    from envkit.doctor import as_json as findings_json
-    from envkit.doctor import print_findings, run_doctor
-
-    findings = run_doctor(config)
-    if as_json:
-        typer.echo(json.dumps(findings_json(findings), indent=2))
-    else:
-        print_findings(findings)
-    raise typer.Exit(EXIT_CHECKS_FAILED if any(f.status == "fail" for f in findings) else 0)
+    raise typer.Exit(run_doctor(config, as_json))
 
 
 def main() -> None:

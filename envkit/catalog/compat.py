@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -39,8 +40,12 @@ class CompatTable:
     default_torch: str
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split("."))
+def version_key(text: str) -> tuple[int, ...]:
+    """The first dotted number in `text` as a sortable tuple: "12.4" -> (12, 4), "Docker version
+    24.0.7, build afdd53b" -> (24, 0, 7), "v2.20.2" -> (2, 20, 2); () when there is none. The one
+    version parser: the table, doctor and the checks' peers all compare through it."""
+    found = re.search(r"\d+(?:\.\d+)*", text)
+    return tuple(int(part) for part in found.group(0).split(".")) if found else ()
 
 
 def _or_list(items: list[str]) -> str:

@@ -3,6 +3,7 @@ or `docker-compose` (v1) where present; the status is read through the SDK by la
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -72,19 +73,13 @@ def taken_ports(plan: Any, running: set[str]) -> list[tuple[int, str]]:
     for service in plan.services:
         if service.container_name in running:
             continue
-        if plan.ssh_enabled:
+        if plan.ssh.enabled:
             owner = f"member {service.member}" if service.member else "ssh.port"
-            wanted.append((plan.ssh_bind, service.ssh_port, owner))
-        for mapping in plan.extra_ports:
+            wanted.append((plan.ssh.bind, service.ssh_port, owner))
+        for mapping in plan.runtime.ports:
             host_ip, host_port, _, _ = parse_mapping(mapping)
             wanted.append((host_ip, host_port, f"runtime.ports {mapping}"))
     return [(port, owner) for address, port, owner in wanted if port_in_use(address, port)]
-
-
-def containers(client: Any, project: str) -> list[Any]:
-    from envkit.engine.team_sync import ours
-
-    return list(client.containers.list(all=True, filters=ours(project)))
 
 
 def wait_healthy(client: Any, names: list[str], timeout: float) -> dict[str, str]:
@@ -101,3 +96,14 @@ def wait_healthy(client: Any, names: list[str], timeout: float) -> dict[str, str
             break
         time.sleep(1)
     return states
+
+
+def use_sdk() -> bool:
+    """The SDK path: asked for with ENVKIT_COMPOSE=sdk, or no compose tool is installed."""
+    if os.environ.get("ENVKIT_COMPOSE") == "sdk":
+        return True
+    try:
+        compose_command()
+    except EngineUnreachableError:
+        return True
+    return False

@@ -20,7 +20,7 @@ def _volumes(plan: Any, service: Any, out_dir: Path) -> dict[str, dict[str, str]
             "mode": "rw",
         },
     }
-    for volume in plan.volumes:
+    for volume in plan.runtime.volumes:
         parts = os.path.expandvars(volume).split(":")
         host, container = str(Path(parts[0]).expanduser()), parts[1]
         mode = parts[2] if len(parts) > 2 else "rw"
@@ -32,9 +32,9 @@ def _volumes(plan: Any, service: Any, out_dir: Path) -> dict[str, dict[str, str]
 
 def _ports(plan: Any, service: Any) -> dict[str, Any]:
     ports: dict[str, Any] = {}
-    if plan.ssh_enabled:
-        ports["22/tcp"] = (plan.ssh_bind, service.ssh_port)
-    for mapping in plan.extra_ports:
+    if plan.ssh.enabled:
+        ports["22/tcp"] = (plan.ssh.bind, service.ssh_port)
+    for mapping in plan.runtime.ports:
         host_ip, host_port, container_port, proto = parse_mapping(mapping)
         ports[f"{container_port}/{proto}"] = (host_ip, host_port)
     return ports
@@ -43,13 +43,15 @@ def _ports(plan: Any, service: Any) -> dict[str, Any]:
 def _device_requests(plan: Any) -> list[Any]:
     from docker.types import DeviceRequest
 
-    if plan.gpus == "none":
+    if plan.runtime.gpus == "none":
         return []
-    if plan.gpus == "all":
+    if plan.runtime.gpus == "all":
         return [DeviceRequest(driver="nvidia", count=-1, capabilities=[["gpu"]])]
-    if isinstance(plan.gpus, int):
-        return [DeviceRequest(driver="nvidia", count=plan.gpus, capabilities=[["gpu"]])]
-    return [DeviceRequest(driver="nvidia", device_ids=list(plan.gpus), capabilities=[["gpu"]])]
+    if isinstance(plan.runtime.gpus, int):
+        return [DeviceRequest(driver="nvidia", count=plan.runtime.gpus, capabilities=[["gpu"]])]
+    return [
+        DeviceRequest(driver="nvidia", device_ids=list(plan.runtime.gpus), capabilities=[["gpu"]])
+    ]
 
 
 def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
@@ -57,11 +59,11 @@ def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
         "ENVKIT_USER": service.user,
         "ENVKIT_UID": str(service.uid),
         "ENVKIT_GID": str(service.gid),
-        "ENVKIT_SUDO": "1" if plan.sudo else "0",
-        "ENVKIT_ENV_KEYS": " ".join(k for k, _ in plan.env),
-        **dict(plan.env),
+        "ENVKIT_SUDO": "1" if plan.ssh.sudo else "0",
+        "ENVKIT_ENV_KEYS": " ".join(k for k, _ in plan.runtime.env),
+        **dict(plan.runtime.env),
     }
-    labels = {**dict(plan.labels), "io.envkit.service": service.name}
+    labels = {**dict(plan.image.labels), "io.envkit.service": service.name}
     if service.member:
         labels["io.envkit.member"] = service.member
     options: dict[str, Any] = {
@@ -73,7 +75,7 @@ def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
         "labels": labels,
         "volumes": _volumes(plan, service, out_dir),
         "ports": _ports(plan, service),
-        "restart_policy": {"Name": "" if plan.restart == "no" else plan.restart},
+        "restart_policy": {"Name": "" if plan.runtime.restart == "no" else plan.runtime.restart},
         "healthcheck": {
             "test": ["CMD", "/usr/local/bin/envkit-healthcheck"],
             "interval": 10 * SECOND_NS,
@@ -83,10 +85,10 @@ def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
         },
         "device_requests": _device_requests(plan),
     }
-    if plan.ipc_host:
+    if plan.runtime.ipc_host:
         options["ipc_mode"] = "host"
     else:
-        options["shm_size"] = plan.shm_size
+        options["shm_size"] = plan.runtime.shm_size
     return options
 
 
@@ -107,4 +109,4 @@ def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
             client.volumes.get(volume)
         except NotFound:
             client.volumes.create(volume, labels={"io.envkit.project": plan.project})
-        client.containers.run(plan.image_tag, **run_options(plan, service, out_dir.resolve()))
+        client.containers.run(plan.image.tag, **run_options(plan, service, out_dir.resolve()))

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from envkit.engine.client import ours
 from envkit.errors import EnvkitError
 
 INSTALLED_KEYS = "/var/lib/envkit/keys/{user}/authorized_keys"
@@ -58,16 +59,6 @@ def sync_keys(client: Any, plan: Any, running_before: set[str]) -> list[KeySync]
             )
         )
     return synced
-
-
-def running_containers(client: Any, project: str) -> set[str]:
-    return {c.name for c in client.containers.list(filters=ours(project))}
-
-
-def ours(project: str) -> dict[str, list[str]]:
-    """Containers `envkit up` made for this project. The image carries io.envkit.project too, so
-    a container someone ran by hand from it has that label; only ours have io.envkit.service."""
-    return {"label": [f"io.envkit.project={project}", "io.envkit.service"]}
 
 
 def departed(client: Any, plan: Any) -> list[Any]:

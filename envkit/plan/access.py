@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from envkit.config.fields import FieldError
 from envkit.config.load import LoadedSpec, Loc
 from envkit.errors import ConfigError, ConfigIssue
-from envkit.keys import PublicKey, looks_private, parse_public_key
+from envkit.plan.keys import PublicKey, looks_private, parse_public_key
 
 
 @dataclass(frozen=True)

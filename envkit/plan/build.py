@@ -9,7 +9,7 @@ from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.catalog.mirrors import load_presets
 from envkit.config.fields import FieldError
-from envkit.config.load import LoadedSpec, Loc
+from envkit.config.load import LoadedSpec
 from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
@@ -43,6 +43,8 @@ class PythonPlan:
     provider: str  # image-conda | miniforge | venv
     bin_dir: str  # prepended to PATH in the image
     version: str | None  # pinned in environment.yml when envkit installs Python
+    # The image's environment for this Python (PATH first), in order: data, not template branches.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,9 +73,27 @@ class CondaPlan:
 
 
 @dataclass(frozen=True)
-class SshdPlan:
+class ImagePlan:
+    tag: str
+    flavor: str  # pytorch | cuda | custom
+    base: str  # the FROM image
+    variant: str
+    labels: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class PackagesPlan:
+    apt: tuple[str, ...]  # envkit's own needs first, then the user's
+    pip: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SshPlan:
     """sshd settings that are config rather than hardening (the hardening is fixed)."""
 
+    enabled: bool
+    bind: str  # host address the SSH port is published on
+    sudo: bool
     kex: str  # post-quantum | compatible; the algorithms are picked at build by the image's sshd
     tcp_forwarding: bool
     agent_forwarding: bool
@@ -81,7 +101,20 @@ class SshdPlan:
 
 
 @dataclass(frozen=True)
+class RuntimePlan:
+    gpus: str | int | tuple[str, ...]
+    shm_size: str | None  # None with ipc_host
+    ipc_host: bool
+    volumes: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    restart: str
+    ports: tuple[str, ...]  # runtime.ports mappings, beside the SSH port
+    build_network: str
+
+
+@dataclass(frozen=True)
 class VerifyPlan:
+    require_gpu: bool
     expected_gpus: int | None
     min_shm: str
     thresholds: tuple[tuple[str, float], ...]
@@ -90,42 +123,24 @@ class VerifyPlan:
 
 @dataclass(frozen=True)
 class Plan:
+    """Every decision between envkit.yaml and the rendered files, grouped by what it is about."""
+
     project: str
-    image_tag: str
-    flavor: str
-    base_image: str
-    variant: str
+    image: ImagePlan
     cuda: CudaRelease | None
     torch: TorchPlan
     python: PythonPlan
-    apt: AptPlan
-    apt_packages: tuple[str, ...]
-    pip: PipPlan
-    pip_packages: tuple[str, ...]
-    ca_certs: tuple[CaCert, ...]
     conda: CondaPlan
-    ssh_enabled: bool
-    ssh_bind: str
-    sshd: SshdPlan
-    sudo: bool
+    apt: AptPlan  # mirror configuration
+    pip: PipPlan  # mirror configuration
+    packages: PackagesPlan
+    ca_certs: tuple[CaCert, ...]
+    ssh: SshPlan
+    runtime: RuntimePlan
     services: tuple[Service, ...]
-    gpus: str | int | tuple[str, ...]
-    shm_size: str | None
-    ipc_host: bool
-    volumes: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-    restart: str
-    extra_ports: tuple[str, ...]
-    build_network: str
-    labels: tuple[tuple[str, str], ...]
-    require_gpu: bool
     verify: VerifyPlan
     notes: tuple[str, ...] = field(default=())
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
-
-
-def _fail(loaded: LoadedSpec, loc: Loc, problem: FieldError, value: object) -> None:
-    raise loaded.error(loc, problem, value)
 
 
 def _resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease | None]:
@@ -139,8 +154,7 @@ def _resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease
         raise loaded.error(("torch",), exc, spec.torch) from None
     if spec.cuda == "cpu":
         if spec.base.flavor == "pytorch":
-            _fail(
-                loaded,
+            raise loaded.error(
                 ("cuda",),
                 FieldError(
                     "pytorch/pytorch images are CUDA builds",
@@ -164,8 +178,7 @@ def _base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaReleas
     assert torch is not None and cuda is not None  # custom requires image; cpu needs custom
     if spec.base.flavor == "pytorch":
         if spec.cudnn is not None and int(spec.cudnn) != torch.images[cuda.version]:
-            _fail(
-                loaded,
+            raise loaded.error(
                 ("cudnn",),
                 FieldError(
                     f"the torch {torch.version} / CUDA {cuda.version} image ships cuDNN "
@@ -177,8 +190,7 @@ def _base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaReleas
         return compat.pytorch_image(torch, cuda, spec.base.variant)
     tag_major = "8" if cuda.cudnn_tag == "cudnn8" else "9"
     if spec.cudnn is not None and spec.cudnn != tag_major:
-        _fail(
-            loaded,
+        raise loaded.error(
             ("cudnn",),
             FieldError(
                 f"nvidia/cuda {cuda.full} images ship cuDNN {tag_major}",
@@ -196,8 +208,7 @@ def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
     spec = loaded.spec
     if spec.base.flavor == "pytorch":
         if spec.python is not None:
-            _fail(
-                loaded,
+            raise loaded.error(
                 ("python",),
                 FieldError(
                     "the pytorch/pytorch image fixes the Python version",
@@ -205,10 +216,11 @@ def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
                 ),
                 spec.python,
             )
-        return PythonPlan("image-conda", f"{CONDA_PREFIX}/bin", None)
+        return PythonPlan("image-conda", f"{CONDA_PREFIX}/bin", None, _path(f"{CONDA_PREFIX}/bin"))
     wants_conda = spec.base.flavor == "cuda" or spec.python is not None or spec.conda is not None
     if not wants_conda:
-        return PythonPlan("venv", f"{VENV_PREFIX}/bin", None)
+        venv_env = (*_path(f"{VENV_PREFIX}/bin"), ("VIRTUAL_ENV", VENV_PREFIX))
+        return PythonPlan("venv", f"{VENV_PREFIX}/bin", None, venv_env)
     version = spec.python
     if version is None and torch is not None:
         version = DEFAULT_PYTHON if DEFAULT_PYTHON in torch.python else torch.python[-1]
@@ -218,7 +230,17 @@ def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
         except FieldError as exc:
             raise loaded.error(("python",), exc, version) from None
     env_name = spec.conda.name if spec.conda and spec.conda.name else spec.name
-    return PythonPlan("miniforge", f"{CONDA_PREFIX}/envs/{env_name}/bin", version or DEFAULT_PYTHON)
+    prefix = f"{CONDA_PREFIX}/envs/{env_name}"
+    env: tuple[tuple[str, str], ...] = (
+        *_path(f"{prefix}/bin", f"{CONDA_PREFIX}/bin"),
+        ("CONDA_DEFAULT_ENV", env_name),
+        ("CONDA_PREFIX", prefix),
+    )
+    return PythonPlan("miniforge", f"{prefix}/bin", version or DEFAULT_PYTHON, env)
+
+
+def _path(*dirs: str) -> tuple[tuple[str, str]]:
+    return (("PATH", ":".join((*dirs, "$PATH"))),)
 
 
 def _torch_plan(
@@ -299,49 +321,56 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         require_gpu = spec.runtime.gpus != "none" and spec.cuda != "cpu"
     return Plan(
         project=spec.name,
-        image_tag=f"envkit/{spec.name}:latest",
-        flavor=spec.base.flavor,
-        base_image=base_image,
-        variant=spec.base.variant,
+        image=ImagePlan(
+            tag=f"envkit/{spec.name}:latest",
+            flavor=spec.base.flavor,
+            base=base_image,
+            variant=spec.base.variant,
+            labels=(("io.envkit.project", spec.name),),
+        ),
         cuda=cuda,
         torch=torch_plan,
         python=python,
-        apt=apt,
-        apt_packages=_apt_packages(loaded, python, conda),
-        pip=plan_pip(spec.mirrors),
-        pip_packages=tuple(spec.packages.pip),
-        ca_certs=plan_ca_certs(loaded),
         conda=conda,
-        ssh_enabled=spec.ssh.enabled,
-        ssh_bind=spec.ssh.bind,
-        sshd=SshdPlan(
+        apt=apt,
+        pip=plan_pip(spec.mirrors),
+        packages=PackagesPlan(
+            apt=_apt_packages(loaded, python, conda), pip=tuple(spec.packages.pip)
+        ),
+        ca_certs=plan_ca_certs(loaded),
+        ssh=SshPlan(
+            enabled=spec.ssh.enabled,
+            bind=spec.ssh.bind,
+            sudo=spec.ssh.sudo,
             kex=spec.ssh.kex,
             tcp_forwarding=spec.ssh.forwarding.tcp,
             agent_forwarding=spec.ssh.forwarding.agent,
             unix_socket_forwarding=spec.ssh.forwarding.unix_sockets,
         ),
-        sudo=spec.ssh.sudo,
-        services=plan_services(loaded, host.uid, host.gid),
-        gpus=spec.runtime.gpus,
-        shm_size=None if spec.runtime.ipc_host else spec.runtime.shm_size,
-        ipc_host=spec.runtime.ipc_host,
-        volumes=spec.runtime.volumes,
-        env=tuple(sorted(spec.runtime.env.items())),
-        restart=spec.runtime.restart,
-        extra_ports=spec.runtime.ports,
-        build_network=spec.runtime.build_network,
-        labels=(("io.envkit.project", spec.name),),
-        require_gpu=require_gpu,
-        verify=VerifyPlan(
-            expected_gpus=spec.verify.expected_gpus,
-            min_shm=spec.verify.min_shm,
-            thresholds=tuple(sorted(spec.verify.thresholds.items())),
-            checks_dir=(
-                str((loaded.path.parent / spec.verify.checks_dir).resolve())
-                if spec.verify.checks_dir
-                else None
-            ),
+        runtime=RuntimePlan(
+            gpus=spec.runtime.gpus,
+            shm_size=None if spec.runtime.ipc_host else spec.runtime.shm_size,
+            ipc_host=spec.runtime.ipc_host,
+            volumes=spec.runtime.volumes,
+            env=tuple(sorted(spec.runtime.env.items())),
+            restart=spec.runtime.restart,
+            ports=spec.runtime.ports,
+            build_network=spec.runtime.build_network,
         ),
+        services=plan_services(loaded, host.uid, host.gid),
+        verify=_verify_plan(loaded, require_gpu),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
+    )
+
+
+def _verify_plan(loaded: LoadedSpec, require_gpu: bool) -> VerifyPlan:
+    spec = loaded.spec
+    checks_dir = spec.verify.checks_dir
+    return VerifyPlan(
+        require_gpu=require_gpu,
+        expected_gpus=spec.verify.expected_gpus,
+        min_shm=spec.verify.min_shm,
+        thresholds=tuple(sorted(spec.verify.thresholds.items())),
+        checks_dir=str((loaded.path.parent / checks_dir).resolve()) if checks_dir else None,
     )

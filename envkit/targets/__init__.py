@@ -1,42 +1,152 @@
-"""Where checks run. Adding a kind is one module plus one entry in `open_target`'s table."""
+"""Where checks run, chosen by URL scheme. The registry below is the one list of transports:
+`--target`'s help, every "not a target" message, and `open_target` are built from it. Adding a
+transport is one module plus one `Transport` entry here (see CONTRIBUTING.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from envkit.errors import EnvkitError
 from envkit.targets.base import CommandResult, Target
 
 
-def _local(url: str) -> Target:
+@dataclass(frozen=True)
+class TargetOptions:
+    """What a transport may need beyond its URL (only the image transport uses these today)."""
+
+    gpus: bool = False
+    shm_size: str | None = None
+    run_id: str = "throwaway"  # labels what a run creates, so one abandoned is found
+
+
+@dataclass(frozen=True)
+class TargetUrl:
+    url: str  # as the user wrote it: also the target's name in every report
+    scheme: str
+    rest: str  # after "scheme://"
+    transport: Transport
+
+
+@dataclass(frozen=True)
+class Transport:
+    scheme: str
+    usage: str  # how a URL of this kind is written, for help texts and errors
+    in_environment: bool  # it reaches envkit's built environment: mirror checks apply
+    takes_python: bool  # --python chooses its interpreter
+    check: Callable[[str], str | None]  # the part after "scheme://": None, or what is wrong
+    opens: Callable[[TargetUrl, TargetOptions], Target]
+
+
+def _anything(rest: str) -> str | None:
+    return None
+
+
+def _named(rest: str) -> str | None:
+    return None if rest.strip() else "a name is missing after ://"
+
+
+def _ssh_address(rest: str) -> str | None:
+    parts = urlsplit(f"ssh://{rest}")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return "the port is not a number"
+    if not parts.username or not parts.hostname:
+        return "it needs a user and a host"
+    return None
+
+
+def _open_local(url: TargetUrl, options: TargetOptions) -> Target:
     from envkit.targets.local import LocalTarget
 
-    return LocalTarget(url)
+    return LocalTarget(url.url)
 
 
-def _docker(url: str) -> Target:
+def _open_docker(url: TargetUrl, options: TargetOptions) -> Target:
     from envkit.targets.docker import DockerTarget
 
-    return DockerTarget(url.removeprefix("docker://"), url)
+    return DockerTarget(url.rest, url.url)
 
 
-def _ssh(url: str) -> Target:
+def _open_ssh(url: TargetUrl, options: TargetOptions) -> Target:
     from envkit.targets.ssh import SshTarget
 
-    return SshTarget(url)
+    return SshTarget(url.url)
 
 
-TARGETS: dict[str, Callable[[str], Target]] = {"local": _local, "docker": _docker, "ssh": _ssh}
+def _open_image(url: TargetUrl, options: TargetOptions) -> Target:
+    from envkit.targets.image import ImageTarget
+
+    return ImageTarget(url.rest, url.url, options)
 
 
-def open_target(url: str) -> Target:
-    scheme = url.split("://", 1)[0] if "://" in url else ""
-    if scheme not in TARGETS:
+TRANSPORTS: dict[str, Transport] = {
+    t.scheme: t
+    for t in (
+        Transport("local", "local://", False, True, _anything, _open_local),
+        Transport("docker", "docker://CONTAINER", True, False, _named, _open_docker),
+        Transport("ssh", "ssh://USER@HOST[:PORT]", True, False, _ssh_address, _open_ssh),
+        Transport("image", "image://IMAGE", True, False, _named, _open_image),
+    )
+}
+
+
+def usage() -> str:
+    """'local://, docker://CONTAINER, ... or image://IMAGE', from the registry."""
+    forms = [t.usage for t in TRANSPORTS.values()]
+    return ", ".join(forms[:-1]) + " or " + forms[-1]
+
+
+def parse_target(url: str, where: str = "--target") -> TargetUrl:
+    """The one parser of target URLs: refuses a malformed one before anything runs anywhere."""
+    scheme, sep, rest = url.partition("://")
+    transport = TRANSPORTS.get(scheme) if sep else None
+    if transport is None:
+        raise EnvkitError(f"{where}: {url!r} is not a target", f"use {usage()}")
+    problem = transport.check(rest)
+    if problem is not None:
         raise EnvkitError(
-            f"--target {url!r}: unknown kind of target",
-            "use local://, docker://CONTAINER or ssh://USER@HOST:PORT",
+            f"{where}: {url!r} is not a target ({problem})", f"write it as {transport.usage}"
         )
-    return TARGETS[scheme](url)
+    return TargetUrl(url, scheme, rest, transport)
 
 
-__all__ = ["CommandResult", "Target", "open_target"]
+def open_target(url: TargetUrl | str, options: TargetOptions | None = None) -> Target:
+    parsed = url if isinstance(url, TargetUrl) else parse_target(url)
+    return parsed.transport.opens(parsed, options or TargetOptions())
+
+
+def read_targets_file(path: Path) -> list[TargetUrl]:
+    """One target URL per line; blank lines and '#' comments are ignored."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EnvkitError(
+            f"--targets {path}: cannot read it ({exc.__class__.__name__})",
+            f"give a text file with one target per line: {usage()}",
+        ) from None
+    urls = []
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if text:
+            urls.append(parse_target(text, f"{path}:{number}"))
+    if not urls:
+        raise EnvkitError(f"--targets {path}: no targets in it", "add one URL per line")
+    return urls
+
+
+__all__ = [
+    "TRANSPORTS",
+    "CommandResult",
+    "Target",
+    "TargetOptions",
+    "TargetUrl",
+    "Transport",
+    "open_target",
+    "parse_target",
+    "read_targets_file",
+    "usage",
+]

@@ -11,28 +11,9 @@ import tarfile
 import threading
 from typing import Any
 
+from envkit.engine.client import docker_client
 from envkit.errors import EngineUnreachableError, EnvkitError
 from envkit.targets.base import CommandResult, TargetDeadlineError
-
-ENGINE_CALL_TIMEOUT_S = 60.0  # any engine call but the suite's own exec
-
-
-def docker_client(timeout: float = ENGINE_CALL_TIMEOUT_S) -> Any:
-    import docker  # imported here: only commands that talk to the engine pay for it
-    from docker.errors import DockerException
-
-    try:
-        client = docker.from_env(timeout=int(timeout))
-        client.ping()
-    except DockerException as exc:
-        import os
-
-        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-        raise EngineUnreachableError(
-            f"the Docker engine at {where} does not answer ({exc.__class__.__name__})",
-            "start it (`sudo systemctl start docker`), or point DOCKER_HOST at a running engine",
-        ) from None
-    return client
 
 
 def container_state(container: Any) -> EngineUnreachableError | None:

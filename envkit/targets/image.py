@@ -1,26 +1,35 @@
-"""--image IMAGE: a throwaway container, verified through docker exec, then removed."""
+"""image://IMAGE (and --image IMAGE): a throwaway container of the image, verified through
+docker exec like docker:// and removed when the target is closed."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from envkit.engine.client import PROJECT_LABEL, docker_client
 from envkit.errors import EngineUnreachableError
-from envkit.targets.docker import DockerTarget, docker_client
+from envkit.targets.docker import DockerTarget
+
+if TYPE_CHECKING:
+    from envkit.targets import TargetOptions
 
 LABEL = "io.envkit.verify"
 
 
-@contextmanager
-def throwaway_container(
-    image: str, *, gpus: bool, shm_size: str | None, run_id: str = "throwaway"
-) -> Iterator[DockerTarget]:
+class ImageTarget(DockerTarget):
+    def __init__(self, image: str, name: str, options: TargetOptions) -> None:
+        client = docker_client()
+        super().__init__(_start(client, image, options), name=name, client=client)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # best effort; remove_throwaways catches the rest
+            self.container.remove(force=True)
+
+
+def _start(client: Any, image: str, options: TargetOptions) -> str:
     from docker.errors import ImageNotFound
     from docker.types import DeviceRequest
 
-    client = docker_client()
     try:
         inspected = client.images.get(image)
     except ImageNotFound:
@@ -28,19 +37,15 @@ def throwaway_container(
             f"image {image} is not on this engine", "build it first (`envkit build`) or pull it"
         ) from None
     labels = inspected.labels or {}
-    kwargs: dict[str, Any] = {"detach": True, "labels": {LABEL: run_id}, "auto_remove": False}
-    if "io.envkit.project" not in labels:
+    kwargs: dict[str, Any] = {"detach": True, "labels": {LABEL: options.run_id}}
+    if PROJECT_LABEL not in labels:
         # A plain image would run its default command and exit; keep it alive for exec instead.
         kwargs["entrypoint"] = ["sleep", "infinity"]
-    if shm_size:
-        kwargs["shm_size"] = shm_size
-    if gpus:
+    if options.shm_size:
+        kwargs["shm_size"] = options.shm_size
+    if options.gpus:
         kwargs["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
-    container = client.containers.run(image, **kwargs)
-    try:
-        yield DockerTarget(container.id, name=f"image://{image}", client=client)
-    finally:
-        container.remove(force=True)
+    return str(client.containers.run(image, **kwargs).id)
 
 
 def remove_throwaways(run_id: str) -> None:

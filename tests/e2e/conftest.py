@@ -15,7 +15,7 @@ import pytest
 
 from tests.e2e.images import TEST_LABEL, docker, ensure_base_image, project_config
 
-ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image_tag of the e2e project
+ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image.tag of the e2e project
 # `python -m envkit` that takes Ctrl-C even where a background parent ignores SIGINT (a shell
 # starting a job with `&` makes its children ignore it, and they inherit that).
 INTERRUPTIBLE_ENVKIT = [

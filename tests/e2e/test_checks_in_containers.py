@@ -125,7 +125,7 @@ def test_ssh_target_runs_the_same_suite(
 def test_throwaway_image_target_leaves_nothing(env_image: str, project_dir: Path) -> None:
     code, report = verify(project_dir, "--image", env_image, "--only", "tensor")
     assert code == 0 and report["targets"][0]["target"] == f"image://{env_image}"
-    left = docker("ps", "-aq", "--filter", "label=io.envkit.verify").stdout.strip()
+    left = docker("ps", "-aq", "--filter", "label=io.envkit.verify.run").stdout.strip()
     assert left == ""
 
 

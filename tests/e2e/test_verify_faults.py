@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.fleet import GRACE_S
+from envkit.verify.fleet import GRACE_S
 from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT, StartContainer, envkit, ssh_port
 from tests.e2e.images import TEST_LABEL, docker
 

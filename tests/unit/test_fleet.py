@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from envkit.errors import EnvkitError
-from envkit.fleet import read_targets_file, verify_many
+from envkit.targets import read_targets_file
+from envkit.verify.fleet import verify_many
 
 
 def test_at_most_parallel_targets_run_at_once_and_order_is_kept() -> None:
@@ -83,7 +84,11 @@ def test_a_hung_target_is_abandoned_at_its_deadline_and_the_others_finish() -> N
 def test_targets_file_comments_blank_lines_and_bad_lines(tmp_path: Path) -> None:
     listing = tmp_path / "targets.txt"
     listing.write_text("# fleet\n\ndocker://a  # first\nssh://dev@gpu-1:2222\n")
-    assert read_targets_file(listing) == ["docker://a", "ssh://dev@gpu-1:2222"]
+    urls = read_targets_file(listing)
+    assert [(u.url, u.scheme, u.rest) for u in urls] == [
+        ("docker://a", "docker", "a"),
+        ("ssh://dev@gpu-1:2222", "ssh", "dev@gpu-1:2222"),
+    ]
     listing.write_text("docker://a\n\nftp://nope\n")
     with pytest.raises(EnvkitError, match=r"targets.txt:3: 'ftp://nope' is not a target"):
         read_targets_file(listing)
@@ -117,11 +122,11 @@ def test_cli_bad_targets_file_exits_2_without_a_traceback(tmp_path: Path) -> Non
 HARNESS = """
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background parent may ignore it
-import envkit.verify_command as command
+import envkit.commands.verify as command
 from envkit.cli import main
 
 def hang(url, *rest):
-    sys.stdout.write(f"started {url}\\n")
+    sys.stdout.write(f"started {url.url}\\n")
     sys.stdout.flush()
     time.sleep(120)  # a target whose suite never answers
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.report.html import to_html
-from envkit.verify import combine
+from envkit.verify.run import combine
 from tests.browser import browser, drawn_boxes
 
 

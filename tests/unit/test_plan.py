@@ -11,33 +11,33 @@ KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
 
 def test_seed_equivalent() -> None:
     plan = plan_example("seed-pytorch-1.11")
-    assert plan.base_image == "pytorch/pytorch:1.11.0-cuda11.3-cudnn8-runtime"
+    assert plan.image.base == "pytorch/pytorch:1.11.0-cuda11.3-cudnn8-runtime"
     assert plan.torch.preinstalled
     assert plan.pip.index_url == "https://mirrors.bfsu.edu.cn/pypi/web/simple"
     assert [f.archive_url for f in plan.apt.families] == [
         "https://repo.huaweicloud.com/debian",
         "https://repo.huaweicloud.com/ubuntu",
     ]
-    assert plan.shm_size == "32gb" and plan.services[0].ssh_port == 8822
+    assert plan.runtime.shm_size == "32gb" and plan.services[0].ssh_port == 8822
     assert plan.services[0].keys == (KEY,)
 
 
 def test_cuda_flavor_uses_miniforge_and_the_torch_index() -> None:
     plan = plan_example("cuda-conda-tuna")
-    assert plan.base_image == "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
+    assert plan.image.base == "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
     assert plan.python.provider == "miniforge"
     assert plan.python.bin_dir == "/opt/conda/envs/speech/bin"
     assert plan.torch.index_url == "https://download.pytorch.org/whl/cu124"
     assert plan.conda.dependencies[0] == "python=3.11"
-    assert plan.shm_size is None and plan.ipc_host
+    assert plan.runtime.shm_size is None and plan.runtime.ipc_host
 
 
 def test_custom_image_without_torch_uses_a_venv_over_system_python() -> None:
     plan = plan_example("debian-bookworm-cpu")
     assert plan.python.provider == "venv"
     assert plan.torch.version is None and plan.torch.preinstalled
-    assert {"python3", "python3-venv", "python3-torch"} <= set(plan.apt_packages)
-    assert not plan.require_gpu
+    assert {"python3", "python3-venv", "python3-torch"} <= set(plan.packages.apt)
+    assert not plan.verify.require_gpu
 
 
 def test_cpu_torch_on_custom_image(tmp_path: Path) -> None:

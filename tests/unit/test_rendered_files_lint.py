@@ -62,12 +62,12 @@ def test_docker_compose_accepts_compose_file(example: str, tmp_path: Path) -> No
     assert sorted(parsed["services"]) == sorted(s.name for s in plan.services)
     for service in plan.services:
         rendered = parsed["services"][service.name]
-        assert rendered["image"] == plan.image_tag
+        assert rendered["image"] == plan.image.tag
         published = [
             str(p.get("published", p)) if isinstance(p, dict) else str(p) for p in rendered["ports"]
         ]
         assert any(str(service.ssh_port) in p for p in published)
-        if plan.gpus == "none":
+        if plan.runtime.gpus == "none":
             assert "deploy" not in rendered
         else:
             devices = rendered["deploy"]["resources"]["reservations"]["devices"]

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from envkit.report.junit import to_junit
-from envkit.verify import combine, exit_code
+from envkit.verify.run import combine, exit_code
 
 
 def _report(*statuses: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from envkit.errors import EnvkitError
 from envkit.plan.access import member_port
-from envkit.ssh_config import ssh_config_blocks
+from envkit.render.ssh_config import ssh_config_blocks
 from tests.conftest import EXAMPLES, plan_example, plan_text
 
 

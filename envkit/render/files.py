@@ -30,8 +30,9 @@ EXECUTABLE = {
 
 def template_root() -> Path:
     """Wheels carry the templates in envkit/_templates; a checkout has them at its root."""
-    packaged = Path(__file__).parent / "_templates"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent
+    package = Path(__file__).resolve().parent.parent
+    packaged = package / "_templates"
+    return packaged if packaged.is_dir() else package.parent
 
 
 def _yaml_scalar(value: object) -> str:
@@ -69,21 +70,21 @@ def _torch_note(plan: Plan) -> str:
     if plan.torch.version is None:
         return ""
     if plan.torch.preinstalled:
-        return f"torch {plan.torch.version} comes with the base image {plan.base_image}."
+        return f"torch {plan.torch.version} comes with the base image {plan.image.base}."
     return f"torch {plan.torch.version} is installed from {plan.torch.index_url}, not from here."
 
 
 def render_files(plan: Plan) -> dict[str, str]:
     """Every output file's relative path and text. Pure: writes nothing."""
     env = make_environment()
-    common = {"version": __version__, "plan": plan, "ssh_enabled": plan.ssh_enabled}
+    common = {"version": __version__, "plan": plan, "ssh_enabled": plan.ssh.enabled}
 
     def render(name: str, **extra: object) -> str:
         return env.get_template(name).render(**common, **extra)
 
     files = {
         "Dockerfile": render("Dockerfile.j2"),
-        "docker-compose.yml": render("docker-compose.yml.j2", bind=plan.ssh_bind),
+        "docker-compose.yml": render("docker-compose.yml.j2", bind=plan.ssh.bind),
         "environment.yml": render(
             "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
         ),
@@ -96,7 +97,7 @@ def render_files(plan: Plan) -> dict[str, str]:
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
-    if plan.ssh_enabled:
+    if plan.ssh.enabled:
         files["envkit/runtime/sshd_config"] = render("sshd_config.j2")
         files["envkit/runtime/sshd-tune.sh"] = render("sshd-tune.sh.j2")
     for family in plan.apt.families:

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from envkit import __version__
-from envkit.bundle import build_bundle
 from envkit.checks import SCHEMA_VERSION
 from envkit.errors import EnvkitError
 from envkit.targets import Target
 from envkit.targets.base import CommandResult
+from envkit.verify.bundle import build_bundle
 
 SUITE_TIMEOUT_S = 1800.0
 
@@ -220,7 +220,7 @@ def settings_for(plan: Any | None, *, in_container: bool, **overrides: Any) -> V
     if plan is not None:
         verify = plan.verify
         base = {
-            "require_gpu": plan.require_gpu,
+            "require_gpu": plan.verify.require_gpu,
             "expected_gpus": verify.expected_gpus,
             "min_shm": verify.min_shm,
             "thresholds": dict(verify.thresholds),

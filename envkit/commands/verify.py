@@ -11,14 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EnvkitError
-from envkit.fleet import (
-    DEFAULT_PARALLEL,
-    GRACE_S,
-    check_url,
-    read_targets_file,
-    verify_many,
-)
-from envkit.verify import (
+from envkit.verify.fleet import DEFAULT_PARALLEL, GRACE_S, verify_many
+from envkit.verify.run import (
     SUITE_TIMEOUT_S,
     VerifySettings,
     abort_remote,
@@ -30,7 +24,7 @@ from envkit.verify import (
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
-    from envkit.targets.base import Target
+    from envkit.targets import Target, TargetUrl
 
 Report = dict[str, Any]
 
@@ -67,22 +61,23 @@ def _plan_if_any(request: VerifyRequest) -> Plan | None:
     return None
 
 
-def _targets(request: VerifyRequest, plan: Plan | None) -> list[str]:
-    chosen = list(request.targets)
-    for url in chosen:
-        check_url(url)
+def _targets(request: VerifyRequest, plan: Plan | None) -> list[TargetUrl]:
+    from envkit.targets import parse_target, read_targets_file, usage
+
+    chosen = [parse_target(url) for url in request.targets]
     if request.targets_file is not None:
         chosen += read_targets_file(request.targets_file)
     if request.local:
-        chosen.insert(0, "local://")
-    if not chosen and request.image is None:
+        chosen.insert(0, parse_target("local://"))
+    if request.image is not None:
+        chosen.append(parse_target(IMAGE_PREFIX + request.image, "--image"))
+    if not chosen:
         if plan is None:
             raise EnvkitError(
                 "nothing to verify: no envkit.yaml here and no target given",
-                "pass --local, --target docker://NAME, --target ssh://USER@HOST:PORT "
-                "or --image IMAGE",
+                f"pass --local, --target ({usage()}) or --image IMAGE",
             )
-        chosen = [f"docker://{service.container_name}" for service in plan.services]
+        chosen = [parse_target(f"docker://{s.container_name}") for s in plan.services]
     return chosen
 
 
@@ -98,7 +93,7 @@ def _settings(request: VerifyRequest, plan: Plan | None, in_container: bool) -> 
     )
 
 
-IMAGE_PREFIX = "image://"  # how an --image run is named in the report
+IMAGE_PREFIX = "image://"  # --image IMAGE is the target image://IMAGE
 
 
 class _InFlight:
@@ -126,43 +121,26 @@ class _InFlight:
             thread.join(wait)
 
 
-def _one(url: str, request: VerifyRequest, plan: Plan | None, inflight: _InFlight) -> Report:
-    from envkit.targets import open_target
+def _one(url: TargetUrl, request: VerifyRequest, plan: Plan | None, inflight: _InFlight) -> Report:
+    from envkit.targets import TargetOptions, open_target
 
-    if url.startswith(IMAGE_PREFIX):
-        return _image(url.removeprefix(IMAGE_PREFIX), request, plan, inflight)
-    target = open_target(url)
+    options = TargetOptions(
+        gpus=bool(plan and plan.runtime.gpus != "none"),
+        shm_size=plan.runtime.shm_size if plan else None,
+        run_id=request.run_id,
+    )
+    target = open_target(url, options)
     try:
-        python = request.python if url.startswith("local://") else None
-        settings = _settings(request, plan, not url.startswith("local"))
         return run_on_target(
             target,
-            settings,
-            python,
+            _settings(request, plan, url.transport.in_environment),
+            request.python if url.transport.takes_python else None,
             timeout=request.target_timeout,
-            on_started=lambda remote: inflight.started(url, target, remote),
+            on_started=lambda remote: inflight.started(url.url, target, remote),
         )
     finally:
-        inflight.finished(url)
+        inflight.finished(url.url)
         target.close()
-
-
-def _image(image: str, request: VerifyRequest, plan: Plan | None, inflight: _InFlight) -> Report:
-    from envkit.targets.image import throwaway_container
-
-    gpus = bool(plan and plan.gpus != "none")
-    shm = plan.shm_size if plan else None
-    url = IMAGE_PREFIX + image
-    with throwaway_container(image, gpus=gpus, shm_size=shm, run_id=request.run_id) as target:
-        try:
-            return run_on_target(
-                target,
-                _settings(request, plan, in_container=True),
-                timeout=request.target_timeout,
-                on_started=lambda remote: inflight.started(url, target, remote),
-            )
-        finally:
-            inflight.finished(url)
 
 
 def run_verify(request: VerifyRequest) -> int:
@@ -170,15 +148,13 @@ def run_verify(request: VerifyRequest) -> int:
     from envkit.report.table import print_report
 
     plan = _plan_if_any(request)
-    urls = _targets(request, plan)
-    if request.image:
-        urls.append(IMAGE_PREFIX + request.image)
+    urls = {url.url: url for url in _targets(request, plan)}
     inflight = _InFlight()
     limit = request.target_timeout or SUITE_TIMEOUT_S
     try:
         outcomes = verify_many(
-            urls,
-            lambda url: _one(url, request, plan, inflight),
+            list(urls),
+            lambda url: _one(urls[url], request, plan, inflight),
             request.parallel,
             deadline=limit + GRACE_S,
         )
@@ -186,7 +162,7 @@ def run_verify(request: VerifyRequest) -> int:
         inflight.abort_all()
         raise
     finally:
-        if request.image:
+        if any(url.scheme == "image" for url in urls.values()):
             from envkit.targets.image import remove_throwaways
 
             remove_throwaways(request.run_id)  # one abandoned at its deadline is removed here

@@ -37,10 +37,10 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
 def run_build(request: BuildRequest) -> str:
     from envkit.config.load import load_spec
     from envkit.engine.build import build_image
+    from envkit.engine.client import docker_client
     from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
     from envkit.plan import make_plan
     from envkit.render import render_files, write_files
-    from envkit.targets.docker import docker_client
 
     loaded = load_spec(request.config)
     plan = make_plan(loaded)
@@ -48,15 +48,15 @@ def run_build(request: BuildRequest) -> str:
     out_dir = request.out if request.out is not None else loaded.path.parent / ".envkit"
     write_files(render_files(plan), out_dir)
     client = docker_client()
-    tag = request.tag or plan.image_tag
+    tag = request.tag or plan.image.tag
     if request.as_json:
         reporter = json_reporter()
     elif request.quiet:
         reporter = quiet_reporter()
     else:
         reporter = console_reporter(verbose=request.verbose)
-        sys.stdout.write(f"building {tag} from {out_dir}/Dockerfile (base {plan.base_image})\n")
-    network = "host" if plan.build_network == "host" else None
+        sys.stdout.write(f"building {tag} from {out_dir}/Dockerfile (base {plan.image.base})\n")
+    network = "host" if plan.runtime.build_network == "host" else None
     progress = build_image(
         client,
         out_dir,

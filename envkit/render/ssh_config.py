@@ -11,15 +11,15 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def connect_host(plan: Any, host: str | None = None) -> str:
     """Where users connect: the given host, else localhost for a wildcard or loopback bind."""
-    local = plan.ssh_bind in ("0.0.0.0", *LOOPBACK)  # noqa: S104 - compared, not bound
-    return host or ("localhost" if local else plan.ssh_bind)
+    local = plan.ssh.bind in ("0.0.0.0", *LOOPBACK)  # noqa: S104 - compared, not bound
+    return host or ("localhost" if local else plan.ssh.bind)
 
 
 def jump_host(plan: Any, host: str | None) -> str | None:
     """The server to jump through: sshd published on the server's loopback (the default) is
     reached from a laptop by `ssh -J server`, so nothing listens on the network but the
     server's own sshd."""
-    if host and host not in LOOPBACK and plan.ssh_bind in LOOPBACK:
+    if host and host not in LOOPBACK and plan.ssh.bind in LOOPBACK:
         return host
     return None
 
@@ -27,7 +27,7 @@ def jump_host(plan: Any, host: str | None) -> str | None:
 def ssh_config_blocks(
     plan: Any, *, member: str | None = None, host: str | None = None, identity: str | None = None
 ) -> str:
-    if not plan.ssh_enabled:
+    if not plan.ssh.enabled:
         raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")
     services = list(plan.services)
     per_member = any(s.member for s in services)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -71,3 +73,10 @@ def write_starter(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def init(path: Path, **choices: Any) -> int:
+    """`envkit init`: write the starter and say what comes next."""
+    written = write_starter(path, **choices)
+    sys.stdout.write(f"wrote {written}; next: edit it, then `envkit render`\n")
+    return 0

@@ -4,14 +4,15 @@ what was found, and the fix. Nothing here changes the host or the engine."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import EnvkitError
+from envkit.catalog.compat import version_key
+from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 
 CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 NVIDIA_HOOKS = ("nvidia-container-runtime", "nvidia-container-runtime-hook", "nvidia-ctk")
@@ -41,10 +42,6 @@ class Host:
     info: dict[str, Any] | None = None
 
 
-def _version_key(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
-
-
 def check_config(config: str | None, host: Host) -> Finding:
     from envkit.config.load import CONFIG_ENV, DEFAULT_NAME, load_spec
     from envkit.plan import make_plan
@@ -66,7 +63,7 @@ def check_config(config: str | None, host: Host) -> Finding:
 
 
 def check_engine(host: Host) -> Finding:
-    from envkit.targets.docker import docker_client
+    from envkit.engine.client import docker_client
 
     try:
         host.client = docker_client()
@@ -76,7 +73,7 @@ def check_engine(host: Host) -> Finding:
         return Finding("engine", "fail", exc.message, exc.fix)
     engine = str(version.get("Version", "?"))
     text = f"Docker Engine {engine} (API {version.get('ApiVersion', '?')})"
-    if _version_key(engine) < (19, 3):
+    if version_key(engine) < (19, 3):
         return Finding("engine", "fail", f"{text}: GPU requests need 19.03 or newer", "upgrade")
     return Finding("engine", "ok", text)
 
@@ -91,7 +88,7 @@ def _compose_version() -> tuple[str, str] | None:
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=30)
         if done.returncode == 0 and done.stdout.strip():
             version = done.stdout.strip().lstrip("v")
-            return ("v2" if _version_key(version) >= (2,) else kind), version
+            return ("v2" if version_key(version) >= (2,) else kind), version
     return None
 
 
@@ -106,7 +103,7 @@ def check_compose(host: Host) -> Finding:
             "install the Compose plugin (apt install docker-compose-plugin) for `docker compose`",
         )
     kind, version = found
-    if kind == "v1" and _version_key(version) < (1, 28):
+    if kind == "v1" and version_key(version) < (1, 28):
         return Finding(
             "compose",
             "warn",
@@ -117,7 +114,7 @@ def check_compose(host: Host) -> Finding:
 
 
 def _wants_gpus(host: Host) -> bool:
-    return host.plan is not None and host.plan.gpus != "none"
+    return host.plan is not None and host.plan.runtime.gpus != "none"
 
 
 def _gpu_need(host: Host, check: str, problem: str, fix: str) -> Finding:
@@ -194,7 +191,7 @@ def check_disk(host: Host) -> Finding:
     root = Path(str((host.info or {}).get("DockerRootDir") or "/var/lib/docker"))
     probe = root if root.exists() else Path.cwd()
     free_gb = shutil.disk_usage(probe).free / 1e9
-    need = IMAGE_GB.get(host.plan.flavor, 4) if host.plan is not None else 4
+    need = IMAGE_GB.get(host.plan.image.flavor, 4) if host.plan is not None else 4
     text = f"{free_gb:.0f} GB free at {probe} (the image needs about {need} GB)"
     built = _built_image(host)
     if built is not None:  # only changed layers are rebuilt from here on
@@ -213,7 +210,7 @@ def _built_image(host: Host) -> tuple[str, float] | None:
         return None
     from docker.errors import DockerException
 
-    tag = str(host.plan.image_tag)
+    tag = str(host.plan.image.tag)
     try:
         image = host.client.images.get(tag)
     except DockerException:
@@ -222,8 +219,8 @@ def _built_image(host: Host) -> tuple[str, float] | None:
 
 
 def check_ports(host: Host) -> Finding:
+    from envkit.engine.client import running_containers
     from envkit.engine.compose import taken_ports
-    from envkit.engine.team_sync import running_containers
 
     plan = host.plan
     if plan is None:
@@ -251,9 +248,9 @@ def check_exposure(host: Host) -> Finding:
     if plan is None:
         return Finding("exposure", "info", "no envkit.yaml: no published ports to judge")
     public = []
-    if plan.ssh_enabled and plan.ssh_bind in ALL_INTERFACES:
+    if plan.ssh.enabled and plan.ssh.bind in ALL_INTERFACES:
         public += [f"{s.ssh_port} (ssh, {s.container_name})" for s in plan.services]
-    for mapping in plan.extra_ports:
+    for mapping in plan.runtime.ports:
         parts = mapping.split(":")
         if len(parts) == 2:  # HOST:CONTAINER, no address: every interface
             public.append(f"{parts[0]} (runtime.ports)")
@@ -274,7 +271,7 @@ def check_exposure(host: Host) -> Finding:
 def check_revocation(host: Host) -> Finding:
     """Whether removing a member from envkit.yaml really locks them out."""
     plan = host.plan
-    if plan is None or not plan.ssh_enabled:
+    if plan is None or not plan.ssh.enabled:
         return Finding("access", "info", "no SSH access to judge")
     if not any(service.keys for service in plan.services):
         return Finding(
@@ -284,7 +281,7 @@ def check_revocation(host: Host) -> Finding:
             "add keys to ssh.authorized_key_files or team.members[].keys",
         )
     shared = len(plan.services) == 1 and plan.members
-    if shared and plan.sudo:
+    if shared and plan.ssh.sudo:
         return Finding(
             "access",
             "warn",
@@ -295,6 +292,18 @@ def check_revocation(host: Host) -> Finding:
     return Finding(
         "access", "ok", "keys come only from envkit.yaml; removing one locks its holder out"
     )
+
+
+def doctor(config: str | None, json_out: bool) -> int:
+    """`envkit doctor`: the findings as a table or JSON; exit 1 when one fails."""
+    import json
+
+    findings = run_doctor(config)
+    if json_out:
+        sys.stdout.write(json.dumps(as_json(findings), indent=2) + "\n")
+    else:
+        print_findings(findings)
+    return EXIT_CHECKS_FAILED if any(f.status == "fail" for f in findings) else EXIT_OK
 
 
 def run_doctor(config: str | None) -> list[Finding]:

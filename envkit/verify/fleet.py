@@ -8,7 +8,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from envkit.errors import EnvkitError
@@ -22,38 +21,6 @@ class Outcome:
     report: dict[str, Any] | None  # None: unreachable, see `problem`
     problem: str | None
     seconds: float  # wall time envkit spent on this target, connection included
-
-
-def read_targets_file(path: Path) -> list[str]:
-    """One target URL per line; blank lines and '#' comments are ignored."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvkitError(
-            f"--targets {path}: cannot read it ({exc.__class__.__name__})",
-            "give a text file with one docker://NAME or ssh://USER@HOST:PORT per line",
-        ) from None
-    urls = []
-    for number, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0].strip()
-        if text:
-            check_url(text, f"{path}:{number}")
-            urls.append(text)
-    if not urls:
-        raise EnvkitError(f"--targets {path}: no targets in it", "add one URL per line")
-    return urls
-
-
-def check_url(url: str, where: str = "--target") -> None:
-    """Refuse a malformed target before anything runs anywhere."""
-    from envkit.targets import TARGETS
-
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in TARGETS or (scheme != "local" and not rest):
-        raise EnvkitError(
-            f"{where}: {url!r} is not a target",
-            "use local://, docker://CONTAINER or ssh://USER@HOST[:PORT]",
-        )
 
 
 GRACE_S = 20.0  # the client-side deadline per target: --target-timeout plus this

@@ -8,14 +8,14 @@ from typing import Any
 
 import typer
 
-from envkit.catalog import compat
+from envkit.catalog import compat as catalog
 from envkit.catalog.mirrors import load_presets
 from envkit.config.fields import FieldError
 from envkit.errors import EnvkitError
 
 
 def show_table(as_json: bool) -> None:
-    table = compat.load_table()
+    table = catalog.load_table()
     if as_json:
         typer.echo(
             json.dumps(
@@ -35,7 +35,7 @@ def show_table(as_json: bool) -> None:
     out = Table(title=f"envkit compatibility table {table.table_version} (as of {table.as_of})")
     for column in ("torch", "CUDA wheels", "pytorch/pytorch images", "Python"):
         out.add_column(column)
-    for version in sorted(table.torch, key=compat.version_key, reverse=True):
+    for version in sorted(table.torch, key=catalog.version_key, reverse=True):
         row = table.torch[version]
         images = ", ".join(f"cuda{c}-cudnn{n}" for c, n in row.images.items())
         mark = "" if row.confirmed else " *"
@@ -45,7 +45,7 @@ def show_table(as_json: bool) -> None:
     drivers = Table(title="CUDA: minimum driver, nvidia/cuda base")
     for column in ("CUDA", "min driver", "minor-compat floor", "nvidia/cuda tag"):
         drivers.add_column(column)
-    for version in sorted(table.cuda, key=compat.version_key, reverse=True):
+    for version in sorted(table.cuda, key=catalog.version_key, reverse=True):
         cuda = table.cuda[version]
         tag = f"{cuda.full}-{cuda.cudnn_tag}-runtime-ubuntu{cuda.ubuntu[0]}"
         drivers.add_row(version, cuda.min_driver, cuda.family_min_driver, tag)
@@ -58,14 +58,14 @@ def show_table(as_json: bool) -> None:
 def show_resolution(
     torch: str, cuda: str | None, flavor: str, driver: str | None, as_json: bool
 ) -> None:
-    table = compat.load_table()
+    table = catalog.load_table()
     try:
-        release = compat.resolve_torch(table, torch)
-        chosen = compat.resolve_cuda(table, release, cuda, need_image=flavor == "pytorch")
+        release = catalog.resolve_torch(table, torch)
+        chosen = catalog.resolve_cuda(table, release, cuda, need_image=flavor == "pytorch")
         if flavor == "pytorch":
-            image = compat.pytorch_image(release, chosen, "runtime")
+            image = catalog.pytorch_image(release, chosen, "runtime")
         else:
-            image = compat.nvidia_cuda_image(chosen, "runtime", None)
+            image = catalog.nvidia_cuda_image(chosen, "runtime", None)
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
     result = {
@@ -77,7 +77,7 @@ def show_resolution(
         "python": list(release.python),
     }
     if driver is not None:
-        verdict, why = compat.driver_verdict(chosen, driver)
+        verdict, why = catalog.driver_verdict(chosen, driver)
         result["driver_verdict"] = verdict
         result["driver_explanation"] = why
     if as_json:
@@ -116,3 +116,21 @@ def show_mirrors(as_json: bool) -> None:
         )
         typer.echo(f"{'':<12} pip:   {row['pip']}")
         typer.echo(f"{'':<12} conda: {row['conda'] or '(channels used directly)'}")
+
+
+def compat(
+    torch: str | None,
+    cuda: str | None,
+    flavor: str,
+    driver: str | None,
+    mirrors: bool,
+    as_json: bool,
+) -> int:
+    """`envkit compat`: the mirror presets, the whole table, or one request resolved."""
+    if mirrors:
+        show_mirrors(as_json)
+    elif torch is None:
+        show_table(as_json)
+    else:
+        show_resolution(torch, cuda, flavor, driver, as_json)
+    return 0

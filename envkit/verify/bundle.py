@@ -7,7 +7,7 @@ import io
 import zipfile
 from pathlib import Path
 
-CHECKS_DIR = Path(__file__).parent / "checks"
+CHECKS_DIR = Path(__file__).parent.parent / "checks"
 BUNDLE_PACKAGE = "envkit_checks"
 MAIN = "import sys\nfrom envkit_checks.runner import main\nsys.exit(main())\n"
 

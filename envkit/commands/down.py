@@ -1,0 +1,37 @@
+"""`envkit down`: stop and remove the environment's containers (volumes kept unless --volumes)."""
+
+from __future__ import annotations
+
+import sys
+
+from envkit.commands.project import load_project
+from envkit.errors import EnvkitError
+
+
+def down(config: str | None, volumes: bool) -> int:
+    from envkit.engine.client import docker_client, ours, project_volumes
+    from envkit.engine.compose import run_compose, use_sdk
+
+    plan, out_dir = load_project(config)
+    if not (out_dir / "docker-compose.yml").is_file():
+        raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
+
+    client = docker_client()
+    if not use_sdk():
+        run_compose(out_dir, plan.project, "down")  # its network too
+    # By label, on both paths: every container `up` made, members who have left included.
+    for container in client.containers.list(all=True, filters=ours(plan.project)):
+        container.remove(force=True)
+    if volumes:
+        # Likewise by label: compose alone would keep the volumes of members who have left.
+        for volume in client.volumes.list(filters=project_volumes(plan.project)):
+            volume.remove(force=True)
+    sys.stdout.write(
+        f"{plan.project}: stopped"
+        + (
+            " and its volumes removed\n"
+            if volumes
+            else " (volumes kept: host keys stay the same)\n"
+        )
+    )
+    return 0

@@ -1,0 +1,17 @@
+"""`envkit ssh-config`: ~/.ssh/config blocks for the environment's containers."""
+
+from __future__ import annotations
+
+import sys
+
+from envkit.commands.project import load_project
+
+
+def ssh_config(
+    config: str | None, member: str | None, host: str | None, identity: str | None
+) -> int:
+    from envkit.render.ssh_config import ssh_config_blocks
+
+    plan, _ = load_project(config)
+    sys.stdout.write(ssh_config_blocks(plan, member=member, host=host, identity=identity))
+    return 0

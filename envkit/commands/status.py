@@ -1,0 +1,31 @@
+"""`envkit status`: the environment's containers, their health, ports and image."""
+
+from __future__ import annotations
+
+import sys
+
+from envkit.commands.project import load_project
+
+
+def status(config: str | None) -> int:
+    from envkit.engine.client import containers, docker_client
+
+    plan, _ = load_project(config)
+    found = {c.name: c for c in containers(docker_client(), plan.project)}
+    for service in plan.services:
+        container = found.get(service.container_name)
+        if container is None:
+            sys.stdout.write(f"{service.container_name}: not created\n")
+            continue
+        health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
+        ports = ", ".join(
+            f"{v[0]['HostIp']}:{v[0]['HostPort']}->{k}"
+            for k, v in (container.ports or {}).items()
+            if v
+        )
+        # The image id shows at a glance that every member runs the same (verified) image.
+        image = str(container.attrs.get("Image", "")).removeprefix("sha256:")[:12]
+        sys.stdout.write(
+            f"{service.container_name}: {container.status} ({health}) {ports}  image {image}\n"
+        )
+    return 0 if found else 1

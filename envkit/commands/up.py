@@ -1,0 +1,83 @@
+"""`envkit up`: start the environment and wait until sshd is healthy; twice changes nothing."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from envkit.commands.project import load_project
+from envkit.errors import EngineUnreachableError, EnvkitError
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
+
+
+def _check_ports(client: Any, plan: Plan) -> None:
+    from envkit.engine.client import running_containers
+    from envkit.engine.compose import taken_ports
+
+    taken = taken_ports(plan, running_containers(client, plan.project))
+    if taken:
+        port, owner = taken[0]
+        raise EnvkitError(
+            f"host port {port} ({owner}) is already in use",
+            "pick another port in envkit.yaml, or stop what holds it",
+        )
+
+
+def up(config: str | None, timeout: float) -> int:
+    from docker.errors import ImageNotFound
+
+    from envkit.engine.client import docker_client, running_containers
+    from envkit.engine.compose import run_compose, use_sdk, wait_healthy
+    from envkit.engine.team_sync import departed, sync_keys
+    from envkit.render import render_files, write_files
+    from envkit.render.ssh_config import connect_host
+
+    plan, out_dir = load_project(config)
+    write_files(render_files(plan), out_dir)
+    client = docker_client()
+    try:
+        client.images.get(plan.image.tag)
+    except ImageNotFound:
+        raise EnvkitError(
+            f"image {plan.image.tag} does not exist yet", "run `envkit build` first"
+        ) from None
+    _check_ports(client, plan)
+    running_before = running_containers(client, plan.project)
+    leaving = departed(client, plan)
+    for gone in leaving:  # a member who left envkit.yaml: the container goes, its volume stays
+        gone.remove(force=True)
+    if use_sdk():
+        from envkit.engine.sdk_up import sdk_up
+
+        sdk_up(client, plan, out_dir)
+    else:
+        run_compose(out_dir, plan.project, "up", "-d", "--no-build")
+    names = [s.container_name for s in plan.services]
+    states = wait_healthy(client, names, timeout)
+    refreshed = {s.container: s for s in sync_keys(client, plan, running_before)}
+    for gone in leaving:
+        sys.stdout.write(
+            f"{gone.name}: removed with its open sessions (no longer in envkit.yaml)\n"
+        )
+    for service in plan.services:
+        state = states.get(service.container_name, "unknown")
+        sys.stdout.write(f"{service.container_name}: {state}")
+        sync = refreshed.get(service.container_name)
+        if sync is not None and sync.refreshed:
+            sys.stdout.write(f" (keys refreshed: {sync.keys})")
+            if sync.ended:
+                sys.stdout.write(
+                    f" (a key was removed: open SSH sessions of {service.user} ended, "
+                    f"{sync.ended} process(es))"
+                )
+        if plan.ssh.enabled:
+            host = connect_host(plan)
+            sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{host}")
+        sys.stdout.write("\n")
+    if any(state != "healthy" for state in states.values()):
+        raise EngineUnreachableError(
+            "not every container became healthy", "see `envkit status` and `docker logs CONTAINER`"
+        )
+    return 0
