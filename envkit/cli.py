@@ -12,6 +12,7 @@ import typer
 
 from envkit import __version__
 from envkit.errors import EXIT_INTERRUPTED, EnvkitError
+from envkit.targets import usage as target_usage
 from envkit.verify.fleet import DEFAULT_PARALLEL
 
 app = typer.Typer(
@@ -189,7 +190,7 @@ def verify(
     local: Annotated[bool, typer.Option("--local", help="Verify this machine.")] = False,
     target: Annotated[
         list[str] | None,
-        typer.Option("--target", "-t", help="docker://NAME or ssh://USER@HOST:PORT (repeatable)."),
+        typer.Option("--target", "-t", help=f"{target_usage()} (repeatable)."),
     ] = None,
     image: Annotated[
         str | None, typer.Option(help="Verify IMAGE in a throwaway container.")

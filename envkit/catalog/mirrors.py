@@ -60,4 +60,6 @@ def load_presets() -> dict[str, MirrorPreset]:
     return presets
 
 
-PRESET_NAMES = ("official", "tuna", "bfsu", "ustc", "aliyun", "huaweicloud", "sjtu", "douban")
+def preset_names() -> tuple[str, ...]:
+    """Every preset's name, in the catalogue's order: the one list (config, init, compat)."""
+    return tuple(load_presets())

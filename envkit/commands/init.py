@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
-from envkit.catalog.mirrors import PRESET_NAMES
+from envkit.catalog.mirrors import preset_names
 from envkit.config.fields import FieldError, ProjectName
 from envkit.errors import EnvkitError
 
@@ -41,7 +41,7 @@ def write_starter(
     flavor: str,
     force: bool,
 ) -> Path:
-    _check_choice("preset", preset, PRESET_NAMES)
+    _check_choice("preset", preset, preset_names())
     _check_choice("flavor", flavor, FLAVORS[:2])
     if path.exists() and not force:
         raise EnvkitError(

@@ -11,7 +11,9 @@ import re
 from typing import Annotated
 
 from packaging.requirements import InvalidRequirement, Requirement
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
+
+from envkit.catalog.mirrors import preset_names
 
 
 class FieldError(ValueError):
@@ -246,3 +248,22 @@ def _check_gpus(value: object) -> object:
 
 
 GpuRequest = Annotated[str | int | tuple[str, ...], BeforeValidator(_check_gpus)]
+
+
+def _known_preset(value: str) -> str:
+    names = preset_names()
+    if value not in names:
+        raise FieldError(
+            "not a mirror preset",
+            f"use one of {', '.join(names)}, or set mirrors.apt/pip/conda to your own URLs",
+        )
+    return value
+
+
+# The names come from the catalogue (catalog/data/mirrors.yaml), the one list of presets: a
+# preset added there is accepted here, listed by `envkit compat --mirrors` and in the schema.
+PresetName = Annotated[
+    str,
+    AfterValidator(_known_preset),
+    WithJsonSchema({"type": "string", "enum": list(preset_names())}),
+]

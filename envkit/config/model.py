@@ -28,6 +28,7 @@ from envkit.config.fields import (
     PipRequirement,
     Port,
     PortMapping,
+    PresetName,
     ProjectName,
     PythonVersion,
     ShmSize,
@@ -35,8 +36,6 @@ from envkit.config.fields import (
     UserName,
     Volume,
 )
-
-Preset = Literal["official", "tuna", "bfsu", "ustc", "aliyun", "huaweicloud", "sjtu", "douban"]
 
 
 class _Strict(BaseModel):
@@ -99,7 +98,7 @@ class Conda(_Strict):
 class Mirrors(_Strict):
     """Where apt, pip and conda download from: a preset, and per-ecosystem overrides."""
 
-    preset: Preset = Field(
+    preset: PresetName = Field(
         "official", description="Mirror used for every ecosystem not overridden."
     )
     apt: HttpUrl | None = Field(

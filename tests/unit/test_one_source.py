@@ -1,0 +1,115 @@
+"""One source per fact. Mirror presets come from catalog/mirrors.yaml alone and target transports
+from the registry in envkit/targets alone; these tests fail when a second copy appears or drifts,
+and walk through adding a preset the way CONTRIBUTING.md says (a copy of the package, one file
+changed, every command sees it)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envkit.catalog.mirrors import load_presets, preset_names
+from envkit.errors import EnvkitError
+from envkit.targets import TRANSPORTS, parse_target, usage
+from tests.conftest import REPO
+
+NEW_PRESET = """
+  example-mirror:
+    title: Example mirror (a test's)
+    help: https://mirror.example.org/help
+    documented: true
+    apt: {base: "https://mirror.example.org", archives: [debian, debian-security, ubuntu]}
+    pip: https://mirror.example.org/pypi/simple
+    conda:
+      base: https://mirror.example.org/anaconda
+      default_channels: [main, r]
+      cloud: [conda-forge, pytorch]
+"""
+
+
+def _envkit(root: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "envkit", *args],
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_adding_a_preset_is_one_data_file(tmp_path: Path) -> None:
+    """A copy of envkit whose mirrors.yaml alone gains a preset: compat lists it, the schema
+    offers it, init writes it, render uses its URLs."""
+    root = tmp_path / "copy"
+    shutil.copytree(REPO / "envkit", root / "envkit", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("Dockerfile.j2", "docker-compose.yml.j2"):
+        shutil.copy(REPO / name, root / name)
+    shutil.copytree(REPO / "templates", root / "templates")
+    data = root / "envkit" / "catalog" / "mirrors.yaml"
+    text = data.read_text(encoding="utf-8")
+    data.write_text(text.replace("presets:\n", "presets:" + NEW_PRESET, 1), encoding="utf-8")
+    work = tmp_path / "project"
+    (work / ".ssh").mkdir(parents=True)  # the starter authorizes ~/.ssh/id_ed25519.pub
+    key = work / ".ssh" / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+
+    listed = _envkit(root, "compat", "--mirrors", "--json", cwd=work)
+    assert "example-mirror" in [row["preset"] for row in json.loads(listed.stdout)], listed.stderr
+    schema = json.loads(_envkit(root, "schema", cwd=work).stdout)
+    assert "example-mirror" in schema["$defs"]["Mirrors"]["properties"]["preset"]["enum"]
+    made = _envkit(root, "init", "--preset", "example-mirror", cwd=work)
+    assert made.returncode == 0, made.stderr
+    rendered = _envkit(root, "render", cwd=work)
+    assert rendered.returncode == 0, rendered.stderr
+    pip_conf = (work / ".envkit" / "envkit" / "pip.conf").read_text(encoding="utf-8")
+    assert "https://mirror.example.org/pypi/simple" in pip_conf
+
+
+def test_the_schema_compat_and_the_loader_agree_on_presets() -> None:
+    from envkit.config.model import Spec
+
+    schema = Spec.model_json_schema()
+    assert schema["$defs"]["Mirrors"]["properties"]["preset"]["enum"] == list(preset_names())
+    assert tuple(load_presets()) == preset_names()
+    model = (REPO / "envkit" / "config" / "model.py").read_text(encoding="utf-8")
+    # a hand-written list of names beside the catalogue would be a second source
+    assert not re.search(r'"tuna",\s*"bfsu"', model)
+
+
+def test_every_transport_is_in_the_help_and_the_errors() -> None:
+    from typer.testing import CliRunner
+
+    from envkit.cli import app
+
+    shown = " ".join(CliRunner().invoke(app, ["verify", "--help"]).output.split())
+    text = re.sub(r"[│╭╮╰╯─ ]+", " ", shown)
+    with pytest.raises(EnvkitError) as refused:
+        parse_target("ftp://host")
+    for transport in TRANSPORTS.values():
+        assert transport.usage in usage()
+        assert transport.usage in refused.value.fix
+        assert f"{transport.scheme}://" in text
+
+
+def test_one_parser_refuses_each_malformed_kind() -> None:
+    for bad in ("docker://", "image://", "ssh://host-without-user", "ssh://dev@h:port", "x"):
+        with pytest.raises(EnvkitError, match="is not a target"):
+            parse_target(bad)
+    assert parse_target("ssh://dev@gpu-1:2222").transport is TRANSPORTS["ssh"]
+    assert parse_target("image://envkit/x:latest").rest == "envkit/x:latest"
+
+
+def test_no_module_spells_a_scheme_list_of_its_own() -> None:
+    """Messages listing the transports are built from the registry, never written out again."""
+    for path in (REPO / "envkit").rglob("*.py"):
+        if path.parent.name == "targets" and path.name == "__init__.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"docker://\w*[^\"']*\bor ssh://", text), path
