@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .contract import Metric
+
 
 class Context:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
-        self.metrics: list[dict[str, Any]] = []
+        self.metrics: list[Metric] = []
         self.current: str = ""
 
     @property
@@ -37,10 +39,10 @@ class Context:
         *,
         peak: float | None = None,
         threshold: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> Metric:
         """Record a figure. threshold is the minimum acceptable fraction of peak."""
         fraction = value / peak if peak else None
-        row = {
+        row: Metric = {
             "name": name,
             "value": value,
             "unit": unit,

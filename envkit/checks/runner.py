@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import SCHEMA_VERSION
+from .contract import CheckResult, Counts, Metric, TargetReport, check_result, empty_counts
 
 PACKAGE = __package__ or "envkit.checks"
 # Where the package lives: a directory or a zip file (when shipped as a bundle).
@@ -44,19 +45,13 @@ def _load_all() -> None:
 
 
 def _result(
-    spec_id: str, status: str, started: float, message: str, metrics: list[Any]
-) -> dict[str, Any]:
-    return {
-        "id": spec_id,
-        "group": spec_id.split(".", 1)[0],
-        "status": status,
-        "duration_s": round(time.perf_counter() - started, 4),
-        "message": message,
-        "metrics": metrics,
-    }
+    spec_id: str, status: str, started: float, message: str, metrics: list[Metric]
+) -> CheckResult:
+    duration = round(time.perf_counter() - started, 4)
+    return check_result(spec_id, status, duration, message, metrics)
 
 
-def run_one(spec: Any, config: dict[str, Any]) -> dict[str, Any]:
+def run_one(spec: Any, config: dict[str, Any]) -> CheckResult:
     from .context import Context
     from .registry import CheckFailed, Skip
 
@@ -188,20 +183,6 @@ def _crash_message(code: int | None, tail: str) -> str:
     return f"the check crashed its process ({how})" + (f"; last output:\n{tail}" if tail else "")
 
 
-def _timeout_result(check_id: str, timeout: float) -> dict[str, Any]:
-    group = check_id.split(".", 1)[0]
-    hint = HINTS.get(group, "")
-    return {
-        "id": check_id,
-        "group": group,
-        "status": "error",
-        "duration_s": round(timeout, 3),
-        "message": f"timed out after {timeout:.0f} s and was stopped"
-        + (f"; hint: {hint}" if hint else ""),
-        "metrics": [],
-    }
-
-
 class _Session:
     """Feeds pending checks to workers; each event either records a result or moves a deadline."""
 
@@ -213,20 +194,11 @@ class _Session:
         # check work: timeout_scale may stretch those allowances, never shrink them.
         self.slack = max(self.scale, 1.0)
         self.pending = [s.id for s in specs]
-        self.results: list[dict[str, Any]] = []
+        self.results: list[CheckResult] = []
         self.environment: dict[str, Any] = {}
 
     def _error(self, check_id: str, message: str, duration: float = 0.0) -> None:
-        self.results.append(
-            {
-                "id": check_id,
-                "group": check_id.split(".")[0],
-                "status": "error",
-                "duration_s": round(duration, 3),
-                "message": message,
-                "metrics": [],
-            }
-        )
+        self.results.append(check_result(check_id, "error", round(duration, 3), message, []))
         self.pending.remove(check_id)
 
     def run(self) -> None:
@@ -289,21 +261,24 @@ class _Session:
 
 def run_checks(
     python: str, config: dict[str, Any], specs: list[Any]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], list[CheckResult]]:
     """Run specs in order; returns (environment fingerprint, results)."""
     session = _Session(python, config, specs)
     session.run()
     return session.environment, session.results
 
 
-def summarize(results: list[dict[str, Any]]) -> dict[str, int]:
-    counts = {"pass": 0, "fail": 0, "skip": 0, "error": 0}
+def summarize(results: list[CheckResult]) -> Counts:
+    tally: dict[str, int] = {"pass": 0, "fail": 0, "skip": 0, "error": 0}
     for result in results:
-        counts[result["status"]] = counts.get(result["status"], 0) + 1
+        tally[result["status"]] = tally.get(result["status"], 0) + 1
+    counts = empty_counts()
+    counts["pass"], counts["fail"] = tally["pass"], tally["fail"]
+    counts["skip"], counts["error"] = tally["skip"], tally["error"]
     return counts
 
 
-def run_suite(config: dict[str, Any], python: str | None = None) -> dict[str, Any]:
+def run_suite(config: dict[str, Any], python: str | None = None) -> TargetReport:
     from .registry import select as select_checks
     from .userchecks import run_user_checks
 
@@ -332,7 +307,7 @@ def run_suite(config: dict[str, Any], python: str | None = None) -> dict[str, An
     }
 
 
-def _write(report: dict[str, Any], out: str | None, stream: TextIO) -> None:
+def _write(report: TargetReport, out: str | None, stream: TextIO) -> None:
     text = json.dumps(report, indent=2)
     if out:
         Path(out).write_text(text + "\n")

@@ -7,21 +7,15 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
+
+from .contract import CheckResult, check_result
 
 
-def _row(check_id: str, status: str, duration: float, message: str) -> dict[str, Any]:
-    return {
-        "id": check_id,
-        "group": "user",
-        "status": status,
-        "duration_s": round(duration, 4),
-        "message": message,
-        "metrics": [],
-    }
+def _row(check_id: str, status: str, duration: float, message: str) -> CheckResult:
+    return check_result(check_id, status, round(duration, 4), message, [])
 
 
-def run_user_checks(python: str, directory: str, timeout: float) -> list[dict[str, Any]]:
+def run_user_checks(python: str, directory: str, timeout: float) -> list[CheckResult]:
     if not Path(directory).is_dir():
         return [_row("user.checks_dir", "error", 0.0, f"{directory} is not a directory here")]
     probe = subprocess.run([python, "-c", "import pytest"], capture_output=True, check=False)
@@ -70,8 +64,8 @@ def run_user_checks(python: str, directory: str, timeout: float) -> list[dict[st
         return _parse(junit)
 
 
-def _parse(junit: Path) -> list[dict[str, Any]]:
-    rows = []
+def _parse(junit: Path) -> list[CheckResult]:
+    rows: list[CheckResult] = []
     # The XML is the report our own pytest run just wrote into a private temp dir.
     for case in ET.parse(junit).getroot().iter("testcase"):  # noqa: S314
         name = f"user.{case.get('classname', '')}.{case.get('name', '')}".replace("..", ".")

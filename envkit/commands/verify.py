@@ -8,25 +8,23 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from envkit.errors import EnvkitError
+from envkit.verify.combine import combine, exit_code
 from envkit.verify.fleet import DEFAULT_PARALLEL, GRACE_S, verify_many
 from envkit.verify.run import (
     SUITE_TIMEOUT_S,
     VerifySettings,
     abort_remote,
-    combine,
-    exit_code,
     run_on_target,
     settings_for,
 )
 
 if TYPE_CHECKING:
+    from envkit.checks.contract import TargetReport
     from envkit.plan import Plan
     from envkit.targets import Target, TargetUrl
-
-Report = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -121,7 +119,9 @@ class _InFlight:
             thread.join(wait)
 
 
-def _one(url: TargetUrl, request: VerifyRequest, plan: Plan | None, inflight: _InFlight) -> Report:
+def _one(
+    url: TargetUrl, request: VerifyRequest, plan: Plan | None, inflight: _InFlight
+) -> TargetReport:
     from envkit.targets import TargetOptions, open_target
 
     options = TargetOptions(

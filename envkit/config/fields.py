@@ -255,7 +255,8 @@ def _known_preset(value: str) -> str:
     if value not in names:
         raise FieldError(
             "not a mirror preset",
-            f"use one of {', '.join(names)}, or set mirrors.apt/pip/conda to your own URLs",
+            f"use {', '.join(map(repr, names[:-1]))} or {names[-1]!r} "
+            "(or set mirrors.apt/pip/conda to your own URLs)",
         )
     return value
 

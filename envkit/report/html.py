@@ -5,9 +5,14 @@ peak figures and of check durations. Every value from a report is escaped."""
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit.report import check_order
+
+if TYPE_CHECKING:
+    from envkit.checks.contract import CheckResult
+    from envkit.verify.combine import CombinedReport
+
 
 COLOURS = {
     "pass": "#1a7f37",
@@ -38,7 +43,7 @@ def _status(status: str) -> str:
     return f'<span class="st" style="background:{colour}">{escape(status)}</span>'
 
 
-def _summary(combined: dict[str, Any]) -> str:
+def _summary(combined: CombinedReport) -> str:
     s = combined["summary"]
     cards = [
         ("targets", s.get("targets", 0)),
@@ -71,10 +76,10 @@ def _summary(combined: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _matrix(combined: dict[str, Any]) -> str:
+def _matrix(combined: CombinedReport) -> str:
     reports = combined["targets"]
     by_target = {r["target"]: {c["id"]: c for c in r["checks"]} for r in reports}
-    checks: dict[str, dict[str, Any]] = {}
+    checks: dict[str, CheckResult] = {}
     for report in reports:
         for check in report["checks"]:
             checks.setdefault(check["id"], check)
@@ -93,7 +98,7 @@ def _matrix(combined: dict[str, Any]) -> str:
     return f'<table id="matrix"><tr><th>check</th>{head}</tr>{"".join(rows)}</table>'
 
 
-def _metrics(check: dict[str, Any]) -> str:
+def _metrics(check: CheckResult) -> str:
     parts = []
     for metric in check.get("metrics", []):
         text = f"{metric['name']} = {metric['value']:.4g} {metric['unit']}"
@@ -103,7 +108,7 @@ def _metrics(check: dict[str, Any]) -> str:
     return "<br>".join(parts)
 
 
-def _check_tables(combined: dict[str, Any]) -> str:
+def _check_tables(combined: CombinedReport) -> str:
     out = []
     for index, report in enumerate(combined["targets"]):
         env = report.get("environment") or {}
@@ -159,15 +164,16 @@ def _bar_chart(
     return "".join(parts)
 
 
-def _peak_chart(combined: dict[str, Any]) -> str:
+def _peak_chart(combined: CombinedReport) -> str:
     rows = []
     for report in combined["targets"]:
         for check in report["checks"]:
             for m in check.get("metrics", []):
-                if m.get("fraction_of_peak") is None or m["name"].endswith("_best"):
+                fraction = m.get("fraction_of_peak")
+                if fraction is None or m["name"].endswith("_best"):
                     continue
-                fraction = float(m["fraction_of_peak"])
-                low = m.get("threshold") is not None and fraction < m["threshold"]
+                threshold = m.get("threshold")
+                low = threshold is not None and fraction < threshold
                 caption = (
                     f"{m['value']:.4g} of {m['peak']:.4g} {m['unit']} ({fraction:.0%} of peak)"
                 )
@@ -185,7 +191,7 @@ def _peak_chart(combined: dict[str, Any]) -> str:
     return legend + _bar_chart("chart-peak", rows, scale=1.2, mark=1.0)
 
 
-def _duration_chart(combined: dict[str, Any]) -> str:
+def _duration_chart(combined: CombinedReport) -> str:
     slowest: dict[str, float] = {}
     for report in combined["targets"]:
         for check in report["checks"]:
@@ -199,7 +205,7 @@ def _duration_chart(combined: dict[str, Any]) -> str:
     return _bar_chart("chart-durations", rows, scale=scale)
 
 
-def to_html(combined: dict[str, Any]) -> str:
+def to_html(combined: CombinedReport) -> str:
     title = f"envkit verify: {combined['summary'].get('targets', 0)} target(s)"
     body = [
         f"<h1>{escape(title)}</h1>",

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from envkit.checks.contract import CheckResult
+    from envkit.verify.combine import CombinedReport
 
 
-def _metrics_text(check: dict[str, Any]) -> str:
+def _metrics_text(check: CheckResult) -> str:
     lines = []
     for metric in check.get("metrics", []):
         fraction = metric.get("fraction_of_peak")
@@ -15,10 +19,10 @@ def _metrics_text(check: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def to_junit(combined: dict[str, Any]) -> str:
+def to_junit(combined: CombinedReport) -> str:
     root = ET.Element("testsuites", name="envkit verify")
     for report in combined["targets"]:
-        groups: dict[str, list[dict[str, Any]]] = {}
+        groups: dict[str, list[CheckResult]] = {}
         for check in report["checks"]:
             groups.setdefault(check["group"], []).append(check)
         for group, checks in groups.items():

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.report import check_order
+
+if TYPE_CHECKING:
+    from envkit.checks.contract import CheckResult
+    from envkit.verify.combine import CombinedReport, TargetRow
+
 
 STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "skip": "yellow"}
 
 
-def _detail(check: dict[str, Any]) -> str:
+def _detail(check: CheckResult) -> str:
     parts = [check["message"].splitlines()[0] if check["message"] else ""]
     for metric in check.get("metrics", []):
         if metric["name"].endswith("_best"):
@@ -20,7 +25,7 @@ def _detail(check: dict[str, Any]) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _per_target_table(rows: list[dict[str, Any]]) -> Any:
+def _per_target_table(rows: list[TargetRow]) -> Any:
     from rich.table import Table
 
     table = Table(title="per target", title_justify="left")
@@ -38,7 +43,7 @@ def _per_target_table(rows: list[dict[str, Any]]) -> Any:
     return table
 
 
-def print_report(combined: dict[str, Any], quiet: bool = False) -> None:
+def print_report(combined: CombinedReport, quiet: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -82,8 +87,9 @@ def print_report(combined: dict[str, Any], quiet: bool = False) -> None:
         console.print(f"[bold red]unreachable[/] {item['target']}: {item['message']}")
     if len(combined.get("per_target", [])) > 1:
         console.print(_per_target_table(combined["per_target"]))
-    s = combined["summary"]
+    total = combined["summary"]
     console.print(
-        f"{s['pass']} passed, {s['fail']} failed, {s['error']} errors, {s['skip']} skipped "
-        f"on {s['targets']} target(s)"
+        f"{total['pass']} passed, {total['fail']} failed, {total['error']} errors, "
+        f"{total['skip']} skipped "
+        f"on {total['targets']} target(s)"
     )

@@ -8,17 +8,19 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
 from envkit.errors import EnvkitError
+
+R = TypeVar("R")  # what one target's run gives (a TargetReport in envkit verify)
 
 DEFAULT_PARALLEL = 4
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Outcome(Generic[R]):
     target: str
-    report: dict[str, Any] | None  # None: unreachable, see `problem`
+    report: R | None  # None: unreachable, see `problem`
     problem: str | None
     seconds: float  # wall time envkit spent on this target, connection included
 
@@ -28,10 +30,10 @@ GRACE_S = 20.0  # the client-side deadline per target: --target-timeout plus thi
 
 def verify_many(
     urls: list[str],
-    run_one: Callable[[str], dict[str, Any]],
+    run_one: Callable[[str], R],
     parallel: int,
     deadline: float | None = None,
-) -> list[Outcome]:
+) -> list[Outcome[R]]:
     """Run `run_one` on every URL with at most `parallel` at a time; outcomes in input order.
     A target that has not finished `deadline` seconds after it started is recorded as
     unreachable and abandoned (its worker is a daemon thread, replaced by a fresh one), so the
@@ -47,16 +49,16 @@ def verify_many(
     return pool.wait()
 
 
-class _DeadlinePool:
+class _DeadlinePool(Generic[R]):
     def __init__(
-        self, urls: list[str], run_one: Callable[[str], dict[str, Any]], deadline: float | None
+        self, urls: list[str], run_one: Callable[[str], R], deadline: float | None
     ) -> None:
         self.urls = urls
         self.run_one = run_one
         self.deadline = deadline
         self.pending = list(reversed(urls))
         self.started: dict[str, float] = {}
-        self.done: dict[str, Outcome] = {}
+        self.done: dict[str, Outcome[R]] = {}
         self.lock = threading.Condition()
 
     def add_worker(self) -> None:
@@ -76,7 +78,7 @@ class _DeadlinePool:
                 self.done[url] = outcome
                 self.lock.notify_all()
 
-    def wait(self) -> list[Outcome]:
+    def wait(self) -> list[Outcome[R]]:
         with self.lock:
             while len(self.done) < len(self.urls):
                 self._expire()
@@ -99,7 +101,7 @@ class _DeadlinePool:
                 self.add_worker()  # the stuck worker is lost; keep the parallelism
 
 
-def _guarded(url: str, run_one: Callable[[str], dict[str, Any]]) -> Outcome:
+def _guarded(url: str, run_one: Callable[[str], R]) -> Outcome[R]:
     started = time.monotonic()
     try:
         report = run_one(url)

@@ -10,14 +10,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envkit import __version__
-from envkit.checks import SCHEMA_VERSION
+from envkit.checks.contract import TargetReport
 from envkit.errors import EnvkitError
 from envkit.targets import Target
 from envkit.targets.base import CommandResult
 from envkit.verify.bundle import build_bundle
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
 
 SUITE_TIMEOUT_S = 1800.0
 
@@ -111,11 +113,12 @@ def abort_remote(target: Target, remote_dir: str) -> None:
         target.run(["sh", "-c", script], timeout=5)
 
 
-def _read_report(target: Target, result: CommandResult, limit: float) -> dict[str, Any]:
+def _read_report(target: Target, result: CommandResult, limit: float) -> TargetReport:
     _, marker, text = result.stdout.partition("\n" + REPORT_MARKER + "\n")
     if marker:
         try:
-            return dict(json.loads(text))
+            report: TargetReport = json.loads(text)
+            return report
         except ValueError:
             pass
     died = target.diagnose()
@@ -139,7 +142,7 @@ def run_on_target(
     python: str | None = None,
     timeout: float | None = None,
     on_started: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> TargetReport:
     """Ship the bundle, run it with the target's python, bring the report back. Everything
     envkit spends on the target, connection excepted, stays within `timeout` + GRACE_S."""
     started = time.monotonic()
@@ -162,65 +165,14 @@ def run_on_target(
     return report
 
 
-def _per_target(
-    reports: list[dict[str, Any]], unreachable: dict[str, str], seconds: dict[str, float]
-) -> list[dict[str, Any]]:
-    """One row per target in the order given: its counts, its verdict, the time envkit spent."""
-    rows = []
-    for report in reports:
-        counts = report["summary"]
-        state = "failed" if counts.get("fail") or counts.get("error") else "passed"
-        rows.append({"target": report["target"], "state": state, **counts})
-    for name in unreachable:
-        rows.append(
-            {"target": name, "state": "unreachable", "pass": 0, "fail": 0, "skip": 0, "error": 0}
-        )
-    for row in rows:
-        if row["target"] in seconds:
-            row["seconds"] = round(seconds[row["target"]], 3)
-    return rows
-
-
-def combine(
-    reports: list[dict[str, Any]],
-    unreachable: dict[str, str],
-    seconds: dict[str, float] | None = None,
-) -> dict[str, Any]:
-    summary = {"pass": 0, "fail": 0, "skip": 0, "error": 0}
-    for report in reports:
-        for status, count in report["summary"].items():
-            summary[status] = summary.get(status, 0) + count
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "envkit_version": __version__,
-        "summary": {
-            **summary,
-            "targets": len(reports) + len(unreachable),
-            "unreachable": len(unreachable),
-        },
-        "per_target": _per_target(reports, unreachable, seconds or {}),
-        "targets": reports,
-        "unreachable": [{"target": name, "message": why} for name, why in unreachable.items()],
-    }
-
-
-def exit_code(combined: dict[str, Any]) -> int:
-    from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EXIT_UNREACHABLE
-
-    if combined["unreachable"]:
-        return EXIT_UNREACHABLE  # nothing can be vouched for on a target we could not reach
-    summary = combined["summary"]
-    return EXIT_CHECKS_FAILED if summary["fail"] or summary["error"] else EXIT_OK
-
-
-def settings_for(plan: Any | None, *, in_container: bool, **overrides: Any) -> VerifySettings:
+def settings_for(plan: Plan | None, *, in_container: bool, **overrides: Any) -> VerifySettings:
     """Settings from the spec's plan (when there is one), then explicit command-line overrides.
     Mirror expectations only make sense inside the environment envkit built."""
     base: dict[str, Any] = {}
     if plan is not None:
         verify = plan.verify
         base = {
-            "require_gpu": plan.verify.require_gpu,
+            "require_gpu": verify.require_gpu,
             "expected_gpus": verify.expected_gpus,
             "min_shm": verify.min_shm,
             "thresholds": dict(verify.thresholds),

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.report.html import to_html
-from envkit.verify.run import combine
+from envkit.verify.combine import combine
 from tests.browser import browser, drawn_boxes
 
 
@@ -27,7 +27,7 @@ def _check(check_id: str, status: str, seconds: float, metrics: list[Any] | None
     }
 
 
-def _fake_gpu_report(target: str, fraction: float) -> dict[str, Any]:
+def _fake_gpu_report(target: str, fraction: float) -> Any:  # a TargetReport
     """A report as a GPU host would send it. Fake: no GPU exists on the machines tests run on."""
     peak = 989.0
     metric = {
@@ -53,7 +53,7 @@ def _fake_gpu_report(target: str, fraction: float) -> dict[str, Any]:
     }
 
 
-def _open(tmp_path: Path, combined: dict[str, Any]) -> tuple[Path, str]:
+def _open(tmp_path: Path, combined: Any) -> tuple[Path, str]:
     page = tmp_path / "report.html"
     page.write_text(to_html(combined), encoding="utf-8")
     return page, page.as_uri()

@@ -94,7 +94,7 @@ def test_every_transport_is_in_the_help_and_the_errors() -> None:
         parse_target("ftp://host")
     for transport in TRANSPORTS.values():
         assert transport.usage in usage()
-        assert transport.usage in refused.value.fix
+        assert transport.usage in (refused.value.fix or "")
         assert f"{transport.scheme}://" in text
 
 

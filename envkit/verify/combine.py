@@ -1,0 +1,102 @@
+"""Many targets' reports into one (schema in docs/architecture.md), and the exit code CI trusts."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from envkit import __version__
+from envkit.checks import SCHEMA_VERSION
+from envkit.checks.contract import Counts, TargetReport, empty_counts
+
+# One row per target; "pass" is a keyword, hence the functional spelling. `seconds` is the wall
+# time envkit spent on the target, connection included (absent for a target never started).
+TargetRow = TypedDict(
+    "TargetRow",
+    {
+        "target": str,
+        "state": str,  # passed | failed | unreachable
+        "pass": int,
+        "fail": int,
+        "skip": int,
+        "error": int,
+        "seconds": float,
+    },
+    total=False,
+)
+
+
+class Unreachable(TypedDict):
+    target: str
+    message: str
+
+
+class CombinedReport(TypedDict):
+    schema_version: int
+    envkit_version: str
+    summary: dict[str, int]  # the four counts, plus targets and unreachable
+    per_target: list[TargetRow]
+    targets: list[TargetReport]
+    unreachable: list[Unreachable]
+
+
+def _row(target: str, state: str, counts: Counts) -> TargetRow:
+    return {
+        "target": target,
+        "state": state,
+        "pass": counts["pass"],
+        "fail": counts["fail"],
+        "skip": counts["skip"],
+        "error": counts["error"],
+    }
+
+
+def _per_target(
+    reports: list[TargetReport], unreachable: dict[str, str], seconds: dict[str, float]
+) -> list[TargetRow]:
+    """One row per target in the order given: its counts, its verdict, the time envkit spent."""
+    rows: list[TargetRow] = []
+    for report in reports:
+        counts = report["summary"]
+        state = "failed" if counts["fail"] or counts["error"] else "passed"
+        rows.append(_row(report["target"], state, counts))
+    for name in unreachable:
+        rows.append(_row(name, "unreachable", empty_counts()))
+    for row in rows:
+        if row["target"] in seconds:
+            row["seconds"] = round(seconds[row["target"]], 3)
+    return rows
+
+
+def combine(
+    reports: list[TargetReport],
+    unreachable: dict[str, str],
+    seconds: dict[str, float] | None = None,
+) -> CombinedReport:
+    summary = dict.fromkeys(("pass", "fail", "skip", "error"), 0)
+    for report in reports:
+        counts = report["summary"]
+        summary["pass"] += counts["pass"]
+        summary["fail"] += counts["fail"]
+        summary["skip"] += counts["skip"]
+        summary["error"] += counts["error"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "envkit_version": __version__,
+        "summary": {
+            **summary,
+            "targets": len(reports) + len(unreachable),
+            "unreachable": len(unreachable),
+        },
+        "per_target": _per_target(reports, unreachable, seconds or {}),
+        "targets": reports,
+        "unreachable": [{"target": name, "message": why} for name, why in unreachable.items()],
+    }
+
+
+def exit_code(combined: CombinedReport) -> int:
+    from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EXIT_UNREACHABLE
+
+    if combined["unreachable"]:
+        return EXIT_UNREACHABLE  # nothing can be vouched for on a target we could not reach
+    summary = combined["summary"]
+    return EXIT_CHECKS_FAILED if summary["fail"] or summary["error"] else EXIT_OK
