@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from datetime import timedelta
-from typing import Any
+from typing import Any, Dict, Optional
 
 from . import devices
 from .context import Context
@@ -55,6 +55,19 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _rank_result(
+    rank: int, exact: bool, weights_equal: bool, grads_nonzero: bool, error: Optional[str]
+) -> Dict[str, Any]:
+    """What one DDP rank reports back, by name (it crosses a process boundary as a pickle)."""
+    return {
+        "rank": rank,
+        "exact": exact,
+        "weights_equal": weights_equal,
+        "grads_nonzero": grads_nonzero,
+        "error": error,
+    }
+
+
 def _ddp_rank(rank: int, world: int, backend: str, port: int, queue: Any) -> None:
     import torch
     import torch.distributed as dist
@@ -99,10 +112,10 @@ def _ddp_rank(rank: int, world: int, backend: str, port: int, queue: Any) -> Non
             other = flat.clone().to(device)
             dist.broadcast(other, src=0)
             same = bool(torch.allclose(other.cpu(), flat, atol=1e-6, rtol=0))
-        queue.put((rank, exact, same, grads_nonzero, None))
+        queue.put(_rank_result(rank, exact, same, grads_nonzero, None))
         dist.destroy_process_group()
     except Exception as exc:
-        queue.put((rank, False, False, False, f"{type(exc).__name__}: {exc}"))
+        queue.put(_rank_result(rank, False, False, False, f"{type(exc).__name__}: {exc}"))
 
 
 @check("multigpu.ddp", timeout_s=180)
@@ -136,10 +149,13 @@ def ddp(ctx: Context) -> str:
     results = [queue.get() for _ in range(world)]
     for proc in procs:
         proc.join(timeout=30)
-    errors = [f"rank {r}: {err}" for r, *_rest, err in results if err]
+    errors = [f"rank {r['rank']}: {r['error']}" for r in results if r["error"]]
     ensure(not errors, "; ".join(errors))
-    ensure(all(r[1] for r in results), f"{backend} all-reduce was not exact")
-    ensure(all(r[3] for r in results), "DDP produced zero gradients")
-    ensure(all(r[2] for r in results), f"DDP weights differ across ranks after {DDP_STEPS} steps")
+    ensure(all(r["exact"] for r in results), f"{backend} all-reduce was not exact")
+    ensure(all(r["grads_nonzero"] for r in results), "DDP produced zero gradients")
+    ensure(
+        all(r["weights_equal"] for r in results),
+        f"DDP weights differ across ranks after {DDP_STEPS} steps",
+    )
     os.environ.pop("MASTER_PORT", None)
     return f"{backend}, {world} processes: all-reduce exact, weights equal after {DDP_STEPS} steps"

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.catalog.compat import version_key
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
 
 CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 NVIDIA_HOOKS = ("nvidia-container-runtime", "nvidia-container-runtime-hook", "nvidia-ctk")
@@ -37,7 +40,7 @@ class Finding:
 class Host:
     """What earlier findings learned and later ones need."""
 
-    plan: Any | None = None
+    plan: Plan | None = None
     client: Any | None = None
     info: dict[str, Any] | None = None
 

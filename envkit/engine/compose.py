@@ -9,9 +9,12 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EngineUnreachableError, EnvkitError
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
 
 
 def compose_command() -> list[str]:
@@ -66,7 +69,7 @@ def parse_mapping(mapping: str) -> tuple[str, int, str, str]:
     return host_ip, int(host_port), container_port, proto or "tcp"
 
 
-def taken_ports(plan: Any, running: set[str]) -> list[tuple[int, str]]:
+def taken_ports(plan: Plan, running: set[str]) -> list[tuple[int, str]]:
     """Host ports the environment still has to bind that something else holds, as (port, whose).
     A container of ours that is already running holds its own ports: they are not asked for."""
     wanted: list[tuple[str, int, str]] = []

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.engine.compose import parse_mapping
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
+    from envkit.plan.access import Service
 
 SECOND_NS = 1_000_000_000
 
 
-def _volumes(plan: Any, service: Any, out_dir: Path) -> dict[str, dict[str, str]]:
+def _volumes(plan: Plan, service: Service, out_dir: Path) -> dict[str, dict[str, str]]:
     binds = {
         str(out_dir / service.keys_dir): {"bind": "/run/envkit/keys", "mode": "ro"},
         f"{plan.project}_{service.name}-hostkeys": {
@@ -30,7 +34,7 @@ def _volumes(plan: Any, service: Any, out_dir: Path) -> dict[str, dict[str, str]
     return binds
 
 
-def _ports(plan: Any, service: Any) -> dict[str, Any]:
+def _ports(plan: Plan, service: Service) -> dict[str, Any]:
     ports: dict[str, Any] = {}
     if plan.ssh.enabled:
         ports["22/tcp"] = (plan.ssh.bind, service.ssh_port)
@@ -40,7 +44,7 @@ def _ports(plan: Any, service: Any) -> dict[str, Any]:
     return ports
 
 
-def _device_requests(plan: Any) -> list[Any]:
+def _device_requests(plan: Plan) -> list[Any]:
     from docker.types import DeviceRequest
 
     if plan.runtime.gpus == "none":
@@ -54,7 +58,7 @@ def _device_requests(plan: Any) -> list[Any]:
     ]
 
 
-def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
+def run_options(plan: Plan, service: Service, out_dir: Path) -> dict[str, Any]:
     environment = {
         "ENVKIT_USER": service.user,
         "ENVKIT_UID": str(service.uid),
@@ -92,7 +96,7 @@ def run_options(plan: Any, service: Any, out_dir: Path) -> dict[str, Any]:
     return options
 
 
-def sdk_up(client: Any, plan: Any, out_dir: Path) -> None:
+def sdk_up(client: Any, plan: Plan, out_dir: Path) -> None:
     from docker.errors import NotFound
 
     for service in plan.services:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.engine.client import ours
 from envkit.errors import EnvkitError
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
 
 INSTALLED_KEYS = "/var/lib/envkit/keys/{user}/authorized_keys"
 
@@ -29,7 +32,7 @@ def _installed(container: Any, user: str) -> set[str] | None:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
-def sync_keys(client: Any, plan: Any, running_before: set[str]) -> list[KeySync]:
+def sync_keys(client: Any, plan: Plan, running_before: set[str]) -> list[KeySync]:
     """For containers that were already running before this `up` (new ones installed their keys
     at start), compare the keys they accept with the plan and re-install where they differ."""
     synced = []
@@ -61,7 +64,7 @@ def sync_keys(client: Any, plan: Any, running_before: set[str]) -> list[KeySync]
     return synced
 
 
-def departed(client: Any, plan: Any) -> list[Any]:
+def departed(client: Any, plan: Plan) -> list[Any]:
     """Containers of this project that no service of the plan names (a member who left)."""
     wanted = {s.container_name for s in plan.services}
     every = client.containers.list(all=True, filters=ours(plan.project))

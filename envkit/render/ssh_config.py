@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit.errors import EnvkitError
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def connect_host(plan: Any, host: str | None = None) -> str:
+def connect_host(plan: Plan, host: str | None = None) -> str:
     """Where users connect: the given host, else localhost for a wildcard or loopback bind."""
     local = plan.ssh.bind in ("0.0.0.0", *LOOPBACK)  # noqa: S104 - compared, not bound
     return host or ("localhost" if local else plan.ssh.bind)
 
 
-def jump_host(plan: Any, host: str | None) -> str | None:
+def jump_host(plan: Plan, host: str | None) -> str | None:
     """The server to jump through: sshd published on the server's loopback (the default) is
     reached from a laptop by `ssh -J server`, so nothing listens on the network but the
     server's own sshd."""
@@ -25,7 +28,7 @@ def jump_host(plan: Any, host: str | None) -> str | None:
 
 
 def ssh_config_blocks(
-    plan: Any, *, member: str | None = None, host: str | None = None, identity: str | None = None
+    plan: Plan, *, member: str | None = None, host: str | None = None, identity: str | None = None
 ) -> str:
     if not plan.ssh.enabled:
         raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")
