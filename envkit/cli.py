@@ -184,49 +184,55 @@ def schema() -> None:
     raise typer.Exit(run_schema())
 
 
+# verify's options, named here so the command reads as a list of them.
+_Local = Annotated[bool, typer.Option("--local", help="Verify this machine.")]
+_Targets = Annotated[
+    list[str] | None, typer.Option("--target", "-t", help=f"{target_usage()} (repeatable).")
+]
+_Image = Annotated[str | None, typer.Option(help="Verify IMAGE in a throwaway container.")]
+_Python = Annotated[str | None, typer.Option(help="Interpreter with torch (--local).")]
+_Only = Annotated[list[str] | None, typer.Option(help="Only these check ids or groups.")]
+_Skip = Annotated[list[str] | None, typer.Option(help="Skip these check ids or groups.")]
+_Bench = Annotated[bool, typer.Option("--bench/--no-bench", help="Run the GPU benchmarks.")]
+_RequireGpu = Annotated[
+    bool | None, typer.Option("--require-gpu/--no-require-gpu", help="Override the spec.")
+]
+_ExpectedGpus = Annotated[int | None, typer.Option(help="Override verify.expected_gpus.")]
+_JsonOut = Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")]
+_JunitOut = Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")]
+_Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Show only what did not pass.")]
+_TargetsFile = Annotated[
+    Path | None,
+    typer.Option("--targets", help="File with one target URL per line ('#' comments)."),
+]
+_Parallel = Annotated[int, typer.Option(help="How many targets to verify at once.")]
+_TargetTimeout = Annotated[
+    float | None, typer.Option(help="Seconds one target's suite may take (default 1800).")
+]
+_HtmlOut = Annotated[
+    Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")
+]
+
+
 @app.command()
 def verify(
     config: ConfigOption = None,
-    local: Annotated[bool, typer.Option("--local", help="Verify this machine.")] = False,
-    target: Annotated[
-        list[str] | None,
-        typer.Option("--target", "-t", help=f"{target_usage()} (repeatable)."),
-    ] = None,
-    image: Annotated[
-        str | None, typer.Option(help="Verify IMAGE in a throwaway container.")
-    ] = None,
-    python: Annotated[str | None, typer.Option(help="Interpreter with torch (--local).")] = None,
-    only: Annotated[list[str] | None, typer.Option(help="Only these check ids or groups.")] = None,
-    skip: Annotated[list[str] | None, typer.Option(help="Skip these check ids or groups.")] = None,
-    bench: Annotated[
-        bool, typer.Option("--bench/--no-bench", help="Run the GPU benchmarks.")
-    ] = True,
-    require_gpu: Annotated[
-        bool | None, typer.Option("--require-gpu/--no-require-gpu", help="Override the spec.")
-    ] = None,
-    expected_gpus: Annotated[
-        int | None, typer.Option(help="Override verify.expected_gpus.")
-    ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the JSON report here.")
-    ] = None,
-    junit_out: Annotated[Path | None, typer.Option("--junit", help="Write JUnit XML here.")] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Show only what did not pass.")
-    ] = False,
-    targets_file: Annotated[
-        Path | None,
-        typer.Option("--targets", help="File with one target URL per line ('#' comments)."),
-    ] = None,
-    parallel: Annotated[
-        int, typer.Option(help="How many targets to verify at once.")
-    ] = DEFAULT_PARALLEL,
-    target_timeout: Annotated[
-        float | None, typer.Option(help="Seconds one target's suite may take (default 1800).")
-    ] = None,
-    html_out: Annotated[
-        Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")
-    ] = None,
+    local: _Local = False,
+    target: _Targets = None,
+    image: _Image = None,
+    python: _Python = None,
+    only: _Only = None,
+    skip: _Skip = None,
+    bench: _Bench = True,
+    require_gpu: _RequireGpu = None,
+    expected_gpus: _ExpectedGpus = None,
+    json_out: _JsonOut = None,
+    junit_out: _JunitOut = None,
+    quiet: _Quiet = False,
+    targets_file: _TargetsFile = None,
+    parallel: _Parallel = DEFAULT_PARALLEL,
+    target_timeout: _TargetTimeout = None,
+    html_out: _HtmlOut = None,
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
     at once with --targets or several --target."""

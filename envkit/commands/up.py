@@ -9,7 +9,9 @@ from envkit.commands.project import load_project
 from envkit.errors import EngineUnreachableError, EnvkitError
 
 if TYPE_CHECKING:
+    from envkit.engine.team_sync import KeySync
     from envkit.plan import Plan
+    from envkit.plan.access import Service
 
 
 def _check_ports(client: Any, plan: Plan) -> None:
@@ -32,7 +34,6 @@ def up(config: str | None, timeout: float) -> int:
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
     from envkit.engine.team_sync import departed, sync_keys
     from envkit.render import render_files, write_files
-    from envkit.render.ssh_config import connect_host
 
     plan, out_dir = load_project(config)
     write_files(render_files(plan), out_dir)
@@ -62,22 +63,26 @@ def up(config: str | None, timeout: float) -> int:
             f"{gone.name}: removed with its open sessions (no longer in envkit.yaml)\n"
         )
     for service in plan.services:
-        state = states.get(service.container_name, "unknown")
-        sys.stdout.write(f"{service.container_name}: {state}")
-        sync = refreshed.get(service.container_name)
-        if sync is not None and sync.refreshed:
-            sys.stdout.write(f" (keys refreshed: {sync.keys})")
-            if sync.ended:
-                sys.stdout.write(
-                    f" (a key was removed: open SSH sessions of {service.user} ended, "
-                    f"{sync.ended} process(es))"
-                )
-        if plan.ssh.enabled:
-            host = connect_host(plan)
-            sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{host}")
-        sys.stdout.write("\n")
+        _say_state(plan, service, states, refreshed.get(service.container_name))
     if any(state != "healthy" for state in states.values()):
         raise EngineUnreachableError(
             "not every container became healthy", "see `envkit status` and `docker logs CONTAINER`"
         )
     return 0
+
+
+def _say_state(plan: Plan, service: Service, states: dict[str, str], sync: KeySync | None) -> None:
+    """One line per container: its health, what changed in its keys, and how to log in."""
+    from envkit.render.ssh_config import connect_host
+
+    sys.stdout.write(f"{service.container_name}: {states.get(service.container_name, 'unknown')}")
+    if sync is not None and sync.refreshed:
+        sys.stdout.write(f" (keys refreshed: {sync.keys})")
+        if sync.ended:
+            sys.stdout.write(
+                f" (a key was removed: open SSH sessions of {service.user} ended, "
+                f"{sync.ended} process(es))"
+            )
+    if plan.ssh.enabled:
+        sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{connect_host(plan)}")
+    sys.stdout.write("\n")

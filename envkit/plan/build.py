@@ -10,6 +10,7 @@ from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.catalog.mirrors import load_presets
 from envkit.config.fields import FieldError
 from envkit.config.load import LoadedSpec
+from envkit.config.model import Spec
 from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
@@ -338,29 +339,38 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
             apt=_apt_packages(loaded, python, conda), pip=tuple(spec.packages.pip)
         ),
         ca_certs=plan_ca_certs(loaded),
-        ssh=SshPlan(
-            enabled=spec.ssh.enabled,
-            bind=spec.ssh.bind,
-            sudo=spec.ssh.sudo,
-            kex=spec.ssh.kex,
-            tcp_forwarding=spec.ssh.forwarding.tcp,
-            agent_forwarding=spec.ssh.forwarding.agent,
-            unix_socket_forwarding=spec.ssh.forwarding.unix_sockets,
-        ),
-        runtime=RuntimePlan(
-            gpus=spec.runtime.gpus,
-            shm_size=None if spec.runtime.ipc_host else spec.runtime.shm_size,
-            ipc_host=spec.runtime.ipc_host,
-            volumes=spec.runtime.volumes,
-            env=tuple(sorted(spec.runtime.env.items())),
-            restart=spec.runtime.restart,
-            ports=spec.runtime.ports,
-            build_network=spec.runtime.build_network,
-        ),
+        ssh=_ssh_plan(spec),
+        runtime=_runtime_plan(spec),
         services=plan_services(loaded, host.uid, host.gid),
         verify=_verify_plan(loaded, require_gpu),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
+    )
+
+
+def _ssh_plan(spec: Spec) -> SshPlan:
+    return SshPlan(
+        enabled=spec.ssh.enabled,
+        bind=spec.ssh.bind,
+        sudo=spec.ssh.sudo,
+        kex=spec.ssh.kex,
+        tcp_forwarding=spec.ssh.forwarding.tcp,
+        agent_forwarding=spec.ssh.forwarding.agent,
+        unix_socket_forwarding=spec.ssh.forwarding.unix_sockets,
+    )
+
+
+def _runtime_plan(spec: Spec) -> RuntimePlan:
+    runtime = spec.runtime
+    return RuntimePlan(
+        gpus=runtime.gpus,
+        shm_size=None if runtime.ipc_host else runtime.shm_size,
+        ipc_host=runtime.ipc_host,
+        volumes=runtime.volumes,
+        env=tuple(sorted(runtime.env.items())),
+        restart=runtime.restart,
+        ports=runtime.ports,
+        build_network=runtime.build_network,
     )
 
 
