@@ -12,13 +12,14 @@ import argparse
 import json
 import statistics
 import subprocess
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLE = REPO / "examples" / "pytorch-2-tuna" / "envkit.yaml"
+EXAMPLE = REPO / "examples" / "pytorch-2-tuna"
 
 
 def _time(cmd: list[str]) -> float:
@@ -32,7 +33,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    out = Path(tempfile.mkdtemp(prefix="envkit-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="envkit-bench-"))
+    # A copy: render also writes .devcontainer/ beside envkit.yaml, never into the checkout.
+    shutil.copytree(EXAMPLE, work / "example")
+    out = work / "out"
     commands = {
         "python -c pass": [sys.executable, "-c", "pass"],
         "envkit --help": [sys.executable, "-m", "envkit", "--help"],
@@ -42,7 +46,7 @@ def main() -> None:
             "envkit",
             "render",
             "-c",
-            str(EXAMPLE),
+            str(work / "example" / "envkit.yaml"),
             "-o",
             str(out),
         ],

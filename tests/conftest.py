@@ -14,6 +14,7 @@ import pytest
 from envkit.config.load import LoadedSpec, load_spec, load_text
 from envkit.plan import HostFacts, Plan, make_plan
 from envkit.render import render_files
+from envkit.render.devcontainer import devcontainer_files
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -32,6 +33,19 @@ def plan_example(name: str) -> Plan:
 
 def render_example(name: str) -> dict[str, str]:
     return render_files(plan_example(name))
+
+
+def render_example_project(name: str) -> dict[str, str]:
+    """The files `envkit render` writes beside the example's envkit.yaml (default .envkit)."""
+    return devcontainer_files(plan_example(name), ".envkit/docker-compose.yml")
+
+
+def copy_example(name: str, into: Path) -> Path:
+    """A copy of an example's folder, so a CLI render there writes nothing into the checkout
+    (render writes the project's .devcontainer/ beside envkit.yaml). Returns its envkit.yaml."""
+    folder = into / name
+    shutil.copytree(EXAMPLES / name, folder)
+    return folder / "envkit.yaml"
 
 
 def plan_text(text: str, tmp_path: Path | None = None) -> Plan:

@@ -40,13 +40,13 @@ def run_build(request: BuildRequest) -> str:
     from envkit.engine.client import docker_client
     from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
     from envkit.plan import make_plan
-    from envkit.render import render_files, write_files
+    from envkit.render import render_outputs, write_outputs
 
     loaded = load_spec(request.config)
     plan = make_plan(loaded)
     build_args = _args(request.build_args)
     out_dir = request.out if request.out is not None else loaded.path.parent / ".envkit"
-    write_files(render_files(plan), out_dir)
+    write_outputs(render_outputs(plan, out_dir, loaded.path.parent))
     client = docker_client()
     tag = request.tag or plan.image.tag
     if request.as_json:

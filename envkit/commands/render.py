@@ -1,4 +1,4 @@
-"""`envkit render`: write the build context (and the project's editor configs) from envkit.yaml,
+"""`envkit render`: write the build context and the project's editor configs from envkit.yaml,
 or with --check say whether what is on disk is out of date."""
 
 from __future__ import annotations
@@ -6,37 +6,45 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from envkit.commands.project import CONTEXT_DIR
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK
 
 
 def render(config: str | None, out: Path | None, check: bool) -> int:
     from envkit.config.load import load_spec
     from envkit.plan import make_plan
-    from envkit.render import diff_files, render_files, write_files
+    from envkit.render import drift, render_outputs, write_outputs
 
     loaded = load_spec(config)
     plan = make_plan(loaded)
-    files = render_files(plan)
-    out_dir = out if out is not None else loaded.path.parent / ".envkit"
+    project_dir = loaded.path.parent
+    out_dir = out if out is not None else project_dir / CONTEXT_DIR
+    outputs = render_outputs(plan, out_dir, project_dir)
     for note in plan.notes:
         sys.stderr.write(f"note: {note}\n")
     if check:
-        changed, _, stale = diff_files(files, out_dir)
-        for rel in changed:
-            sys.stdout.write(f"differs: {out_dir / rel}\n")
-        for rel in stale:
-            sys.stdout.write(f"stale:   {out_dir / rel}\n")
-        if changed or stale:
+        found = drift(outputs)
+        for path in found.differs:
+            sys.stdout.write(f"differs: {path}\n")
+        for path in found.stale:
+            sys.stdout.write(f"stale:   {path}\n")
+        if found:
             sys.stderr.write("rendered files are out of date: run `envkit render`\n")
             return EXIT_CHECKS_FAILED
-        sys.stdout.write(f"{out_dir}: up to date ({len(files)} files)\n")
+        sys.stdout.write(f"{out_dir}: up to date ({len(outputs.context)} files)\n")
         return EXIT_OK
-    result = write_files(files, out_dir)
-    for rel in result.changed:
-        sys.stdout.write(f"wrote   {out_dir / rel}\n")
-    for rel in result.removed:
-        sys.stdout.write(f"removed {out_dir / rel}\n")
+    context, project = write_outputs(outputs)
+    for result in (context, project):
+        for rel in result.changed:
+            sys.stdout.write(f"wrote   {result.out_dir / rel}\n")
+        for rel in result.removed:
+            sys.stdout.write(f"removed {result.out_dir / rel}\n")
+    for rel in project.foreign:
+        sys.stderr.write(
+            f"note: left {project_dir / rel} as it is: it was not written by envkit "
+            "(remove it to have envkit write one)\n"
+        )
     sys.stdout.write(
-        f"{out_dir}: {len(result.changed)} changed, {len(result.unchanged)} unchanged\n"
+        f"{out_dir}: {len(context.changed)} changed, {len(context.unchanged)} unchanged\n"
     )
     return EXIT_OK

@@ -33,10 +33,10 @@ def up(config: str | None, timeout: float) -> int:
     from envkit.engine.client import docker_client, running_containers
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
     from envkit.engine.team_sync import departed, sync_keys
-    from envkit.render import render_files, write_files
+    from envkit.render import render_outputs, write_outputs
 
     plan, out_dir = load_project(config)
-    write_files(render_files(plan), out_dir)
+    write_outputs(render_outputs(plan, out_dir, out_dir.parent))
     client = docker_client()
     try:
         client.images.get(plan.image.tag)

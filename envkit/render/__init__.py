@@ -1,12 +1,18 @@
 """Render a Plan into files: the build context (Dockerfile, compose, mirror configs, runtime
 scripts) and the project (editor configs beside envkit.yaml)."""
 
-from envkit.render.files import (
-    RenderResult,
-    diff_files,
-    make_environment,
-    render_files,
-    write_files,
-)
+from envkit.render.files import make_environment, render_files
+from envkit.render.outputs import Outputs, drift, render_outputs, write_outputs
+from envkit.render.write import RenderResult, diff_files, write_files
 
-__all__ = ["RenderResult", "diff_files", "make_environment", "render_files", "write_files"]
+__all__ = [
+    "Outputs",
+    "RenderResult",
+    "diff_files",
+    "drift",
+    "make_environment",
+    "render_files",
+    "render_outputs",
+    "write_files",
+    "write_outputs",
+]

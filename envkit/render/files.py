@@ -1,4 +1,4 @@
-"""Render a Plan into a build directory: one Jinja2 environment, atomic writes, drift detection.
+"""Render a Plan into the build context's files: one Jinja2 environment, pure (writes nothing).
 
 Templates only lay data out. Filters do the quoting: `sh` for shell words, `yq` for YAML
 scalars, `dq` for Dockerfile LABEL values. Every value was also validated by the config model.
@@ -7,10 +7,7 @@ scalars, `dq` for Dockerfile LABEL values. Every value was also validated by the
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -18,14 +15,15 @@ import jinja2
 from envkit import __version__
 from envkit.plan import Plan
 
-MANIFEST = ".envkit-files"
-EXECUTABLE = {
-    "envkit/runtime/entrypoint.sh",
-    "envkit/runtime/healthcheck.sh",
-    "envkit/runtime/install-keys.sh",
-    "envkit/apt/apt-mirror.sh",
-    "envkit/apt/cuda-repo.sh",
-}
+EXECUTABLE = frozenset(
+    {
+        "envkit/runtime/entrypoint.sh",
+        "envkit/runtime/healthcheck.sh",
+        "envkit/runtime/install-keys.sh",
+        "envkit/apt/apt-mirror.sh",
+        "envkit/apt/cuda-repo.sh",
+    }
+)
 
 
 def template_root() -> Path:
@@ -113,53 +111,3 @@ def render_files(plan: Plan) -> dict[str, str]:
     for service in plan.services:
         files[f"{service.keys_dir}/authorized_keys"] = "".join(f"{key}\n" for key in service.keys)
     return files
-
-
-@dataclass(frozen=True)
-class RenderResult:
-    out_dir: Path
-    changed: tuple[str, ...]  # written because new or different
-    unchanged: tuple[str, ...]
-    removed: tuple[str, ...]  # left over from an earlier render, no longer produced
-
-
-def _write_atomic(path: Path, text: str, executable: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o755 if executable else 0o644)  # noqa: PTH101 - on the fd's path
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _previous_files(out_dir: Path) -> set[str]:
-    manifest = out_dir / MANIFEST
-    if not manifest.is_file():
-        return set()
-    return {line for line in manifest.read_text(encoding="utf-8").splitlines() if line}
-
-
-def diff_files(files: dict[str, str], out_dir: Path) -> tuple[list[str], list[str], list[str]]:
-    changed: list[str] = []
-    unchanged: list[str] = []
-    for rel, text in sorted(files.items()):
-        target = out_dir / rel
-        same = target.is_file() and target.read_text(encoding="utf-8") == text
-        (unchanged if same else changed).append(rel)
-    stale = sorted(p for p in _previous_files(out_dir) - set(files) if (out_dir / p).is_file())
-    return changed, unchanged, stale
-
-
-def write_files(files: dict[str, str], out_dir: Path) -> RenderResult:
-    changed, unchanged, stale = diff_files(files, out_dir)
-    for rel in changed:
-        _write_atomic(out_dir / rel, files[rel], rel in EXECUTABLE)
-    for rel in stale:
-        (out_dir / rel).unlink()
-    manifest = "".join(f"{rel}\n" for rel in sorted(files))
-    _write_atomic(out_dir / MANIFEST, manifest, executable=False)
-    return RenderResult(out_dir, tuple(changed), tuple(unchanged), tuple(stale))

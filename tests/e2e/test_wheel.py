@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import REPO, copy_example
 
 GOLDEN = REPO / "tests" / "golden"
 
@@ -57,7 +57,7 @@ def test_wheel_installs_into_a_fresh_venv_and_renders(tmp_path: Path) -> None:
             str(env_dir / "bin" / "envkit"),
             "render",
             "-c",
-            str(EXAMPLES / example / "envkit.yaml"),
+            str(copy_example(example, work)),
             "-o",
             str(out),
         ],

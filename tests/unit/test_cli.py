@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import copy_example
 
 
 def envkit(
@@ -47,7 +47,7 @@ def test_init_refuses_an_impossible_request(tmp_path: Path) -> None:
 
 
 def test_render_then_check_detects_drift(tmp_path: Path) -> None:
-    config = EXAMPLES / "pytorch-2-tuna" / "envkit.yaml"
+    config = copy_example("pytorch-2-tuna", tmp_path)
     out = tmp_path / "out"
     first = envkit("render", "-c", str(config), "-o", str(out), cwd=tmp_path)
     assert first.returncode == 0, first.stderr

@@ -1,4 +1,5 @@
-"""Golden files: each example renders exactly to tests/golden/<example>/.
+"""Golden files: each example renders exactly to tests/golden/<example>/ (the build context) and
+tests/golden-project/<example>/ (the files written beside envkit.yaml).
 
 Regenerate after an intended template change with `make golden` (ENVKIT_REGEN_GOLDEN=1), then
 review the diff with `git diff tests/golden` before committing.
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_NAMES, REPO, render_example
+from tests.conftest import EXAMPLE_NAMES, REPO, render_example, render_example_project
 
 GOLDEN = REPO / "tests" / "golden"
+GOLDEN_PROJECT = REPO / "tests" / "golden-project"
 REGENERATE = os.environ.get("ENVKIT_REGEN_GOLDEN") == "1"
 
 
@@ -23,8 +26,15 @@ def test_at_least_six_examples() -> None:
 
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_example_renders_to_its_golden_files(example: str) -> None:
-    files = render_example(example)
-    folder = GOLDEN / example
+    _compare(render_example(example), GOLDEN / example, example)
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_example_project_files_match_their_golden_files(example: str) -> None:
+    _compare(render_example_project(example), GOLDEN_PROJECT / example, example)
+
+
+def _compare(files: dict[str, str], folder: Path, example: str) -> None:
     if REGENERATE:
         shutil.rmtree(folder, ignore_errors=True)
         for rel, text in files.items():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.conftest import EXAMPLES
+from tests.conftest import copy_example
 
 PROBE = """
 import sys
@@ -20,8 +21,8 @@ print("HEAVY=" + ",".join(heavy))
 """
 
 
-def test_render_imports_nothing_heavy(tmp_path: object) -> None:
-    config = EXAMPLES / "pytorch-2-tuna" / "envkit.yaml"
+def test_render_imports_nothing_heavy(tmp_path: Path) -> None:
+    config = copy_example("pytorch-2-tuna", tmp_path)
     result = subprocess.run(
         [sys.executable, "-c", PROBE, str(config), str(tmp_path)],
         capture_output=True,
