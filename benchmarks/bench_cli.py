@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
-import shutil
 import sys
 import tempfile
 import time

@@ -30,6 +30,17 @@ class EnvkitError(Exception):
         return f"{self.message}\n  fix: {self.fix}" if self.fix else self.message
 
 
+class FieldError(ValueError):
+    """One value failed a check; `fix` tells the user what to write instead. Raised by field
+    validators (pydantic wraps it), the catalogue and the plan; the config loader turns it into
+    a ConfigIssue with the field's path and line."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
+
+
 @dataclass(frozen=True)
 class ConfigIssue:
     """One mistake in envkit.yaml: where it is, what was there, and how to mend it."""

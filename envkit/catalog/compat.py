@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from envkit.catalog._data import load_yaml
-from envkit.config.fields import FieldError
+from envkit.errors import FieldError
 
 
 @dataclass(frozen=True)

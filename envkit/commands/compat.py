@@ -10,8 +10,7 @@ import typer
 
 from envkit.catalog import compat as catalog
 from envkit.catalog.mirrors import load_presets
-from envkit.config.fields import FieldError
-from envkit.errors import EnvkitError
+from envkit.errors import EnvkitError, FieldError
 
 
 def show_table(as_json: bool) -> None:

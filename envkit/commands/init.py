@@ -11,8 +11,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
-from envkit.config.fields import FieldError, ProjectName
-from envkit.errors import EnvkitError
+from envkit.config.fields import ProjectName
+from envkit.errors import EnvkitError, FieldError
 
 FLAVORS = ("pytorch", "cuda", "custom")
 

@@ -2,7 +2,8 @@
 
 Every value that can reach a Dockerfile, a shell line or a YAML file envkit writes is checked here
 against a pattern that admits no quote, newline, backslash or shell metacharacter it does not need.
-Validators raise `FieldError` so the loader can show the problem and its fix separately.
+Validators raise `FieldError` (envkit.errors) so the loader can show the problem and its fix
+separately.
 """
 
 from __future__ import annotations
@@ -14,16 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from envkit.catalog.mirrors import preset_names
-
-
-class FieldError(ValueError):
-    """A value failed a check; `fix` tells the user what to write instead."""
-
-    def __init__(self, problem: str, fix: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.fix = fix
-
+from envkit.errors import FieldError
 
 # Characters no rendered value may carry: they end or continue Dockerfile instructions (newline,
 # backslash) or break out of quoting.

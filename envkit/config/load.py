@@ -12,9 +12,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from envkit.config.fields import FieldError
 from envkit.config.model import Spec
-from envkit.errors import ConfigError, ConfigIssue, EnvkitError
+from envkit.errors import ConfigError, ConfigIssue, EnvkitError, FieldError
 
 CONFIG_ENV = "ENVKIT_CONFIG"
 DEFAULT_NAME = "envkit.yaml"

@@ -18,7 +18,6 @@ from envkit.config.fields import (
     CondaSpec,
     EnvKey,
     EnvValue,
-    FieldError,
     GpuRequest,
     HostName,
     HttpUrl,
@@ -36,6 +35,7 @@ from envkit.config.fields import (
     UserName,
     Volume,
 )
+from envkit.errors import FieldError
 
 
 class _Strict(BaseModel):

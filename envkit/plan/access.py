@@ -5,9 +5,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from envkit.config.fields import FieldError
 from envkit.config.load import LoadedSpec, Loc
-from envkit.errors import ConfigError, ConfigIssue
+from envkit.errors import ConfigError, ConfigIssue, FieldError
 from envkit.plan.keys import PublicKey, looks_private, parse_public_key
 
 

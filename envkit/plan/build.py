@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.catalog.mirrors import load_presets
-from envkit.config.fields import FieldError
 from envkit.config.load import LoadedSpec
 from envkit.config.model import Spec
+from envkit.errors import FieldError
 from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip

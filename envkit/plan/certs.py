@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from envkit.config.fields import FieldError
 from envkit.config.load import LoadedSpec
+from envkit.errors import FieldError
 
 _PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----")
 SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"

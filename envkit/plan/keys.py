@@ -12,7 +12,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from envkit.config.fields import FieldError
+from envkit.errors import FieldError
 
 MIN_RSA_BITS = 3072
 KEY_TYPES = (

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from envkit.catalog.mirrors import AptMirror, CondaMirror, MirrorPreset, load_presets
-from envkit.config.fields import FieldError
 from envkit.config.model import Conda, Mirrors
+from envkit.errors import FieldError
 
 OFFICIAL_APT = {
     "debian": ("http://deb.debian.org/debian", "http://deb.debian.org/debian-security"),

@@ -249,3 +249,39 @@ def test_ctrl_c_mid_run_ends_the_suite_there_and_removes_its_files(
     assert process.returncode == 130, out + err
     assert "Traceback" not in err
     assert not _leftovers(name), _leftovers(name)
+
+
+def _slow_python_in_place(container: str) -> None:
+    """Put a python3 that sleeps where the container's own python3 is, so a login over SSH
+    (which gets the image's PATH from /etc/environment) finds it too."""
+    docker(
+        "exec", container, "sh", "-c",
+        'p=$(command -v python3) && mv "$p" "$p.real" '
+        "&& printf '#!/bin/sh\\necho $$ > /tmp/slow.pid\\nexec sleep 60\\n' > \"$p\" "
+        '&& chmod 0755 "$p"',
+    )  # fmt: skip
+
+
+def test_a_frozen_suite_over_ssh_ends_at_the_deadline_and_leaves_nothing_remote(
+    env_image: str, start_container: StartContainer, project_dir: Path, tmp_path: Path
+) -> None:
+    """The SSH transport is bounded like docker's: timeout(1) in the target ends the suite, the
+    wrapper removes its folder, and no process of the run is left on the remote host."""
+    name = start_container(env_image, publish_ssh=True)
+    _slow_python_in_place(name)
+    url = (
+        f"ssh://dev@127.0.0.1:{ssh_port(name)}?identity={project_dir / 'id_test'}"
+        f"&known_hosts={tmp_path / 'known_hosts'}"
+    )
+    started = time.monotonic()
+    process = _verify_in_background(tmp_path, "--target", url, *LIGHT)
+    _wait_for_suite(name)
+    docker("exec", name, "sh", "-c", "kill -STOP $(cat /tmp/slow.pid)")
+    code, said, took = _finish(process, started)
+    assert code == 3, said
+    assert f"did not finish on {url} within {LIMIT}s" in said, said
+    assert took < LIMIT + GRACE_S
+    time.sleep(1)  # the wrapper's exit trap runs as the session closes
+    assert not _leftovers(name), _leftovers(name)
+    sleeping = docker("exec", name, "sh", "-c", "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+    assert "sleep 60" not in sleeping.stdout, "the frozen suite outlived the run"

@@ -6,7 +6,7 @@ import pytest
 
 from envkit.catalog import compat
 from envkit.catalog.mirrors import load_presets
-from envkit.config.fields import FieldError
+from envkit.errors import FieldError
 
 
 def test_table_covers_1_11_to_newest() -> None:

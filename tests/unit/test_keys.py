@@ -8,7 +8,7 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from envkit.config.fields import FieldError
+from envkit.errors import FieldError
 from envkit.plan.keys import parse_public_key
 
 

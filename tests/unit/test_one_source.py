@@ -113,3 +113,29 @@ def test_no_module_spells_a_scheme_list_of_its_own() -> None:
             continue
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"docker://\w*[^\"']*\bor ssh://", text), path
+
+
+def test_adding_a_transport_is_one_registry_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CONTRIBUTING.md's walk-through: a transport registered once is accepted by the parser,
+    offered in every message, and runs the real suite (here: the local transport's code under
+    a new scheme, on the system Python with Debian's CPU torch)."""
+    from envkit.targets import Transport, open_target
+    from envkit.targets.local import LocalTarget
+    from envkit.verify.run import VerifySettings, run_on_target
+
+    loopback = Transport(
+        "loopback", "loopback://", False, True, lambda rest: None, lambda u, o: LocalTarget(u.url)
+    )
+    monkeypatch.setitem(TRANSPORTS, "loopback", loopback)
+    assert "loopback://" in usage()
+    with pytest.raises(EnvkitError) as refused:
+        parse_target("nope://x")
+    assert "loopback://" in (refused.value.fix or "")
+    target = open_target("loopback://")
+    try:
+        settings = VerifySettings(only=("tensor.creation",), bench=False)
+        report = run_on_target(target, settings, "/usr/bin/python3", timeout=300)
+    finally:
+        target.close()
+    assert report["target"] == "loopback://"
+    assert [(c["id"], c["status"]) for c in report["checks"]] == [("tensor.creation", "pass")]

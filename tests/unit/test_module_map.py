@@ -1,0 +1,120 @@
+"""docs/architecture.md's module map is kept true: every module is listed, every listed path
+exists, and no package imports one of envkit's packages its line does not allow (lazy imports
+inside functions and TYPE_CHECKING imports count too). Also: no module over 400 lines, no
+function over 50."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "envkit"
+DOC = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+MAP = DOC.split("## Module map", 1)[1].split("\n## ", 1)[0]
+RULE = re.compile(r"\*\*`envkit/([a-z_]+)(?:/|\.py)`\*\* \(may import: ([^)]*)\)")
+
+
+def _modules() -> list[Path]:
+    return sorted(
+        p
+        for p in PACKAGE.rglob("*.py")
+        if p.name not in ("__init__.py", "__main__.py") and "_templates" not in p.parts
+    )
+
+
+def _unit(path: Path) -> str:
+    """The package (or top-level module) a file belongs to: plan, render, cli, errors, ..."""
+    parts = path.relative_to(PACKAGE).parts
+    return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
+
+
+def _envkit_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "envkit":
+                names = [f"envkit.{alias.name}" for alias in node.names]
+            else:
+                names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "envkit" and len(parts) > 1 and parts[1] != "__version__":
+                found.add(parts[1])
+    return found
+
+
+def _rules() -> dict[str, set[str]]:
+    rules = {}
+    for unit, allowed in RULE.findall(MAP):
+        text = allowed.strip()
+        if text.startswith("any"):
+            rules[unit] = {"*"}
+        elif text.startswith("nothing"):
+            rules[unit] = set()
+        else:
+            rules[unit] = {word.strip() for word in text.split(",")}
+    return rules
+
+
+def test_every_module_is_in_the_map() -> None:
+    missing = [
+        str(p.relative_to(REPO)) for p in _modules() if f"`{p.relative_to(REPO)}`" not in MAP
+    ]
+    assert not missing, f"add to docs/architecture.md's module map: {missing}"
+
+
+def test_every_path_in_the_map_exists() -> None:
+    listed = re.findall(r"`(envkit/[a-z_/]+(?:\.py)?)`", MAP)
+    assert listed
+    gone = [path for path in listed if not (REPO / path).exists()]
+    assert not gone, f"the module map lists what no longer exists: {gone}"
+
+
+def test_every_package_has_an_import_rule() -> None:
+    rules = _rules()
+    units = {_unit(p) for p in _modules()}
+    assert units <= set(rules), f"no 'may import' rule for: {sorted(units - set(rules))}"
+
+
+def test_imports_follow_the_map() -> None:
+    rules = _rules()
+    crossings = []
+    for path in [*_modules(), *PACKAGE.rglob("__init__.py")]:
+        unit = _unit(path)
+        if unit not in rules or "*" in rules[unit]:
+            continue
+        for imported in _envkit_imports(path) - {unit} - rules[unit]:
+            crossings.append(f"{path.relative_to(REPO)} imports envkit.{imported}")
+    assert not crossings, "imports the module map does not allow:\n" + "\n".join(crossings)
+
+
+def test_the_rule_check_can_fail() -> None:
+    """The checker itself sees a crossing: checks/ importing envkit.plan would be one."""
+    source = "def f():\n    from envkit.plan import make_plan\n"
+    probe = PACKAGE / "checks" / "_probe_for_test.py"
+    try:
+        probe.write_text(source, encoding="utf-8")
+        assert _envkit_imports(probe) == {"plan"}
+        assert "plan" not in _rules()["checks"]
+    finally:
+        probe.unlink()
+
+
+def test_no_module_over_400_lines_no_function_over_50() -> None:
+    too_long = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 400:
+            too_long.append(f"{path.relative_to(REPO)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > 50:
+                    too_long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}: {length}")
+    assert not too_long, too_long
