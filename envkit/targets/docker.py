@@ -9,6 +9,7 @@ import io
 import posixpath
 import tarfile
 import threading
+import time
 from typing import Any
 
 from envkit.engine.client import docker_client
@@ -114,7 +115,7 @@ class DockerTarget:
         code = result.exit_code
         if code in (126, 137, 143, -1, None):
             # exec ends this way also when the container itself died under it
-            why = self.diagnose()
+            why = self._settled_diagnosis()
             if why is not None:
                 raise why
         return CommandResult(
@@ -143,6 +144,16 @@ class DockerTarget:
         except Exception:  # the engine itself does not answer: nothing more to say
             return None
         return container_state(self.container)
+
+    def _settled_diagnosis(self, wait: float = 3.0) -> EngineUnreachableError | None:
+        """`docker kill` returns once the signal is sent: the exec may end while the engine still
+        reports the container as running. Ask again for a moment before deciding it is alive."""
+        deadline = time.monotonic() + wait
+        while True:
+            why = self.diagnose()
+            if why is not None or time.monotonic() >= deadline:
+                return why
+            time.sleep(0.25)
 
     def close(self) -> None:
         pass
