@@ -91,31 +91,56 @@ def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
     return f"{size}³ {dtype_name}: median {tflops:.1f} TFLOP/s{share}"
 
 
-@check("bench.matmul_bf16", timeout_s=180, bench=True)
+@check(
+    "bench.matmul_bf16",
+    timeout_s=180,
+    bench=True,
+    reference="the GPU's published bf16 dense peak (checks/peaks.py); timed with CUDA events",
+)
 def matmul_bf16(ctx: Context) -> str:
     """Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU)."""
     return _matmul(ctx, "bench.matmul_bf16", "bf16")
 
 
-@check("bench.matmul_fp16", timeout_s=180, bench=True)
+@check(
+    "bench.matmul_fp16",
+    timeout_s=180,
+    bench=True,
+    reference="the GPU's published fp16 dense peak (checks/peaks.py); timed with CUDA events",
+)
 def matmul_fp16(ctx: Context) -> str:
     """Catches a GPU far below its fp16 matmul peak."""
     return _matmul(ctx, "bench.matmul_fp16", "fp16")
 
 
-@check("bench.matmul_tf32", timeout_s=180, bench=True)
+@check(
+    "bench.matmul_tf32",
+    timeout_s=180,
+    bench=True,
+    reference="the GPU's published tf32 dense peak (checks/peaks.py); timed with CUDA events",
+)
 def matmul_tf32(ctx: Context) -> str:
     """Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable)."""
     return _matmul(ctx, "bench.matmul_tf32", "tf32")
 
 
-@check("bench.matmul_fp32", timeout_s=180, bench=True)
+@check(
+    "bench.matmul_fp32",
+    timeout_s=180,
+    bench=True,
+    reference="the GPU's published fp32 peak (checks/peaks.py); timed with CUDA events",
+)
 def matmul_fp32(ctx: Context) -> str:
     """Catches a GPU far below its fp32 peak."""
     return _matmul(ctx, "bench.matmul_fp32", "fp32")
 
 
-@check("bench.memory_bandwidth", timeout_s=180, bench=True)
+@check(
+    "bench.memory_bandwidth",
+    timeout_s=180,
+    bench=True,
+    reference="the GPU's published memory bandwidth (checks/peaks.py)",
+)
 def memory_bandwidth(ctx: Context) -> str:
     """Catches device memory far below its bandwidth (bytes read + written, buffer >> L2)."""
     torch = _cuda(ctx)
@@ -141,7 +166,12 @@ def memory_bandwidth(ctx: Context) -> str:
     return f"device copy {moved / 2**30:.0f} GiB moved: {gbs:.0f} GB/s{share}"
 
 
-@check("bench.host_device", timeout_s=120, bench=True)
+@check(
+    "bench.host_device",
+    timeout_s=120,
+    bench=True,
+    reference="the link's published rate (PCIe generation and width, checks/peaks.py)",
+)
 def host_device(ctx: Context) -> str:
     """Catches a slow host link (PCIe downgraded, pageable memory): pinned H2D and D2H."""
     torch = _cuda(ctx)
@@ -157,7 +187,12 @@ def host_device(ctx: Context) -> str:
     return f"pinned host->device {up:.1f} GB/s, device->host {down:.1f} GB/s"
 
 
-@check("bench.allreduce_busbw", timeout_s=300, bench=True)
+@check(
+    "bench.allreduce_busbw",
+    timeout_s=300,
+    bench=True,
+    reference="the interconnect's published rate; busbw as nccl-tests defines it",
+)
 def allreduce_busbw(ctx: Context) -> str:
     """Catches slow GPU-to-GPU collectives: all-reduce bus bandwidth (nccl-tests formula,
     busbw = algbw * 2(n-1)/n) with 2+ GPUs."""

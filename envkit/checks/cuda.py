@@ -19,7 +19,11 @@ def _need_cuda(ctx: Context) -> Any:
     raise Skip("no CUDA device here and none required (verify.require_gpu is false)")
 
 
-@check("cuda.available", timeout_s=60)
+@check(
+    "cuda.available",
+    timeout_s=60,
+    reference="torch.cuda.is_available() against the spec's demand for GPUs",
+)
 def available(ctx: Context) -> str:
     """Catches a CPU-only torch, a container started without GPUs, or a broken driver when the
     spec asks for GPUs (a fail, not a skip)."""
@@ -41,7 +45,7 @@ def available(ctx: Context) -> str:
     raise Skip(why + "; GPUs not required")
 
 
-@check("cuda.device_count")
+@check("cuda.device_count", reference="verify.expected_gpus")
 def device_count(ctx: Context) -> str:
     """Catches fewer GPUs than expected (a partial device request, a dead GPU)."""
     import torch
@@ -57,7 +61,10 @@ def device_count(ctx: Context) -> str:
     return f"{have} visible, {want} expected"
 
 
-@check("cuda.driver_runtime")
+@check(
+    "cuda.driver_runtime",
+    reference="the driver's own CUDA version against the build's torch.version.cuda",
+)
 def driver_runtime(ctx: Context) -> str:
     """Catches a driver too old for torch's CUDA runtime (errors 803/804 later, at first use)."""
     torch = _need_cuda(ctx)
@@ -78,7 +85,7 @@ def driver_runtime(ctx: Context) -> str:
     return f"driver {driver} (CUDA {supported}) runs torch's CUDA {runtime}{note}"
 
 
-@check("cuda.arch_list")
+@check("cuda.arch_list", reference="each GPU's compute capability against the build's arch list")
 def arch_list(ctx: Context) -> str:
     """Catches a GPU whose compute capability torch was not compiled for ('no kernel image is
     available for execution on the device')."""
@@ -97,7 +104,7 @@ def arch_list(ctx: Context) -> str:
     return f"{', '.join(seen)} covered by {' '.join(archs)}"
 
 
-@check("cuda.cudnn")
+@check("cuda.cudnn", reference="the same convolution on the CPU (a different implementation)")
 def cudnn(ctx: Context) -> str:
     """Catches a missing or broken cuDNN (convolutions fail at first use)."""
     torch = _need_cuda(ctx)
@@ -114,7 +121,7 @@ def cudnn(ctx: Context) -> str:
     return f"cuDNN {version}; a convolution matches the CPU"
 
 
-@check("cuda.nccl")
+@check("cuda.nccl", reference="the build's own NCCL availability and version")
 def nccl(ctx: Context) -> str:
     """Catches a torch build without NCCL (multi-GPU training cannot start)."""
     torch = _need_cuda(ctx)

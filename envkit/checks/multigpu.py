@@ -14,7 +14,10 @@ from .registry import check, ensure
 DDP_STEPS = 3
 
 
-@check("multigpu.peer_access")
+@check(
+    "multigpu.peer_access",
+    reference="the driver's peer-access answer; a copy compared with its source",
+)
 def peer_access(ctx: Context) -> str:
     """Catches GPUs that cannot reach each other directly (P2P off: slow collectives)."""
     import torch
@@ -32,7 +35,11 @@ def peer_access(ctx: Context) -> str:
     return f"peer access matrix {rows}; copies between devices exact"
 
 
-@check("multigpu.data_parallel", timeout_s=120)
+@check(
+    "multigpu.data_parallel",
+    timeout_s=120,
+    reference="the same model on one device (DataParallel must not change the output)",
+)
 def data_parallel(ctx: Context) -> str:
     """Catches DataParallel giving different outputs than one device."""
     import torch
@@ -118,7 +125,11 @@ def _ddp_rank(rank: int, world: int, backend: str, port: int, queue: Any) -> Non
         queue.put(_rank_result(rank, False, False, False, f"{type(exc).__name__}: {exc}"))
 
 
-@check("multigpu.ddp", timeout_s=180)
+@check(
+    "multigpu.ddp",
+    timeout_s=180,
+    reference="the exact all-reduce answer n(n+1)/2, and the weights of every rank compared",
+)
 def ddp(ctx: Context) -> str:
     """Catches a broken distributed stack: all-reduce must be exact and DDP weights equal on every
     rank after a few steps (NCCL across GPUs; gloo with 2 processes on CPU or one GPU). A hung

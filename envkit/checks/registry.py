@@ -27,6 +27,7 @@ class CheckSpec:
     func: Callable[..., object]
     timeout_s: float
     bench: bool
+    reference: str  # what the result is compared with; never the op under test itself
 
     @property
     def group(self) -> str:
@@ -41,16 +42,21 @@ CHECKS: dict[str, CheckSpec] = {}
 
 
 def check(
-    check_id: str, *, timeout_s: float = 60.0, bench: bool = False
+    check_id: str, *, reference: str, timeout_s: float = 60.0, bench: bool = False
 ) -> Callable[[Callable[..., object]], Callable[..., object]]:
+    """Register a check. `reference` says what its result is compared with (docs/checks.md
+    shows it): known answers, exact arithmetic, plain Python, a published figure, never the
+    op under test."""
     group = check_id.split(".", 1)[0]
     if group not in GROUPS:
         raise ValueError(f"check id {check_id} is outside the groups {GROUPS}")
+    if not reference.strip():
+        raise ValueError(f"check {check_id} needs a reference")
 
     def register(func: Callable[..., object]) -> Callable[..., object]:
         if check_id in CHECKS:
             raise ValueError(f"check id {check_id} registered twice")
-        CHECKS[check_id] = CheckSpec(check_id, func, timeout_s, bench)
+        CHECKS[check_id] = CheckSpec(check_id, func, timeout_s, bench, reference)
         return func
 
     return register

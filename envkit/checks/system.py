@@ -32,7 +32,7 @@ def _human(size: float) -> str:
     return f"{size:.1f} TiB"
 
 
-@check("system.shm")
+@check("system.shm", reference="statvfs of /dev/shm against verify.min_shm")
 def shm(ctx: Context) -> str:
     """Catches a /dev/shm too small for DataLoader workers (Docker's default is 64 MB:
     'Bus error ... insufficient shared memory')."""
@@ -65,7 +65,11 @@ class _Squares:
         return torch.full((self.floats,), float(index))
 
 
-@check("system.dataloader_workers", timeout_s=120)
+@check(
+    "system.dataloader_workers",
+    timeout_s=120,
+    reference="the dataset's known items, each seen exactly once",
+)
 def dataloader_workers(ctx: Context) -> str:
     """Catches DataLoader workers that die or hang moving tensors through shared memory."""
     from torch.utils.data import DataLoader
@@ -90,7 +94,7 @@ def _in_envkit_container() -> bool:
     return Path("/usr/local/bin/envkit-entrypoint").is_file()
 
 
-@check("system.sshd")
+@check("system.sshd", reference="sshd's effective settings (sshd -T) and its banner")
 def sshd(ctx: Context) -> str:
     """Catches an envkit container whose sshd is down or accepts passwords or root logins."""
     if not _in_envkit_container():
@@ -170,7 +174,7 @@ def apt_uris(root: str = "/") -> list[str]:
     return uris
 
 
-@check("system.mirrors")
+@check("system.mirrors", reference="pip's effective index and apt's sources against the spec")
 def mirrors(ctx: Context) -> str:
     """Catches mirrors that are not in effect: pip's effective index and apt's sources must equal
     the spec's."""

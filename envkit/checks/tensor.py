@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List, Tuple
 
 from . import devices
 from .context import Context
@@ -11,6 +11,7 @@ from .registry import Skip, check, ensure
 # (rtol, atol) per dtype, as torch.testing.assert_close uses them; tf32 and reduced precision
 # matmuls of K=256 need more room than elementwise defaults.
 TOLERANCE = {
+    "float64": (1e-12, 1e-12),  # integer inputs: any summation order is exact
     "float32": (1e-4, 1e-4),
     "tf32": (5e-3, 5e-3),
     "float16": (1e-2, 1e-2),
@@ -24,7 +25,7 @@ def _torch() -> Any:
     return torch
 
 
-@check("tensor.creation")
+@check("tensor.creation", reference="known answers written in the check (the seeds' examples)")
 def creation(ctx: Context) -> str:
     """Catches broken creation ops: tensor/zeros/ones/empty/full/eye/arange/linspace/logspace,
     rand/randn ranges, *_like and new_* keeping dtype and shape."""
@@ -59,7 +60,7 @@ def creation(ctx: Context) -> str:
     return "creation ops give their documented values"
 
 
-@check("tensor.attributes")
+@check("tensor.attributes", reference="known answers written in the check: shapes, strides, dtypes")
 def attributes(ctx: Context) -> str:
     """Catches wrong metadata: ndim, shape, stride, dtype, device, storage sharing, grad."""
     torch = _torch()
@@ -76,7 +77,9 @@ def attributes(ctx: Context) -> str:
     return "metadata as documented"
 
 
-@check("tensor.broadcasting")
+@check(
+    "tensor.broadcasting", reference="known answers written in the check (the seed's (3,1)+(1,2))"
+)
 def broadcasting(ctx: Context) -> str:
     """Catches broken broadcasting: the seed's (3,1)+(1,2) example; incompatible shapes raise."""
     torch = _torch()
@@ -99,7 +102,10 @@ def broadcasting(ctx: Context) -> str:
     return "(3,1)+(1,2) broadcasts; incompatible shapes raise"
 
 
-@check("tensor.inplace")
+@check(
+    "tensor.inplace",
+    reference="known answers written in the check, and the tensor's identity and address",
+)
 def inplace(ctx: Context) -> str:
     """Catches in-place ops that copy or miscompute: add_, z[:] = ..., out=, identity kept."""
     torch = _torch()
@@ -125,7 +131,7 @@ def inplace(ctx: Context) -> str:
     return "in-place ops keep identity and compute right"
 
 
-@check("tensor.views")
+@check("tensor.views", reference="storage addresses, and known answers written in the check")
 def views(ctx: Context) -> str:
     """Catches broken views: transpose shares storage, view on a non-contiguous tensor raises,
     contiguous() copies."""
@@ -148,7 +154,7 @@ def views(ctx: Context) -> str:
     return "views share storage; non-contiguous view raises"
 
 
-@check("tensor.numpy_bridge")
+@check("tensor.numpy_bridge", reference="values seen through numpy after a change on either side")
 def numpy_bridge(ctx: Context) -> str:
     """Catches a broken numpy bridge: on CPU, numpy() and from_numpy() share memory."""
     torch = _torch()
@@ -168,7 +174,7 @@ def numpy_bridge(ctx: Context) -> str:
     return "numpy bridge shares memory on CPU"
 
 
-@check("tensor.reductions")
+@check("tensor.reductions", reference="known answers written in the check")
 def reductions(ctx: Context) -> str:
     """Catches wrong reductions: max with indices, nonzero, clamp, sum, item."""
     torch = _torch()
@@ -187,7 +193,7 @@ def reductions(ctx: Context) -> str:
     return "reductions give known answers"
 
 
-@check("tensor.shape_ops")
+@check("tensor.shape_ops", reference="known answers written in the check")
 def shape_ops(ctx: Context) -> str:
     """Catches broken squeeze/unsqueeze/repeat/cat."""
     torch = _torch()
@@ -211,41 +217,77 @@ def shape_ops(ctx: Context) -> str:
     return "shape ops as documented"
 
 
-@check("tensor.device_roundtrip")
+@check(
+    "tensor.device_roundtrip",
+    reference="the host copy's own values, and n + 1 computed in plain Python",
+)
 def device_roundtrip(ctx: Context) -> str:
     """Catches host<->device copies that corrupt data, on each GPU."""
     torch = _torch()
     data = torch.randn(1 << 20)
+    values = data.tolist()
+    # Reference for the arithmetic: whole numbers plus one, in plain Python (CPU torch would
+    # share a broken op with the device).
+    counts = torch.arange(1 << 16, dtype=torch.float32)
+    plus_one = [v + 1 for v in counts.tolist()]
     for device in devices.gpu_devices(ctx):
         back = data.to(device).to("cpu")
-        ensure(torch.equal(back, data), f"round trip through {device} changed the data")
-        y = torch.ones_like(data, device=device)
-        ensure(torch.allclose((data.to(device) + y).cpu(), data + 1), f"arithmetic on {device}")
-    return "round trip exact on every GPU"
+        ensure(back.tolist() == values, f"round trip through {device} changed the data")
+        y = torch.ones_like(counts, device=device)
+        summed = (counts.to(device) + y).cpu().tolist()
+        ensure(summed == plus_one, f"arithmetic on {device}: n + 1 is not n + 1")
+    return "round trip exact and n + 1 right on every GPU"
 
 
-def _matmul_error(
-    torch: Any, a: Any, b: Any, dtype: Any, device: Any, tf32: bool
-) -> tuple[float, float]:
-    reference = a.double() @ b.double()
+# Odd sizes, so blocked kernels take their edge paths too; small enough for an exact reference
+# in pure Python (about a million multiply-adds).
+MATMUL_SHAPE = (96, 128, 80)
+
+
+def _int_matrix(torch: Any, rows: int, cols: int, seed: int) -> Any:
+    """Small integers: every product and partial sum is exact in float32 (and bf16 inputs are
+    exact), so the reference below is exact whatever order a kernel sums in."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(-4, 5, (rows, cols), generator=generator).float()
+
+
+def python_matmul(a: List[List[float]], b: List[List[float]]) -> List[List[float]]:
+    """The reference: plain Python arithmetic, so it shares nothing with the op under test (a
+    BLAS that is wrong for every dtype, float64 included, cannot agree with it)."""
+    columns = list(zip(*b))
+    return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]
+
+
+def max_error(got: List[List[float]], reference: List[List[float]]) -> Tuple[float, float]:
+    error = max(abs(g - r) for grow, rrow in zip(got, reference) for g, r in zip(grow, rrow))
+    scale = max(abs(r) for row in reference for r in row)
+    return error, scale
+
+
+def _matmul(torch: Any, a: Any, b: Any, dtype: Any, device: Any, tf32: bool) -> List[List[float]]:
     old = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32  # pinned: the default changed across releases
     try:
-        got = (a.to(device, dtype) @ b.to(device, dtype)).double().cpu()
+        product: List[List[float]] = (
+            (a.to(device, dtype) @ b.to(device, dtype)).double().cpu().tolist()
+        )
+        return product
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
-    diff = (got - reference).abs()
-    scale = reference.abs().max().item()
-    return diff.max().item(), scale
 
 
-@check("tensor.matmul_dtypes", timeout_s=120)
+@check(
+    "tensor.matmul_dtypes",
+    timeout_s=120,
+    reference="exact integer products computed in plain Python",
+)
 def matmul_dtypes(ctx: Context) -> str:
-    """Catches wrong matmul results per dtype (fp32, tf32, fp16, bf16) against a float64 CPU
-    reference, on CPU and on each GPU."""
+    """Catches wrong matmul results per dtype (fp64, fp32, bf16; tf32 and fp16 on a GPU), on
+    CPU and on each GPU."""
     torch = _torch()
-    torch.manual_seed(0)
-    a, b = torch.randn(256, 256), torch.randn(256, 256)
+    rows, inner, cols = MATMUL_SHAPE
+    a, b = _int_matrix(torch, rows, inner, 1), _int_matrix(torch, inner, cols, 2)
+    reference = python_matmul(a.tolist(), b.tolist())
     targets = [torch.device("cpu")]
     try:
         gpus = devices.gpu_devices(ctx)
@@ -253,15 +295,19 @@ def matmul_dtypes(ctx: Context) -> str:
         gpus = []
     done = []
     for device in targets + gpus:
-        cases = [("float32", torch.float32, False), ("bfloat16", torch.bfloat16, False)]
+        cases = [
+            ("float64", torch.float64, False),
+            ("float32", torch.float32, False),
+            ("bfloat16", torch.bfloat16, False),
+        ]
         if device in gpus:
             cases += [("tf32", torch.float32, True), ("float16", torch.float16, False)]
         for name, dtype, tf32 in cases:
-            error, scale = _matmul_error(torch, a, b, dtype, device, tf32)
+            error, scale = max_error(_matmul(torch, a, b, dtype, device, tf32), reference)
             rtol, atol = TOLERANCE[name]
             ensure(
                 error <= atol * 16 + rtol * scale,
                 f"{name} matmul on {device} is off by {error:.3g} (scale {scale:.3g})",
             )
             done.append(f"{name}@{device}")
-    return "matches float64 reference: " + ", ".join(done)
+    return "matches an exact pure-Python reference: " + ", ".join(done)

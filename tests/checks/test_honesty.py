@@ -23,7 +23,11 @@ CASES: list[tuple[str, str, str | None, dict[str, Any], str]] = [
     ("tensor.reductions", "wrong_clamp", None, {}, "clamp"),
     ("tensor.shape_ops", "wrong_cat", None, {}, "cat"),
     ("tensor.matmul_dtypes", "noisy_matmul", None, {}, "matmul on cpu is off"),
+    # the same breakage in float64: a float64 reference would agree with it
+    ("tensor.matmul_dtypes", "matmul_off_every_dtype", None, {}, "float64 matmul on cpu is off"),
     ("tensor.device_roundtrip", "fake_gpu,corrupting_to", "fake_gpu", {}, "round trip"),
+    # an add broken on the host too: a CPU reference would share it
+    ("tensor.device_roundtrip", "fake_gpu,wrong_add", "fake_gpu", {}, "n + 1 is not n + 1"),
     ("autograd.seed_examples", "wrong_dot", None, {}, "2*dot(x,x)"),
     ("autograd.accumulation", "noop_zero_", None, {}, "zero_() did not clear"),
     ("autograd.detach_no_grad", "detach_keeps_graph", None, {}, "detach"),
@@ -31,6 +35,8 @@ CASES: list[tuple[str, str, str | None, dict[str, Any], str]] = [
     ("autograd.vjp", "doubled_backward", None, {}, "J^T v"),
     ("autograd.gradcheck", "wrong_tanh_grad", None, {}, "finite differences"),
     ("autograd.gpu", "fake_gpu,doubled_backward", "fake_gpu", {}, "grad"),
+    # sin wrong on every device: a CPU comparison would agree with it
+    ("autograd.gpu", "fake_gpu,sin_off_every_dtype", "fake_gpu", {}, "derived one"),
     ("cuda.available", "", None, {"require_gpu": True}, "CPU-only build"),
     ("cuda.device_count", "", None, {"expected_gpus": 2}, "2 expected"),
     ("cuda.driver_runtime", "old_driver", "new_driver", {}, "upgrade the driver"),
@@ -111,3 +117,13 @@ def test_every_check_has_an_honesty_test() -> None:
     }
     missing = set(CHECKS) - covered - gpu_only
     assert not missing, f"checks without an honesty test: {sorted(missing)}"
+
+
+def test_every_check_states_a_reference_and_an_empty_one_is_refused() -> None:
+    from envkit.checks.registry import CHECKS, check
+    from envkit.checks.runner import _load_all
+
+    _load_all()
+    assert all(spec.reference.strip() for spec in CHECKS.values())
+    with pytest.raises(ValueError, match="needs a reference"):
+        check("tensor.unreferenced", reference=" ")

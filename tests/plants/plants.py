@@ -158,6 +158,12 @@ def _noisy_matmul(original: Any) -> Any:
     return lambda a, b: original(a, b) * (1.0 if a.dtype == torch.float64 else 1.01)
 
 
+def _slightly_off(original: Any) -> Any:
+    """Wrong by one part in a thousand for every dtype, float64 included: a reference computed
+    with the same op would agree with it, an independent one does not."""
+    return lambda *args, **kwargs: original(*args, **kwargs) * 1.001
+
+
 PLANTS: dict[str, Callable[[], Any]] = {
     "fake_gpu": lambda: _fake_gpus(1),
     "fake_gpu_x2": lambda: _fake_gpus(2),
@@ -172,6 +178,8 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "wrong_clamp": lambda: setattr(torch, "clamp", lambda x, lo=None, hi=None: x),
     "wrong_cat": lambda: setattr(torch, "cat", lambda tensors, dim=0: tensors[0]),
     "noisy_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _noisy_matmul),
+    "matmul_off_every_dtype": lambda: _wrap(torch.Tensor, "__matmul__", _slightly_off),
+    "sin_off_every_dtype": lambda: _wrap(torch.Tensor, "sin", _slightly_off),
     "wrong_dot": lambda: _wrap(torch, "dot", lambda o: lambda a, b: o(a, b) * 2),
     "doubled_backward": lambda: _wrap(torch.Tensor, "backward", _doubled_backward),
     "noop_zero_": lambda: setattr(torch.Tensor, "zero_", lambda self: self),
