@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from envkit.commands.project import load_project, render_project
 from envkit.errors import EnvkitError
 
 
@@ -35,18 +36,14 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def run_build(request: BuildRequest) -> str:
-    from envkit.config.load import load_spec
     from envkit.engine.build import build_image
     from envkit.engine.client import docker_client
     from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
-    from envkit.plan import make_plan
-    from envkit.render import render_outputs, write_outputs
 
-    loaded = load_spec(request.config)
-    plan = make_plan(loaded)
+    project = load_project(request.config, request.out)
+    plan, out_dir = project.plan, project.context_dir
     build_args = _args(request.build_args)
-    out_dir = request.out if request.out is not None else loaded.path.parent / ".envkit"
-    write_outputs(render_outputs(plan, out_dir, loaded.path.parent))
+    render_project(project)
     client = docker_client()
     tag = request.tag or plan.image.tag
     if request.as_json:

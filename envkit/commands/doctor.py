@@ -3,7 +3,6 @@ what was found, and the fix. Nothing here changes the host or the engine."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -46,10 +45,10 @@ class Host:
 
 
 def check_config(config: str | None, host: Host) -> Finding:
-    from envkit.config.load import CONFIG_ENV, DEFAULT_NAME, load_spec
-    from envkit.plan import make_plan
+    from envkit.commands.project import load_project
+    from envkit.config.load import config_given
 
-    if not (config or os.environ.get(CONFIG_ENV) or Path(DEFAULT_NAME).is_file()):
+    if not config_given(config):
         return Finding(
             "config",
             "warn",
@@ -57,12 +56,12 @@ def check_config(config: str | None, host: Host) -> Finding:
             "run `envkit doctor` next to envkit.yaml, or pass --config",
         )
     try:
-        loaded = load_spec(config)
-        host.plan = make_plan(loaded)
+        project = load_project(config)
+        host.plan = project.plan
     except EnvkitError as exc:
         fix = exc.fix or "fix the fields named above, then run `envkit doctor` again"
         return Finding("config", "fail", exc.message if exc.fix else str(exc), fix)
-    return Finding("config", "ok", f"{loaded.path} is valid (project {host.plan.project})")
+    return Finding("config", "ok", f"{project.config} is valid (project {project.plan.project})")
 
 
 def check_engine(host: Host) -> Finding:

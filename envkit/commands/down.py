@@ -9,10 +9,11 @@ from envkit.errors import EnvkitError
 
 
 def down(config: str | None, volumes: bool) -> int:
-    from envkit.engine.client import docker_client, ours, project_volumes
+    from envkit.engine.client import containers, docker_client, project_volumes
     from envkit.engine.compose import run_compose, use_sdk
 
-    plan, out_dir = load_project(config)
+    project = load_project(config)
+    plan, out_dir = project.plan, project.context_dir
     if not (out_dir / "docker-compose.yml").is_file():
         raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
 
@@ -20,7 +21,7 @@ def down(config: str | None, volumes: bool) -> int:
     if not use_sdk():
         run_compose(out_dir, plan.project, "down")  # its network too
     # By label, on both paths: every container `up` made, members who have left included.
-    for container in client.containers.list(all=True, filters=ours(plan.project)):
+    for container in containers(client, plan.project):
         container.remove(force=True)
     if volumes:
         # Likewise by label: compose alone would keep the volumes of members who have left.

@@ -6,19 +6,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from envkit.commands.project import CONTEXT_DIR
+from envkit.commands.project import load_project
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK
 
 
 def render(config: str | None, out: Path | None, check: bool) -> int:
-    from envkit.config.load import load_spec
-    from envkit.plan import make_plan
     from envkit.render import drift, render_outputs, write_outputs
 
-    loaded = load_spec(config)
-    plan = make_plan(loaded)
-    project_dir = loaded.path.parent
-    out_dir = out if out is not None else project_dir / CONTEXT_DIR
+    project = load_project(config, out)
+    plan, out_dir, project_dir = project.plan, project.context_dir, project.project_dir
     outputs = render_outputs(plan, out_dir, project_dir)
     for note in plan.notes:
         sys.stderr.write(f"note: {note}\n")
@@ -33,13 +29,13 @@ def render(config: str | None, out: Path | None, check: bool) -> int:
             return EXIT_CHECKS_FAILED
         sys.stdout.write(f"{out_dir}: up to date ({len(outputs.context)} files)\n")
         return EXIT_OK
-    context, project = write_outputs(outputs)
-    for result in (context, project):
+    context, beside = write_outputs(outputs)
+    for result in (context, beside):
         for rel in result.changed:
             sys.stdout.write(f"wrote   {result.out_dir / rel}\n")
         for rel in result.removed:
             sys.stdout.write(f"removed {result.out_dir / rel}\n")
-    for rel in project.foreign:
+    for rel in beside.foreign:
         sys.stderr.write(
             f"note: left {project_dir / rel} as it is: it was not written by envkit "
             "(remove it to have envkit write one)\n"

@@ -12,6 +12,6 @@ def ssh_config(
 ) -> int:
     from envkit.render.ssh_config import ssh_config_blocks
 
-    plan, _ = load_project(config)
+    plan = load_project(config).plan
     sys.stdout.write(ssh_config_blocks(plan, member=member, host=host, identity=identity))
     return 0

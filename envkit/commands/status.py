@@ -10,7 +10,7 @@ from envkit.commands.project import load_project
 def status(config: str | None) -> int:
     from envkit.engine.client import containers, docker_client
 
-    plan, _ = load_project(config)
+    plan = load_project(config).plan
     found = {c.name: c for c in containers(docker_client(), plan.project)}
     for service in plan.services:
         container = found.get(service.container_name)

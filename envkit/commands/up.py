@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from envkit.commands.project import load_project
+from envkit.commands.project import load_project, render_project
 from envkit.errors import EngineUnreachableError, EnvkitError
 
 if TYPE_CHECKING:
@@ -33,10 +33,10 @@ def up(config: str | None, timeout: float) -> int:
     from envkit.engine.client import docker_client, running_containers
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
     from envkit.engine.team_sync import departed, sync_keys
-    from envkit.render import render_outputs, write_outputs
 
-    plan, out_dir = load_project(config)
-    write_outputs(render_outputs(plan, out_dir, out_dir.parent))
+    project = load_project(config)
+    plan, out_dir = project.plan, project.context_dir
+    render_project(project)
     client = docker_client()
     try:
         client.images.get(plan.image.tag)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import threading
 from dataclasses import dataclass, field
@@ -51,12 +50,10 @@ class VerifyRequest:
 
 
 def _plan_if_any(request: VerifyRequest) -> Plan | None:
-    from envkit.config.load import CONFIG_ENV, DEFAULT_NAME, load_spec
-    from envkit.plan import make_plan
+    from envkit.commands.project import load_project
+    from envkit.config.load import config_given
 
-    if request.config or os.environ.get(CONFIG_ENV) or Path(DEFAULT_NAME).is_file():
-        return make_plan(load_spec(request.config))
-    return None
+    return load_project(request.config).plan if config_given(request.config) else None
 
 
 def _targets(request: VerifyRequest, plan: Plan | None) -> list[TargetUrl]:

@@ -53,6 +53,13 @@ def find_config(explicit: str | None) -> Path:
     return path
 
 
+def config_given(explicit: str | None) -> bool:
+    """Whether the user points at a config at all (--config, ENVKIT_CONFIG, ./envkit.yaml).
+    Commands that also work without one (verify, doctor) ask this before `load_spec`, which
+    treats a missing config as an error."""
+    return bool(explicit or os.environ.get(CONFIG_ENV) or Path(DEFAULT_NAME).is_file())
+
+
 def dotted(loc: Loc) -> str:
     out = ""
     for part in loc:

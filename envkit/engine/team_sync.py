@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from envkit.engine.client import ours
+from envkit.engine.client import containers
 from envkit.errors import EnvkitError
 
 if TYPE_CHECKING:
@@ -67,5 +67,5 @@ def sync_keys(client: Any, plan: Plan, running_before: set[str]) -> list[KeySync
 def departed(client: Any, plan: Plan) -> list[Any]:
     """Containers of this project that no service of the plan names (a member who left)."""
     wanted = {s.container_name for s in plan.services}
-    every = client.containers.list(all=True, filters=ours(plan.project))
+    every = containers(client, plan.project)
     return [c for c in every if c.name not in wanted]
