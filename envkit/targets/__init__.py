@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from envkit.errors import EnvkitError
 from envkit.targets.base import CommandResult, Target
@@ -49,6 +48,8 @@ def _named(rest: str) -> str | None:
 
 
 def _ssh_address(rest: str) -> str | None:
+    from urllib.parse import urlsplit  # here: the CLI imports this module at start-up
+
     parts = urlsplit(f"ssh://{rest}")
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number
