@@ -147,3 +147,15 @@ def keypair(directory: Path, name: str) -> str:
         check=True,
     )
     return (directory / f"{name}.pub").read_text().strip()
+
+
+def stall_python(container: str, seconds: int) -> None:
+    """Replace the container's python3 (where its PATH finds it, so an SSH login that gets the
+    image's PATH finds it too) with one that records its pid in /tmp/slow.pid and sleeps: a
+    verify run is then under way (its files in /tmp, its processes running) but never answers."""
+    docker(
+        "exec", container, "sh", "-c",
+        'p=$(command -v python3) && mv "$p" "$p.real" '
+        f"&& printf '#!/bin/sh\\necho $$ > /tmp/slow.pid\\nexec sleep {seconds}\\n' > \"$p\" "
+        '&& chmod 0755 "$p"',
+    )  # fmt: skip

@@ -6,39 +6,24 @@ the run is opened in a real headless Chromium."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.browser import browser, drawn_boxes
 from tests.e2e.conftest import StartContainer, envkit, ssh_port
-from tests.e2e.images import TEST_LABEL, docker
+from tests.e2e.images import docker, stall_python
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LIGHT = ("--only", "tensor.creation", "--only", "autograd.seed_examples")
 
 
 @pytest.fixture
-def hung_container(env_image: str) -> Iterator[str]:
+def hung_container(env_image: str, start_container: StartContainer) -> str:
     """A container whose `python3` never returns: the per-target deadline has to end it."""
-    name = f"envkit-test-hung-{uuid.uuid4().hex[:8]}"
-    path = docker("image", "inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", env_image)
-    image_path = next(e for e in path.stdout.splitlines() if e.startswith("PATH=")).split("=", 1)
-    docker(
-        "run", "-d", "--name", name, "--label", f"{TEST_LABEL}=container",
-        "-e", f"PATH=/opt/hang:{image_path[1]}", env_image,
-    )  # fmt: skip
-    try:
-        docker(
-            "exec", name, "sh", "-c",
-            "mkdir -p /opt/hang && printf '#!/bin/sh\\nexec sleep 600\\n' > /opt/hang/python3"
-            " && chmod 0755 /opt/hang/python3",
-        )  # fmt: skip
-        yield name
-    finally:
-        docker("rm", "-f", name, check=False)
+    name = start_container(env_image)
+    stall_python(name, 600)
+    return name
 
 
 def test_seven_containers_at_once_with_one_down_and_one_hung(

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from envkit.verify.fleet import GRACE_S
 from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT, StartContainer, envkit, ssh_port
-from tests.e2e.images import TEST_LABEL, docker
+from tests.e2e.images import docker, stall_python
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LIMIT = 12  # --target-timeout in these tests
@@ -26,25 +25,12 @@ LIGHT = ("--only", "tensor.creation", "--no-bench")
 
 
 @pytest.fixture
-def slow_python_container(env_image: str) -> Iterator[str]:
+def slow_python_container(env_image: str, start_container: StartContainer) -> str:
     """A container whose python3 sleeps for a minute instead of running the suite: the run is
     under way (its files in /tmp, its processes running) when the test strikes."""
-    name = f"envkit-test-fault-{uuid.uuid4().hex[:8]}"
-    path = docker("image", "inspect", "-f", "{{range .Config.Env}}{{println .}}{{end}}", env_image)
-    image_path = next(e for e in path.stdout.splitlines() if e.startswith("PATH=")).split("=", 1)
-    docker(
-        "run", "-d", "--name", name, "--label", f"{TEST_LABEL}=container",
-        "-e", f"PATH=/opt/slow:{image_path[1]}", env_image,
-    )  # fmt: skip
-    docker(
-        "exec", name, "sh", "-c",
-        "mkdir -p /opt/slow && printf '#!/bin/sh\\necho $$ > /tmp/slow.pid\\nexec sleep 60\\n'"
-        " > /opt/slow/python3 && chmod 0755 /opt/slow/python3",
-    )  # fmt: skip
-    try:
-        yield name
-    finally:
-        docker("rm", "-f", name, check=False)
+    name = start_container(env_image)
+    stall_python(name, 60)
+    return name
 
 
 def _verify_in_background(cwd: Path, *args: str) -> subprocess.Popen[str]:
@@ -252,24 +238,13 @@ def test_ctrl_c_mid_run_ends_the_suite_there_and_removes_its_files(
     assert not _leftovers(name), _leftovers(name)
 
 
-def _slow_python_in_place(container: str) -> None:
-    """Put a python3 that sleeps where the container's own python3 is, so a login over SSH
-    (which gets the image's PATH from /etc/environment) finds it too."""
-    docker(
-        "exec", container, "sh", "-c",
-        'p=$(command -v python3) && mv "$p" "$p.real" '
-        "&& printf '#!/bin/sh\\necho $$ > /tmp/slow.pid\\nexec sleep 60\\n' > \"$p\" "
-        '&& chmod 0755 "$p"',
-    )  # fmt: skip
-
-
 def test_a_frozen_suite_over_ssh_ends_at_the_deadline_and_leaves_nothing_remote(
     env_image: str, start_container: StartContainer, project_dir: Path, tmp_path: Path
 ) -> None:
     """The SSH transport is bounded like docker's: timeout(1) in the target ends the suite, the
     wrapper removes its folder, and no process of the run is left on the remote host."""
     name = start_container(env_image, publish_ssh=True)
-    _slow_python_in_place(name)
+    stall_python(name, 60)
     url = (
         f"ssh://dev@127.0.0.1:{ssh_port(name)}?identity={project_dir / 'id_test'}"
         f"&known_hosts={tmp_path / 'known_hosts'}"
