@@ -13,12 +13,12 @@ from envkit.errors import FieldError
 @dataclass(frozen=True)
 class CudaRelease:
     version: str  # "12.4"
-    full: str  # "12.4.1", the nvidia/cuda tag's version
+    full: str | None  # "12.4.1", the nvidia/cuda tag's version (None: not yet in the table)
     wheel: str  # "cu124", the download.pytorch.org index
-    min_driver: str  # the toolkit's own minimum driver
+    min_driver: str | None  # the toolkit's own minimum driver (None: not yet in the table)
     family_min_driver: str  # minimum under minor-version compatibility
     cudnn_tag: str  # "cudnn8" or "cudnn" (cuDNN 9 images drop the number)
-    ubuntu: tuple[str, ...]  # nvidia/cuda bases, the default first
+    ubuntu: tuple[str, ...]  # nvidia/cuda bases, the default first; () = no image
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,14 @@ class TorchRelease:
     images: dict[str, int]  # CUDA version -> cuDNN major of the pytorch/pytorch image
     python: tuple[str, ...]
     confirmed: bool
-    default_cuda: str | None
+    default_cuda: str | None  # the build PyPI's own torch wheel carries
 
 
 @dataclass(frozen=True)
 class CompatTable:
     table_version: str
     as_of: str
+    sources: dict[str, str]  # source -> when it was last read
     cuda: dict[str, CudaRelease]
     torch: dict[str, TorchRelease]
     default_torch: str
@@ -54,15 +55,19 @@ def _or_list(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " or " + items[-1]
 
 
+def _optional(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 @cache
 def load_table() -> CompatTable:
     raw = load_yaml("compat.yaml")
     cuda = {
         str(ver): CudaRelease(
             version=str(ver),
-            full=str(row["full"]),
+            full=_optional(row["full"]),
             wheel=row["wheel"],
-            min_driver=str(row["min_driver"]),
+            min_driver=_optional(row["min_driver"]),
             family_min_driver=str(row["family_min_driver"]),
             cudnn_tag=row["cudnn_tag"],
             ubuntu=tuple(row["ubuntu"]),
@@ -83,6 +88,7 @@ def load_table() -> CompatTable:
     return CompatTable(
         table_version=str(raw["table_version"]),
         as_of=str(raw["as_of"]),
+        sources={str(k): str(v) for k, v in raw.get("sources", {}).items()},
         cuda=cuda,
         torch=torch,
         default_torch=str(raw["defaults"]["torch"]),
@@ -105,25 +111,73 @@ def resolve_torch(table: CompatTable, requested: str | None) -> TorchRelease:
     )
 
 
+def cuda_choices(table: CompatTable, torch: TorchRelease, flavor: str) -> list[str]:
+    """The CUDA builds a flavor can use: pytorch needs a pytorch/pytorch image, cuda an
+    nvidia/cuda base (CUDA 10.2's were deleted), custom brings its own base."""
+    if flavor == "pytorch":
+        return sorted(torch.images, key=version_key)
+    builds = sorted(torch.cuda, key=version_key)
+    if flavor == "cuda":
+        return [c for c in builds if table.cuda[c].ubuntu and table.cuda[c].full]
+    return builds
+
+
 def resolve_cuda(
-    table: CompatTable, torch: TorchRelease, requested: str | None, *, need_image: bool
+    table: CompatTable, torch: TorchRelease, requested: str | None, *, flavor: str
 ) -> CudaRelease:
-    """Pick the CUDA build for a torch release; with need_image, one with a pytorch/pytorch tag."""
-    choices = sorted(torch.images if need_image else torch.cuda, key=version_key)
+    """Pick the CUDA build for a torch release among those the flavor can use; by default
+    PyPI's build (default_cuda) when it fits, else the newest."""
+    choices = cuda_choices(table, torch, flavor)
+    if not choices:
+        raise FieldError(
+            f"no CUDA build of torch {torch.version} has a {_BASES[flavor]}",
+            "use base.flavor: custom with your own base image, or another torch release",
+        )
     if requested is None:
         preferred = torch.default_cuda
         return table.cuda[preferred if preferred in choices else choices[-1]]
     if requested in choices:
         return table.cuda[requested]
-    if need_image and requested in torch.cuda:
+    if requested in torch.cuda:
+        other = (
+            "base.flavor: cuda (nvidia/cuda + pip wheels)"
+            if flavor == "pytorch"
+            else ("base.flavor: custom with your own base image")
+        )
         raise FieldError(
-            f"pytorch/pytorch has no torch {torch.version} image for CUDA {requested}",
-            f"choose CUDA {_or_list(choices)}, or use base.flavor: cuda (nvidia/cuda + pip wheels)",
+            f"torch {torch.version}'s CUDA {requested} build has no {_BASES[flavor]}",
+            f"choose CUDA {_or_list(choices)}, or use {other}",
         )
     raise FieldError(
         f"torch {torch.version} has no CUDA {requested} build",
-        f"choose {_or_list(choices)}",
+        f"choose {_or_list(sorted(torch.cuda, key=version_key))}",
     )
+
+
+_BASES = {
+    "pytorch": "pytorch/pytorch image",
+    "cuda": "nvidia/cuda base image",
+    "custom": "build",
+}
+
+
+def torch_source(
+    torch: TorchRelease, cuda: CudaRelease | None, requested: str, *, custom_index: bool
+) -> str:
+    """pypi or pytorch-index: where envkit installs torch from. auto takes PyPI (so a mirror
+    preset's PyPI serves it) when PyPI's plain wheel is the wanted build, unless the config
+    names its own PyTorch index."""
+    on_pypi = cuda is not None and cuda.version == torch.default_cuda
+    if requested == "pypi" and not on_pypi:
+        wanted = f"CUDA {cuda.version}" if cuda else "CPU-only"
+        raise FieldError(
+            f"PyPI's torch {torch.version} is the CUDA {torch.default_cuda} build, not the "
+            f"{wanted} one",
+            f'set cuda: "{torch.default_cuda}", or torch_source: pytorch-index (or auto)',
+        )
+    if requested != "auto":
+        return requested
+    return "pypi" if on_pypi and not custom_index else "pytorch-index"
 
 
 def check_python(torch: TorchRelease, python: str) -> None:
@@ -140,6 +194,11 @@ def pytorch_image(torch: TorchRelease, cuda: CudaRelease, variant: str) -> str:
 
 
 def nvidia_cuda_image(cuda: CudaRelease, variant: str, ubuntu: str | None) -> str:
+    if not cuda.ubuntu or cuda.full is None:
+        raise FieldError(
+            f"nvidia/cuda has no CUDA {cuda.version} image envkit knows of",
+            "choose another CUDA version, or base.flavor: custom with your own base image",
+        )
     if ubuntu is not None and ubuntu not in cuda.ubuntu:
         raise FieldError(
             f"nvidia/cuda {cuda.full} has no Ubuntu {ubuntu} image",
@@ -152,6 +211,17 @@ def nvidia_cuda_image(cuda: CudaRelease, variant: str, ubuntu: str | None) -> st
 def driver_verdict(cuda: CudaRelease, driver: str) -> tuple[str, str]:
     """Compare a host driver with an image's CUDA: ('ok'|'compat'|'too-old', explanation)."""
     have = version_key(driver)
+    if cuda.min_driver is None:
+        family = cuda.version.split(".")[0]
+        if have >= version_key(cuda.family_min_driver):
+            return "compat", (
+                f"driver {driver} >= {cuda.family_min_driver}, the CUDA {family}.x floor; "
+                f"CUDA {cuda.version}'s own minimum is not yet in envkit's table"
+            )
+        return "too-old", (
+            f"driver {driver} is older than {cuda.family_min_driver}, the oldest that runs "
+            f"CUDA {cuda.version}; upgrade the driver or pick an older CUDA"
+        )
     if have >= version_key(cuda.min_driver):
         return "ok", f"driver {driver} >= {cuda.min_driver}, the minimum for CUDA {cuda.version}"
     if have >= version_key(cuda.family_min_driver):

@@ -18,6 +18,18 @@ class Context:
         return bool(self.config.get("require_gpu", False))
 
     @property
+    def expected_torch(self) -> str | None:
+        """The torch release envkit installed (None where the config did not choose one)."""
+        value = self.config.get("expected_torch")
+        return str(value) if value else None
+
+    @property
+    def expected_cuda(self) -> str | None:
+        """The CUDA build envkit installed: "13.0", or "cpu"; None where it chose none."""
+        value = self.config.get("expected_cuda")
+        return str(value) if value else None
+
+    @property
     def expected_gpus(self) -> int | None:
         value = self.config.get("expected_gpus")
         return int(value) if value is not None else None

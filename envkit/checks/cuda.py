@@ -20,6 +20,53 @@ def _need_cuda(ctx: Context) -> Any:
 
 
 @check(
+    "cuda.build",
+    reference="the release and CUDA build envkit installed (the plan), and the build's own flags",
+)
+def build(ctx: Context) -> str:
+    """Says what the torch build is, with or without a driver: its CUDA version, compiled
+    architectures, cuDNN and NCCL. Catches a swapped torch (a CPU wheel from a mirror, another
+    release pulled in by a package) against the build envkit installed."""
+    import torch
+
+    facts = fingerprint.build_facts(torch)
+    release = torch.__version__.split("+")[0]
+    built = facts["cuda_runtime"] or "cpu"
+    if ctx.expected_torch is not None:
+        ensure(
+            release == ctx.expected_torch,
+            f"torch {release} found, {ctx.expected_torch} installed by envkit",
+        )
+    wanted = ctx.expected_cuda
+    if wanted is not None:
+        same = built == wanted or built.startswith(wanted + ".")
+        ensure(
+            same,
+            f"torch {torch.__version__} is the {_build_name(built)}, not the {_build_name(wanted)}",
+        )
+    if built == "cpu":
+        if ctx.require_gpu:
+            raise AssertionError(
+                f"torch {torch.__version__} is a CPU-only build; the environment requires GPUs"
+            )
+        if wanted is None:
+            raise Skip(f"torch {torch.__version__} is a CPU-only build; GPUs not required")
+        return f"torch {torch.__version__}, the CPU-only build envkit installed"
+    archs = facts["arch_list"]
+    ensure(
+        bool(archs), f"torch {torch.__version__} is a CUDA build with no architectures compiled in"
+    )
+    return (
+        f"torch {torch.__version__}: CUDA {built} build; archs {' '.join(archs)}; "
+        f"cuDNN {facts['cudnn'] or 'absent'}; NCCL {facts['nccl'] or 'absent'}"
+    )
+
+
+def _build_name(cuda: str) -> str:
+    return "CPU-only build" if cuda == "cpu" else f"CUDA {cuda} build"
+
+
+@check(
     "cuda.available",
     timeout_s=60,
     reference="torch.cuda.is_available() against the spec's demand for GPUs",

@@ -45,6 +45,40 @@ def driver_cuda_version() -> str | None:
     return f"{version.value // 1000}.{(version.value % 1000) // 10}"
 
 
+def build_facts(torch: Any) -> dict[str, Any]:
+    """What the torch build itself says, with or without a driver: its CUDA version, the
+    architectures compiled in, and the cuDNN and NCCL it was built with (None where absent)."""
+    facts: dict[str, Any] = {"cuda_runtime": torch.version.cuda, "arch_list": []}
+    facts["cudnn"] = facts["nccl"] = None
+    if torch.version.cuda is None:
+        return facts
+    try:  # the build's own flags: no driver needed (get_arch_list() is empty without one)
+        flags = torch._C._cuda_getArchFlags()
+        facts["arch_list"] = flags.split() if flags else torch.cuda.get_arch_list()
+    except Exception:
+        facts["arch_list"] = torch.cuda.get_arch_list()
+    try:
+        version = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+        facts["cudnn"] = _cudnn_text(version)
+    except Exception as exc:  # cuDNN present but unloadable
+        facts["cudnn_error"] = f"{type(exc).__name__}: {exc}"
+    try:
+        nccl = torch.cuda.nccl.version()
+        facts["nccl"] = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)
+    except Exception as exc:  # NCCL missing from this build
+        facts["nccl_error"] = f"{type(exc).__name__}: {exc}"
+    return facts
+
+
+def _cudnn_text(version: int | None) -> str | None:
+    """cuDNN's integer version as text: 8902 -> 8.9.2 (cuDNN 8), 90100 -> 9.1.0 (cuDNN 9+)."""
+    if version is None:
+        return None
+    if version >= 90000:
+        return f"{version // 10000}.{version // 100 % 100}.{version % 100}"
+    return f"{version // 1000}.{version // 100 % 10}.{version % 100}"
+
+
 def fingerprint() -> dict[str, Any]:
     info: dict[str, Any] = {
         "python": platform.python_version(),
@@ -60,22 +94,11 @@ def fingerprint() -> dict[str, Any]:
         info["torch_error"] = str(exc)
         return info
     info["torch"] = torch.__version__
-    info["cuda_runtime"] = torch.version.cuda
     info["cuda_available"] = bool(torch.cuda.is_available())
-    try:
-        cudnn_ok = torch.backends.cudnn.is_available()
-        info["cudnn"] = torch.backends.cudnn.version() if cudnn_ok else None
-    except Exception:  # cuDNN present but unloadable
-        info["cudnn"] = None
-    try:
-        nccl = torch.cuda.nccl.version() if torch.cuda.is_available() else None
-        info["nccl"] = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else nccl
-    except Exception:  # NCCL missing from this build
-        info["nccl"] = None
+    info.update(build_facts(torch))
     # A broken driver can make any of these raise; the report says so instead of dying here.
     try:
         info["gpus"] = _gpus(torch)
-        info["arch_list"] = torch.cuda.get_arch_list() if torch.version.cuda else []
     except Exception as exc:
         info.setdefault("gpus", [])
         info["gpu_error"] = f"{type(exc).__name__}: {exc}"

@@ -46,25 +46,36 @@ def show_table(as_json: bool) -> None:
         drivers.add_column(column)
     for version in sorted(table.cuda, key=catalog.version_key, reverse=True):
         cuda = table.cuda[version]
-        tag = f"{cuda.full}-{cuda.cudnn_tag}-runtime-ubuntu{cuda.ubuntu[0]}"
-        drivers.add_row(version, cuda.min_driver, cuda.family_min_driver, tag)
+        tag = (
+            f"{cuda.full}-{cuda.cudnn_tag}-runtime-ubuntu{cuda.ubuntu[0]}"
+            if cuda.ubuntu and cuda.full
+            else "none (no image known)"
+        )
+        drivers.add_row(version, cuda.min_driver or "not yet known", cuda.family_min_driver, tag)
     console = Console()
     console.print(out)
     console.print("* not yet confirmed against the release's published matrix")
     console.print(drivers)
 
 
+FLAVORS = ("pytorch", "cuda", "custom")
+
+
 def show_resolution(
     torch: str, cuda: str | None, flavor: str, driver: str | None, as_json: bool
 ) -> None:
     table = catalog.load_table()
+    if flavor not in FLAVORS:
+        raise EnvkitError(f"--flavor: {flavor!r} is not a flavor", f"choose {', '.join(FLAVORS)}")
     try:
         release = catalog.resolve_torch(table, torch)
-        chosen = catalog.resolve_cuda(table, release, cuda, need_image=flavor == "pytorch")
+        chosen = catalog.resolve_cuda(table, release, cuda, flavor=flavor)
         if flavor == "pytorch":
             image = catalog.pytorch_image(release, chosen, "runtime")
-        else:
+        elif flavor == "cuda":
             image = catalog.nvidia_cuda_image(chosen, "runtime", None)
+        else:
+            image = "your base.image"
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
     result = {
@@ -72,7 +83,12 @@ def show_resolution(
         "cuda": chosen.version,
         "image": image,
         "wheel_index": f"https://download.pytorch.org/whl/{chosen.wheel}",
-        "min_driver": chosen.min_driver,
+        "pypi_build": f"CUDA {release.default_cuda}" if release.default_cuda else "CPU",
+        "torch_source": "image"
+        if flavor == "pytorch"
+        else catalog.torch_source(release, chosen, "auto", custom_index=False),
+        "confirmed": release.confirmed,
+        "min_driver": chosen.min_driver or "not yet in the table (the family floor applies)",
         "python": list(release.python),
     }
     if driver is not None:

@@ -183,7 +183,8 @@ def check_driver(host: Host) -> Finding:
         return Finding("driver", "ok", f"{seen}; no CUDA version in envkit.yaml to compare with")
     verdict, explanation = driver_verdict(cuda, driver)
     status = {"ok": "ok", "compat": "warn", "too-old": "fail"}[verdict]
-    fix = None if verdict == "ok" else f"upgrade the driver to >= {cuda.min_driver}"
+    floor = cuda.min_driver or cuda.family_min_driver
+    fix = None if verdict == "ok" else f"upgrade the driver to >= {floor}"
     if verdict == "too-old":
         fix = f"{fix}, or choose an older `cuda:` in envkit.yaml (`envkit compat`)"
     return Finding("driver", status, f"{seen}; image CUDA {cuda.version}: {explanation}", fix)

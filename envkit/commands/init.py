@@ -50,7 +50,7 @@ def write_starter(
     table = compat.load_table()
     try:
         release = compat.resolve_torch(table, torch)
-        chosen = compat.resolve_cuda(table, release, cuda, need_image=flavor == "pytorch")
+        chosen = compat.resolve_cuda(table, release, cuda, flavor=flavor)
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
     project = name or _default_name(path)

@@ -266,6 +266,13 @@ class Spec(_Strict):
         None, description="CUDA of the torch build, e.g. '12.4', or 'cpu'. Default: PyPI's build."
     )
     cudnn: Literal["8", "9"] | None = Field(None, description="Checked against the base image.")
+    torch_source: Literal["auto", "pypi", "pytorch-index"] = Field(
+        "auto",
+        description="Where torch wheels come from: pypi (the pip index in pip.conf, so the mirror "
+        "preset's PyPI; PyPI's plain torch wheel is one CUDA build per release), pytorch-index "
+        "(download.pytorch.org/whl/cuXYZ or mirrors.pytorch_index; every build), or auto: pypi "
+        "when the wanted CUDA is PyPI's build, else pytorch-index.",
+    )
     packages: Packages = Packages()
     conda: Conda | None = None
     mirrors: Mirrors = Mirrors()

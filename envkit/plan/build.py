@@ -11,9 +11,11 @@ from envkit.catalog.mirrors import load_presets
 from envkit.config.load import LoadedSpec
 from envkit.config.model import Spec
 from envkit.errors import FieldError
+from envkit.plan import torch as torch_decisions
 from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
+from envkit.plan.torch import TorchPlan
 
 # Miniforge's documented "latest" URL; $(uname -m) is expanded by the build's shell.
 MINIFORGE_URL = (
@@ -46,18 +48,6 @@ class PythonPlan:
     version: str | None  # pinned in environment.yml when envkit installs Python
     # The image's environment for this Python (PATH first), in order: data, not template branches.
     env: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class TorchPlan:
-    version: str | None
-    cuda: str | None  # "12.4", "cpu", or None when torch comes with the image or apt
-    preinstalled: bool
-    index_url: str | None
-
-    @property
-    def requirement(self) -> str:
-        return f"torch=={self.version}"
 
 
 @dataclass(frozen=True)
@@ -144,67 +134,6 @@ class Plan:
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
 
 
-def _resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease | None]:
-    spec = loaded.spec
-    table = compat.load_table()
-    if spec.base.flavor == "custom" and spec.torch is None:
-        return None, None  # torch comes with the custom image (or from apt), not from envkit
-    try:
-        torch = compat.resolve_torch(table, spec.torch)
-    except FieldError as exc:
-        raise loaded.error(("torch",), exc, spec.torch) from None
-    if spec.cuda == "cpu":
-        if spec.base.flavor == "pytorch":
-            raise loaded.error(
-                ("cuda",),
-                FieldError(
-                    "pytorch/pytorch images are CUDA builds",
-                    "use base.flavor: custom with a plain image for a CPU-only torch",
-                ),
-                "cpu",
-            )
-        return torch, None
-    need_image = spec.base.flavor == "pytorch" and spec.base.image is None
-    try:
-        cuda = compat.resolve_cuda(table, torch, spec.cuda, need_image=need_image)
-    except FieldError as exc:
-        raise loaded.error(("cuda",), exc, spec.cuda) from None
-    return torch, cuda
-
-
-def _base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease | None) -> str:
-    spec = loaded.spec
-    if spec.base.image is not None:
-        return spec.base.image
-    assert torch is not None and cuda is not None  # custom requires image; cpu needs custom
-    if spec.base.flavor == "pytorch":
-        if spec.cudnn is not None and int(spec.cudnn) != torch.images[cuda.version]:
-            raise loaded.error(
-                ("cudnn",),
-                FieldError(
-                    f"the torch {torch.version} / CUDA {cuda.version} image ships cuDNN "
-                    f"{torch.images[cuda.version]}",
-                    "remove cudnn or match it",
-                ),
-                spec.cudnn,
-            )
-        return compat.pytorch_image(torch, cuda, spec.base.variant)
-    tag_major = "8" if cuda.cudnn_tag == "cudnn8" else "9"
-    if spec.cudnn is not None and spec.cudnn != tag_major:
-        raise loaded.error(
-            ("cudnn",),
-            FieldError(
-                f"nvidia/cuda {cuda.full} images ship cuDNN {tag_major}",
-                "remove cudnn or choose a CUDA version whose images ship the cuDNN you need",
-            ),
-            spec.cudnn,
-        )
-    try:
-        return compat.nvidia_cuda_image(cuda, spec.base.variant, spec.base.ubuntu)
-    except FieldError as exc:
-        raise loaded.error(("base", "ubuntu"), exc, spec.base.ubuntu) from None
-
-
 def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
     spec = loaded.spec
     if spec.base.flavor == "pytorch":
@@ -242,19 +171,6 @@ def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
 
 def _path(*dirs: str) -> tuple[tuple[str, str]]:
     return (("PATH", ":".join((*dirs, "$PATH"))),)
-
-
-def _torch_plan(
-    loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease | None
-) -> TorchPlan:
-    spec = loaded.spec
-    if torch is None:
-        return TorchPlan(None, None, preinstalled=True, index_url=None)
-    wheel = cuda.wheel if cuda else "cpu"
-    if spec.base.flavor == "pytorch" and spec.base.image is None:
-        return TorchPlan(torch.version, cuda.version if cuda else None, True, None)
-    index = spec.mirrors.pytorch_index or f"https://download.pytorch.org/whl/{wheel}"
-    return TorchPlan(torch.version, cuda.version if cuda else "cpu", False, index)
 
 
 def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
@@ -303,11 +219,11 @@ def _apt_packages(loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan) -> t
 def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     spec = loaded.spec
     host = host or HostFacts.current()
-    torch, cuda = _resolve_torch(loaded)
-    base_image = _base_image(loaded, torch, cuda)
+    torch, cuda = torch_decisions.resolve_torch(loaded)
+    base_image = torch_decisions.base_image(loaded, torch, cuda)
     python = _python(loaded, torch)
     conda = _conda_plan(loaded, python)
-    torch_plan = _torch_plan(loaded, torch, cuda)
+    torch_plan = torch_decisions.torch_plan(loaded, torch, cuda)
     apt = plan_apt(spec.mirrors)
     notes = []
     if not load_presets()[spec.mirrors.preset].documented:

@@ -69,6 +69,11 @@ def _torch_note(plan: Plan) -> str:
         return ""
     if plan.torch.preinstalled:
         return f"torch {plan.torch.version} comes with the base image {plan.image.base}."
+    if plan.torch.source == "pypi":
+        return (
+            f"torch {plan.torch.version} (PyPI's CUDA {plan.torch.cuda} build) is installed "
+            "from the pip index in /etc/pip.conf after this environment, then pinned."
+        )
     return f"torch {plan.torch.version} is installed from {plan.torch.index_url}, not from here."
 
 

@@ -16,18 +16,22 @@ if TYPE_CHECKING:
 LABEL = "io.envkit.verify"
 
 
+NO_GPU_RUNTIME = "could not select device driver"
+
+
 class ImageTarget(DockerTarget):
     def __init__(self, image: str, name: str, options: TargetOptions) -> None:
         client = docker_client()
-        super().__init__(_start(client, image, options), name=name, client=client)
+        self.notes: list[str] = []
+        super().__init__(_start(client, image, options, self.notes), name=name, client=client)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # best effort; remove_throwaways catches the rest
             self.container.remove(force=True)
 
 
-def _start(client: Any, image: str, options: TargetOptions) -> str:
-    from docker.errors import ImageNotFound
+def _start(client: Any, image: str, options: TargetOptions, notes: list[str]) -> str:
+    from docker.errors import APIError, ImageNotFound
     from docker.types import DeviceRequest
 
     try:
@@ -44,13 +48,25 @@ def _start(client: Any, image: str, options: TargetOptions) -> str:
     if options.shm_size:
         kwargs["shm_size"] = options.shm_size
     if options.gpus:
-        kwargs["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+        try:
+            gpus = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+            return str(client.containers.run(image, device_requests=gpus, **kwargs).id)
+        except APIError as exc:
+            if NO_GPU_RUNTIME not in str(exc):
+                raise
+            # An engine without the NVIDIA runtime: the image is still worth verifying, and its
+            # checks then say what is true (no driver: a fail where the spec asks for GPUs).
+            _remove_run(client, options.run_id)
+            notes.append("this engine has no GPU runtime: the container started without GPUs")
     return str(client.containers.run(image, **kwargs).id)
+
+
+def _remove_run(client: Any, run_id: str) -> None:
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL}={run_id}"}):
+        container.remove(force=True)
 
 
 def remove_throwaways(run_id: str) -> None:
     """Remove what a run left behind when it abandoned its throwaway container at a deadline."""
     with contextlib.suppress(Exception):  # best effort: the engine may be what hung
-        client = docker_client(timeout=20)
-        for container in client.containers.list(all=True, filters={"label": f"{LABEL}={run_id}"}):
-            container.remove(force=True)
+        _remove_run(docker_client(timeout=20), run_id)

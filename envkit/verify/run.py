@@ -36,6 +36,8 @@ class VerifySettings:
     only: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
     expected_pip_index: str | None = None
+    expected_torch: str | None = None
+    expected_cuda: str | None = None
     expected_apt_any: tuple[str, ...] = ()
     timeout_scale: float = 1.0
     user_checks_dir: str | None = None
@@ -51,6 +53,8 @@ class VerifySettings:
             "only": list(self.only),
             "skip": list(self.skip),
             "expected_pip_index": self.expected_pip_index,
+            "expected_torch": self.expected_torch,
+            "expected_cuda": self.expected_cuda,
             "expected_apt_any": list(self.expected_apt_any),
             "timeout_scale": self.timeout_scale,
             "user_checks_dir": user_dir,
@@ -162,6 +166,9 @@ def run_on_target(
     result = target.run(argv, timeout=left + GRACE_S)
     report = _read_report(target, result, limit)
     report["target"] = target.name
+    notes = getattr(target, "notes", None)
+    if notes:  # what the transport had to do differently, e.g. no GPUs on this engine
+        report["environment"]["target_notes"] = list(notes)
     return report
 
 
@@ -181,5 +188,7 @@ def settings_for(plan: Plan | None, *, in_container: bool, **overrides: Any) -> 
         if in_container:
             base["expected_pip_index"] = plan.pip.index_url
             base["expected_apt_any"] = tuple(f.archive_url for f in plan.apt.families)
+            base["expected_torch"] = plan.torch.version
+            base["expected_cuda"] = plan.torch.expected_cuda
     base.update({k: v for k, v in overrides.items() if v is not None})
     return VerifySettings(**base)

@@ -159,3 +159,40 @@ def stall_python(container: str, seconds: int) -> None:
         f"&& printf '#!/bin/sh\\necho $$ > /tmp/slow.pid\\nexec sleep {seconds}\\n' > \"$p\" "
         '&& chmod 0755 "$p"',
     )  # fmt: skip
+
+
+CUDA_PROJECT = "envkit-e2e-cuda"
+CUDA_IMAGE = f"envkit/{CUDA_PROJECT}:latest"
+
+
+def newest_pypi_torch() -> tuple[str, str]:
+    """The newest torch release in envkit's table and PyPI's CUDA build of it."""
+    from envkit.catalog.compat import load_table, version_key
+
+    table = load_table()
+    newest = max(table.torch, key=version_key)
+    cuda = table.torch[newest].default_cuda
+    assert cuda is not None, f"PyPI's torch {newest} is not a CUDA build"
+    return newest, cuda
+
+
+def cuda_project_config(directory: Path) -> Path:
+    """A CUDA image made here without a registry: the local Debian base, the newest torch from
+    the pip index (PyPI's wheel is a CUDA build; its CUDA libraries come as nvidia-* wheels) and
+    SSH. The spec asks for GPUs, which this engine cannot give."""
+    torch, cuda = newest_pypi_torch()
+    cas = sorted(HOST_CAS.glob("*.crt")) if HOST_CAS.is_dir() else []
+    for ca in cas:
+        shutil.copy(ca, directory / ca.name)
+    ca_line = f"  ca_certificates: [{', '.join(c.name for c in cas)}]\n" if cas else ""
+    config = directory / "envkit.yaml"
+    config.write_text(
+        f"name: {CUDA_PROJECT}\n"
+        f"base:\n  flavor: custom\n  image: {BASE_IMAGE}\n"
+        f'torch: "{torch}"\ncuda: "{cuda}"\ntorch_source: pypi\n'
+        f"mirrors:\n  preset: official\n{ca_line}"
+        "ssh:\n  port: 18823\n  authorized_keys: ['ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIC7DCI7dF0oKzaNKmAZUcryr0YO3pA8ZO+y+PH2pK/md e2e@test']\n"
+        "runtime:\n  gpus: all\n"
+    )
+    return config

@@ -36,7 +36,7 @@ BAD = [
     ("cuda-no-image", "name: a\ntorch: '2.4.1'\ncuda: '11.7'\n", "cuda", 3, "11.8"),
     (
         "pytorch-cuda-build-without-image",
-        "name: a\ntorch: '2.0.1'\ncuda: '11.8'\n",
+        "name: a\ntorch: '1.11.0'\ncuda: '11.5'\n",
         "cuda",
         3,
         "flavor: cuda",

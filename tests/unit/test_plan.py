@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from envkit.errors import ConfigError
 from tests.conftest import EXAMPLES, plan_example, plan_text
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
@@ -22,14 +25,27 @@ def test_seed_equivalent() -> None:
     assert plan.services[0].keys == (KEY,)
 
 
-def test_cuda_flavor_uses_miniforge_and_the_torch_index() -> None:
+def test_cuda_flavor_uses_miniforge_and_pypis_torch_through_the_mirror() -> None:
     plan = plan_example("cuda-conda-tuna")
     assert plan.image.base == "nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04"
     assert plan.python.provider == "miniforge"
     assert plan.python.bin_dir == "/opt/conda/envs/speech/bin"
-    assert plan.torch.index_url == "https://download.pytorch.org/whl/cu124"
+    # torch 2.5.1's CUDA 12.4 build is PyPI's own wheel: it comes through TUNA's PyPI.
+    assert plan.torch.source == "pypi" and plan.torch.index_url is None
+    assert plan.pip.index_url == "https://pypi.tuna.tsinghua.edu.cn/simple"
     assert plan.conda.dependencies[0] == "python=3.11"
     assert plan.runtime.shm_size is None and plan.runtime.ipc_host
+
+
+def test_a_build_pypi_does_not_carry_comes_from_the_pytorch_index(tmp_path: Path) -> None:
+    text = "name: a\nbase: {flavor: cuda}\ntorch: '2.5.1'\ncuda: '12.1'\n"
+    plan = plan_text(text, tmp_path)
+    assert plan.torch.source == "pytorch-index"
+    assert plan.torch.index_url == "https://download.pytorch.org/whl/cu121"
+    refused = text + "torch_source: pypi\n"
+    with pytest.raises(ConfigError) as caught:
+        plan_text(refused, tmp_path)
+    assert "torch_source" in str(caught.value) and "CUDA 12.4 build" in str(caught.value)
 
 
 def test_custom_image_without_torch_uses_a_venv_over_system_python() -> None:

@@ -1,0 +1,127 @@
+"""The new table: the previous one's hand-kept facts joined with what the sources said.
+
+Hand-kept (never overwritten): each CUDA release's patch version, driver minimums (NVIDIA's
+release notes), cuDNN tag part, and the default torch. Read from sources: the torch releases,
+their Pythons and PyPI's build (PyPI), the other CUDA builds (the PyTorch wheel index), the
+pytorch/pytorch and nvidia/cuda tags (Docker Hub). A source that did not answer leaves the
+previous table's facts from it in place, and a row that depends on an unread source is
+`confirmed: false`."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from envkit.catalog.compat import version_key
+
+
+@dataclass
+class Readings:
+    """What each source said; None where it did not answer."""
+
+    date: str
+    pypi: dict[str, dict[str, Any]] | None  # version -> {python, default_cuda}
+    wheel_index: dict[str, set[str]] | None  # version -> CUDA builds
+    images: dict[str, dict[str, int]] | None  # version -> {cuda: cudnn major}
+    ubuntus: dict[str, list[str]] | None  # CUDA version -> nvidia/cuda Ubuntu bases
+    problems: list[str] = field(default_factory=list)
+
+
+def _sorted_versions(items: Any) -> list[str]:
+    return sorted(items, key=version_key)
+
+
+def _new_cuda_row(version: str, cuda: dict[str, Any]) -> dict[str, Any]:
+    """A CUDA release the torch rows use but the hand-kept part lacks: only what a rule gives.
+    Minor-version compatibility makes the family floor the same within a major."""
+    major = version.split(".")[0]
+    same_major = [row for v, row in cuda.items() if v.split(".")[0] == major]
+    floor = same_major[-1]["family_min_driver"] if same_major else None
+    wheel = "cu" + version.replace(".", "")
+    return {
+        "full": None,
+        "wheel": wheel,
+        "min_driver": None,
+        "family_min_driver": floor,
+        "cudnn_tag": "cudnn",
+        "ubuntu": [],
+    }
+
+
+def _release_row(
+    version: str, old: dict[str, Any] | None, readings: Readings, newest_old: dict[str, Any] | None
+) -> dict[str, Any]:
+    row = copy.deepcopy(old) if old else {}
+    pypi = (readings.pypi or {}).get(version)
+    if pypi is not None:
+        row["python"] = list(pypi["python"])
+        if pypi["default_cuda"] is not None:
+            row["default_cuda"] = pypi["default_cuda"]
+    builds = set(row.get("cuda", []))
+    if readings.wheel_index is not None and version in readings.wheel_index:
+        builds = set(readings.wheel_index[version])
+    if row.get("default_cuda"):
+        builds.add(row["default_cuda"])
+    row["cuda"] = _sorted_versions(builds)
+    if readings.images is not None:
+        row["images"] = readings.images.get(version, {})
+    elif old is None:
+        row["images"] = _extrapolated_images(row["cuda"], newest_old)
+    sources_read = None not in (readings.pypi, readings.wheel_index, readings.images)
+    row["confirmed"] = sources_read or bool(old and old.get("confirmed", True))
+    return row
+
+
+def _extrapolated_images(builds: list[str], newest_old: dict[str, Any] | None) -> dict[str, int]:
+    """A release newer than the last Docker Hub reading: the newest release's pattern (an image
+    per CUDA build, same cuDNN) carried forward, and the row marked unconfirmed."""
+    if not newest_old or not newest_old.get("images"):
+        return {}
+    cudnn = max(newest_old["images"].values())
+    if set(newest_old["images"]) != set(newest_old["cuda"]):
+        return {}
+    return {cuda: cudnn for cuda in builds}
+
+
+def merge(previous: dict[str, Any], readings: Readings) -> dict[str, Any]:
+    table = copy.deepcopy(previous)
+    old_rows: dict[str, Any] = previous["torch"]
+    versions = list(old_rows) if readings.pypi is None else list(readings.pypi)
+    newest_old = old_rows[_sorted_versions(old_rows)[-1]] if old_rows else None
+    rows = {v: _release_row(v, old_rows.get(v), readings, newest_old) for v in versions}
+    table["torch"] = {v: rows[v] for v in _sorted_versions(rows)}
+    cuda = table["cuda"]
+    for version in _sorted_versions({c for row in rows.values() for c in row["cuda"]}):
+        if version not in cuda:
+            cuda[version] = _new_cuda_row(version, cuda)
+    if readings.ubuntus is not None:
+        for version, row in cuda.items():
+            if version in readings.ubuntus:
+                row["ubuntu"] = readings.ubuntus[version]
+    table["cuda"] = {v: cuda[v] for v in _sorted_versions(cuda)}
+    table["sources"] = _source_dates(previous.get("sources", {}), readings)
+    if _facts(table) != _facts(previous):
+        table["as_of"] = readings.date
+        table["table_version"] = _next_version(str(previous["table_version"]), readings.date)
+    return table
+
+
+def _facts(table: dict[str, Any]) -> tuple[Any, Any]:
+    return table["cuda"], table["torch"]
+
+
+def _source_dates(old: dict[str, str], readings: Readings) -> dict[str, str]:
+    """When each source was last read (a source that did not answer keeps its old date)."""
+    answered = {
+        "pypi": readings.pypi is not None,
+        "wheel_index": readings.wheel_index is not None,
+        "docker_hub": readings.images is not None and readings.ubuntus is not None,
+    }
+    return {name: readings.date if ok else old.get(name, "never") for name, ok in answered.items()}
+
+
+def _next_version(old: str, today: str) -> str:
+    month = today[:7].replace("-", ".")
+    prefix, _, serial = old.rpartition(".")
+    return f"{month}.{int(serial) + 1 if prefix == month else 1}"

@@ -1,0 +1,123 @@
+"""Each published source's answer turned into facts. Pure functions of the answers' text, so a
+recording replays exactly."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin
+
+from envkit.catalog.compat import version_key
+
+PYPI_URL = "https://pypi.org/pypi/torch/json"
+WHEEL_INDEX_URL = "https://download.pytorch.org/whl/torch/"
+HUB_TAGS_URL = "https://hub.docker.com/v2/repositories/{repo}/tags?page_size=100&name={name}"
+
+_FINAL = re.compile(r"^\d+\.\d+\.\d+$")
+# torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl (cp311t is free-threaded: same Python version)
+_LINUX_WHEEL = re.compile(r"^torch-([\d.]+)-cp(\d)(\d+)t?-cp\d+[mut]*-manylinux[^-]*x86_64\.whl$")
+
+
+@dataclass(frozen=True)
+class PypiRelease:
+    version: str
+    python: tuple[str, ...]  # "3.11", ... from the Linux x86-64 wheels' tags
+    wheel_url: str  # one Linux x86-64 wheel: its METADATA says which CUDA build PyPI carries
+
+
+def trim_pypi(text: str) -> str:
+    """The PyPI JSON answer cut to what the refresh reads (a recording stays reviewable)."""
+    raw = json.loads(text)
+    keep = ("filename", "url", "yanked", "upload_time")
+    releases = {
+        version: [{k: f.get(k) for k in keep} for f in files if _LINUX_WHEEL.match(f["filename"])]
+        for version, files in raw["releases"].items()
+    }
+    return json.dumps({"info": {"version": raw["info"]["version"]}, "releases": releases}, indent=0)
+
+
+def pypi_releases(text: str, since: str) -> dict[str, PypiRelease]:
+    """Final releases from `since` on that have live Linux x86-64 wheels."""
+    raw = json.loads(text)
+    found: dict[str, PypiRelease] = {}
+    for version, files in raw["releases"].items():
+        if not _FINAL.match(version) or version_key(version) < version_key(since):
+            continue
+        wheels = [f for f in files if not f.get("yanked") and _LINUX_WHEEL.match(f["filename"])]
+        if not wheels:
+            continue
+        pythons = set()
+        for wheel in wheels:
+            match = _LINUX_WHEEL.match(wheel["filename"])
+            assert match is not None
+            pythons.add(f"{match.group(2)}.{match.group(3)}")
+        # The JSON API's URLs may be relative to it (a proxy's); pip resolves them the same way.
+        url = urljoin(PYPI_URL, str(sorted(wheels, key=lambda f: str(f["filename"]))[0]["url"]))
+        found[version] = PypiRelease(version, tuple(sorted(pythons, key=version_key)), url)
+    return dict(sorted(found.items(), key=lambda item: version_key(item[0])))
+
+
+def pypi_cuda(facts: dict[str, Any]) -> str | None:
+    """The CUDA build of PyPI's wheel: its nvidia/cuda-toolkit requirement, or the CUDA runtime
+    it bundles (releases before 1.13); None for a CPU wheel."""
+    for requirement in facts.get("requires_dist", []):
+        pinned = re.match(
+            r"(?:nvidia-cuda-runtime-cu\d+|cuda-toolkit\[[^\]]*\])\s*\(?==\s*(\d+\.\d+)",
+            requirement,
+        )
+        if pinned:
+            return pinned.group(1)
+    for name in facts.get("bundled", []):
+        found = re.search(r"\.so\.(\d+\.\d+)$", name)
+        if found:
+            return found.group(1)
+    return None
+
+
+def wheel_tag_cuda(tag: str) -> str:
+    """cu124 -> 12.4, cu130 -> 13.0, cu102 -> 10.2."""
+    digits = tag[2:]
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+def wheel_index_builds(html: str) -> dict[str, set[str]]:
+    """torch release -> its CUDA builds, from the PyTorch wheel index's Linux x86-64 wheels."""
+    builds: dict[str, set[str]] = {}
+    pattern = (
+        r"torch-(\d+\.\d+\.\d+)%2B(cu\d+)-cp\d+-cp\d+[mut]*-(?:manylinux[^-\"]*|linux)_x86_64\.whl"
+    )
+    for version, tag in re.findall(pattern, html.replace("+", "%2B")):
+        builds.setdefault(version, set()).add(wheel_tag_cuda(tag))
+    return builds
+
+
+def hub_tag_names(pages: list[str]) -> list[str]:
+    """Tag names from Docker Hub's tag API answers (one JSON document per page)."""
+    names: list[str] = []
+    for page in pages:
+        names += [str(result["name"]) for result in json.loads(page).get("results", [])]
+    return names
+
+
+def next_hub_page(page: str) -> str | None:
+    following = json.loads(page).get("next")
+    return str(following) if following else None
+
+
+def pytorch_images(release: str, tags: list[str]) -> dict[str, int]:
+    """CUDA version -> cuDNN major of the pytorch/pytorch runtime images of one release."""
+    images: dict[str, int] = {}
+    for tag in tags:
+        found = re.fullmatch(re.escape(release) + r"-cuda(\d+\.\d+)-cudnn(\d+)-runtime", tag)
+        if found:
+            images[found.group(1)] = int(found.group(2))
+    return dict(sorted(images.items(), key=lambda item: version_key(item[0])))
+
+
+def nvidia_cuda_ubuntus(full: str, cudnn_tag: str, tags: list[str]) -> list[str]:
+    """Ubuntu releases with an nvidia/cuda {full}-{cudnn}-runtime image, newest first."""
+    pattern = re.escape(f"{full}-{cudnn_tag}-runtime-ubuntu") + r"(\d+\.\d+)"
+    found = {m.group(1) for tag in tags if (m := re.fullmatch(pattern, tag))}
+    return sorted(found, key=version_key, reverse=True)

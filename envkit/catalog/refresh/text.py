@@ -1,0 +1,81 @@
+"""The table as YAML text, one row per line (reviewable diffs), and the diff itself."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Any
+
+HEADER = """\
+# CUDA <-> PyTorch <-> base image <-> driver compatibility, kept as data.
+# `envkit compat` prints it; the plan resolves every request against it.
+# Rebuilt by `envkit compat refresh` (see docs/compat-refresh.md); edit by hand only the
+# hand-kept facts: a CUDA row's full, min_driver, family_min_driver and cudnn_tag, and defaults.
+#
+# Sources: PyPI's JSON API (torch releases, their Pythons, and the CUDA build of PyPI's own wheel:
+# default_cuda), the PyTorch wheel index download.pytorch.org/whl/torch/ (the other CUDA builds),
+# Docker Hub's tag API (pytorch/pytorch and nvidia/cuda images; a tag not found is dropped), and
+# the CUDA Toolkit release notes (Table 3: minimum driver per toolkit; the family minimum is the
+# "minor version compatibility" floor). `sources` says when each was last read. A row is
+# `confirmed: false` where a source it rests on has not been read since the release appeared;
+# its unread parts then carry the release before's pattern forward.
+"""
+
+CUDA_COMMENT = """\
+  # version: full patch release (nvidia/cuda tag), wheel tag, minimum driver for the toolkit
+  # (null: not yet in the table; the family floor applies), minimum driver under minor-version
+  # compatibility, nvidia/cuda cuDNN tag part and Ubuntu bases (first = default; [] = no image,
+  # e.g. every CUDA 10.2 tag, deleted from Docker Hub in 2023).
+"""
+
+TORCH_COMMENT = """\
+  # release: default_cuda (the build PyPI's plain `torch` wheel carries), CUDA builds on
+  # download.pytorch.org, pytorch/pytorch image CUDA versions with their cuDNN major
+  # (tag: {release}-cuda{cuda}-cudnn{N}-{runtime|devel}), supported Pythons.
+"""
+
+DEFAULTS_COMMENT = """\
+# What `torch:` defaults to when envkit.yaml leaves it out. `cuda:` defaults to the release's
+# default_cuda when that build fits the flavor, else the newest CUDA build that does.
+"""
+
+
+def _key(name: str) -> str:
+    return name if re.fullmatch(r"[a-z_]+", name) else json.dumps(name)
+
+
+def _flow(value: Any) -> str:
+    """YAML flow style; JSON is valid YAML for strings, numbers, lists and null."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(str(k))}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+def table_text(table: dict[str, Any]) -> str:
+    lines = [HEADER.rstrip("\n"), f"schema_version: {table['schema_version']}"]
+    lines += [f"table_version: {_flow(str(table['table_version']))}"]
+    lines += [f"as_of: {_flow(str(table['as_of']))}", "sources: " + _flow(table["sources"]), ""]
+    lines += ["cuda:", CUDA_COMMENT.rstrip("\n")]
+    cuda_keys = ("full", "wheel", "min_driver", "family_min_driver", "cudnn_tag", "ubuntu")
+    for version, row in table["cuda"].items():
+        ordered = {k: row.get(k) for k in cuda_keys}
+        lines.append(f"  {_flow(version)}: {_flow(ordered)}")
+    lines += ["", "torch:", TORCH_COMMENT.rstrip("\n")]
+    torch_keys = ("default_cuda", "cuda", "images", "python", "confirmed")
+    for version, row in table["torch"].items():
+        ordered = {k: row[k] for k in torch_keys if k in row}
+        lines.append(f"  {_flow(version)}: {_flow(ordered)}")
+    lines += ["", DEFAULTS_COMMENT.rstrip("\n"), "defaults:"]
+    lines += [f"  torch: {_flow(str(table['defaults']['torch']))}", ""]
+    return "\n".join(lines)
+
+
+def diff(old: str, new: str, name: str = "compat.yaml") -> str:
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+        )
+    )

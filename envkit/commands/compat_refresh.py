@@ -1,0 +1,75 @@
+"""`envkit compat refresh`: rebuild the table's release rows from the published sources and
+show the diff; write it only when asked."""
+
+from __future__ import annotations
+
+from datetime import date
+from importlib import resources
+from pathlib import Path
+
+import typer
+
+from envkit.catalog.refresh.fetch import (
+    Fetcher,
+    LiveFetcher,
+    RecordingFetcher,
+    ReplayFetcher,
+)
+from envkit.catalog.refresh.run import refresh
+from envkit.errors import EnvkitError
+
+
+def _previous(table: Path | None) -> tuple[str, Path | None]:
+    if table is None:
+        packaged = resources.files("envkit.catalog").joinpath("compat.yaml")
+        return packaged.read_text(encoding="utf-8"), None
+    if not table.is_file():
+        raise EnvkitError(f"--table: {table} is not a file", "name the compat.yaml to refresh")
+    return table.read_text(encoding="utf-8"), table
+
+
+def _fetcher(replay: Path | None, record: Path | None) -> tuple[Fetcher, str]:
+    if replay is not None and record is not None:
+        raise EnvkitError("--replay and --record exclude each other", "pass one of them")
+    if replay is not None:
+        if not (replay / "recording.json").is_file():
+            raise EnvkitError(
+                f"--replay: {replay} holds no recording.json",
+                "name a folder made by `envkit compat refresh --record`",
+            )
+        player = ReplayFetcher(replay)
+        return player, player.recorded
+    today = date.today().isoformat()
+    if record is not None:
+        if record.exists() and any(record.iterdir()):
+            raise EnvkitError(f"--record: {record} is not empty", "name a new or empty folder")
+        record.mkdir(parents=True, exist_ok=True)
+        return RecordingFetcher(LiveFetcher(), record), today
+    return LiveFetcher(), today
+
+
+def compat_refresh(
+    table: Path | None, write: bool, replay: Path | None, record: Path | None
+) -> int:
+    previous_text, path = _previous(table)
+    if write and path is None:
+        raise EnvkitError(
+            "--write needs --table: the installed package's copy is not edited in place",
+            "pass --table envkit/catalog/compat.yaml from a checkout",
+        )
+    fetcher, today = _fetcher(replay, record)
+    result = refresh(fetcher, previous_text, today)
+    if isinstance(fetcher, RecordingFetcher):
+        fetcher.save("recorded by `envkit compat refresh --record`")
+    for problem in result.problems:
+        typer.echo(f"note: {problem}", err=True)
+    for source, when in result.sources.items():
+        typer.echo(f"{source:>12}: last read {when}", err=True)
+    if not result.diff:
+        typer.echo("the table is current: no change", err=True)
+        return 0
+    typer.echo(result.diff, nl=False)
+    if write and path is not None:
+        path.write_text(result.text, encoding="utf-8")
+        typer.echo(f"wrote {path}", err=True)
+    return 0
