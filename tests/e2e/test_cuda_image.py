@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ def cuda_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         docker("rm", "-f", *leftovers, check=False)
 
 
-def _verify(project: Path, *extra: str) -> tuple[int, dict]:
+def _verify(project: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     out = project / "report.json"
     done = envkit(
         "verify", "--image", CUDA_IMAGE, "--no-bench", "--json", str(out), *extra, cwd=project

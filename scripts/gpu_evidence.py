@@ -1,0 +1,91 @@
+"""GPU evidence: the whole checks suite, benchmarks included, on a machine whose python has CUDA
+torch (no Docker, no envkit install there: the checks need only the standard library and torch).
+
+On the GPU machine, from a checkout:
+    python3 scripts/gpu_evidence.py run --out OUT
+writes OUT/report.json (the suite's report, bench on, GPUs required), OUT/fingerprint.json (the
+machine: GPUs, driver, torch, CUDA, cuDNN, NCCL) and OUT/date.txt. Then, where envkit is
+installed:
+    python scripts/gpu_evidence.py publish OUT
+adds OUT/report.html (envkit's HTML report) and copies the four files to
+docs/evidence/<date>-<gpu>/. The exit status of `run` is the suite's: 0 only when every check
+passed or was skipped for a stated reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EVIDENCE = REPO / "docs" / "evidence"
+
+
+def run(out: Path, require_gpu: bool) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    config = {"target": "local", "require_gpu": require_gpu, "bench": True}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envkit.checks",
+            "run",
+            "--config",
+            json.dumps(config),
+            "--out",
+            str(out / "report.json"),
+        ],
+        cwd=REPO,
+        check=False,
+    )
+    report = json.loads((out / "report.json").read_text())
+    (out / "fingerprint.json").write_text(json.dumps(report["environment"], indent=2) + "\n")
+    (out / "date.txt").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+    counts = report["summary"]
+    print(f"{counts} -> {out}")
+    return done.returncode
+
+
+def publish(out: Path, evidence: Path = EVIDENCE) -> Path:
+    sys.path.insert(0, str(REPO))
+    from envkit.report.html import to_html
+    from envkit.verify.combine import combine
+
+    report = json.loads((out / "report.json").read_text())
+    (out / "report.html").write_text(to_html(combine([report], {})), encoding="utf-8")
+    gpus = report["environment"].get("gpus") or [{"name": "no-gpu"}]
+    gpu = re.sub(r"[^a-z0-9]+", "-", str(gpus[0].get("name", "gpu")).lower()).strip("-")
+    day = (out / "date.txt").read_text()[:10]
+    target = evidence / f"{day}-{gpu}"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("report.json", "report.html", "fingerprint.json", "date.txt"):
+        shutil.copy(out / name, target / name)
+    return target
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    ran = verbs.add_parser("run", help="run the suite here (needs torch only)")
+    ran.add_argument("--out", type=Path, required=True)
+    ran.add_argument(
+        "--no-require-gpu", action="store_true", help="for a dry run on a machine without GPUs"
+    )
+    published = verbs.add_parser("publish", help="add the HTML report, copy to docs/evidence")
+    published.add_argument("out", type=Path)
+    published.add_argument("--into", type=Path, default=EVIDENCE, help="evidence folder")
+    args = parser.parse_args()
+    if args.verb == "run":
+        return run(args.out, not args.no_require_gpu)
+    print(publish(args.out, args.into))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
