@@ -177,7 +177,7 @@ def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
     spec = loaded.spec
     conda = spec.conda
     try:
-        rc = plan_condarc(spec.mirrors, conda)
+        rc = plan_condarc(spec.mirrors, conda, base_has_conda=python.provider == "image-conda")
     except FieldError as exc:
         raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
     deps = list(conda.dependencies if conda else ()) + list(spec.packages.conda)

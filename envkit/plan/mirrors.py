@@ -55,10 +55,17 @@ class PipPlan:
 
 @dataclass(frozen=True)
 class CondaRc:
-    channels: tuple[str, ...]
+    channels: tuple[str, ...]  # () = the base image's own channels are kept
     default_channels: tuple[str, ...]
     custom_channels: tuple[tuple[str, str], ...]
     mirror_title: str
+
+    @property
+    def path(self) -> str:
+        """Where the image gets it: replacing the base's .condarc when the config names the
+        channels (list keys merge across rc files, so an inherited `defaults` would survive);
+        else beside it in condarc.d, so the base's channels stay and only the routing is added."""
+        return "/opt/conda/.condarc" if self.channels else "/opt/conda/condarc.d/envkit.yml"
 
 
 def preset_of(mirrors: Mirrors) -> MirrorPreset:
@@ -129,22 +136,27 @@ def _conda_source(
     return preset.conda
 
 
-def plan_condarc(mirrors: Mirrors, conda: Conda | None) -> CondaRc:
+def plan_condarc(mirrors: Mirrors, conda: Conda | None, *, base_has_conda: bool) -> CondaRc:
+    """Like the seed's .condarc: conda's default channels (main, r, msys2 where served) and every
+    custom channel the mirror serves go through it, so `conda install -c pytorch` inside the box
+    uses the mirror too. The channel list itself is the config's when it names one; else a base
+    image's own is kept (a pytorch image's), and Miniforge's conda-forge is used."""
     preset = preset_of(mirrors)
+    explicit = conda is not None and "channels" in conda.model_fields_set
     channels = conda.channels if conda else ("conda-forge",)
     source = _conda_source(mirrors, preset, channels)
     title = f"custom ({mirrors.conda})" if mirrors.conda else preset.title
-    wants_defaults = "defaults" in channels
     default_channels: tuple[str, ...] = ()
     custom: list[tuple[str, str]] = []
     if source is not None:
-        if wants_defaults:
-            if not source.default_channels:
-                raise FieldError(
-                    f"mirror preset {mirrors.preset} does not carry Anaconda's defaults channels",
-                    "use conda-forge instead of defaults (free to use), or pick tuna or bfsu",
-                )
-            default_channels = tuple(f"{source.base}/pkgs/{c}" for c in source.default_channels)
-        custom = [(c, f"{source.base}/cloud") for c in channels if c in source.cloud]
-    rc_channels = tuple(c for c in channels if c != "nodefaults")
+        if "defaults" in channels and not source.default_channels:
+            raise FieldError(
+                f"mirror preset {mirrors.preset} does not carry Anaconda's defaults channels",
+                "use conda-forge instead of defaults (free to use), or pick tuna or bfsu",
+            )
+        default_channels = tuple(f"{source.base}/pkgs/{c}" for c in source.default_channels)
+        served = dict.fromkeys((*source.cloud, *(c for c in channels if c in source.cloud)))
+        custom = [(c, f"{source.base}/cloud") for c in served]
+    keep_base = base_has_conda and not explicit
+    rc_channels = () if keep_base else tuple(c for c in channels if c != "nodefaults")
     return CondaRc(rc_channels, default_channels, tuple(custom), title if source else preset.title)

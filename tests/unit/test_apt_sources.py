@@ -135,7 +135,19 @@ def test_security_from_mirror_when_asked(tmp_path: Path) -> None:
     assert f"URIs: {TUNA}/debian-security" in _lines(root / "etc/apt/sources.list.d/debian.sources")
 
 
-def test_mirror_without_ports_keeps_image_sources(tmp_path: Path) -> None:
+def test_mirror_without_ports_keeps_image_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every preset carries ubuntu-ports today; one that did not (as SJTU's pages once read)
+    # must leave the image's own sources for it.
+    import dataclasses
+
+    from envkit.catalog.mirrors import load_presets
+
+    sjtu = load_presets()["sjtu"]
+    assert sjtu.apt is not None
+    apt = dataclasses.replace(sjtu.apt, archives=("debian", "debian-security", "ubuntu"))
+    monkeypatch.setitem(load_presets(), "sjtu", dataclasses.replace(sjtu, apt=apt))
     root = _rootfs("ubuntu-22.04", tmp_path)
     before = (root / "etc/apt/sources.list").read_text()
     result = _run(_apt_dir(tmp_path, "name: a\nmirrors:\n  preset: sjtu\n"), root, arch="arm64")

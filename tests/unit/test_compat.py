@@ -150,13 +150,37 @@ def test_torch_source_pypi_refuses_a_build_pypi_does_not_carry() -> None:
 PROMISED_PRESETS = {"official", "tuna", "bfsu", "ustc", "aliyun", "huaweicloud", "sjtu", "douban"}
 
 
-def test_every_promised_preset_is_in_the_data_and_sjtu_lacks_ports() -> None:
+def test_every_promised_preset_is_in_the_data() -> None:
     presets = load_presets()
     assert set(presets) >= PROMISED_PRESETS
     assert presets["tuna"].pip == "https://pypi.tuna.tsinghua.edu.cn/simple"
     assert presets["ustc"].pip == "https://mirrors.ustc.edu.cn/pypi/simple"
     assert presets["douban"].apt is None and presets["douban"].conda is None
-    sjtu = presets["sjtu"].apt
-    assert sjtu is not None and sjtu.url("ubuntu-ports") is None
+    for name in ("sjtu", "huaweicloud"):
+        apt = presets[name].apt
+        assert apt is not None and apt.url("ubuntu-ports") and apt.url("debian-security")
     assert presets["ustc"].conda is not None and presets["ustc"].conda.default_channels == ()
-    assert not presets["aliyun"].documented and presets["tuna"].documented
+    assert presets["aliyun"].documented and presets["tuna"].documented
+    for name in ("tuna", "bfsu"):
+        conda = presets[name].conda
+        assert (
+            conda is not None and "msys2" not in conda.cloud and "msys2" in conda.default_channels
+        )
+
+
+# The URL shape each archive has on every mirror that serves it: <base>/<archive>, https.
+ARCHIVE_SHAPE = r"https://[a-z0-9.-]+(/[a-z0-9.-]+)*/{archive}"
+
+
+@pytest.mark.parametrize("name", sorted(PROMISED_PRESETS))
+def test_every_preset_url_has_its_archives_shape(name: str) -> None:
+    import re
+
+    preset = load_presets()[name]
+    if preset.apt is not None:
+        for archive in preset.apt.archives:
+            url = preset.apt.url(archive)
+            assert url and re.fullmatch(ARCHIVE_SHAPE.format(archive=archive), url), url
+    assert preset.pip and re.fullmatch(r"https://[a-z0-9.-]+(/[a-z0-9.-]+)*/simple/?", preset.pip)
+    if preset.conda is not None:
+        assert re.fullmatch(r"https://[a-z0-9.-]+(/[a-z0-9.-]+)*/anaconda", preset.conda.base)

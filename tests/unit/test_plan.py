@@ -20,6 +20,7 @@ def test_seed_equivalent() -> None:
     assert [f.archive_url for f in plan.apt.families] == [
         "https://repo.huaweicloud.com/debian",
         "https://repo.huaweicloud.com/ubuntu",
+        "https://repo.huaweicloud.com/ubuntu-ports",
     ]
     assert plan.runtime.shm_size == "32gb" and plan.services[0].ssh_port == 8822
     assert plan.services[0].keys == (KEY,)
@@ -82,7 +83,10 @@ def test_defaults_channel_maps_to_mirror(tmp_path: Path) -> None:
         f"{base}/pkgs/r",
         f"{base}/pkgs/msys2",
     )
-    assert plan.conda.rc.custom_channels == (("pytorch", f"{base}/cloud"),)
+    # Every channel TUNA serves goes through it, listed or not (`conda install -c bioconda`).
+    routed = dict(plan.conda.rc.custom_channels)
+    assert routed["pytorch"] == routed["bioconda"] == f"{base}/cloud"
+    assert plan.conda.rc.channels == ("pytorch", "defaults")
 
 
 def test_team_ports_are_deterministic_and_keys_separate() -> None:

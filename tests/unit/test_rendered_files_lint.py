@@ -108,5 +108,5 @@ def test_pip_conf_and_condarc_parse(example: str) -> None:
     parser.read_string(files["envkit/pip.conf"])
     assert parser["global"]["index-url"] == plan.pip.index_url
     rc = yaml.safe_load(files["envkit/condarc"])
-    assert rc["channels"] == [c for c in plan.conda.channels if c != "nodefaults"]
+    assert rc.get("channels", []) == list(plan.conda.rc.channels)
     assert dict(rc.get("custom_channels", {})) == dict(plan.conda.rc.custom_channels)
