@@ -31,12 +31,15 @@ TAGS = {"cpu": "envkit-bench/cpu:latest", "cuda": "envkit-bench/cuda:latest"}
 
 def cold_build(project: Path, tag: str) -> float:
     start = time.perf_counter()
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "envkit", "build", "--quiet", "--no-cache", "--tag", tag],
         cwd=project,
-        check=True,
+        check=False,
         capture_output=True,
+        text=True,
     )
+    if done.returncode != 0:
+        raise SystemExit(f"building {tag} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return time.perf_counter() - start
 
 
