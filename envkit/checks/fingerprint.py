@@ -54,9 +54,9 @@ def build_facts(torch: Any) -> dict[str, Any]:
         return facts
     try:  # the build's own flags: no driver needed (get_arch_list() is empty without one)
         flags = torch._C._cuda_getArchFlags()
-        facts["arch_list"] = flags.split() if flags else torch.cuda.get_arch_list()
-    except Exception:
-        facts["arch_list"] = torch.cuda.get_arch_list()
+        facts["arch_list"] = flags.split() if flags else []
+    except Exception as exc:  # a build without the flags, or a broken one: the report says so
+        facts["arch_error"] = f"{type(exc).__name__}: {exc}"
     try:
         version = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
         facts["cudnn"] = _cudnn_text(version)

@@ -22,11 +22,6 @@ class TorchPlan:
     def requirement(self) -> str:
         return f"torch=={self.version}"
 
-    @property
-    def expected_cuda(self) -> str | None:
-        """What torch.version.cuda must start with once installed ("cpu": must be None)."""
-        return self.cuda
-
 
 def resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease | None]:
     spec = loaded.spec

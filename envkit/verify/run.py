@@ -189,6 +189,6 @@ def settings_for(plan: Plan | None, *, in_container: bool, **overrides: Any) -> 
             base["expected_pip_index"] = plan.pip.index_url
             base["expected_apt_any"] = tuple(f.archive_url for f in plan.apt.families)
             base["expected_torch"] = plan.torch.version
-            base["expected_cuda"] = plan.torch.expected_cuda
+            base["expected_cuda"] = plan.torch.cuda
     base.update({k: v for k, v in overrides.items() if v is not None})
     return VerifySettings(**base)

@@ -38,6 +38,9 @@ CASES: list[tuple[str, str, str | None, dict[str, Any], str]] = [
     # sin wrong on every device: a CPU comparison would agree with it
     ("autograd.gpu", "fake_gpu,sin_off_every_dtype", "fake_gpu", {}, "derived one"),
     ("cuda.available", "", None, {"require_gpu": True}, "CPU-only build"),
+    # a swapped torch: another build, or another release, than the one envkit installed
+    ("cuda.build", "", None, {"expected_cuda": "13.0"}, "not the CUDA 13.0 build"),
+    ("cuda.build", "", None, {"expected_torch": "0.0.1"}, "0.0.1 installed by envkit"),
     ("cuda.device_count", "", None, {"expected_gpus": 2}, "2 expected"),
     ("cuda.driver_runtime", "old_driver", "new_driver", {}, "upgrade the driver"),
     ("cuda.arch_list", "arch_missing", "arch_present", {}, "sm_90"),
