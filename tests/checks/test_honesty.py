@@ -1,8 +1,9 @@
 """Every check fails when the breakage it claims to catch is planted, and passes without it.
 
 Breakages are planted with tests/plants (a sitecustomize on PYTHONPATH), so they act inside the
-real runner's worker processes. Cases named fake_gpu run per-GPU code paths on CPU: this machine
-has no GPU."""
+real runner's worker processes. Cases named fake_gpu run per-GPU code paths on CPU devices, and
+cpu_only_torch plants a CPU-only build, so every case means the same on CI's machine (no GPU) and
+on a GPU machine (scripts/gpu_evidence.py's hosts run this suite too)."""
 
 from __future__ import annotations
 
@@ -37,11 +38,11 @@ CASES: list[tuple[str, str, str | None, dict[str, Any], str]] = [
     ("autograd.gpu", "fake_gpu,doubled_backward", "fake_gpu", {}, "grad"),
     # sin wrong on every device: a CPU comparison would agree with it
     ("autograd.gpu", "fake_gpu,sin_off_every_dtype", "fake_gpu", {}, "derived one"),
-    ("cuda.available", "", None, {"require_gpu": True}, "CPU-only build"),
+    ("cuda.available", "cpu_only_torch", None, {"require_gpu": True}, "CPU-only build"),
     # a swapped torch: another build, or another release, than the one envkit installed
-    ("cuda.build", "", None, {"expected_cuda": "13.0"}, "not the CUDA 13.0 build"),
+    ("cuda.build", "cpu_only_torch", None, {"expected_cuda": "13.0"}, "not the CUDA 13.0 build"),
     ("cuda.build", "", None, {"expected_torch": "0.0.1"}, "0.0.1 installed by envkit"),
-    ("cuda.device_count", "", None, {"expected_gpus": 2}, "2 expected"),
+    ("cuda.device_count", "cpu_only_torch", None, {"expected_gpus": 1}, "1 expected"),
     ("cuda.driver_runtime", "old_driver", "new_driver", {}, "upgrade the driver"),
     ("cuda.arch_list", "arch_missing", "arch_present", {}, "sm_90"),
     ("cuda.cudnn", "no_cudnn", None, {}, "cuDNN is not available"),

@@ -3,7 +3,6 @@ on in a fresh worker. Real runner, real torch, breakages planted through tests/p
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from tests.checks.conftest import RunChecks, status_of
@@ -29,15 +28,19 @@ def test_a_crash_becomes_an_error_and_the_suite_goes_on(run_checks: RunChecks) -
     assert status_of(report, "tensor.attributes")[0] == "pass"
 
 
-def test_no_torch_is_one_clear_error_per_check(tmp_path: Path) -> None:
+def test_no_torch_is_one_clear_error_per_check(torch_python: str, tmp_path: Path) -> None:
     import json
+    import os
     import subprocess
 
     from tests.conftest import REPO
 
+    # A torch that cannot be imported, ahead of the real one: the same on every machine.
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("raise ImportError('planted: no torch')\n")
     done = subprocess.run(
         [
-            sys.executable,
+            torch_python,
             "-m",
             "envkit.checks",
             "run",
@@ -47,6 +50,7 @@ def test_no_torch_is_one_clear_error_per_check(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}"),
         check=False,
     )
     report = json.loads(done.stdout)
@@ -76,7 +80,7 @@ def test_report_follows_the_contract(run_checks: RunChecks) -> None:
 
 
 def test_skips_carry_their_reason(run_checks: RunChecks) -> None:
-    report = run_checks(["cuda", "bench.matmul_bf16"])
+    report = run_checks(["cuda", "bench.matmul_bf16"], "cpu_only_torch")
     for check in report["checks"]:
         assert check["status"] == "skip" and check["message"], check
 

@@ -1,10 +1,12 @@
 """Breakages planted into torch and the checks' view of the machine, one per name.
 
-Names starting with fake_gpu run per-GPU code paths on CPU: no GPU exists on the machines that
-run these tests, so those cases say so in their names."""
+Names starting with fake_gpu run per-GPU code paths on CPU devices, and cpu_only_torch makes torch
+a CPU-only build: the cases that use them behave the same on a machine with GPUs (a real GPU is
+hidden first) as on CI's machine without one, so the honesty suite also runs on a GPU machine."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +19,22 @@ from envkit.checks.registry import Skip
 H100 = "NVIDIA H100 80GB HBM3"
 
 
+def _hide_real_gpus() -> None:
+    # Read by CUDA at its first use, after this plant: torch code the checks call for real
+    # (DataParallel, .to()) then finds no GPU rather than one the fake devices do not describe.
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+
+def _cpu_only_torch() -> None:
+    _hide_real_gpus()
+    torch.version.cuda = None
+    torch.cuda.is_available = lambda: False
+    torch.cuda.device_count = lambda: 0
+
+
 def _fake_gpus(count: int, name: str = H100) -> None:
+    _hide_real_gpus()
+
     def gpu_devices(ctx: Any, minimum: int = 1) -> list[Any]:
         if count < minimum:
             if (ctx.expected_gpus or 0) >= minimum:
@@ -167,6 +184,7 @@ def _slightly_off(original: Any) -> Any:
 PLANTS: dict[str, Callable[[], Any]] = {
     "fake_gpu": lambda: _fake_gpus(1),
     "fake_gpu_x2": lambda: _fake_gpus(2),
+    "cpu_only_torch": _cpu_only_torch,
     "wrong_linspace": lambda: _wrap(torch, "linspace", lambda o: lambda *a, **k: o(*a, **k) * 1.01),
     "wrong_stride": lambda: setattr(torch.Tensor, "stride", lambda self, *a: (1,) * self.dim()),
     "wrong_add": lambda: _wrap(torch.Tensor, "__add__", lambda o: lambda a, b: o(o(a, b), 1)),
