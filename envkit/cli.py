@@ -74,15 +74,21 @@ def render(
     check: Annotated[
         bool,
         typer.Option(
-            "--check", help="Write nothing; exit 1 if files on disk differ from a fresh render."
+            "--check",
+            help="Write nothing; exit 1 if files on disk differ from a fresh render, or if "
+            "envkit's folders hold files it did not write.",
         ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace files of envkit's names that envkit did not write."),
     ] = False,
 ) -> None:
     """Render the Dockerfile, compose file, environment.yml, mirror configs, and the project's
     .devcontainer/devcontainer.json."""
     from envkit.commands.render import render as run_render
 
-    raise typer.Exit(run_render(config, out, check))
+    raise typer.Exit(run_render(config, out, check, force))
 
 
 @app.command()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from urllib.parse import urlsplit
 
 from envkit.catalog._data import load_yaml
 
@@ -63,3 +64,18 @@ def load_presets() -> dict[str, MirrorPreset]:
 def preset_names() -> tuple[str, ...]:
     """Every preset's name, in the catalogue's order: the one list (config, init, compat)."""
     return tuple(load_presets())
+
+
+@cache
+def preset_hosts() -> frozenset[str]:
+    """Every host a preset points at: all serve https, so none belongs in pip's trusted-host."""
+    hosts: set[str] = set()
+    for preset in load_presets().values():
+        for url in (
+            preset.apt.base if preset.apt else None,
+            preset.pip,
+            preset.conda.base if preset.conda else None,
+        ):
+            if url:
+                hosts.add(urlsplit(url).hostname or "")
+    return frozenset(hosts - {""})

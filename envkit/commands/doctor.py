@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.addresses import is_wildcard, parse_mapping
 from envkit.catalog.compat import version_key
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 
@@ -234,14 +235,11 @@ def check_ports(host: Host) -> Finding:
         return Finding(
             "ports",
             "fail",
-            f"host port(s) already in use: {', '.join(f'{p} ({o})' for p, o in taken)}",
-            "pick other ports in envkit.yaml, or stop what holds them (`ss -ltnp`)",
+            f"host port(s) that cannot be published: {', '.join(map(str, taken))}",
+            "pick other ports or addresses in envkit.yaml, or stop what holds them (`ss -ltnp`)",
         )
     running = f"; {len(ours)} container(s) of {plan.project} already up" if ours else ""
     return Finding("ports", "ok", f"the ports envkit.yaml asks for are free{running}")
-
-
-ALL_INTERFACES = ("0.0.0.0", "::", "")  # noqa: S104 - compared, not bound
 
 
 def check_exposure(host: Host) -> Finding:
@@ -251,21 +249,19 @@ def check_exposure(host: Host) -> Finding:
     if plan is None:
         return Finding("exposure", "info", "no envkit.yaml: no published ports to judge")
     public = []
-    if plan.ssh.enabled and plan.ssh.bind in ALL_INTERFACES:
+    if plan.ssh.enabled and any(is_wildcard(address) for address in plan.ssh.bind):
         public += [f"{s.ssh_port} (ssh, {s.container_name})" for s in plan.services]
     for mapping in plan.runtime.ports:
-        parts = mapping.split(":")
-        if len(parts) == 2:  # HOST:CONTAINER, no address: every interface
-            public.append(f"{parts[0]} (runtime.ports)")
-        elif parts[0] in ALL_INTERFACES:
-            public.append(f"{parts[1]} (runtime.ports)")
+        address, port, _, _ = parse_mapping(mapping)  # no address: every interface
+        if is_wildcard(address):
+            public.append(f"{port} (runtime.ports)")
     if public:
         return Finding(
             "exposure",
             "warn",
             f"published on every interface, reachable from the network: {', '.join(public)}; "
             "Docker's published ports bypass the host firewall",
-            "publish on loopback (ssh.bind: 127.0.0.1, runtime.ports '127.0.0.1:H:C') and "
+            "publish on loopback (ssh.bind: [127.0.0.1, '::1'], runtime.ports '127.0.0.1:H:C') and "
             "connect with `ssh -J THIS_HOST` (`envkit ssh-config --host THIS_HOST` writes it)",
         )
     return Finding("exposure", "ok", "every published port is bound to a specific address")

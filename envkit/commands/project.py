@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from envkit.config.load import LoadedSpec
     from envkit.plan import Plan
 
 CONTEXT_DIR = ".envkit"
@@ -20,6 +21,7 @@ class Project:
     plan: Plan
     context_dir: Path  # the build context: rendered files the engine receives
     project_dir: Path  # beside envkit.yaml: editor configs, never sent to the engine
+    loaded: LoadedSpec
 
 
 def load_project(config: str | None, out: Path | None = None) -> Project:
@@ -29,7 +31,7 @@ def load_project(config: str | None, out: Path | None = None) -> Project:
     loaded = load_spec(config)
     project_dir = loaded.path.parent
     context_dir = out if out is not None else project_dir / CONTEXT_DIR
-    return Project(loaded.path, make_plan(loaded), context_dir, project_dir)
+    return Project(loaded.path, make_plan(loaded), context_dir, project_dir, loaded)
 
 
 def render_project(project: Project) -> None:

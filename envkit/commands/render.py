@@ -5,42 +5,67 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envkit.commands.project import load_project
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK
 
+if TYPE_CHECKING:
+    from envkit.render import Outputs
 
-def render(config: str | None, out: Path | None, check: bool) -> int:
-    from envkit.render import drift, render_outputs, write_outputs
+
+def render(config: str | None, out: Path | None, check: bool, force: bool = False) -> int:
+    from envkit.render import render_outputs
 
     project = load_project(config, out)
-    plan, out_dir, project_dir = project.plan, project.context_dir, project.project_dir
-    outputs = render_outputs(plan, out_dir, project_dir)
-    for note in plan.notes:
+    outputs = render_outputs(project.plan, project.context_dir, project.project_dir)
+    for note in project.plan.notes:
         sys.stderr.write(f"note: {note}\n")
-    if check:
-        found = drift(outputs)
-        for path in found.differs:
-            sys.stdout.write(f"differs: {path}\n")
-        for path in found.stale:
-            sys.stdout.write(f"stale:   {path}\n")
-        if found:
-            sys.stderr.write("rendered files are out of date: run `envkit render`\n")
-            return EXIT_CHECKS_FAILED
-        sys.stdout.write(f"{out_dir}: up to date ({len(outputs.context)} files)\n")
-        return EXIT_OK
-    context, beside = write_outputs(outputs)
+    return _check(outputs) if check else _write(outputs, force)
+
+
+def _check(outputs: Outputs) -> int:
+    from envkit.render import drift
+
+    found = drift(outputs)
+    for label, paths in (
+        ("differs", found.differs),
+        ("stale", found.stale),
+        ("stray", found.stray),
+    ):
+        for path in paths:
+            sys.stdout.write(f"{label + ':':<8} {path}\n")
+    if found:
+        sys.stderr.write(
+            "rendered files are out of date: run `envkit render`"
+            + (" and remove the stray files (envkit did not write them)" if found.stray else "")
+            + "\n"
+        )
+        return EXIT_CHECKS_FAILED
+    sys.stdout.write(f"{outputs.context_dir}: up to date ({len(outputs.context)} files)\n")
+    return EXIT_OK
+
+
+def _write(outputs: Outputs, force: bool) -> int:
+    from envkit.render import write_outputs
+
+    context, beside = write_outputs(outputs, force)
     for result in (context, beside):
         for rel in result.changed:
             sys.stdout.write(f"wrote   {result.out_dir / rel}\n")
         for rel in result.removed:
             sys.stdout.write(f"removed {result.out_dir / rel}\n")
+    for rel in context.stray:
+        sys.stderr.write(
+            f"warning: {context.out_dir / rel} was not written by envkit; the build copies its "
+            "folder whole, so remove it unless you mean it to be there\n"
+        )
     for rel in beside.foreign:
         sys.stderr.write(
-            f"note: left {project_dir / rel} as it is: it was not written by envkit "
+            f"note: left {beside.out_dir / rel} as it is: it was not written by envkit "
             "(remove it to have envkit write one)\n"
         )
     sys.stdout.write(
-        f"{out_dir}: {len(context.changed)} changed, {len(context.unchanged)} unchanged\n"
+        f"{context.out_dir}: {len(context.changed)} changed, {len(context.unchanged)} unchanged\n"
     )
     return EXIT_OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from envkit.addresses import with_port
 from envkit.commands.project import load_project
 
 
@@ -19,9 +20,10 @@ def status(config: str | None) -> int:
             continue
         health = container.attrs.get("State", {}).get("Health", {}).get("Status", "-")
         ports = ", ".join(
-            f"{v[0]['HostIp']}:{v[0]['HostPort']}->{k}"
-            for k, v in (container.ports or {}).items()
-            if v
+            f"{with_port(binding['HostIp'], binding['HostPort'])}->{port}"
+            for port, bindings in (container.ports or {}).items()
+            # IPv4 first, whatever order the engine lists them in
+            for binding in sorted(bindings or (), key=lambda b: (":" in b["HostIp"], b["HostIp"]))
         )
         # The image id shows at a glance that every member runs the same (verified) image.
         image = str(container.attrs.get("Image", "")).removeprefix("sha256:")[:12]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from envkit.commands.project import load_project, render_project
+from envkit.commands.project import Project, load_project, render_project
 from envkit.errors import EngineUnreachableError, EnvkitError
 
 if TYPE_CHECKING:
@@ -20,11 +20,22 @@ def _check_ports(client: Any, plan: Plan) -> None:
 
     taken = taken_ports(plan, running_containers(client, plan.project))
     if taken:
-        port, owner = taken[0]
         raise EnvkitError(
-            f"host port {port} ({owner}) is already in use",
-            "pick another port in envkit.yaml, or stop what holds it",
+            f"cannot publish host port {taken[0]}",
+            "pick another port in envkit.yaml, or stop what holds it"
+            if taken[0].why == "in use"
+            else "list only this host's addresses in envkit.yaml (ssh.bind, runtime.ports)",
         )
+
+
+def _require_keys(project: Project) -> None:
+    """sshd with no key at all locks everyone out; say so before starting it, unless asked."""
+    from envkit.config.rules import missing_keys
+    from envkit.errors import ConfigError
+
+    rule = missing_keys(project.loaded.spec)
+    if rule is not None:
+        raise ConfigError(str(project.config), [project.loaded.issue(*rule)])
 
 
 def up(config: str | None, timeout: float) -> int:
@@ -35,6 +46,7 @@ def up(config: str | None, timeout: float) -> int:
     from envkit.engine.team_sync import departed, sync_keys
 
     project = load_project(config)
+    _require_keys(project)
     plan, out_dir = project.plan, project.context_dir
     render_project(project)
     client = docker_client()

@@ -9,11 +9,12 @@ separately.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
+from envkit.addresses import canonical_address, check_mapping, distinct_addresses
 from envkit.catalog.mirrors import preset_names
 from envkit.errors import FieldError
 
@@ -130,6 +131,57 @@ HostName = Annotated[
         r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?", "host name", "give a bare host, e.g. 'pypi.example.org'"
     ),
 ]
+# Accounts a Debian or Ubuntu image already has (base-passwd, openssh, systemd, the ubuntu
+# image's own user): a login of that name would take over a system account, and `root` crash-loops
+# the container (it cannot be made a keys-only login user).
+SYSTEM_ACCOUNTS = frozenset(
+    [
+        "root",
+        "daemon",
+        "bin",
+        "sys",
+        "sync",
+        "games",
+        "man",
+        "lp",
+        "mail",
+        "news",
+        "uucp",
+        "proxy",
+        "www-data",
+        "backup",
+        "list",
+        "irc",
+        "gnats",
+        "nobody",
+        "nogroup",
+        "_apt",
+        "sshd",
+        "messagebus",
+        "systemd-network",
+        "systemd-resolve",
+        "systemd-timesync",
+        "systemd-journal",
+        "systemd-coredump",
+        "polkitd",
+        "syslog",
+        "tss",
+        "uuidd",
+        "tcpdump",
+        "ubuntu",
+    ]
+)
+
+
+def _not_a_system_account(value: str) -> str:
+    if value in SYSTEM_ACCOUNTS:
+        raise FieldError(
+            f"{value} is a system account of the image",
+            "pick a personal login name, e.g. dev or the member's own name",
+        )
+    return value
+
+
 UserName = Annotated[
     str,
     _matching(
@@ -137,6 +189,7 @@ UserName = Annotated[
         "user name",
         "use a POSIX login name: lowercase letters, digits, '-' and '_', starting with a letter",
     ),
+    AfterValidator(_not_a_system_account),
 ]
 EnvKey = Annotated[
     str,
@@ -152,30 +205,68 @@ Volume = Annotated[
         "write HOST_PATH:CONTAINER_PATH[:ro], e.g. '$HOME:$HOME' or './data:/data:ro'",
     ),
 ]
-PortMapping = Annotated[
-    str,
-    _matching(
-        r"(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}:)?[0-9]{1,5}:[0-9]{1,5}(?:/(?:tcp|udp))?",
-        "port mapping",
-        "write HOST:CONTAINER, e.g. '6006:6006' or '127.0.0.1:8888:8888'",
-    ),
-]
+SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+MIN_SHM, MAX_SHM = 1024**2, 4 * 1024**4
+
+
+def size_bytes(text: str) -> int:
+    """'16gb', '512m', '2g', '1048576' in bytes (Docker's units: powers of 1024)."""
+    found = re.fullmatch(r"([0-9]+)([bkmg]?)b?", text.lower())
+    if not found:
+        raise FieldError("not a valid size", "write a size such as '16gb', '512m' or '2g'")
+    return int(found.group(1)) * SIZE_UNITS[found.group(2)]
+
+
+def _sensible_size(value: str) -> str:
+    size = size_bytes(value)
+    if not MIN_SHM <= size <= MAX_SHM:
+        raise FieldError(
+            "a shared-memory size must lie between 1 MiB and 4 TiB",
+            "write a size such as '16gb' (DataLoader workers want gigabytes, not bytes)",
+        )
+    return value
+
+
 ShmSize = Annotated[
     str,
     _matching(
-        r"[0-9]+(?:[bkmgBKMG]|[kmgKMG][bB])?",
+        r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?",
         "size",
         "write a size such as '16gb', '512m' or '2g'",
     ),
+    AfterValidator(_sensible_size),
 ]
-Ipv4 = Annotated[
+LoginHome = Annotated[
     str,
     _matching(
-        r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}",
-        "IPv4 address",
-        "use 0.0.0.0 (all interfaces) or 127.0.0.1 (this host only)",
+        r"(?!.*(?:^|/)\.\.?(?:/|$))/[A-Za-z0-9_./-]*|\$HOME|\$\{HOME\}",
+        "login directory",
+        "write an absolute path such as /workspace, or $HOME (the invoking user's home path)",
     ),
 ]
+
+
+def _one_or_many(value: Any) -> Any:
+    # `bind: 0.0.0.0` (the wave-1 form) stays valid: one address is a list of one. Checked here
+    # so that a mistake is reported at ssh.bind, where the user wrote it, not at ssh.bind[0].
+    return (canonical_address(value),) if isinstance(value, str) else value
+
+
+BindAddress = Annotated[str, AfterValidator(canonical_address)]
+BindAddresses = Annotated[
+    tuple[BindAddress, ...],
+    BeforeValidator(_one_or_many),
+    AfterValidator(distinct_addresses),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]
+        }
+    ),
+]
+PortMapping = Annotated[str, AfterValidator(check_mapping)]
 CheckId = Annotated[
     str,
     _matching(
@@ -184,11 +275,50 @@ CheckId = Annotated[
         "use a dotted check id such as 'bench.matmul_bf16' (see docs/checks.md)",
     ),
 ]
+# The checks that compare a figure with the GPU's published peak (envkit/checks/bench.py calls
+# ctx.threshold for these; tests/unit/test_config_rules.py keeps the two lists equal).
+THRESHOLD_CHECKS = (
+    "bench.matmul_bf16",
+    "bench.matmul_fp16",
+    "bench.matmul_tf32",
+    "bench.matmul_fp32",
+    "bench.memory_bandwidth",
+)
+
+
+def _takes_a_threshold(value: str) -> str:
+    if value not in THRESHOLD_CHECKS:
+        raise FieldError(
+            "no check of that id takes a threshold",
+            f"use one of {', '.join(THRESHOLD_CHECKS)} (see docs/checks.md)",
+        )
+    return value
+
+
+ThresholdId = Annotated[CheckId, AfterValidator(_takes_a_threshold)]
+PeakFraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Sha256 = Annotated[
+    str,
+    _matching(r"[0-9a-f]{64}", "sha256", "write the 64 lowercase hex digits `sha256sum` prints"),
+]
 Component = Annotated[
     str,
     _matching(r"[a-z-]+", "apt component", "use e.g. main, contrib, non-free, non-free-firmware"),
 ]
-Port = Annotated[int, Field(ge=1, le=65535)]
+Port = Annotated[int, Field(ge=1, le=65535, strict=True)]  # strict: `true` is not port 1
+NOBODY_ID = 65534  # nobody/nogroup: files it owns are nobody's
+
+
+def _not_nobody(value: int) -> int:
+    if value == NOBODY_ID:
+        raise FieldError(
+            "65534 is nobody's id (files it owns belong to no one)",
+            "use your own id (`id -u`, `id -g`), or leave it out to default to it",
+        )
+    return value
+
+
+AccountId = Annotated[int, Field(ge=1, le=2**31, strict=True), AfterValidator(_not_nobody)]
 
 
 def _check_pip_requirement(value: str) -> str:
@@ -220,20 +350,27 @@ def _check_env_value(value: str) -> str:
 EnvValue = Annotated[str, AfterValidator(_check_env_value)]
 
 
+MAX_GPUS = 64  # more than any one host holds; a larger figure is a typo
+
+
 def _check_gpus(value: object) -> object:
     fix = "use all, none, a count such as 2, or a list of device ids such as [0, 1]"
     if value in ("all", "none"):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise FieldError("a GPU count must be at least 1", "use none for no GPUs, or " + fix)
+        if not 1 <= value <= MAX_GPUS:
+            raise FieldError(
+                f"a GPU count must lie between 1 and {MAX_GPUS}", "use none for no GPUs, or " + fix
+            )
         return value
-    if isinstance(value, list) and value:
-        ids = []
+    if isinstance(value, list) and 0 < len(value) <= MAX_GPUS:
+        ids: list[str] = []
         for item in value:
             text = str(item)
             if isinstance(item, bool) or not re.fullmatch(r"[0-9]{1,3}|GPU-[0-9a-fA-F-]{36}", text):
                 raise FieldError(f"{text[:40]!r} is not a GPU index or GPU-UUID", fix)
+            if text in ids:
+                raise FieldError(f"GPU {text} is listed twice", "list each device once")
             ids.append(text)
         return tuple(ids)
     raise FieldError("not a GPU request", fix)

@@ -12,7 +12,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from envkit.config import bounded
 from envkit.config.model import Spec
+from envkit.config.rules import check_rules
 from envkit.errors import ConfigError, ConfigIssue, EnvkitError, FieldError
 
 CONFIG_ENV = "ENVKIT_CONFIG"
@@ -84,39 +86,32 @@ def make_issue(
     return ConfigIssue(path=dotted(loc), line=line, value=shown, problem=problem, fix=fix)
 
 
-def _index_lines(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:
-    out.setdefault(loc, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            child: Loc = (*loc, key_node.value)
-            # A field's line is its key's line, also when its value starts on a later one.
-            out[child] = key_node.start_mark.line + 1
-            _index_lines(value_node, child, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _index_lines(item, (*loc, index), out)
-
-
 def parse_yaml(text: str, source: str) -> tuple[Any, dict[Loc, int]]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    """The data and each field's line; bounded (see config/bounded.py)."""
     try:
-        node = yaml.compose(text, Loader=loader)
-        data = yaml.load(text, Loader=loader)  # noqa: S506 - SafeLoader
+        problem, data, lines = bounded.load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        issue = ConfigIssue(
-            path="(file)",
-            line=line,
-            value=None,
-            problem=f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
-            fix="check indentation and quoting on that line (values with ':' or '#' need quotes)",
-        )
-        raise ConfigError(source, [issue]) from None
-    lines: dict[Loc, int] = {}
-    if node is not None:
-        _index_lines(node, (), lines)
+        raise ConfigError(source, [_yaml_issue(exc, text)]) from None
+    if problem is not None:
+        raise ConfigError(source, [problem])
     return data, lines
+
+
+def _yaml_issue(exc: yaml.YAMLError, text: str) -> ConfigIssue:
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    position = getattr(exc, "position", None)  # ReaderError: a NUL or other forbidden character
+    if line is None and isinstance(position, int):
+        line = text.count("\n", 0, position) + 1
+    reason = getattr(exc, "problem", None) or getattr(exc, "reason", None) or type(exc).__name__
+    return ConfigIssue(
+        path="(file)",
+        line=line,
+        value=None,
+        problem=f"not valid YAML: {reason}",
+        fix="check indentation and quoting on that line (values with ':' or '#' need quotes; "
+        "control characters such as NUL are not allowed)",
+    )
 
 
 def _known_fields(loc: Loc) -> list[str]:
@@ -223,15 +218,23 @@ def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, _issues_from(exc, lines)) from None
+    broken = check_rules(spec)
+    if broken:
+        issues = [
+            make_issue(loc, lines, problem, fix, value) for loc, problem, fix, value in broken
+        ]
+        raise ConfigError(source, sorted(issues, key=lambda issue: issue.line or 0))
     return LoadedSpec(spec=spec, path=path or Path(source), lines=lines)
 
 
 def load_spec(explicit: str | None = None) -> LoadedSpec:
     path = find_config(explicit)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvkitError(
-            f"cannot read {path}: {exc}", "check the file's permissions and encoding"
-        ) from None
+        data = bounded.read_regular(path, bounded.CONFIG_LIMIT, "config file")
+    except FieldError as exc:
+        raise EnvkitError(exc.problem, exc.fix) from None
+    text, bad_line = bounded.decode_utf8(data)
+    if text is None:
+        issue = ConfigIssue("(file)", bad_line, None, "not UTF-8 text", "save the file as UTF-8")
+        raise ConfigError(str(path), [issue])
     return load_text(text, source=str(path), path=path)

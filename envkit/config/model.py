@@ -10,10 +10,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from envkit.addresses import LOOPBACKS
 from envkit.config.fields import (
+    MAX_GPUS,
+    AccountId,
     AptPackage,
+    BindAddresses,
     Channel,
-    CheckId,
     Component,
     CondaSpec,
     EnvKey,
@@ -22,15 +25,18 @@ from envkit.config.fields import (
     HostName,
     HttpUrl,
     ImageRef,
-    Ipv4,
+    LoginHome,
     MinorVersion,
+    PeakFraction,
     PipRequirement,
     Port,
     PortMapping,
     PresetName,
     ProjectName,
     PythonVersion,
+    Sha256,
     ShmSize,
+    ThresholdId,
     TorchVersion,
     UserName,
     Volume,
@@ -92,7 +98,14 @@ class Conda(_Strict):
     )
     dependencies: tuple[CondaSpec, ...] = Field((), description="Conda package specs.")
     pip: tuple[PipRequirement, ...] = Field((), description="The env's own pip: subsection.")
-    installer_url: HttpUrl | None = Field(None, description="Miniforge installer to download.")
+    installer_url: HttpUrl | None = Field(
+        None,
+        description="Your own Miniforge installer (default: a pinned release, checksum checked); "
+        "needs installer_sha256.",
+    )
+    installer_sha256: Sha256 | None = Field(
+        None, description="sha256 of installer_url's file, checked before it runs as root."
+    )
 
 
 class Mirrors(_Strict):
@@ -146,11 +159,13 @@ class Ssh(_Strict):
 
     enabled: bool = Field(True, description="Run a hardened sshd in the container.")
     port: Port = Field(8822, description="Host port mapped to the container's sshd.")
-    bind: Ipv4 = Field(
-        "127.0.0.1",
-        description="Host address the port is published on. The default, loopback, keeps sshd "
-        "off the network (reach it with `ssh -J HOST` or `envkit ssh-config --host HOST`); set "
-        "0.0.0.0 to publish on every interface (Docker's published ports bypass host firewalls).",
+    bind: BindAddresses = Field(
+        LOOPBACKS,
+        description="Host addresses the port is published on, IPv4 and IPv6 (one or a list). "
+        "The default, both loopbacks, keeps sshd off the network (reach it with `ssh -J HOST` or "
+        "`envkit ssh-config --host HOST`; a host without IPv6 gets 127.0.0.1 alone); "
+        "[0.0.0.0, '::'] publishes on every interface like a bare `8822:22` (Docker's published "
+        "ports bypass host firewalls).",
     )
     kex: Literal["post-quantum", "compatible"] = Field(
         "post-quantum",
@@ -160,21 +175,23 @@ class Ssh(_Strict):
     )
     forwarding: Forwarding = Field(Forwarding(), description="What sessions may forward.")
     user: UserName = Field("dev", description="Login user created at container start.")
-    uid: int | None = Field(None, ge=1, le=2**31, description="Default: the invoking user's UID.")
-    gid: int | None = Field(None, ge=1, le=2**31, description="Default: the invoking user's GID.")
+    uid: AccountId | None = Field(None, description="Default: the invoking user's UID.")
+    gid: AccountId | None = Field(None, description="Default: the invoking user's GID.")
+    home: LoginHome | None = Field(
+        None,
+        description="Where a login lands. Default: where runtime.volumes mounts your home "
+        "(`$HOME:$HOME` gives your home's own path), else /home/USER.",
+    )
     sudo: bool = Field(True, description="Passwordless sudo for the login user.")
+    allow_no_keys: bool = Field(
+        False,
+        description="Accept a config with no public key at all (nobody can log in until keys "
+        "are added; `envkit doctor` warns).",
+    )
     authorized_keys: tuple[str, ...] = Field((), description="Public key lines.")
     authorized_key_files: tuple[str, ...] = Field(
         (), description=".pub files, relative to envkit.yaml; '~' is expanded."
     )
-
-    @model_validator(mode="after")
-    def _user_not_root(self) -> Ssh:
-        if self.user == "root":
-            raise FieldError(
-                "root cannot be the login user", "pick a personal name, e.g. user: dev"
-            )
-        return self
 
 
 class Runtime(_Strict):
@@ -192,7 +209,9 @@ class Runtime(_Strict):
     restart: Literal["no", "always", "on-failure", "unless-stopped"] = Field(
         "unless-stopped", description="Docker restart policy."
     )
-    ports: tuple[PortMapping, ...] = Field((), description="Extra HOST:CONTAINER ports.")
+    ports: tuple[PortMapping, ...] = Field(
+        (), description="Extra [ADDRESS:]HOST:CONTAINER ports; ADDRESS may be IPv6 in brackets."
+    )
     build_network: Literal["default", "host"] = Field(
         "default", description="host lets builds reach a mirror or proxy on the host's loopback."
     )
@@ -217,7 +236,7 @@ class Member(_Strict):
         description="Per-member mode: its host port. Default: derived from the name, in "
         "ssh.port+1..ssh.port+1000, so it never moves when others join or leave.",
     )
-    uid: int | None = Field(None, ge=1, le=2**31, description="Default: ssh.uid, else yours.")
+    uid: AccountId | None = Field(None, description="Default: ssh.uid, else yours.")
 
 
 class Team(_Strict):
@@ -243,9 +262,11 @@ class Verify(_Strict):
     """What `envkit verify` demands of the environment."""
 
     require_gpu: bool | None = Field(None, description="Default: true unless runtime.gpus is none.")
-    expected_gpus: int | None = Field(None, ge=0, description="Fewer visible GPUs is a failure.")
+    expected_gpus: int | None = Field(
+        None, ge=0, le=MAX_GPUS, strict=True, description="Fewer visible GPUs is a failure."
+    )
     min_shm: ShmSize = Field("1gb", description="Smallest acceptable /dev/shm.")
-    thresholds: dict[CheckId, float] = Field(
+    thresholds: dict[ThresholdId, PeakFraction] = Field(
         default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
     )
     checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")

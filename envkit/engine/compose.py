@@ -3,14 +3,17 @@ or `docker-compose` (v1) where present; the status is read through the SDK by la
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.addresses import is_ipv6, parse_mapping, with_port
 from envkit.errors import EngineUnreachableError, EnvkitError
 
 if TYPE_CHECKING:
@@ -50,39 +53,54 @@ def run_compose(out_dir: Path, project: str, *args: str) -> subprocess.Completed
     return done
 
 
-def port_in_use(address: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
+@dataclass(frozen=True)
+class PortProblem:
+    """A host port envkit.yaml asks for that cannot be published."""
+
+    port: int
+    owner: str  # which setting asks for it
+    address: str
+    why: str  # "in use" | "not an address of this host"
+
+    def __str__(self) -> str:
+        return f"{with_port(self.address, self.port)} ({self.owner}): {self.why}"
+
+
+def port_problem(address: str, port: int) -> str | None:
+    """Why the host cannot listen on address:port, or None when it can."""
+    family = socket.AF_INET6 if is_ipv6(address) else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # [::] must not stand for 0.0.0.0 too
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind((address, port))
-        except OSError:
-            return True
-    return False
+    except OSError as exc:
+        if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            return "not an address of this host"
+        return "in use"
+    return None
 
 
-def parse_mapping(mapping: str) -> tuple[str, int, str, str]:
-    """A runtime.ports entry ("[IP:]HOST:CONTAINER[/PROTO]") as (host address, host port,
-    container port, protocol)."""
-    spec, _, proto = mapping.partition("/")
-    parts = spec.split(":")
-    host_ip, host_port, container_port = parts if len(parts) == 3 else ["0.0.0.0", *parts]  # noqa: S104
-    return host_ip, int(host_port), container_port, proto or "tcp"
-
-
-def taken_ports(plan: Plan, running: set[str]) -> list[tuple[int, str]]:
-    """Host ports the environment still has to bind that something else holds, as (port, whose).
-    A container of ours that is already running holds its own ports: they are not asked for."""
+def taken_ports(plan: Plan, running: set[str]) -> list[PortProblem]:
+    """Host ports the environment still has to bind that it cannot, with why. A container of ours
+    that is already running holds its own ports: they are not asked for."""
     wanted: list[tuple[str, int, str]] = []
     for service in plan.services:
         if service.container_name in running:
             continue
         if plan.ssh.enabled:
             owner = f"member {service.member}" if service.member else "ssh.port"
-            wanted.append((plan.ssh.bind, service.ssh_port, owner))
+            wanted += [(address, service.ssh_port, owner) for address in plan.ssh.bind]
         for mapping in plan.runtime.ports:
             host_ip, host_port, _, _ = parse_mapping(mapping)
             wanted.append((host_ip, host_port, f"runtime.ports {mapping}"))
-    return [(port, owner) for address, port, owner in wanted if port_in_use(address, port)]
+    problems = []
+    for address, port, owner in wanted:
+        why = port_problem(address, port)
+        if why is not None:
+            problems.append(PortProblem(port, owner, address, why))
+    return problems
 
 
 def wait_healthy(client: Any, names: list[str], timeout: float) -> dict[str, str]:

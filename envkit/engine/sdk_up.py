@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envkit.engine.compose import parse_mapping
+from envkit.addresses import parse_mapping
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
@@ -37,7 +37,8 @@ def _volumes(plan: Plan, service: Service, out_dir: Path) -> dict[str, dict[str,
 def _ports(plan: Plan, service: Service) -> dict[str, Any]:
     ports: dict[str, Any] = {}
     if plan.ssh.enabled:
-        ports["22/tcp"] = (plan.ssh.bind, service.ssh_port)
+        # One binding per address: docker-py takes a list of (address, port) for a port.
+        ports["22/tcp"] = [(address, service.ssh_port) for address in plan.ssh.bind]
     for mapping in plan.runtime.ports:
         host_ip, host_port, container_port, proto = parse_mapping(mapping)
         ports[f"{container_port}/{proto}"] = (host_ip, host_port)
@@ -67,6 +68,8 @@ def run_options(plan: Plan, service: Service, out_dir: Path) -> dict[str, Any]:
         "ENVKIT_ENV_KEYS": " ".join(k for k, _ in plan.runtime.env),
         **dict(plan.runtime.env),
     }
+    if plan.ssh.home:  # "$HOME" as compose would expand it
+        environment["ENVKIT_HOME"] = os.path.expandvars(plan.ssh.home)
     labels = {**dict(plan.image.labels), "io.envkit.service": service.name}
     if service.member:
         labels["io.envkit.member"] = service.member

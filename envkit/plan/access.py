@@ -5,6 +5,8 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
+from envkit.addresses import parse_mapping
+from envkit.config.bounded import read_regular
 from envkit.config.load import LoadedSpec, Loc
 from envkit.errors import ConfigError, ConfigIssue, FieldError
 from envkit.plan.keys import PublicKey, looks_private, parse_public_key
@@ -25,16 +27,30 @@ class Service:
     keys: tuple[str, ...]  # authorized_keys lines
 
 
-def _key_file_lines(loaded: LoadedSpec, loc: Loc, raw: str) -> list[tuple[Loc, str]]:
+KEY_FILE_LIMIT = 256 * 1024  # a few thousand keys; a key file is never bigger
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """One candidate key line: from envkit.yaml itself, or line `number` of a named file (whose
+    content is never quoted back: a wrong file may hold credentials)."""
+
+    loc: Loc
+    text: str
+    file: str | None = None
+    number: int = 0
+    total: int = 0
+
+
+def _key_file_lines(loaded: LoadedSpec, loc: Loc, raw: str) -> list[KeyEntry]:
     path = loaded.user_path(raw)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problem = FieldError(
-            f"cannot read key file {path}: {exc.__class__.__name__}",
-            "point to an existing .pub file, relative to envkit.yaml",
+        data = read_regular(
+            path, KEY_FILE_LIMIT, "key file", " (a .pub file, relative to envkit.yaml)"
         )
-        raise loaded.error(loc, problem, raw) from None
+    except FieldError as exc:
+        raise loaded.error(loc, exc, raw) from None
+    text = data.decode("utf-8", "replace")
     if looks_private(text):
         # Say which file, never what is in it.
         problem = FieldError(
@@ -42,19 +58,32 @@ def _key_file_lines(loaded: LoadedSpec, loc: Loc, raw: str) -> list[tuple[Loc, s
             f"point to the public half instead, e.g. {path}.pub",
         )
         raise loaded.error(loc, problem, raw)
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    return [(loc, ln) for ln in lines]
+    numbered = [
+        (number, ln)
+        for number, ln in enumerate(text.splitlines(), 1)
+        if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    total = len(text.splitlines())
+    return [KeyEntry(loc, ln, str(path), number, total) for number, ln in numbered]
 
 
-def _parse_all(loaded: LoadedSpec, entries: list[tuple[Loc, str]]) -> tuple[str, ...]:
+def _parse_all(loaded: LoadedSpec, entries: list[KeyEntry]) -> tuple[str, ...]:
     issues: list[ConfigIssue] = []
     keys: list[PublicKey] = []
-    for loc, text in entries:
+    bad_files: set[str] = set()
+    for entry in entries:
         try:
-            keys.append(parse_public_key(text))
+            keys.append(parse_public_key(entry.text))
         except FieldError as exc:
-            shown = None if looks_private(text) else text
-            issues.append(loaded.issue(loc, exc.problem, exc.fix, shown))
+            if entry.file is None:
+                shown = None if looks_private(entry.text) else entry.text
+                issues.append(loaded.issue(entry.loc, exc.problem, exc.fix, shown))
+            elif entry.file not in bad_files:  # one issue per file, its content not quoted
+                bad_files.add(entry.file)
+                problem = (
+                    f"key file {entry.file}: line {entry.number} of {entry.total}: {exc.problem}"
+                )
+                issues.append(loaded.issue(entry.loc, problem, exc.fix))
     if issues:
         raise ConfigError(str(loaded.path), issues)
     unique = dict.fromkeys(k.line for k in keys)  # keep order, drop repeats
@@ -63,8 +92,8 @@ def _parse_all(loaded: LoadedSpec, entries: list[tuple[Loc, str]]) -> tuple[str,
 
 def admin_keys(loaded: LoadedSpec) -> tuple[str, ...]:
     ssh = loaded.spec.ssh
-    entries: list[tuple[Loc, str]] = [
-        (("ssh", "authorized_keys", i), k) for i, k in enumerate(ssh.authorized_keys)
+    entries = [
+        KeyEntry(("ssh", "authorized_keys", i), k) for i, k in enumerate(ssh.authorized_keys)
     ]
     for i, raw in enumerate(ssh.authorized_key_files):
         entries += _key_file_lines(loaded, ("ssh", "authorized_key_files", i), raw)
@@ -74,15 +103,36 @@ def admin_keys(loaded: LoadedSpec) -> tuple[str, ...]:
 def member_keys(loaded: LoadedSpec, index: int) -> tuple[str, ...]:
     member = loaded.spec.team.members[index]
     return _parse_all(
-        loaded, [(("team", "members", index, "keys", i), k) for i, k in enumerate(member.keys)]
+        loaded,
+        [KeyEntry(("team", "members", index, "keys", i), k) for i, k in enumerate(member.keys)],
     )
+
+
+def _same_socket(one: tuple[str, int, str], other: tuple[str, int, str]) -> bool:
+    """Two publications need the same host socket: same port and protocol, and the same address
+    or a wildcard (no address: Docker binds every IPv4 and IPv6 one)."""
+    wild = ("0.0.0.0", "::")  # noqa: S104 - compared, not bound
+    return one[1:] == other[1:] and (one[0] == other[0] or one[0] in wild or other[0] in wild)
 
 
 def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:
     taken: dict[int, str] = {}
     issues = []
+    published: list[tuple[str, int, str]] = []
     for mapping_index, mapping in enumerate(loaded.spec.runtime.ports):
-        host_port = int(mapping.split(":")[-2])
+        address, host_port, _, proto = parse_mapping(mapping)
+        here = (address, host_port, proto)
+        clash = next((i for i, seen in enumerate(published) if _same_socket(seen, here)), None)
+        if clash is not None:
+            issues.append(
+                loaded.issue(
+                    ("runtime", "ports", mapping_index),
+                    f"host port {host_port}/{proto} is already published by runtime.ports[{clash}]",
+                    "give each mapping its own host port",
+                    mapping,
+                )
+            )
+        published.append(here)
         taken.setdefault(host_port, f"runtime.ports[{mapping_index}]")
     for service in services:
         owner = f"member {service.member}" if service.member else "ssh.port"

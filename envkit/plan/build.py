@@ -15,12 +15,21 @@ from envkit.plan import torch as torch_decisions
 from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
+from envkit.plan.ssh import SshPlan, host_has_ipv6, plan_ssh
 from envkit.plan.torch import TorchPlan
 
-# Miniforge's documented "latest" URL; $(uname -m) is expanded by the build's shell.
+# Miniforge pinned by release and checksum: the installer runs as root in the build, so what
+# is downloaded is checked before it runs (a "latest" URL could change under a rebuild).
+# $(uname -m) is expanded by the build's shell. The sums are the release's published ones, as
+# carried by independent packagers (AUR's miniforge PKGBUILD, nebari-docker-images).
+MINIFORGE_VERSION = "25.3.0-3"
 MINIFORGE_URL = (
-    "https://github.com/conda-forge/miniforge/releases/latest/download/"
-    "Miniforge3-Linux-$(uname -m).sh"
+    f"https://github.com/conda-forge/miniforge/releases/download/{MINIFORGE_VERSION}/"
+    f"Miniforge3-{MINIFORGE_VERSION}-Linux-$(uname -m).sh"
+)
+MINIFORGE_SHA256 = (
+    ("x86_64", "1b57f8cb991982063f79b56176881093abb1dc76d73fda32102afde60585b5a1"),
+    ("aarch64", "ac89f17b0eec4e98d38a53d1ae688e0f22c77d8ea5b5f008c2455e90ef095339"),
 )
 CONDA_PREFIX = "/opt/conda"
 VENV_PREFIX = "/opt/venv"
@@ -33,12 +42,15 @@ class HostFacts:
 
     uid: int
     gid: int
+    ipv6: bool = True  # the host can publish on ::1
 
     @classmethod
     def current(cls) -> HostFacts:
         uid, gid = os.getuid(), os.getgid()
         # Root on the host would make a UID-0 login user; fall back to the usual first user.
-        return cls(uid, gid) if uid != 0 else cls(1000, 1000)
+        if uid == 0:
+            uid, gid = 1000, 1000
+        return cls(uid, gid, ipv6=host_has_ipv6())
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,7 @@ class CondaPlan:
     in_image: bool  # the image has conda (pytorch base or Miniforge)
     install_miniforge: bool
     installer_url: str
+    installer_sha256: tuple[tuple[str, str], ...]  # (uname -m or "*", sha256)
     update_env: bool  # run `conda env update` with environment.yml
     env_name: str
     channels: tuple[str, ...]
@@ -76,19 +89,6 @@ class ImagePlan:
 class PackagesPlan:
     apt: tuple[str, ...]  # envkit's own needs first, then the user's
     pip: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SshPlan:
-    """sshd settings that are config rather than hardening (the hardening is fixed)."""
-
-    enabled: bool
-    bind: str  # host address the SSH port is published on
-    sudo: bool
-    kex: str  # post-quantum | compatible; the algorithms are picked at build by the image's sshd
-    tcp_forwarding: bool
-    agent_forwarding: bool
-    unix_socket_forwarding: bool
 
 
 @dataclass(frozen=True)
@@ -187,11 +187,17 @@ def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
     if pip and "pip" not in deps:
         deps.append("pip")
     in_image = python.provider in ("image-conda", "miniforge")
+    custom_url = conda.installer_url if conda else None
     update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
     return CondaPlan(
         in_image=in_image,
         install_miniforge=python.provider == "miniforge",
-        installer_url=(conda.installer_url if conda and conda.installer_url else MINIFORGE_URL),
+        installer_url=custom_url or MINIFORGE_URL,
+        installer_sha256=(
+            (("*", conda.installer_sha256),)
+            if custom_url and conda and conda.installer_sha256
+            else MINIFORGE_SHA256
+        ),
         update_env=update,
         env_name=(conda.name if conda and conda.name else spec.name),
         channels=conda.channels if conda else ("conda-forge",),
@@ -233,6 +239,8 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         )
     if torch is not None and not torch.confirmed:
         notes.append(f"torch {torch.version}'s row in the compatibility table is not yet confirmed")
+    ssh, ssh_notes = plan_ssh(spec, host.ipv6)
+    notes += ssh_notes
     require_gpu = spec.verify.require_gpu
     if require_gpu is None:
         require_gpu = spec.runtime.gpus != "none" and spec.cuda != "cpu"
@@ -255,24 +263,12 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
             apt=_apt_packages(loaded, python, conda), pip=tuple(spec.packages.pip)
         ),
         ca_certs=plan_ca_certs(loaded),
-        ssh=_ssh_plan(spec),
+        ssh=ssh,
         runtime=_runtime_plan(spec),
         services=plan_services(loaded, host.uid, host.gid),
         verify=_verify_plan(loaded, require_gpu),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
-    )
-
-
-def _ssh_plan(spec: Spec) -> SshPlan:
-    return SshPlan(
-        enabled=spec.ssh.enabled,
-        bind=spec.ssh.bind,
-        sudo=spec.ssh.sudo,
-        kex=spec.ssh.kex,
-        tcp_forwarding=spec.ssh.forwarding.tcp,
-        agent_forwarding=spec.ssh.forwarding.agent,
-        unix_socket_forwarding=spec.ssh.forwarding.unix_sockets,
     )
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from envkit.config.bounded import read_regular
 from envkit.config.load import LoadedSpec
 from envkit.errors import FieldError
 
 _PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----")
 SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+CA_FILE_LIMIT = 1024 * 1024  # a whole system bundle is about 200 KB
 
 
 @dataclass(frozen=True)
@@ -23,11 +25,15 @@ def _read(loaded: LoadedSpec, index: int, raw: str) -> CaCert:
     loc = ("mirrors", "ca_certificates", index)
     path = loaded.user_path(raw)
     try:
-        text = path.read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(
+            path, CA_FILE_LIMIT, "CA certificate file", " (PEM, relative to envkit.yaml)"
+        ).decode("ascii")
+    except FieldError as exc:
+        raise loaded.error(loc, exc, raw) from None
+    except UnicodeDecodeError:
         problem = FieldError(
-            f"cannot read {path}: {exc.__class__.__name__}",
-            "point to a PEM certificate file, relative to envkit.yaml",
+            f"{path} is not a PEM file (it holds non-ASCII bytes)",
+            "point to a PEM certificate file (-----BEGIN CERTIFICATE-----)",
         )
         raise loaded.error(loc, problem, raw) from None
     if "PRIVATE KEY" in text:

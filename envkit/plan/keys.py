@@ -60,6 +60,20 @@ def _rsa_bits(blob: bytes) -> int:
     return int.from_bytes(modulus, "big").bit_length()
 
 
+def _refuse_unknown_type(text: str) -> None:
+    if any(word in KEY_TYPES for word in text.split()[1:]):
+        raise FieldError(
+            "authorized_keys options (command=, from=, no-pty, ...) are not accepted: envkit "
+            "writes each key's file itself",
+            "give the bare key: 'ssh-ed25519 AAAAC3... you@host'",
+        )
+    # The first word is not echoed: a wrong file or paste may hold a secret.
+    raise FieldError(
+        "not an SSH public key of a supported type",
+        f"give one of {', '.join(sorted(KEY_TYPES))} (ssh-keygen -t ed25519 makes one)",
+    )
+
+
 def parse_public_key(text: str) -> PublicKey:
     """Parse one authorized_keys-style line, or raise FieldError saying what is wrong."""
     if looks_private(text):
@@ -75,9 +89,7 @@ def parse_public_key(text: str) -> PublicKey:
     kind, b64 = parts[0], parts[1]
     comment = parts[2].strip() if len(parts) == 3 else ""
     if kind not in KEY_TYPES:
-        raise FieldError(
-            f"unsupported key type {kind[:40]!r}", "use ed25519 (ssh-keygen -t ed25519)"
-        )
+        _refuse_unknown_type(text)
     try:
         blob = base64.b64decode(b64, validate=True)
         embedded, _ = _read_string(blob, 0)

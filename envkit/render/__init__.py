@@ -3,7 +3,7 @@ scripts) and the project (editor configs beside envkit.yaml)."""
 
 from envkit.render.files import make_environment, render_files
 from envkit.render.outputs import Outputs, drift, render_outputs, write_outputs
-from envkit.render.write import RenderResult, diff_files, write_files
+from envkit.render.write import RenderResult, diff_files
 
 __all__ = [
     "Outputs",
@@ -13,6 +13,5 @@ __all__ = [
     "make_environment",
     "render_files",
     "render_outputs",
-    "write_files",
     "write_outputs",
 ]

@@ -63,11 +63,14 @@ def _document(plan: Plan, service: Service, compose: str) -> dict[str, Any]:
 
 def workspace_folder(plan: Plan, service: Service) -> str:
     """The first writable runtime.volumes target that is a plain absolute path (a read-only
-    dataset mount is no place to work), else the login user's home."""
+    dataset mount is no place to work), else the login directory: a mounted home at the host
+    home's own path is ${localEnv:HOME} to VS Code."""
     for volume in plan.runtime.volumes:
         parts = volume.split(":")
         target = parts[1] if len(parts) > 1 else parts[0]
         read_only = len(parts) > 2 and "ro" in parts[2].split(",")
         if target.startswith("/") and "$" not in target and not read_only:
             return target
-    return f"/home/{service.user}"
+    if plan.ssh.home in ("$HOME", "${HOME}"):
+        return "${localEnv:HOME}"
+    return plan.ssh.home or f"/home/{service.user}"

@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 
 from envkit import __version__
+from envkit.addresses import with_port
 from envkit.plan import Plan
 
 EXECUTABLE = frozenset(
@@ -61,6 +62,7 @@ def make_environment() -> jinja2.Environment:
     env.filters["yq"] = _yaml_scalar
     env.filters["dq"] = _dockerfile_quoted
     env.filters["compose_literal"] = _compose_literal
+    env.filters["with_port"] = with_port  # ADDRESS:PORT, IPv6 in brackets
     return env
 
 
@@ -87,7 +89,7 @@ def render_files(plan: Plan) -> dict[str, str]:
 
     files = {
         "Dockerfile": render("Dockerfile.j2"),
-        "docker-compose.yml": render("docker-compose.yml.j2", bind=plan.ssh.bind),
+        "docker-compose.yml": render("docker-compose.yml.j2"),
         "environment.yml": render(
             "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
         ),

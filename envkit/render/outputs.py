@@ -12,10 +12,12 @@ from envkit.render import devcontainer
 from envkit.render.files import render_files
 from envkit.render.write import (
     RenderResult,
+    Transaction,
     diff_files,
     diff_project_files,
-    write_files,
-    write_project_files,
+    remove_files,
+    stage_context,
+    stage_project,
 )
 
 if TYPE_CHECKING:
@@ -37,9 +39,10 @@ class Outputs:
 class Drift:
     differs: list[Path]
     stale: list[Path]
+    stray: list[Path]  # in envkit's folders, not written by envkit: the build would copy them
 
     def __bool__(self) -> bool:
-        return bool(self.differs or self.stale)
+        return bool(self.differs or self.stale or self.stray)
 
 
 def render_outputs(plan: Plan, context_dir: Path, project_dir: Path) -> Outputs:
@@ -53,23 +56,47 @@ def render_outputs(plan: Plan, context_dir: Path, project_dir: Path) -> Outputs:
     )
 
 
-def write_outputs(outputs: Outputs) -> tuple[RenderResult, RenderResult]:
-    context = write_files(outputs.context, outputs.context_dir)
-    project = write_project_files(
-        outputs.project, outputs.project_dir, PROJECT_PATTERN, devcontainer.is_ours
+def write_outputs(outputs: Outputs, force: bool = False) -> tuple[RenderResult, RenderResult]:
+    """Both roots in one transaction: a failure anywhere leaves every file as it was."""
+    txn = Transaction()
+    try:
+        context, stale = stage_context(outputs.context, outputs.context_dir, txn, force)
+        project = stage_project(
+            outputs.project, outputs.project_dir, PROJECT_PATTERN, devcontainer.is_ours, txn
+        )
+        txn.commit()
+    finally:
+        txn.abort()
+    remove_files(outputs.context_dir, stale, root=outputs.context_dir)
+    remove_files(outputs.project_dir, project.stale, root=outputs.project_dir)
+    return (
+        RenderResult(
+            outputs.context_dir,
+            tuple(context.changed + context.foreign),
+            tuple(context.unchanged),
+            tuple(stale),
+            stray=tuple(context.stray),
+        ),
+        RenderResult(
+            outputs.project_dir,
+            tuple(project.changed),
+            tuple(project.unchanged),
+            tuple(project.stale),
+            tuple(project.foreign),
+        ),
     )
-    return context, project
 
 
 def drift(outputs: Outputs) -> Drift:
     """What a fresh render would change on disk (the user's own project files excepted)."""
-    changed, _, stale = diff_files(outputs.context, outputs.context_dir)
+    context = diff_files(outputs.context, outputs.context_dir)
     project = diff_project_files(
         outputs.project, outputs.project_dir, PROJECT_PATTERN, devcontainer.is_ours
     )
     return Drift(
-        [outputs.context_dir / rel for rel in changed]
+        [outputs.context_dir / rel for rel in context.changed + context.foreign]
         + [outputs.project_dir / rel for rel in project.changed],
-        [outputs.context_dir / rel for rel in stale]
+        [outputs.context_dir / rel for rel in context.stale]
         + [outputs.project_dir / rel for rel in project.stale],
+        [outputs.context_dir / rel for rel in context.stray],
     )

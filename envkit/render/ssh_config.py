@@ -4,25 +4,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from envkit.addresses import LOOPBACKS, is_wildcard
 from envkit.errors import EnvkitError
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOOPBACK = ("localhost", *LOOPBACKS)
 
 
 def connect_host(plan: Plan, host: str | None = None) -> str:
-    """Where users connect: the given host, else localhost for a wildcard or loopback bind."""
-    local = plan.ssh.bind in ("0.0.0.0", *LOOPBACK)  # noqa: S104 - compared, not bound
-    return host or ("localhost" if local else plan.ssh.bind)
+    """Where users connect: the given host, else localhost when sshd listens on a loopback or
+    on every interface (ssh tries each address localhost resolves to), else the one address."""
+    if host:
+        return host
+    if any(a in LOOPBACKS or is_wildcard(a) for a in plan.ssh.bind):
+        return "localhost"
+    return plan.ssh.bind[0]
 
 
 def jump_host(plan: Plan, host: str | None) -> str | None:
     """The server to jump through: sshd published on the server's loopback (the default) is
     reached from a laptop by `ssh -J server`, so nothing listens on the network but the
     server's own sshd."""
-    if host and host not in LOOPBACK and plan.ssh.bind in LOOPBACK:
+    if host and host not in LOOPBACK and all(a in LOOPBACKS for a in plan.ssh.bind):
         return host
     return None
 

@@ -1,9 +1,14 @@
-"""Write rendered files: atomically, only what changed, and nothing that is not envkit's.
+"""Write rendered files: all or nothing, only what changed, and nothing that is not envkit's.
 
-Two roots. The build context (.envkit/ by default) is envkit's alone: a manifest there lists what
-the last render wrote, so a file no longer produced is removed. The project folder (beside
-envkit.yaml) is the user's: envkit writes there only files that carry its marker, leaves a file
-of the same name without it untouched, and removes only its own files that are no longer made."""
+Two roots. The build context (.envkit/ by default) is envkit's: a manifest there lists what the
+last render wrote, so a file no longer produced is removed, and a file of a produced name that
+the manifest does not list (a hand-written Dockerfile in `-o .`) is someone else's: render
+refuses to replace it without --force. The project folder (beside envkit.yaml) is the user's:
+envkit writes there only files that carry its marker, leaves a file of the same name without it
+untouched, and removes only its own files that are no longer made.
+
+Writing is a transaction: every new file is first staged beside its target (a failure there
+leaves the previous render as it was), then each is renamed into place."""
 
 from __future__ import annotations
 
@@ -11,11 +16,15 @@ import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
+from envkit.errors import EnvkitError
 from envkit.render.files import EXECUTABLE
 
 MANIFEST = ".envkit-files"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -25,48 +34,155 @@ class RenderResult:
     unchanged: tuple[str, ...]
     removed: tuple[str, ...]  # left over from an earlier render, no longer produced
     foreign: tuple[str, ...] = field(default=())  # the user's own file of that name: left alone
+    stray: tuple[str, ...] = field(default=())  # in envkit's folders, never written by envkit
 
 
-def _write_atomic(path: Path, text: str, executable: bool) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
+class OutputFolderError(EnvkitError):
+    """The output folder cannot take this render; nothing was written."""
+
+
+@dataclass(frozen=True)
+class ContextDiff:
+    changed: list[str]
+    unchanged: list[str]
+    stale: list[str]  # ours (in the manifest), no longer produced
+    foreign: list[str]  # a produced name already there, not in the manifest
+    stray: list[str]  # inside a folder envkit writes, neither produced nor in the manifest
+
+
+@dataclass
+class Transaction:
+    """Files staged beside their targets; `commit` renames them in, `abort` removes them."""
+
+    staged: list[tuple[Path, Path]] = field(default_factory=list)
+
+    def stage(self, path: Path, text: str, executable: bool) -> None:
+        if path.is_dir():
+            raise OutputFolderError(
+                f"cannot write {path}: a folder is in the way",
+                "move that folder away; envkit writes a file there",
+            )
+        _guard(lambda: path.parent.mkdir(parents=True, exist_ok=True), path.parent)
+        fd, tmp = _guard(
+            lambda: tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"),
+            path.parent,
+        )
+        self.staged.append((Path(tmp), path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o755 if executable else 0o644)  # noqa: PTH101 - on the fd's path
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            _guard(lambda: handle.write(text), path)
+        _guard(lambda: os.chmod(tmp, 0o755 if executable else 0o644), path)  # noqa: PTH101
+
+    def commit(self) -> None:
+        for tmp, path in self.staged:
+            _guard(partial(tmp.replace, path), path)
+        self.staged.clear()
+
+    def abort(self) -> None:
+        for tmp, _ in self.staged:
+            tmp.unlink(missing_ok=True)
+        self.staged.clear()
 
 
-def _previous_files(out_dir: Path) -> set[str]:
+def _guard(action: Callable[[], T], path: Path) -> T:
+    """A filesystem failure becomes an exit-2 message naming the path (never a traceback)."""
+    try:
+        return action()
+    except OSError as error:
+        raise OutputFolderError(
+            f"cannot write {path}: {error.strerror or error}",
+            "render into a writable folder (-o DIR); a file where a folder is needed must be "
+            "moved away first",
+        ) from None
+
+
+def check_folder(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputFolderError(
+            f"{out_dir} is not a folder", "name a folder with -o (it is made when missing)"
+        )
+
+
+def _previous_files(out_dir: Path) -> set[str] | None:
+    """What the last render wrote here; None where envkit has never rendered into the folder."""
     manifest = out_dir / MANIFEST
     if not manifest.is_file():
-        return set()
-    return {line for line in manifest.read_text(encoding="utf-8").splitlines() if line}
+        return None
+    text = _read(manifest) or ""
+    return {line for line in text.splitlines() if line and ".." not in line.split("/")}
 
 
-def diff_files(files: dict[str, str], out_dir: Path) -> tuple[list[str], list[str], list[str]]:
-    changed: list[str] = []
-    unchanged: list[str] = []
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _strays(files: dict[str, str], out_dir: Path, previous: set[str]) -> list[str]:
+    """Files in the sub-folders envkit writes (envkit/, keys/: the Dockerfile copies them whole)
+    that it neither produces nor wrote. A stray `ubuntu-ports.list` would be used on arm64."""
+    folders = {rel.split("/", 1)[0] for rel in files if "/" in rel}
+    found: list[str] = []
+    for top in sorted(folders):
+        base = out_dir / top
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(out_dir).as_posix()
+            if path.is_file() and rel not in files and rel not in previous:
+                found.append(rel)
+    return found
+
+
+def diff_files(files: dict[str, str], out_dir: Path) -> ContextDiff:
+    check_folder(out_dir)
+    recorded = _previous_files(out_dir)
+    previous = recorded or set()
+    diff = ContextDiff([], [], [], [], [])
     for rel, text in sorted(files.items()):
         target = out_dir / rel
-        same = target.is_file() and target.read_text(encoding="utf-8") == text
-        (unchanged if same else changed).append(rel)
-    stale = sorted(p for p in _previous_files(out_dir) - set(files) if (out_dir / p).is_file())
-    return changed, unchanged, stale
+        current = _read(target) if target.is_file() else None
+        if current == text:
+            diff.unchanged.append(rel)
+        elif target.exists() and rel not in previous:
+            diff.foreign.append(rel)
+        else:
+            diff.changed.append(rel)
+    diff.stale.extend(sorted(p for p in previous - set(files) if (out_dir / p).is_file()))
+    diff.stray.extend(_strays(files, out_dir, previous))
+    return diff
 
 
-def write_files(files: dict[str, str], out_dir: Path) -> RenderResult:
-    changed, unchanged, stale = diff_files(files, out_dir)
-    for rel in changed:
-        _write_atomic(out_dir / rel, files[rel], rel in EXECUTABLE)
-    for rel in stale:
-        (out_dir / rel).unlink()
+def refuse_foreign(out_dir: Path, foreign: list[str]) -> None:
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (
+            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        )
+        raise OutputFolderError(
+            f"{out_dir} already holds files envkit did not write: {shown}",
+            "render into another folder (-o DIR), or run `envkit render --force` to replace them",
+        )
+
+
+def stage_context(
+    files: dict[str, str], out_dir: Path, txn: Transaction, force: bool
+) -> tuple[ContextDiff, list[str]]:
+    """Stage the context's new files and manifest; returns the diff and the files to delete."""
+    diff = diff_files(files, out_dir)
+    if not force:
+        refuse_foreign(out_dir, diff.foreign)
+    for rel in diff.changed + diff.foreign:
+        txn.stage(out_dir / rel, files[rel], rel in EXECUTABLE)
     manifest = "".join(f"{rel}\n" for rel in sorted(files))
-    _write_atomic(out_dir / MANIFEST, manifest, executable=False)
-    return RenderResult(out_dir, tuple(changed), tuple(unchanged), tuple(stale))
+    if _read(out_dir / MANIFEST) != manifest:
+        txn.stage(out_dir / MANIFEST, manifest, executable=False)
+    return diff, diff.stale
+
+
+def remove_files(base: Path, rels: list[str], root: Path) -> None:
+    for rel in rels:
+        _guard(partial((base / rel).unlink, missing_ok=True), base / rel)
+        _remove_empty_parents(base / rel, root)
 
 
 @dataclass(frozen=True)
@@ -88,6 +204,8 @@ def diff_project_files(
             diff.unchanged.append(rel)
         elif current is not None and not is_ours(current):
             diff.foreign.append(rel)
+        elif (root / rel).exists() and current is None:
+            diff.foreign.append(rel)  # unreadable or not a file: not ours to replace
         else:
             diff.changed.append(rel)
     for path in sorted(root.glob(pattern)):
@@ -98,29 +216,24 @@ def diff_project_files(
     return diff
 
 
-def write_project_files(
-    files: dict[str, str], root: Path, pattern: str, is_ours: Callable[[str], bool]
-) -> RenderResult:
+def stage_project(
+    files: dict[str, str],
+    root: Path,
+    pattern: str,
+    is_ours: Callable[[str], bool],
+    txn: Transaction,
+) -> ProjectDiff:
     diff = diff_project_files(files, root, pattern, is_ours)
     for rel in diff.changed:
-        _write_atomic(root / rel, files[rel], executable=False)
-    for rel in diff.stale:
-        (root / rel).unlink()
-        _remove_empty_parents(root / rel, root)
-    return RenderResult(
-        root, tuple(diff.changed), tuple(diff.unchanged), tuple(diff.stale), tuple(diff.foreign)
-    )
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (FileNotFoundError, NotADirectoryError, UnicodeDecodeError):
-        return None
+        txn.stage(root / rel, files[rel], executable=False)
+    return diff
 
 
 def _remove_empty_parents(path: Path, root: Path) -> None:
     folder = path.parent
-    while folder != root and folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
-        folder = folder.parent
+    try:
+        while folder != root and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
+    except OSError:
+        return  # an empty folder left behind is harmless

@@ -121,7 +121,7 @@ def ssh_port(name: str) -> int:
 
 
 def openssh(
-    port: int, key: Path, command: str, user: str = "dev"
+    port: int, key: Path, command: str, user: str = "dev", host: str = "127.0.0.1"
 ) -> subprocess.CompletedProcess[str]:
     """Run `command` over a real OpenSSH login with one key and nothing else offered."""
     return subprocess.run(
@@ -139,7 +139,7 @@ def openssh(
             "UserKnownHostsFile=/dev/null",
             "-o",
             "IdentitiesOnly=yes",
-            f"{user}@127.0.0.1",
+            f"{user}@{host}",
             command,
         ],
         capture_output=True,

@@ -43,7 +43,8 @@ def test_packages_come_from_the_configured_mirrors(tmp_path: Path, project_dir: 
         text = text.replace("name: envkit-e2e", "name: envkit-mirror-e2e")
         text = text.replace(
             "  preset: official\n",
-            f"  preset: official\n  apt: {apt_url}\n  pip: {pip_url}/simple\n",
+            f"  preset: official\n  apt: {apt_url}\n  pip: {pip_url}/simple\n"
+            "  trusted_hosts: [127.0.0.1]\n",  # a plain-http index on this host: opted in
         )
         # tree: small, not in the base, and (unlike jq) without a bookworm-security update,
         # which would come from the official security host as configured.
@@ -144,7 +145,7 @@ def test_up_with_a_taken_port_names_port_and_member(
     try:
         done = envkit("up", cwd=tmp_path)
         assert done.returncode == 2
-        assert f"host port {taken} (member alice) is already in use" in done.stderr
+        assert f"host port 127.0.0.1:{taken} (member alice): in use" in done.stderr
     finally:
         holder.close()
         docker("rmi", "envkit/envkit-ports:latest", check=False)

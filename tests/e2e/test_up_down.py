@@ -1,5 +1,6 @@
 """`envkit up` / `status` / `down` on the real engine, through docker-compose and through the SDK
-fallback; `envkit ssh-config` blocks work with OpenSSH as written."""
+fallback; `envkit ssh-config` blocks work with OpenSSH as written; sshd answers on both loopbacks
+(IPv4 and IPv6, the default) and a login lands in the mounted home, as in the seed's box."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ENV_IMAGE, envkit
+from tests.e2e.conftest import ENV_IMAGE, envkit, openssh
 from tests.e2e.images import copy_project, docker
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -26,9 +27,13 @@ def test_up_twice_status_ssh_config_down(
         config.read_text()
         .replace("name: envkit-e2e", f"name: {name}")
         .replace("port: 18822", f"port: {port}")
+        .replace("  bind: 127.0.0.1\n", "")  # the default: both loopbacks
+        .replace("  shm_size: 2gb\n", '  shm_size: 2gb\n  volumes: ["$HOME:$HOME"]\n')
     )
     docker("tag", ENV_IMAGE, f"envkit/{name}:latest")
-    env = {"ENVKIT_COMPOSE": "sdk"} if path == "sdk" else {}
+    home = tmp_path / "home"  # the seed's `$HOME:$HOME`, with a HOME of the test's own
+    home.mkdir()
+    env = {"HOME": str(home), **({"ENVKIT_COMPOSE": "sdk"} if path == "sdk" else {})}
     try:
         first = envkit("up", cwd=tmp_path, env=env)
         assert first.returncode == 0, first.stdout + first.stderr
@@ -43,6 +48,11 @@ def test_up_twice_status_ssh_config_down(
         assert shm == str(2 * 1024**3), "runtime.shm_size reached the container"
         status = envkit("status", cwd=tmp_path, env=env)
         assert f"{name}: running (healthy) 127.0.0.1:{port}->22/tcp" in status.stdout
+        assert f"[::1]:{port}->22/tcp" in status.stdout, status.stdout
+        for address in ("127.0.0.1", "::1"):
+            landed = openssh(port, tmp_path / "id_test", "pwd; echo ~", host=address)
+            assert landed.returncode == 0, f"{address}: {landed.stderr}"
+            assert landed.stdout.split() == [str(home)] * 2, f"{address}: {landed.stdout}"
         blocks = envkit("ssh-config", "--identity", str(tmp_path / "id_test"), cwd=tmp_path).stdout
         (tmp_path / "ssh_config").write_text(
             blocks + f"    UserKnownHostsFile {tmp_path / 'known'}\n"

@@ -67,8 +67,11 @@ def test_cpu_torch_on_custom_image(tmp_path: Path) -> None:
 
 
 def test_http_mirror_hosts_become_trusted(tmp_path: Path) -> None:
-    plan = plan_text("name: a\nmirrors:\n  pip: http://127.0.0.1:8080/simple\n", tmp_path)
-    assert plan.pip.trusted_hosts == ("127.0.0.1:8080",)
+    plan = plan_text(
+        "name: a\nmirrors:\n  pip: http://127.0.0.1:8080/simple\n  trusted_hosts: [127.0.0.1]\n",
+        tmp_path,
+    )
+    assert plan.pip.trusted_hosts == ("127.0.0.1", "127.0.0.1:8080")
 
 
 def test_defaults_channel_maps_to_mirror(tmp_path: Path) -> None:

@@ -77,6 +77,16 @@ ensure_host_keys() {
 
 quote() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
+# One /etc/environment line that both of its readers take literally: pam_env (which strips the
+# quotes and expands nothing) and any shell that sources the file. Single quotes serve both when
+# the value has none; double quotes when it also has none of " $ ` \. A value with both kinds of
+# character has no such form: it is left to the profile script, whose quoting is the shell's own.
+environment_line() {
+  if [[ "$2" != *"'"* ]]; then printf "%s='%s'\n" "$1" "$2"
+  elif [[ "$2" != *[\"\$\`\\]* ]]; then printf '%s="%s"\n' "$1" "$2"
+  fi
+}
+
 export_environment() {
   # sshd starts sessions with a clean environment; hand them what `docker exec` sees.
   local name names profile=/etc/profile.d/00-envkit.sh
@@ -88,7 +98,7 @@ export_environment() {
   for name in $names; do
     [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ && -n "${!name+x}" ]] || continue
     printf 'export %s=%s\n' "$name" "$(quote "${!name}")" >> "$profile"
-    if [[ "${!name}" != *'"'* ]]; then printf '%s="%s"\n' "$name" "${!name}" >> /etc/environment; fi
+    environment_line "$name" "${!name}" >> /etc/environment
   done
   chmod 0644 "$profile" /etc/environment
 }
