@@ -50,6 +50,7 @@ demo: venv system-deps
 bench: venv system-deps
 	$(PY) benchmarks/bench_cli.py --json benchmarks/cli.json
 	$(PY) benchmarks/bench_hostile.py --json benchmarks/hostile.json
+	$(PY) benchmarks/bench_history.py --json benchmarks/history.json
 	$(PY) benchmarks/bench_verify.py --json benchmarks/verify.json
 	$(PY) benchmarks/bench_build.py --json benchmarks/build.json
 	$(PY) benchmarks/bench_fleet.py --json benchmarks/fleet.json

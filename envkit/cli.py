@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from envkit import __version__
+from envkit.cli_history import HistoryFile, history_app
 from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 from envkit.targets import usage as target_usage
 from envkit.verify.fleet import DEFAULT_PARALLEL
@@ -171,6 +172,7 @@ compat_app = typer.Typer(
     no_args_is_help=False,
 )
 app.add_typer(compat_app, name="compat")
+app.add_typer(history_app, name="history")
 
 
 @compat_app.callback()
@@ -249,6 +251,15 @@ _TargetTimeout = Annotated[
 _HtmlOut = Annotated[
     Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")
 ]
+_NoHistory = Annotated[bool, typer.Option("--no-history", help="Do not record this run.")]
+_Baseline = Annotated[
+    str | None,
+    typer.Option(
+        help="Flag figures worse than their baseline: auto (the median of the target's last "
+        "passing runs on the same image and GPU), a run id from `envkit history`, or a "
+        "`verify --json` report file."
+    ),
+]
 
 
 @app.command()
@@ -270,32 +281,21 @@ def verify(
     parallel: _Parallel = DEFAULT_PARALLEL,
     target_timeout: _TargetTimeout = None,
     html_out: _HtmlOut = None,
+    no_history: _NoHistory = False,
+    history_file: HistoryFile = None,
+    baseline: _Baseline = None,
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
     at once with --targets or several --target."""
+    # The options are named as VerifyRequest's fields, but for the repeatable ones (tuples)
+    # and --no-history (the request says whether to record). Taken before any import.
+    given = dict(locals())
     from envkit.commands.verify import VerifyRequest, run_verify
 
-    code = run_verify(
-        VerifyRequest(
-            config=config,
-            local=local,
-            targets=tuple(target or ()),
-            image=image,
-            python=python,
-            only=tuple(only or ()),
-            skip=tuple(skip or ()),
-            bench=bench,
-            require_gpu=require_gpu,
-            expected_gpus=expected_gpus,
-            json_out=json_out,
-            junit_out=junit_out,
-            quiet=quiet,
-            targets_file=targets_file,
-            parallel=parallel,
-            target_timeout=target_timeout,
-            html_out=html_out,
-        )
-    )
+    given.update(targets=tuple(target or ()), only=tuple(only or ()), skip=tuple(skip or ()))
+    given["record"] = not given.pop("no_history")
+    del given["target"]
+    code = run_verify(VerifyRequest(**given))
     raise typer.Exit(code)
 
 

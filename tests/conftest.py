@@ -23,6 +23,19 @@ EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "envkit.yaml")
 TEST_HOST = HostFacts(uid=1000, gid=1000)
 
 
+@pytest.fixture(autouse=True)
+def _private_history(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """Every verify a test runs records into a history of the test's own, never the user's."""
+    path = tmp_path_factory.mktemp("history") / "history.sqlite3"
+    previous = os.environ.get("ENVKIT_HISTORY")
+    os.environ["ENVKIT_HISTORY"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("ENVKIT_HISTORY", None)
+    else:
+        os.environ["ENVKIT_HISTORY"] = previous
+
+
 def load_example(name: str) -> LoadedSpec:
     return load_spec(str(EXAMPLES / name / "envkit.yaml"))
 

@@ -38,7 +38,7 @@ HINTS = {
 
 
 def _load_all() -> None:
-    from . import autograd, bench, cuda, multigpu, system, tensor  # noqa: F401 - registers checks
+    from . import autograd, bench, cpu_bench, cuda, multigpu, system, tensor  # noqa: F401
 
 
 # ---------------------------------------------------------------- worker side (imports torch)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envkit.errors import EnvkitError
+from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 from envkit.verify.combine import combine, exit_code
 from envkit.verify.fleet import DEFAULT_PARALLEL, GRACE_S, verify_many
 from envkit.verify.run import (
@@ -22,6 +22,7 @@ from envkit.verify.run import (
 
 if TYPE_CHECKING:
     from envkit.checks.contract import TargetReport
+    from envkit.history.record import Baseline, Remembered
     from envkit.plan import Plan
     from envkit.targets import Target, TargetUrl
 
@@ -45,6 +46,9 @@ class VerifyRequest:
     parallel: int = DEFAULT_PARALLEL
     target_timeout: float | None = None
     html_out: Path | None = None
+    record: bool = True  # keep the run in history (envkit history)
+    history_file: Path | None = None
+    baseline: str | None = None  # auto | a run id: flag figures worse than it
     # Labels the throwaway container of --image, so one abandoned at its deadline is found.
     run_id: str = field(default_factory=lambda: secrets.token_hex(6))
 
@@ -141,9 +145,11 @@ def _one(
 
 
 def run_verify(request: VerifyRequest) -> int:
+    from envkit.history.record import parse_baseline
     from envkit.report.junit import to_junit
     from envkit.report.table import print_report
 
+    baseline = parse_baseline(request.baseline)
     plan = _plan_if_any(request)
     urls = {url.url: url for url in _targets(request, plan)}
     inflight = _InFlight()
@@ -168,12 +174,41 @@ def run_verify(request: VerifyRequest) -> int:
     seconds = {o.target: o.seconds for o in outcomes}
     combined = combine(reports, unreachable, seconds)
     print_report(combined, quiet=request.quiet)
+    remembered = _remember(request, reports, baseline)
     if request.json_out:
-        request.json_out.write_text(json.dumps(combined, indent=2) + "\n")
+        document = {**combined, "regressions": remembered.as_json() if remembered else []}
+        request.json_out.write_text(json.dumps(document, indent=2) + "\n")
     if request.junit_out:
         request.junit_out.write_text(to_junit(combined))
     if request.html_out:
         from envkit.report.html import to_html
 
-        request.html_out.write_text(to_html(combined), encoding="utf-8")
-    return exit_code(combined)
+        history = (remembered.changes, remembered.trends) if remembered else None
+        request.html_out.write_text(to_html(combined, history), encoding="utf-8")
+    code = exit_code(combined)
+    warn_only = plan is not None and plan.verify.regressions == "warn"
+    if remembered and remembered.regressions and code == EXIT_OK and not warn_only:
+        return EXIT_CHECKS_FAILED  # a figure fell below its baseline: CI must see it
+    return code
+
+
+def _remember(
+    request: VerifyRequest, reports: list[TargetReport], baseline: Baseline
+) -> Remembered | None:
+    """Record the runs and judge them against their baselines; say what was found."""
+    import sys
+
+    from envkit.history.record import remember
+
+    if not request.record:
+        return None
+    remembered = remember(reports, request.run_id, request.history_file, baseline)
+    if remembered.warning:
+        sys.stderr.write(f"warning: {remembered.warning}\n")
+    for target, found in remembered.regressions.items():
+        for regression in found:
+            sys.stdout.write(f"regression on {target}: {regression.describe()}\n")
+    if remembered.run_ids and not request.quiet:
+        ids = ", ".join(f"{t}: run {i}" for t, i in remembered.run_ids.items())
+        sys.stdout.write(f"recorded in history ({ids})\n")
+    return remembered

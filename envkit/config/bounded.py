@@ -69,8 +69,9 @@ def decode_utf8(data: bytes) -> tuple[str | None, int | None]:
         return None, data.count(b"\n", 0, exc.start) + 1
 
 
-def _issue(line: int | None, problem: str, fix: str) -> ConfigIssue:
-    return ConfigIssue(path="(file)", line=line, value=None, problem=problem, fix=fix)
+def _issue(line: int | None, problem: str, fix: str, loc: Loc = ()) -> ConfigIssue:
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    return ConfigIssue(path=path or "(file)", line=line, value=None, problem=problem, fix=fix)
 
 
 class _Frame:
@@ -97,6 +98,7 @@ def _key_issue(frame: _Frame, event: Any) -> ConfigIssue | None:
             f"duplicate key '{event.value[:40]}' (lines {first} and {line}); YAML would keep "
             "the last one silently",
             "keep one of them",
+            (*frame.loc, event.value[:40]),
         )
     frame.keys[event.value] = line
     return None

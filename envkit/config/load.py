@@ -175,6 +175,9 @@ def _explain(error: ErrorDetails) -> tuple[str, str]:
     return error["msg"], "see `envkit schema` for what this field accepts"
 
 
+_SHAPE_ERRORS = ("tuple_type", "list_type", "dict_type", "model_type", "string_type")
+
+
 def _issues_from(exc: ValidationError, lines: dict[Loc, int]) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     seen: set[str] = set()
@@ -186,6 +189,8 @@ def _issues_from(exc: ValidationError, lines: dict[Loc, int]) -> list[ConfigIssu
             continue
         seen.add(key)
         value = None if error["type"] in ("missing", "extra_forbidden") else error.get("input")
+        if isinstance(value, (dict, list)) and error["type"] not in _SHAPE_ERRORS:
+            value = None  # a rule over a whole section: the problem names what is wrong in it
         issues.append(make_issue(loc, lines, problem, fix, value))
     return sorted(issues, key=lambda issue: issue.line or 0)
 

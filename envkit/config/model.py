@@ -270,6 +270,11 @@ class Verify(_Strict):
         default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
     )
     checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")
+    regressions: Literal["fail", "warn"] = Field(
+        "fail",
+        description="What `verify --baseline` does when a figure falls below its baseline: "
+        "fail the run (exit 1) or only warn.",
+    )
 
 
 class Spec(_Strict):

@@ -108,6 +108,7 @@ class VerifyPlan:
     require_gpu: bool
     expected_gpus: int | None
     min_shm: str
+    regressions: str  # fail | warn: what a figure below its baseline does to the exit code
     thresholds: tuple[tuple[str, float], ...]
     checks_dir: str | None  # absolute
 
@@ -293,6 +294,7 @@ def _verify_plan(loaded: LoadedSpec, require_gpu: bool) -> VerifyPlan:
         require_gpu=require_gpu,
         expected_gpus=spec.verify.expected_gpus,
         min_shm=spec.verify.min_shm,
+        regressions=spec.verify.regressions,
         thresholds=tuple(sorted(spec.verify.thresholds.items())),
         checks_dir=str((loaded.path.parent / checks_dir).resolve()) if checks_dir else None,
     )

@@ -205,12 +205,65 @@ def _duration_chart(combined: CombinedReport) -> str:
     return _bar_chart("chart-durations", rows, scale=scale)
 
 
-def to_html(combined: CombinedReport) -> str:
+History = tuple[dict[str, list[str]], dict[str, list[tuple[int, float]]]]
+
+
+def _changed_box(changes: dict[str, list[str]]) -> str:
+    items = []
+    for target, lines in changes.items():
+        head, *rest = lines
+        listed = "".join(f"<li>{escape(line)}</li>" for line in rest)
+        items.append(f"<p><b>{escape(target)}</b>: {escape(head)}</p><ul>{listed}</ul>")
+    return '<section id="changed-since-pass">' + "".join(items) + "</section>"
+
+
+def _trend_chart(index: int, name: str, points: list[tuple[int, float]]) -> str:
+    """One figure over recent runs: a line through each run's value, labelled by run id."""
+    width, height, pad = 520, 120, 30
+    values = [v for _, v in points]
+    low, high = min(values), max(values)
+    span = (high - low) or abs(high) or 1.0
+    step = (width - 2 * pad) / max(1, len(points) - 1)
+    xy = [
+        (pad + i * step, height - pad - (v - low) / span * (height - 2 * pad))
+        for i, (_, v) in enumerate(points)
+    ]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    dots = "".join(
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="#0969da"><title>run {run}: {v:.4g}'
+        "</title></circle>"
+        for (x, y), (run, v) in zip(xy, points, strict=True)
+    )
+    return (
+        f"<p>{escape(name)}: {values[-1]:.4g} (runs {points[0][0]}..{points[-1][0]}: "
+        f"{low:.4g} to {high:.4g})</p>"
+        f'<svg class="chart trend" id="trend-{index}" width="{width}" height="{height}" '
+        'role="img" xmlns="http://www.w3.org/2000/svg">'
+        f'<polyline points="{line}" fill="none" stroke="#0969da" stroke-width="2"/>{dots}</svg>'
+    )
+
+
+def _history_sections(history: History | None) -> list[str]:
+    if history is None:
+        return []
+    changes, trends = history
+    charts = [_trend_chart(i, name, pts) for i, (name, pts) in enumerate(sorted(trends.items()))]
+    return [
+        "<h2>Changed since the last pass</h2>",
+        _changed_box(changes),
+        "<h2>Trends across recorded runs</h2>",
+        "".join(charts) or '<p class="muted">No figures recorded yet.</p>',
+    ]
+
+
+def to_html(combined: CombinedReport, history: History | None = None) -> str:
     title = f"envkit verify: {combined['summary'].get('targets', 0)} target(s)"
+    trends = _history_sections(history)
     body = [
         f"<h1>{escape(title)}</h1>",
         f'<p class="muted">envkit {escape(str(combined.get("envkit_version")))}, report schema '
         f"{escape(str(combined.get('schema_version')))}</p>",
+        *trends[:2],
         "<h2>Summary</h2>",
         _summary(combined),
         "<h2>Checks on every target</h2>",
@@ -219,6 +272,7 @@ def to_html(combined: CombinedReport) -> str:
         _peak_chart(combined),
         "<h2>Slowest checks (longest on any target)</h2>",
         _duration_chart(combined),
+        *trends[2:],
         "<h2>Every check, per target</h2>",
         _check_tables(combined),
     ]

@@ -59,6 +59,12 @@ class DockerTarget:
         if refused is not None:
             raise refused
 
+    @property
+    def image_id(self) -> str | None:
+        """The container's image (as the engine recorded it at start): history keys on it."""
+        image = self.container.attrs.get("Image")
+        return str(image) if image else None
+
     def _call(self, what: str, timeout: float, call: Any, *args: Any, **kwargs: Any) -> Any:
         """One engine call under a deadline. The SDK turns socket timeouts off while it reads an
         exec's output, so the call runs in a daemon thread that is abandoned at the deadline. A

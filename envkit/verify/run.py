@@ -166,6 +166,9 @@ def run_on_target(
     result = target.run(argv, timeout=left + GRACE_S)
     report = _read_report(target, result, limit)
     report["target"] = target.name
+    image_id = getattr(target, "image_id", None)
+    if isinstance(image_id, str):  # docker and image targets: what history compares runs by
+        report["environment"]["image_id"] = image_id
     notes = getattr(target, "notes", None)
     if notes:  # what the transport had to do differently, e.g. no GPUs on this engine
         report["environment"]["target_notes"] = list(notes)

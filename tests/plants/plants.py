@@ -181,6 +181,18 @@ def _slightly_off(original: Any) -> Any:
     return lambda *args, **kwargs: original(*args, **kwargs) * 1.001
 
 
+def _twice_as_slow(original: Any) -> Any:
+    """The op, then a sleep as long as it took: every call costs twice its own time."""
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        result = original(*args, **kwargs)
+        time.sleep(time.perf_counter() - start)
+        return result
+
+    return slow
+
+
 PLANTS: dict[str, Callable[[], Any]] = {
     "fake_gpu": lambda: _fake_gpus(1),
     "fake_gpu_x2": lambda: _fake_gpus(2),
@@ -218,6 +230,12 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "corrupting_to": lambda: _wrap(torch.Tensor, "to", _corrupting_to),
     "skewed_data_parallel": lambda: setattr(torch.nn, "DataParallel", _SkewedDataParallel),
     "peer_access_ok": lambda: setattr(torch.cuda, "can_device_access_peer", lambda i, j: True),
+    "corrupting_copy_": lambda: _wrap(
+        torch.Tensor, "copy_", lambda o: lambda self, src, *a, **k: o(self, src + 1, *a, **k)
+    ),
+    "slow_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _twice_as_slow),
+    "slow_copy_": lambda: _wrap(torch.Tensor, "copy_", _twice_as_slow),
+    "other_torch_release": lambda: setattr(torch, "__version__", "9.9.9+planted"),
 }
 
 

@@ -552,11 +552,11 @@ SEMANTIC = [
     ),
     ("base-custom-no-image", "name: a\nbase: {flavor: custom}\n", "base", 2, "base.image"),
     # YAML shapes
-    ("yaml-duplicate-key", "name: a\nname: b\n", "(file)", 2, "lines 1 and 2"),
+    ("yaml-duplicate-key", "name: a\nname: b\n", "name", 2, "lines 1 and 2"),
     (
         "yaml-duplicate-nested",
         "name: a\nssh:\n  port: 1\n  port: 2\n",
-        "(file)",
+        "ssh.port",
         4,
         "lines 3 and 4",
     ),

@@ -1,0 +1,1 @@
+"""Every verify run kept: the store, comparisons and baselines, and what verify records."""
