@@ -202,7 +202,13 @@ def _remember(
 
     if not request.record:
         return None
-    remembered = remember(reports, request.run_id, request.history_file, baseline)
+    remembered = remember(
+        reports,
+        request.run_id,
+        request.history_file,
+        baseline,
+        summarise=request.html_out is not None,
+    )
     if remembered.warning:
         sys.stderr.write(f"warning: {remembered.warning}\n")
     for target, found in remembered.regressions.items():

@@ -89,7 +89,15 @@ def _against(baseline: Baseline, target: str) -> int | Figures | None:
     return baseline if isinstance(baseline, int) else None
 
 
-def remember(reports: list[Any], run_uid: str, path: Path | None, baseline: Baseline) -> Remembered:
+def remember(
+    reports: list[Any],
+    run_uid: str,
+    path: Path | None,
+    baseline: Baseline,
+    summarise: bool = False,
+) -> Remembered:
+    """Record each report; judge it when a baseline is given; with `summarise`, also gather
+    what the HTML report shows (changes since the last pass, trends), which costs reads."""
     result = Remembered()
     try:
         history = History(path or default_path())
@@ -104,7 +112,8 @@ def remember(reports: list[Any], run_uid: str, path: Path | None, baseline: Base
                 found = regressions(history, run_id, _against(baseline, report["target"]))
                 if found:
                     result.regressions[report["target"]] = found
-            _summarise(history, run_id, result)
+            if summarise:
+                _summarise(history, run_id, result)
     finally:
         history.close()
     return result

@@ -102,12 +102,9 @@ def check_folder(out_dir: Path) -> None:
         )
 
 
-def _previous_files(out_dir: Path) -> set[str] | None:
-    """What the last render wrote here; None where envkit has never rendered into the folder."""
-    manifest = out_dir / MANIFEST
-    if not manifest.is_file():
-        return None
-    text = _read(manifest) or ""
+def _previous_files(out_dir: Path) -> set[str]:
+    """What the last render wrote here (nothing where envkit has never rendered into it)."""
+    text = _read(out_dir / MANIFEST) or ""
     return {line for line in text.splitlines() if line and ".." not in line.split("/")}
 
 
@@ -136,8 +133,7 @@ def _strays(files: dict[str, str], out_dir: Path, previous: set[str]) -> list[st
 
 def diff_files(files: dict[str, str], out_dir: Path) -> ContextDiff:
     check_folder(out_dir)
-    recorded = _previous_files(out_dir)
-    previous = recorded or set()
+    previous = _previous_files(out_dir)
     diff = ContextDiff([], [], [], [], [])
     for rel, text in sorted(files.items()):
         target = out_dir / rel

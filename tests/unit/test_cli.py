@@ -14,7 +14,7 @@ from tests.conftest import copy_example
 
 
 def envkit(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "envkit", *args],
@@ -22,6 +22,7 @@ def envkit(
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},
+        timeout=timeout,
         check=False,
     )
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES
+from tests.unit.test_cli import envkit as run_envkit
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
 DEADLINE_S = 30  # far above the ~1 s these take; a hang or a memory blow-up passes it
@@ -26,14 +26,7 @@ ALIAS_BOMB = (
 
 
 def envkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE_S,
-        check=False,
-    )
+    return run_envkit(*args, cwd=cwd, timeout=DEADLINE_S)
 
 
 def refused(done: subprocess.CompletedProcess[str]) -> str:
