@@ -40,8 +40,8 @@ test: venv system-deps lint
 
 # Regenerate golden files after an intended template change; review the diff before committing.
 golden: venv
-	ENVKIT_REGEN_GOLDEN=1 $(PY) -m pytest -q tests/unit/test_golden.py
-	git --no-pager diff --stat -- tests/golden
+	ENVKIT_REGEN_GOLDEN=1 $(PY) -m pytest -q tests/unit/test_golden.py tests/unit/test_k8s.py
+	git --no-pager diff --stat -- tests/golden tests/golden-k8s
 
 # The main job end to end on the default example: render, build, up, verify, ssh, down.
 demo: venv system-deps
@@ -54,6 +54,7 @@ bench: venv system-deps
 	$(PY) benchmarks/bench_verify.py --json benchmarks/verify.json
 	$(PY) benchmarks/bench_build.py --json benchmarks/build.json
 	$(PY) benchmarks/bench_fleet.py --json benchmarks/fleet.json
+	$(PY) benchmarks/bench_lock.py --json benchmarks/lock.json
 
 clean:
 	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,7 +11,10 @@ from typing import Annotated
 import typer
 
 from envkit import __version__
+from envkit.cli_cluster import k8s_app
 from envkit.cli_history import HistoryFile, history_app
+from envkit.cli_lock import diff as diff_command
+from envkit.cli_lock import lock as lock_command
 from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 from envkit.targets import usage as target_usage
 from envkit.verify.fleet import DEFAULT_PARALLEL
@@ -110,13 +113,19 @@ def build(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show every step's output.")
     ] = False,
+    locked: Annotated[
+        bool, typer.Option("--locked", help="Install exactly what envkit.lock lists.")
+    ] = False,
+    lock_file: Annotated[
+        Path | None,
+        typer.Option("--lock-file", help="The lock for --locked (default envkit.lock)."),
+    ] = None,
 ) -> None:
     """Render, then build the image on the Docker engine (progress step by step)."""
     from envkit.commands.build import BuildRequest, run_build
 
-    run_build(
-        BuildRequest(config, out, tag, no_cache, tuple(build_arg or ()), quiet, as_json, verbose)
-    )
+    args = (config, out, tag, no_cache, tuple(build_arg or ()), quiet, as_json, verbose)
+    run_build(BuildRequest(*args, locked=locked, lock_file=lock_file))
 
 
 @app.command()
@@ -173,6 +182,9 @@ compat_app = typer.Typer(
 )
 app.add_typer(compat_app, name="compat")
 app.add_typer(history_app, name="history")
+app.add_typer(k8s_app, name="k8s")
+app.command("lock")(lock_command)
+app.command("diff")(diff_command)
 
 
 @compat_app.callback()

@@ -3,6 +3,7 @@ reads results from a dedicated pipe. A check that hangs past its timeout or cras
 becomes an `error`; the worker is replaced and the suite goes on with the next check.
 
     python -m envkit.checks run [--config JSON] [--out FILE]      (or: python bundle.zip run ...)
+    python -m envkit.checks capture [--conda-prefix P] [--out F]  (installed state, for locks)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ HINTS = {
 
 
 def _load_all() -> None:
-    from . import autograd, bench, cpu_bench, cuda, multigpu, system, tensor  # noqa: F401
+    from . import autograd, bench, cpu_bench, cuda, lockcheck, multigpu, system, tensor  # noqa: F401
 
 
 # ---------------------------------------------------------------- worker side (imports torch)
@@ -315,6 +316,18 @@ def _write(report: TargetReport, out: str | None, stream: TextIO) -> None:
         stream.write(text + "\n")
 
 
+def _capture(conda_prefix: str | None, out: str | None) -> int:
+    from .lockstate import capture
+
+    state, arch = capture(conda_prefix)
+    text = json.dumps({"arch": arch, "state": state}, indent=1, sort_keys=True)
+    if out:
+        Path(out).write_text(text + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -325,7 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", help="write the report here instead of stdout")
     run.add_argument("--python", help="interpreter for the checks (default: this one)")
     sub.add_parser("list", help="list check ids and what each catches")
+    captured = sub.add_parser("capture", help="print what is installed here, as lock sections")
+    captured.add_argument("--conda-prefix", help="the conda environment to read (if any)")
+    captured.add_argument("--out", help="write the JSON here instead of stdout")
     args = parser.parse_args(argv)
+    if args.command == "capture":
+        return _capture(args.conda_prefix, args.out)
     if args.command == "list":
         _load_all()
         from .registry import CHECKS

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from envkit.commands.project import load_project, render_project
+from envkit.commands.project import Project, load_project, render_project
 from envkit.errors import EnvkitError
+from envkit.lock.requested import INPUTS_LABEL, inputs_digest
+
+LOCK_FILE = "envkit.lock"  # beside envkit.yaml, committed with it
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,8 @@ class BuildRequest:
     quiet: bool
     as_json: bool
     verbose: bool
+    locked: bool = False
+    lock_file: Path | None = None
 
 
 def _args(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -35,16 +41,28 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
     return parsed
 
 
+def _with_lock(project: Project, lock_file: Path | None, client: Any) -> Project:
+    from envkit.lock.pins import check_base, locked_plan, read_lock
+
+    path = lock_file or project.project_dir / LOCK_FILE
+    lock, text = read_lock(path)
+    locked = locked_plan(lock, text, project.plan, path)
+    check_base(lock, client, path)
+    return replace(project, plan=replace(project.plan, locked=locked))
+
+
 def run_build(request: BuildRequest) -> str:
     from envkit.engine.build import build_image
     from envkit.engine.client import docker_client
     from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
 
     project = load_project(request.config, request.out)
-    plan, out_dir = project.plan, project.context_dir
     build_args = _args(request.build_args)
-    render_project(project)
     client = docker_client()
+    if request.locked:  # every refusal comes before anything is written
+        project = _with_lock(project, request.lock_file, client)
+    plan, out_dir = project.plan, project.context_dir
+    render_project(project)
     tag = request.tag or plan.image.tag
     if request.as_json:
         reporter = json_reporter()
@@ -62,6 +80,7 @@ def run_build(request: BuildRequest) -> str:
         no_cache=request.no_cache,
         build_args=build_args,
         network=network,
+        labels={INPUTS_LABEL: inputs_digest(plan)},
     )
     if request.quiet:
         sys.stdout.write(f"{tag} {progress.image_id}\n")

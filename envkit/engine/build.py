@@ -18,6 +18,16 @@ from envkit.errors import BuildFailedError
 STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
 HINTS: list[tuple[re.Pattern[str], str]] = [
     (
+        re.compile(r"Version '([^']+)' for '([^']+)' was not found"),
+        "the lock pins {1} {0}, which the apt mirror no longer serves: rebuild without --locked "
+        "and `envkit lock` again, or point mirrors.apt at a snapshot archive (docs/lock.md)",
+    ),
+    (
+        re.compile(r"THESE PACKAGES DO NOT MATCH THE HASHES"),
+        "a file on the pip index no longer matches the sum in envkit.lock: find out why before "
+        "trusting it; `envkit lock` again only if the new file is known good",
+    ),
+    (
         re.compile(r"Unable to locate package (\S+)"),
         "apt has no package named {0}: check the name in packages.apt (`apt-cache search`)",
     ),

@@ -14,6 +14,7 @@ from envkit.errors import FieldError
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
+from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
 from envkit.plan.ssh import SshPlan, host_has_ipv6, plan_ssh
 from envkit.plan.torch import TorchPlan
@@ -133,6 +134,16 @@ class Plan:
     verify: VerifyPlan
     notes: tuple[str, ...] = field(default=())
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
+    locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
+
+    @property
+    def conda_prefix(self) -> str | None:
+        """The conda environment envkit manages (None where Python is a venv)."""
+        if self.python.provider == "image-conda":
+            return CONDA_PREFIX
+        if self.python.provider == "miniforge":
+            return f"{CONDA_PREFIX}/envs/{self.conda.env_name}"
+        return None
 
 
 def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:

@@ -15,6 +15,7 @@ import jinja2
 from envkit import __version__
 from envkit.addresses import with_port
 from envkit.plan import Plan
+from envkit.plan.locked import LockedPlan
 
 EXECUTABLE = frozenset(
     {
@@ -79,6 +80,17 @@ def _torch_note(plan: Plan) -> str:
     return f"torch {plan.torch.version} is installed from {plan.torch.index_url}, not from here."
 
 
+def _locked_files(locked: LockedPlan) -> dict[str, str]:
+    files = {"envkit/runtime/envkit.lock": locked.lock_text}
+    if locked.pip:
+        files["envkit/lock/pip-requirements.txt"] = "".join(f"{line}\n" for line in locked.pip)
+    if locked.conda_explicit:
+        files["envkit/lock/conda-explicit.txt"] = "@EXPLICIT\n" + "".join(
+            f"{line}\n" for line in locked.conda_explicit
+        )
+    return files
+
+
 def render_files(plan: Plan) -> dict[str, str]:
     """Every output file's relative path and text. Pure: writes nothing."""
     env = make_environment()
@@ -113,6 +125,8 @@ def render_files(plan: Plan) -> dict[str, str]:
         files[f"envkit/apt/{family.name}.sources"] = render(
             "apt/sources.deb822.j2", family=family, title=title
         )
+    if plan.locked is not None:
+        files.update(_locked_files(plan.locked))
     for cert in plan.ca_certs:
         files[f"envkit/ca/{cert.name}"] = cert.pem
     for service in plan.services:

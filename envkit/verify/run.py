@@ -117,12 +117,11 @@ def abort_remote(target: Target, remote_dir: str) -> None:
         target.run(["sh", "-c", script], timeout=5)
 
 
-def _read_report(target: Target, result: CommandResult, limit: float) -> TargetReport:
+def _read_report(target: Target, result: CommandResult, limit: float) -> Any:
     _, marker, text = result.stdout.partition("\n" + REPORT_MARKER + "\n")
     if marker:
         try:
-            report: TargetReport = json.loads(text)
-            return report
+            return json.loads(text)
         except ValueError:
             pass
     died = target.diagnose()
@@ -164,7 +163,7 @@ def run_on_target(
     argv = ["sh", "-c", REMOTE_WRAPPER, REPORT_MARKER, remote, str(int(left))]
     argv += [interpreter, f"{remote}/checks.zip", "run", "--config", config]
     result = target.run(argv, timeout=left + GRACE_S)
-    report = _read_report(target, result, limit)
+    report: TargetReport = _read_report(target, result, limit)
     report["target"] = target.name
     image_id = getattr(target, "image_id", None)
     if isinstance(image_id, str):  # docker and image targets: what history compares runs by
@@ -173,6 +172,22 @@ def run_on_target(
     if notes:  # what the transport had to do differently, e.g. no GPUs on this engine
         report["environment"]["target_notes"] = list(notes)
     return report
+
+
+def capture_on_target(
+    target: Target, conda_prefix: str | None, python: str | None = None, timeout: float = 600
+) -> dict[str, Any]:
+    """What is installed on the target, as lock sections (`bundle.zip capture`), through the
+    same wrapper as the suite: bounded there, its folder removed, the JSON after the marker."""
+    remote = _remote_dir()
+    target.put(build_bundle(), f"{remote}/checks.zip")
+    interpreter = _find_python(target, python)
+    argv = ["sh", "-c", REMOTE_WRAPPER, REPORT_MARKER, remote, str(int(timeout))]
+    argv += [interpreter, f"{remote}/checks.zip", "capture"]
+    if conda_prefix:
+        argv += ["--conda-prefix", conda_prefix]
+    captured: dict[str, Any] = _read_report(target, target.run(argv, timeout + GRACE_S), timeout)
+    return captured
 
 
 def settings_for(plan: Plan | None, *, in_container: bool, **overrides: Any) -> VerifySettings:

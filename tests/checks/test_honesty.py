@@ -80,6 +80,7 @@ ELSEWHERE = {
     "system.dataloader_workers": "tests/e2e/test_checks_in_containers.py (shm_size=1m)",
     "system.sshd": "tests/e2e/test_checks_in_containers.py (password login planted)",
     "system.mirrors": "tests/e2e/test_checks_in_containers.py (pip index differs)",
+    "system.lock": "tests/checks/test_lock_check.py (a lock of this machine, one version changed)",
     "multigpu.ddp (hang)": "test_runner.py (a collective that never returns)",
 }
 

@@ -106,7 +106,7 @@ def project_config(directory: Path, extra: str = "") -> Path:
     config.write_text(
         "name: envkit-e2e\n"
         f"base:\n  flavor: custom\n  image: {BASE_IMAGE}\n"
-        "packages:\n  apt: [python3-torch, python3-numpy, python3-pytest, git]\n  pip: [tqdm]\n"
+        "packages:\n  apt: [python3-torch, python3-numpy, python3-pytest, git, jq]\n  pip: [tqdm]\n"
         f"mirrors:\n  preset: official\n{ca_line}"
         "ssh:\n  port: 18822\n  bind: 127.0.0.1\n  uid: 1000\n  gid: 1000\n"
         "  authorized_key_files: [id_test.pub]\n"

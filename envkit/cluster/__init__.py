@@ -1,0 +1,2 @@
+"""Past one machine: the checks suite run through a cluster's own scheduler (Kubernetes
+manifests rendered here, their reports merged back into envkit's usual report)."""

@@ -1,0 +1,150 @@
+"""Kubernetes manifests that run the checks bundle on a cluster's nodes: an indexed Job (once per
+node, GPUs requested through the device plugin) and a DaemonSet (every GPU node, again and
+again, GPUs seen but not claimed), with the bundle in a ConfigMap. Each pod prints its report
+on one line after a marker, so `kubectl logs` carries it back (`envkit k8s merge`).
+
+No cluster is reachable where envkit is tested: the manifests are validated against the
+Kubernetes schemas of several releases, not applied (docs/cluster.md says what was run)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass, replace
+
+from envkit.checks.system import parse_size
+from envkit.errors import EnvkitError
+from envkit.plan import Plan
+from envkit.render.files import make_environment
+from envkit.verify.bundle import build_bundle
+from envkit.verify.run import settings_for
+
+MARKER = "@@envkit-report@@"
+BUNDLE_KEY = "envkit-checks.zip"
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+TARGET = "k8s://node/$(NODE_NAME)"  # the kubelet expands $(NODE_NAME) in args
+
+# The pod's whole program: find the image's python, run the bundle, print the report after the
+# marker on one line (JSON's own newlines are whitespace; newlines in strings are escaped).
+# The kubelet expands $(NAME) only for a defined variable name, so `$(command -v ...)` is left
+# to the shell; no `$$` appears (the kubelet would fold it).
+RUN = """py=$(command -v python3 || command -v python) \\
+  || { echo "envkit: the image has no python" >&2; exit 2; }
+out=/tmp/envkit-report.json
+run() {
+  rm -f "$out"
+  "$py" /opt/envkit-checks/%(bundle)s run --config "$1" --out "$out"; rc=$?
+  if [ -s "$out" ]; then printf '\\n%(marker)s '; tr -d '\\n' < "$out"; printf '\\n'; fi
+  return $rc
+}
+"""
+
+
+@dataclass(frozen=True)
+class K8sPlan:
+    project: str
+    name: str  # the Job's name; the DaemonSet adds -monitor
+    namespace: str
+    image: str
+    nodes: int
+    gpus_per_node: int
+    interval_s: int
+    timeout_s: int
+    shm_limit: str
+    node_selector: tuple[tuple[str, str], ...]
+    config_json: str  # the runner's settings, target k8s://node/$(NODE_NAME)
+    monitor_config_json: str
+    bundle_base64: str
+
+    @property
+    def configmap(self) -> str:
+        return f"{self.name}-checks"
+
+    def script(self, monitor: bool) -> str:
+        body = RUN % {"bundle": BUNDLE_KEY, "marker": MARKER}
+        if monitor:
+            return body + f'while true; do run "$1"; sleep {self.interval_s}; done\n'
+        return body + 'run "$1"\n'
+
+
+@dataclass(frozen=True)
+class K8sRequest:
+    namespace: str = "default"
+    image: str | None = None
+    nodes: int = 1
+    gpus_per_node: int | None = None
+    interval_s: int = 3600
+    timeout_s: int = 1800
+
+
+def _quantity(size: str | None) -> str:
+    mib = max(64, parse_size(size) // (1 << 20)) if size else 8192
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+
+
+def _dns_name(project: str) -> str:
+    return re.sub(r"[^a-z0-9-]", "-", f"envkit-verify-{project}")[:52].rstrip("-")
+
+
+def _check_request(request: K8sRequest) -> None:
+    if not DNS_LABEL.fullmatch(request.namespace):
+        raise EnvkitError(
+            f"--namespace {request.namespace!r} is not a Kubernetes namespace name",
+            "use lowercase letters, digits and '-', e.g. gpu-checks",
+        )
+    for flag, value, low, high in (
+        ("--nodes", request.nodes, 1, 10000),
+        ("--gpus-per-node", request.gpus_per_node or 0, 0, 64),
+        ("--interval", request.interval_s, 60, 7 * 86400),
+        ("--timeout", request.timeout_s, 60, 7 * 86400),
+    ):
+        if not low <= value <= high:
+            raise EnvkitError(f"{flag} {value} is out of range", f"choose {low} to {high}")
+
+
+def _gpus_per_pod(wanted: str | int | tuple[str, ...]) -> int:
+    """The config's demand: a device list or a count as asked, `all` as one per pod (a node's
+    count is the cluster's to know: pass --gpus-per-node), `none` as none."""
+    if isinstance(wanted, tuple):
+        return len(wanted)
+    if isinstance(wanted, int):
+        return wanted
+    return 1 if wanted == "all" else 0
+
+
+def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
+    _check_request(request)
+    gpus = request.gpus_per_node
+    if gpus is None:
+        gpus = _gpus_per_pod(plan.runtime.gpus)
+    settings = settings_for(plan, in_container=True, expected_gpus=gpus or None)
+    # The monitor sees every GPU of its node (it claims none), however many the config asks for.
+    monitor = replace(settings_for(plan, in_container=True, bench=False), expected_gpus=None)
+    selector = (("nvidia.com/gpu.present", "true"),) if gpus else ()
+    return K8sPlan(
+        project=plan.project,
+        name=_dns_name(plan.project),
+        namespace=request.namespace,
+        image=request.image or plan.image.tag,
+        nodes=request.nodes,
+        gpus_per_node=gpus,
+        interval_s=request.interval_s,
+        timeout_s=request.timeout_s,
+        shm_limit=_quantity(plan.runtime.shm_size),
+        node_selector=selector,
+        config_json=json.dumps(settings.runner_config(TARGET, None), sort_keys=True),
+        monitor_config_json=json.dumps(monitor.runner_config(TARGET, None), sort_keys=True),
+        bundle_base64=base64.b64encode(build_bundle()).decode(),
+    )
+
+
+def render_k8s(k8s: K8sPlan) -> dict[str, str]:
+    """configmap.yaml, job.yaml and daemonset.yaml. Pure: writes nothing."""
+    from envkit import __version__
+
+    env = make_environment()
+    return {
+        name: env.get_template(f"k8s/{name}.j2").render(k8s=k8s, version=__version__)
+        for name in ("configmap.yaml", "job.yaml", "daemonset.yaml")
+    }

@@ -1,0 +1,66 @@
+"""`envkit diff A B`: what differs between two locks, or a lock and a running target (each side
+a lock file or a target URL), as a table; exit 1 when anything differs, like diff(1)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+from envkit.checks.lockfile import Change, Lock, drift
+from envkit.errors import EnvkitError
+
+
+def _captured(spec: str, conda_prefix: str | None) -> Lock:
+    from envkit.lock.make import state_of
+    from envkit.targets import open_target
+    from envkit.verify.run import capture_on_target
+
+    target = open_target(spec, None)
+    try:
+        captured = capture_on_target(target, conda_prefix)
+    finally:
+        with contextlib.suppress(Exception):  # closing a throwaway is best effort
+            target.close()
+    return state_of(captured)
+
+
+def _conda_prefix(sides: list[Lock]) -> str | None:
+    for side in sides:
+        prefix = side.get("base", {}).get("conda-prefix", ("-",))[0]
+        if prefix != "-":
+            return prefix
+    return None
+
+
+def _table(changes: list[Change], left: str, right: str) -> str:
+    rows = [("section", "package", left, right), *changes]
+    widths = [min(48, max(len(row[i]) for row in rows)) for i in range(4)]
+    return "".join(
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() + "\n"
+        for row in rows
+    )
+
+
+def run_diff(left: str, right: str, as_json: bool) -> int:
+    if "://" not in left and "://" not in right and left == right:
+        raise EnvkitError("envkit diff: both sides are the same file", "name two locks or targets")
+    from envkit.lock.pins import read_lock
+
+    files = {spec: read_lock(Path(spec))[0] for spec in (left, right) if "://" not in spec}
+    prefix = _conda_prefix(list(files.values()))
+    first = files[left] if left in files else _captured(left, prefix)
+    second = files[right] if right in files else _captured(right, prefix)
+    changes = drift(first, second)
+    if as_json:
+        keys = ("section", "name", "left", "right")
+        sys.stdout.write(
+            json.dumps([dict(zip(keys, c, strict=True)) for c in changes], indent=2) + "\n"
+        )
+    elif changes:
+        sys.stdout.write(_table(changes, left, right))
+        sys.stdout.write(f"{len(changes)} differences\n")
+    else:
+        sys.stdout.write(f"no differences between {left} and {right}\n")
+    return 1 if changes else 0

@@ -1,0 +1,54 @@
+"""`envkit lock`: write envkit.lock from the built image (everything installed in it)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from envkit.commands.build import LOCK_FILE
+from envkit.commands.project import load_project
+from envkit.errors import EnvkitError
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    if path.is_dir():
+        raise EnvkitError(f"--out {path} is a folder", "name the lock file, e.g. envkit.lock")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".envkit.lock.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run_lock(config: str | None, out: Path | None, tag: str | None) -> int:
+    from envkit.lock.make import make_lock
+
+    project = load_project(config)
+    image = tag or project.plan.image.tag
+    made = make_lock(project.plan, image)
+    path = out or project.project_dir / LOCK_FILE
+    _write_atomically(path, made.text)
+    lock = made.lock
+    added = sum(1 for _, origin in lock["apt"].values() if origin == "added")
+    by_pip = [name for name, values in lock["pip"].items() if values[1] == "pip"]
+    torch, cuda = lock["torch"]["torch"][0], lock["torch"]["cuda"][0]
+    sys.stdout.write(
+        f"wrote {path} from {image}: {len(lock['apt'])} apt packages ({added} added by the "
+        f"build), {len(lock['conda'])} conda, {len(by_pip)} installed by pip "
+        f"({len(by_pip) - len(made.unhashed)} with the index's sha256), torch {torch} "
+        f"(CUDA {cuda})\n"
+    )
+    if made.unhashed:
+        sys.stdout.write(
+            "note: no index served sums for "
+            + ", ".join(made.unhashed)
+            + ": `envkit build --locked` pins their versions but cannot --require-hashes\n"
+        )
+    sys.stdout.write("next: commit it beside envkit.yaml; rebuild with `envkit build --locked`\n")
+    return 0

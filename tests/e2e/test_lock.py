@@ -1,0 +1,142 @@
+"""Whole-image locks on the real engine: build -> lock -> build --locked gives an identical lock
+(apt packages the build added pinned, pip installed --no-deps --require-hashes with PyPI's real
+sums); a package changed inside a running container fails system.lock and shows in `envkit
+diff`; a version the mirror no longer serves fails the locked build naming it; a lock for
+another config or another base is refused before anything is written."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import StartContainer, envkit
+from tests.e2e.images import docker
+from tests.e2e.test_checks_in_containers import statuses, verify
+
+LOCKED_TAG = "envkit/envkit-e2e:locked"
+
+
+def _content(lock: Path) -> list[str]:
+    return [line for line in lock.read_text().splitlines() if not line.startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def first_lock(env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    lock = tmp_path_factory.mktemp("lock") / "envkit.lock"
+    done = envkit("lock", "--out", str(lock), cwd=project_dir, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 installed by pip (3 with the index's sha256)" in done.stdout, done.stdout
+    return lock
+
+
+@pytest.fixture(scope="module")
+def locked_image(first_lock: Path, project_dir: Path) -> Iterator[str]:
+    done = envkit(
+        "build",
+        "--quiet",
+        "--locked",
+        "--lock-file",
+        str(first_lock),
+        "--tag",
+        LOCKED_TAG,
+        cwd=project_dir,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    yield LOCKED_TAG
+    docker("rmi", "-f", LOCKED_TAG, check=False)
+    envkit("render", cwd=project_dir)  # the shared project's context back to unlocked
+
+
+def test_the_lock_pins_what_the_build_added(first_lock: Path) -> None:
+    lines = _content(first_lock)
+    assert lines[0] == "schema 1"
+    jq = [line for line in lines if line.startswith("jq:")]
+    assert len(jq) == 1 and jq[0].endswith(" added"), jq  # not in the base: pinned
+    assert any(line.startswith("libc6:") and line.endswith(" base") for line in lines)
+    tqdm = next(line for line in lines if line.startswith("tqdm "))
+    assert " pip sha256:" in tqdm  # PyPI's own sums for that version
+
+
+def test_a_locked_rebuild_holds_exactly_the_locked_set(
+    locked_image: str, first_lock: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    dockerfile = (project_dir / ".envkit" / "Dockerfile").read_text()
+    jq = next(line for line in _content(first_lock) if line.startswith("jq:"))
+    assert f"jq={jq.split()[1]}" in dockerfile
+    assert "--no-deps --require-hashes" in dockerfile
+    second = tmp_path / "second.lock"
+    done = envkit("lock", "--tag", locked_image, "--out", str(second), cwd=project_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert second.read_bytes() == first_lock.read_bytes()  # byte for byte
+    shipped = docker("run", "--rm", "--entrypoint", "cat", locked_image, "/etc/envkit/envkit.lock")
+    assert shipped.stdout == first_lock.read_text()
+
+
+def test_a_package_changed_in_a_running_box_fails_the_lock_check(
+    locked_image: str, start_container: StartContainer, project_dir: Path, first_lock: Path
+) -> None:
+    name = start_container(locked_image)
+    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system.lock")
+    assert code == 0 and statuses(report)["system.lock"] == "pass", report
+    docker("exec", name, "python", "-m", "pip", "install", "-q", "tqdm==4.66.0")
+    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system.lock")
+    row = report["targets"][0]["checks"][0]
+    assert code == 1 and row["status"] == "fail", row
+    assert "pip tqdm" in row["message"] and "-> 4.66.0" in row["message"]
+    diffed = envkit("diff", str(first_lock), f"docker://{name}", cwd=project_dir)
+    assert diffed.returncode == 1, diffed.stdout + diffed.stderr
+    assert any(
+        line.split()[:2] == ["pip", "tqdm"] and line.split()[-1] == "4.66.0"
+        for line in diffed.stdout.splitlines()
+    ), diffed.stdout
+
+
+def test_a_version_no_longer_served_fails_the_locked_build_naming_it(
+    env_image: str, first_lock: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    stale = tmp_path / "stale.lock"
+    text = first_lock.read_text()
+    jq = next(line for line in text.splitlines() if line.startswith("jq:"))
+    stale.write_text(text.replace(jq, f"{jq.split()[0]} 0.0-planted added"))
+    done = envkit(
+        "build",
+        "--locked",
+        "--lock-file",
+        str(stale),
+        "--tag",
+        "envkit/envkit-e2e:stale",
+        cwd=project_dir,
+    )
+    docker("rmi", "-f", "envkit/envkit-e2e:stale", check=False)
+    envkit("render", cwd=project_dir)
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "the lock pins jq 0.0-planted" in done.stdout + done.stderr
+
+
+def test_a_lock_for_another_config_or_base_is_refused_before_anything_is_written(
+    env_image: str, first_lock: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(project_dir, other, ignore=shutil.ignore_patterns(".envkit"))
+    config = other / "envkit.yaml"
+    config.write_text(config.read_text().replace("pip: [tqdm]", "pip: [tqdm, six]"))
+    done = envkit("build", "--locked", "--lock-file", str(first_lock), cwd=other)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "asks for pip:six" in done.stderr and "envkit lock" in done.stderr
+    assert not (other / ".envkit").exists()
+    refused = envkit("lock", "--out", str(tmp_path / "x.lock"), cwd=other)
+    assert refused.returncode == 2 and "built from another envkit.yaml" in refused.stderr
+    assert not (tmp_path / "x.lock").exists()
+
+    same = tmp_path / "same"
+    shutil.copytree(project_dir, same, ignore=shutil.ignore_patterns(".envkit"))
+    moved = tmp_path / "moved.lock"
+    text = first_lock.read_text()
+    base_id = next(line for line in text.splitlines() if line.startswith("id sha256:"))
+    moved.write_text(text.replace(base_id, "id sha256:" + "0" * 64))
+    again = envkit("build", "--locked", "--lock-file", str(moved), cwd=same)
+    assert again.returncode == 2 and "was made on sha256:000" in again.stderr, again.stderr
+    assert not (same / ".envkit").exists()
