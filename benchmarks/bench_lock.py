@@ -58,7 +58,7 @@ def main() -> None:
         "docker run --rm IMAGE true": lambda: subprocess.run(
             ["docker", "run", "--rm", "--entrypoint", "true", IMAGE], check=True
         ),
-        "capture in the image": lambda: make._capture(IMAGE, plan.conda_prefix),
+        "capture in the image": lambda: make.capture_state(f"image://{IMAGE}", plan.conda_prefix),
         "envkit lock (whole)": lambda: make.make_lock(plan, IMAGE),
     }
     times: dict[str, list[float]] = {name: [] for name in cases}

@@ -42,6 +42,11 @@ def apt_packages() -> Entries:
         text=True,
         check=False,
     ).stdout
+    return parse_dpkg(listed)
+
+
+def parse_dpkg(listed: str) -> Entries:
+    """dpkg-query's DPKG_FORMAT lines: `name:arch` -> (version, "-") of installed packages."""
     packages: Entries = {}
     for line in listed.splitlines():
         fields = line.split("\t")

@@ -3,27 +3,12 @@ a lock file or a target URL), as a table; exit 1 when anything differs, like dif
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
 
 from envkit.checks.lockfile import Change, Lock, drift
 from envkit.errors import EnvkitError
-
-
-def _captured(spec: str, conda_prefix: str | None) -> Lock:
-    from envkit.lock.make import state_of
-    from envkit.targets import open_target
-    from envkit.verify.run import capture_on_target
-
-    target = open_target(spec, None)
-    try:
-        captured = capture_on_target(target, conda_prefix)
-    finally:
-        with contextlib.suppress(Exception):  # closing a throwaway is best effort
-            target.close()
-    return state_of(captured)
 
 
 def _conda_prefix(sides: list[Lock]) -> str | None:
@@ -50,8 +35,10 @@ def run_diff(left: str, right: str, as_json: bool) -> int:
 
     files = {spec: read_lock(Path(spec))[0] for spec in (left, right) if "://" not in spec}
     prefix = _conda_prefix(list(files.values()))
-    first = files[left] if left in files else _captured(left, prefix)
-    second = files[right] if right in files else _captured(right, prefix)
+    from envkit.lock.make import capture_state
+
+    first = files[left] if left in files else capture_state(left, prefix)[0]
+    second = files[right] if right in files else capture_state(right, prefix)[0]
     changes = drift(first, second)
     if as_json:
         keys = ("section", "name", "left", "right")

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from envkit.checks.lockfile import Entries, Lock, empty_lock, format_lock
+from envkit.checks.lockstate import DPKG_FORMAT, parse_dpkg
 from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
 from envkit.lock.hashes import fill_hashes
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest, requested
 from envkit.plan import Plan
-from envkit.targets import TargetOptions, open_target
+from envkit.targets import Target, TargetOptions, open_target
 from envkit.verify.run import capture_on_target
 
 # No image id, tag or date in the comments: a rebuild from the lock yields the same bytes.
@@ -27,7 +29,9 @@ COMMENTS = (
     "envkit.lock: everything installed in the image built from envkit.yaml. Written by",
     "`envkit lock`; rebuild exactly with `envkit build --locked`. Format: docs/lock.md.",
 )
-BASE_DPKG = "dpkg-query -W -f '${Package}:${Architecture}\\t${Version}\\t${db:Status-Abbrev}\\n'"
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,15 @@ def _image(client: Any, tag: str, plan: Plan) -> Any:
 
 
 def _base_facts(client: Any, name: str) -> Entries:
-    image = client.images.get(name)
+    from docker.errors import ImageNotFound
+
+    try:
+        image = client.images.get(name)
+    except ImageNotFound:
+        raise EnvkitError(
+            f"the base image {name} is not on this engine (the built image is)",
+            "pull or import it again: the lock records the base's own packages and id",
+        ) from None
     digests = [d for d in image.attrs.get("RepoDigests") or [] if "@sha256:" in d]
     return {
         "image": (name,),
@@ -64,29 +76,36 @@ def _base_facts(client: Any, name: str) -> Entries:
     }
 
 
+def _throwaway(image: str, work: Callable[[Target], T]) -> T:
+    """`work` on a throwaway container of `image`, removed afterwards."""
+    target = open_target(f"image://{image}", TargetOptions(run_id=secrets.token_hex(6)))
+    try:
+        return work(target)
+    finally:
+        with contextlib.suppress(Exception):  # remove_throwaways catches what this misses
+            target.close()
+
+
 def _base_apt(name: str) -> set[str]:
-    """`name:arch=version` of every package the base image itself has."""
-    target = open_target(f"image://{name}", TargetOptions(run_id=secrets.token_hex(6)))
-    try:
-        listed = target.run(["sh", "-c", BASE_DPKG], timeout=120)
-    finally:
-        with contextlib.suppress(Exception):  # a throwaway; remove_throwaways catches the rest
-            target.close()
-    found = set()
-    for line in listed.stdout.splitlines():
-        fields = line.split("\t")
-        if len(fields) == 3 and fields[2].startswith("ii"):
-            found.add(f"{fields[0]}={fields[1]}")
-    return found
+    """`name:arch=version` of every package the base image itself has (it may lack python)."""
+    argv = ["dpkg-query", "-W", "-f", DPKG_FORMAT]
+    listed = _throwaway(name, lambda target: target.run(argv, timeout=120))
+    return {f"{key}={values[0]}" for key, values in parse_dpkg(listed.stdout).items()}
 
 
-def _capture(tag: str, conda_prefix: str | None) -> dict[str, Any]:
-    target = open_target(f"image://{tag}", TargetOptions(run_id=secrets.token_hex(6)))
-    try:
-        return capture_on_target(target, conda_prefix)
-    finally:
-        with contextlib.suppress(Exception):
-            target.close()
+def capture_state(url: str, conda_prefix: str | None) -> tuple[Lock, str]:
+    """What a target holds (image:// as a throwaway), and dpkg's architecture there."""
+    if url.startswith("image://"):
+        image = url[len("image://") :]
+        captured = _throwaway(image, lambda target: capture_on_target(target, conda_prefix))
+    else:
+        target = open_target(url)
+        try:
+            captured = capture_on_target(target, conda_prefix)
+        finally:
+            with contextlib.suppress(Exception):  # closing is best effort
+                target.close()
+    return state_of(captured), str(captured["arch"])
 
 
 def state_of(captured: dict[str, Any]) -> Lock:
@@ -104,11 +123,10 @@ def make_lock(plan: Plan, tag: str) -> MadeLock:
     lock["requested"] = requested(plan)
     # The two throwaway containers are independent: start them together.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        capturing = pool.submit(_capture, tag, plan.conda_prefix)
+        capturing = pool.submit(capture_state, f"image://{tag}", plan.conda_prefix)
         listing = pool.submit(_base_apt, plan.image.base)
-        captured, in_base = capturing.result(), listing.result()
-    state = state_of(captured)
-    lock["base"]["arch"] = (str(captured["arch"]),)
+        (state, arch), in_base = capturing.result(), listing.result()
+    lock["base"]["arch"] = (arch,)
     lock["apt"] = {
         name: (values[0], "base" if f"{name}={values[0]}" in in_base else "added")
         for name, values in state["apt"].items()
