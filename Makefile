@@ -20,9 +20,10 @@ venv: $(STAMP)
 # rendered compose files), ssh/ssh-keygen (keys, real logins), mmdebstrap (the test base image,
 # since no registry is reachable), and a CPU torch with pytest for the system Python
 # (`envkit verify --local` and the checks' honesty tests run on it), and a headless Chromium with
-# its WebDriver (the HTML report is opened and inspected in a real browser).
+# its WebDriver (the HTML report is opened and inspected in a real browser), and Slurm with munge
+# (a private cluster on this machine runs `envkit verify --slurm` and `envkit health` for real).
 SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
-	chromium chromium-driver
+	chromium chromium-driver slurm-wlm munge
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -55,6 +56,7 @@ bench: venv system-deps
 	$(PY) benchmarks/bench_build.py --json benchmarks/build.json
 	$(PY) benchmarks/bench_fleet.py --json benchmarks/fleet.json
 	$(PY) benchmarks/bench_lock.py --json benchmarks/lock.json
+	$(PY) benchmarks/bench_slurm.py --json benchmarks/slurm.json
 
 clean:
 	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

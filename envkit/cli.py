@@ -11,7 +11,20 @@ from typing import Annotated
 import typer
 
 from envkit import __version__
-from envkit.cli_cluster import k8s_app
+from envkit.cli_cluster import (
+    SlurmFlag,
+    SlurmGpus,
+    SlurmNodelist,
+    SlurmNodes,
+    SlurmPartition,
+    SlurmRuntime,
+    SlurmTime,
+    SlurmWait,
+    SlurmWorkdir,
+    health,
+    k8s_app,
+    slurm_request,
+)
 from envkit.cli_history import HistoryFile, history_app
 from envkit.cli_lock import diff as diff_command
 from envkit.cli_lock import lock as lock_command
@@ -183,6 +196,7 @@ compat_app = typer.Typer(
 app.add_typer(compat_app, name="compat")
 app.add_typer(history_app, name="history")
 app.add_typer(k8s_app, name="k8s")
+app.command("health")(health)
 app.command("lock")(lock_command)
 app.command("diff")(diff_command)
 
@@ -296,9 +310,18 @@ def verify(
     no_history: _NoHistory = False,
     history_file: HistoryFile = None,
     baseline: _Baseline = None,
+    slurm: SlurmFlag = False,
+    slurm_nodes: SlurmNodes = None,
+    slurm_nodelist: SlurmNodelist = None,
+    slurm_partition: SlurmPartition = None,
+    slurm_gpus_per_node: SlurmGpus = None,
+    slurm_time: SlurmTime = None,
+    slurm_runtime: SlurmRuntime = None,
+    slurm_wait_s: SlurmWait = None,
+    slurm_workdir: SlurmWorkdir = None,
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
-    at once with --targets or several --target."""
+    at once with --targets or several --target; on a Slurm cluster's nodes with --slurm."""
     # The options are named as VerifyRequest's fields, but for the repeatable ones (tuples)
     # and --no-history (the request says whether to record). Taken before any import.
     given = dict(locals())
@@ -306,6 +329,7 @@ def verify(
 
     given.update(targets=tuple(target or ()), only=tuple(only or ()), skip=tuple(skip or ()))
     given["record"] = not given.pop("no_history")
+    given["slurm"] = slurm_request(given)
     del given["target"]
     code = run_verify(VerifyRequest(**given))
     raise typer.Exit(code)

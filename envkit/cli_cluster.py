@@ -57,3 +57,76 @@ def merge(
 
     outputs = {"json": json_out, "junit": junit_out, "html": html_out}
     raise typer.Exit(run_k8s_merge(logs, tuple(node or ()), expect, outputs, quiet))
+
+
+# verify --slurm's options (cli.py's verify takes them; the request is made here).
+SlurmFlag = Annotated[
+    bool, typer.Option("--slurm", help="Run the suite on a Slurm cluster's nodes: one batch job.")
+]
+SlurmNodes = Annotated[int | None, typer.Option("--nodes", help="--slurm: how many nodes.")]
+SlurmNodelist = Annotated[
+    str | None, typer.Option("--nodelist", help="--slurm: these nodes (n1,n2 or n[1-4]).")
+]
+SlurmPartition = Annotated[str | None, typer.Option("--partition", help="--slurm: partition.")]
+SlurmGpus = Annotated[
+    int | None,
+    typer.Option("--gpus-per-node", help="--slurm: GPUs per node (default from runtime.gpus)."),
+]
+SlurmTime = Annotated[
+    str | None, typer.Option("--time", help="--slurm: the job's limit (default slurm.time).")
+]
+SlurmRuntime = Annotated[
+    str | None,
+    typer.Option("--slurm-runtime", help="--slurm: python | pyxis | apptainer (slurm.runtime)."),
+]
+SlurmWait = Annotated[
+    float | None,
+    typer.Option("--wait", help="--slurm: seconds to wait for the job, queueing included."),
+]
+SlurmWorkdir = Annotated[
+    Path | None,
+    typer.Option("--workdir", help="--slurm: a shared folder for the run (slurm.workdir)."),
+]
+
+
+def slurm_request(given: dict[str, object]) -> object | None:
+    """Takes verify's Slurm options out of `given`; the SlurmRequest when --slurm was asked."""
+    from envkit.cluster.slurm_job import SlurmRequest
+
+    names = ("nodes", "nodelist", "partition", "gpus_per_node", "time", "runtime", "wait_s")
+    values = {name: given.pop(f"slurm_{name}") for name in (*names, "workdir")}
+    wanted = given.pop("slurm")
+    if not wanted:
+        extra = [n.replace("_", "-") for n, v in values.items() if v is not None]
+        if extra:
+            from envkit.errors import EnvkitError
+
+            raise EnvkitError(f"--{extra[0]} is an option of --slurm", "add --slurm, or drop it")
+        return None
+    return SlurmRequest(**values)  # type: ignore[arg-type]
+
+
+def health(
+    config: Annotated[
+        str | None, typer.Option("--config", "-c", help="envkit.yaml (settings).")
+    ] = None,
+    python: Annotated[
+        str | None, typer.Option(help="Interpreter with torch (default: python3 on PATH).")
+    ] = None,
+    drain: Annotated[
+        bool, typer.Option("--drain", help="Drain this Slurm node when it is unhealthy.")
+    ] = False,
+    node: Annotated[
+        str | None, typer.Option(help="This node's Slurm name (default $SLURMD_NODENAME).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Watchdog, seconds (Slurm allows 60).")] = 50,
+    write: Annotated[
+        Path | None,
+        typer.Option(help="Write a HealthCheckProgram here (and its bundle beside it) instead."),
+    ] = None,
+) -> None:
+    """Fast node health checks for Slurm's HealthCheckProgram or a prolog: exit 0 healthy, else
+    exit 1 with a one-line reason (and the node drained with --drain)."""
+    from envkit.commands.health import HealthRequest, run_health
+
+    raise typer.Exit(run_health(HealthRequest(config, python, drain, node, timeout, write)))

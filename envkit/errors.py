@@ -77,5 +77,11 @@ class EngineUnreachableError(EnvkitError):
     exit_code = EXIT_UNREACHABLE
 
 
+class ClusterUnreachableError(EnvkitError):
+    """The scheduler's client tools are missing here or its controller does not answer."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
 class BuildFailedError(EnvkitError):
     exit_code = EXIT_BUILD_FAILED

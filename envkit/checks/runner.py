@@ -4,6 +4,8 @@ becomes an `error`; the worker is replaced and the suite goes on with the next c
 
     python -m envkit.checks run [--config JSON] [--out FILE]      (or: python bundle.zip run ...)
     python -m envkit.checks capture [--conda-prefix P] [--out F]  (installed state, for locks)
+    python -m envkit.checks health [--drain] ...                  (node health: checks/health.py)
+    torchrun ... bundle.zip collective --out-dir D                (checks/crossnode.py)
 """
 
 from __future__ import annotations
@@ -331,6 +333,15 @@ def _capture(conda_prefix: str | None, out: str | None) -> int:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
+    args_given = sys.argv[1:] if argv is None else argv
+    if args_given[:1] == ["health"]:
+        from .health import main as health_main
+
+        return health_main(args_given[1:])
+    if args_given[:1] == ["collective"] and len(args_given) == 3 and args_given[1] == "--out-dir":
+        from .crossnode import main as collective_main
+
+        return collective_main(args_given[2])
     parser = argparse.ArgumentParser(prog="envkit-checks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the suite and print (or write) the JSON report")
@@ -338,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", help="write the report here instead of stdout")
     run.add_argument("--python", help="interpreter for the checks (default: this one)")
     sub.add_parser("list", help="list check ids and what each catches")
+    sub.add_parser("health", help="node health mode (see checks/health.py)", add_help=False)
+    sub.add_parser("collective", help="multi-node all-reduce under torchrun", add_help=False)
     captured = sub.add_parser("capture", help="print what is installed here, as lock sections")
     captured.add_argument("--conda-prefix", help="the conda environment to read (if any)")
     captured.add_argument("--out", help="write the JSON here instead of stdout")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +22,7 @@ from envkit.verify.run import (
 
 if TYPE_CHECKING:
     from envkit.checks.contract import TargetReport
+    from envkit.cluster.slurm_job import SlurmRequest
     from envkit.history.record import Baseline, Remembered
     from envkit.plan import Plan
     from envkit.targets import Target, TargetUrl
@@ -51,6 +52,7 @@ class VerifyRequest:
     baseline: str | None = None  # auto | a run id: flag figures worse than it
     # Labels the throwaway container of --image, so one abandoned at its deadline is found.
     run_id: str = field(default_factory=lambda: secrets.token_hex(6))
+    slurm: SlurmRequest | None = None  # verify --slurm: one batch job instead of targets
 
 
 def _plan_if_any(request: VerifyRequest) -> Plan | None:
@@ -151,6 +153,33 @@ def run_verify(request: VerifyRequest) -> int:
 
     baseline = parse_baseline(request.baseline)
     plan = _plan_if_any(request)
+    if request.slurm is not None:
+        reports, unreachable, seconds = _through_slurm(request, request.slurm, plan)
+    else:
+        reports, unreachable, seconds = _on_targets(request, plan)
+    combined = combine(reports, unreachable, seconds)
+    print_report(combined, quiet=request.quiet)
+    remembered = _remember(request, reports, baseline)
+    if request.json_out:
+        document = {**combined, "regressions": remembered.as_json() if remembered else []}
+        request.json_out.write_text(json.dumps(document, indent=2) + "\n")
+    if request.junit_out:
+        request.junit_out.write_text(to_junit(combined))
+    if request.html_out:
+        from envkit.report.html import to_html
+
+        history = (remembered.changes, remembered.trends) if remembered else None
+        request.html_out.write_text(to_html(combined, history), encoding="utf-8")
+    code = exit_code(combined)
+    warn_only = plan is not None and plan.verify.regressions == "warn"
+    if remembered and remembered.regressions and code == EXIT_OK and not warn_only:
+        return EXIT_CHECKS_FAILED  # a figure fell below its baseline: CI must see it
+    return code
+
+
+def _on_targets(
+    request: VerifyRequest, plan: Plan | None
+) -> tuple[list[TargetReport], dict[str, str], dict[str, float]]:
     urls = {url.url: url for url in _targets(request, plan)}
     inflight = _InFlight()
     limit = request.target_timeout or SUITE_TIMEOUT_S
@@ -171,25 +200,25 @@ def run_verify(request: VerifyRequest) -> int:
             remove_throwaways(request.run_id)  # one abandoned at its deadline is removed here
     reports = [o.report for o in outcomes if o.report is not None]
     unreachable = {o.target: o.problem or "" for o in outcomes if o.report is None}
-    seconds = {o.target: o.seconds for o in outcomes}
-    combined = combine(reports, unreachable, seconds)
-    print_report(combined, quiet=request.quiet)
-    remembered = _remember(request, reports, baseline)
-    if request.json_out:
-        document = {**combined, "regressions": remembered.as_json() if remembered else []}
-        request.json_out.write_text(json.dumps(document, indent=2) + "\n")
-    if request.junit_out:
-        request.junit_out.write_text(to_junit(combined))
-    if request.html_out:
-        from envkit.report.html import to_html
+    return reports, unreachable, {o.target: o.seconds for o in outcomes}
 
-        history = (remembered.changes, remembered.trends) if remembered else None
-        request.html_out.write_text(to_html(combined, history), encoding="utf-8")
-    code = exit_code(combined)
-    warn_only = plan is not None and plan.verify.regressions == "warn"
-    if remembered and remembered.regressions and code == EXIT_OK and not warn_only:
-        return EXIT_CHECKS_FAILED  # a figure fell below its baseline: CI must see it
-    return code
+
+def _through_slurm(
+    request: VerifyRequest, slurm: SlurmRequest, plan: Plan | None
+) -> tuple[list[TargetReport], dict[str, str], dict[str, float]]:
+    from envkit.cluster.slurm_run import verify_on_slurm
+
+    if request.targets or request.targets_file or request.local or request.image:
+        raise EnvkitError(
+            "--slurm runs the suite on the cluster's nodes; it takes no other target",
+            "drop --target/--targets/--local/--image, or run them as a separate verify",
+        )
+    runtime = slurm.runtime or (plan.slurm.runtime if plan and plan.slurm else "python")
+    settings = _settings(request, plan, in_container=runtime != "python")
+    if request.python:
+        slurm = replace(slurm, python=request.python)
+    reports, unreachable = verify_on_slurm(plan, slurm, settings, request.run_id, request.quiet)
+    return reports, unreachable, {}
 
 
 def _remember(

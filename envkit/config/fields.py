@@ -23,7 +23,7 @@ from envkit.errors import FieldError
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
-def _matching(pattern: str, what: str, fix: str) -> AfterValidator:
+def matching(pattern: str, what: str, fix: str) -> AfterValidator:
     compiled = re.compile(pattern)
 
     def check(value: str) -> str:
@@ -36,7 +36,7 @@ def _matching(pattern: str, what: str, fix: str) -> AfterValidator:
 
 ProjectName = Annotated[
     str,
-    _matching(
+    matching(
         r"[a-z0-9][a-z0-9_-]{0,62}",
         "project name",
         "use lowercase letters, digits, '-' and '_' (it names the image and containers), "
@@ -45,7 +45,7 @@ ProjectName = Annotated[
 ]
 ImageRef = Annotated[
     str,
-    _matching(
+    matching(
         r"(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
         r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
         r"(?:@sha256:[a-f0-9]{64})?",
@@ -70,7 +70,7 @@ _QUOTED = BeforeValidator(_quoted_version)
 MinorVersion = Annotated[
     str,
     _QUOTED,
-    _matching(
+    matching(
         r"[0-9]+\.[0-9]+|cpu",
         "CUDA version",
         "write MAJOR.MINOR as a quoted string, e.g. '12.4', or 'cpu' for a CPU-only torch",
@@ -79,7 +79,7 @@ MinorVersion = Annotated[
 TorchVersion = Annotated[
     str,
     _QUOTED,
-    _matching(
+    matching(
         r"[0-9]+\.[0-9]+(?:\.[0-9]+)?",
         "torch version",
         "write a release as a quoted string, e.g. '2.4.1' (see `envkit compat`)",
@@ -88,11 +88,11 @@ TorchVersion = Annotated[
 PythonVersion = Annotated[
     str,
     _QUOTED,
-    _matching(r"3\.[0-9]{1,2}", "python version", "write 3.MINOR as a quoted string, e.g. '3.11'"),
+    matching(r"3\.[0-9]{1,2}", "python version", "write 3.MINOR as a quoted string, e.g. '3.11'"),
 ]
 AptPackage = Annotated[
     str,
-    _matching(
+    matching(
         r"[a-z0-9][a-z0-9+.-]+(?::[a-z0-9-]+)?(?:=[A-Za-z0-9.+~:-]+)?",
         "Debian package name",
         "use a package name, optionally pinned: 'git' or 'git=1:2.39.2-1.1'",
@@ -100,7 +100,7 @@ AptPackage = Annotated[
 ]
 CondaSpec = Annotated[
     str,
-    _matching(
+    matching(
         r"(?:[A-Za-z0-9_.-]+::)?[A-Za-z0-9_][A-Za-z0-9_.-]*"
         r"(?:(?:==|>=|<=|!=|=|<|>|~=| )[A-Za-z0-9_.*+!]+"
         r"(?:[,|](?:==|>=|<=|!=|<|>|~=)?[A-Za-z0-9_.*+!]+)*)?",
@@ -110,7 +110,7 @@ CondaSpec = Annotated[
 ]
 Channel = Annotated[
     str,
-    _matching(
+    matching(
         r"[A-Za-z0-9_][A-Za-z0-9_.-]*|https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%+-]+)*/?",
         "conda channel",
         "name a channel ('conda-forge', 'nvidia', 'nodefaults') or give its https URL",
@@ -118,7 +118,7 @@ Channel = Annotated[
 ]
 HttpUrl = Annotated[
     str,
-    _matching(
+    matching(
         r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+-]+)*/?",
         "http(s) URL",
         "give a plain URL without spaces, quotes or query strings, "
@@ -127,7 +127,7 @@ HttpUrl = Annotated[
 ]
 HostName = Annotated[
     str,
-    _matching(
+    matching(
         r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?", "host name", "give a bare host, e.g. 'pypi.example.org'"
     ),
 ]
@@ -184,7 +184,7 @@ def _not_a_system_account(value: str) -> str:
 
 UserName = Annotated[
     str,
-    _matching(
+    matching(
         r"[a-z_][a-z0-9_-]{0,31}",
         "user name",
         "use a POSIX login name: lowercase letters, digits, '-' and '_', starting with a letter",
@@ -193,13 +193,11 @@ UserName = Annotated[
 ]
 EnvKey = Annotated[
     str,
-    _matching(
-        r"[A-Za-z_][A-Za-z0-9_]*", "environment variable name", "use letters, digits and '_'"
-    ),
+    matching(r"[A-Za-z_][A-Za-z0-9_]*", "environment variable name", "use letters, digits and '_'"),
 ]
 Volume = Annotated[
     str,
-    _matching(
+    matching(
         r"[A-Za-z0-9_.~/${}-]+:[/$][A-Za-z0-9_./${}-]*(?::(?:ro|rw|z|Z|cached|delegated|consistent))?",
         "volume",
         "write HOST_PATH:CONTAINER_PATH[:ro], e.g. '$HOME:$HOME' or './data:/data:ro'",
@@ -229,7 +227,7 @@ def _sensible_size(value: str) -> str:
 
 ShmSize = Annotated[
     str,
-    _matching(
+    matching(
         r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?",
         "size",
         "write a size such as '16gb', '512m' or '2g'",
@@ -238,7 +236,7 @@ ShmSize = Annotated[
 ]
 LoginHome = Annotated[
     str,
-    _matching(
+    matching(
         r"(?!.*(?:^|/)\.\.?(?:/|$))/[A-Za-z0-9_./-]*|\$HOME|\$\{HOME\}",
         "login directory",
         "write an absolute path such as /workspace, or $HOME (the invoking user's home path)",
@@ -269,7 +267,7 @@ BindAddresses = Annotated[
 PortMapping = Annotated[str, AfterValidator(check_mapping)]
 CheckId = Annotated[
     str,
-    _matching(
+    matching(
         r"[a-z0-9_]+(?:\.[a-z0-9_]+)*",
         "check id",
         "use a dotted check id such as 'bench.matmul_bf16' (see docs/checks.md)",
@@ -299,11 +297,11 @@ ThresholdId = Annotated[CheckId, AfterValidator(_takes_a_threshold)]
 PeakFraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Sha256 = Annotated[
     str,
-    _matching(r"[0-9a-f]{64}", "sha256", "write the 64 lowercase hex digits `sha256sum` prints"),
+    matching(r"[0-9a-f]{64}", "sha256", "write the 64 lowercase hex digits `sha256sum` prints"),
 ]
 Component = Annotated[
     str,
-    _matching(r"[a-z-]+", "apt component", "use e.g. main, contrib, non-free, non-free-firmware"),
+    matching(r"[a-z-]+", "apt component", "use e.g. main, contrib, non-free, non-free-firmware"),
 ]
 Port = Annotated[int, Field(ge=1, le=65535, strict=True)]  # strict: `true` is not port 1
 NOBODY_ID = 65534  # nobody/nogroup: files it owns are nobody's

@@ -41,6 +41,13 @@ from envkit.config.fields import (
     UserName,
     Volume,
 )
+from envkit.config.slurm_fields import (
+    ContainerSource,
+    NodeProgram,
+    SharedFolder,
+    SlurmName,
+    SlurmTime,
+)
 from envkit.errors import FieldError
 
 
@@ -277,6 +284,43 @@ class Verify(_Strict):
     )
 
 
+class Slurm(_Strict):
+    """How `envkit verify --slurm` runs the suite through the cluster's scheduler."""
+
+    runtime: Literal["python", "pyxis", "apptainer"] = Field(
+        "python",
+        description="Where the suite runs on each node: python (the node's own interpreter, "
+        "slurm.python), pyxis (srun --container-image, enroot) or apptainer (apptainer or "
+        "singularity exec of slurm.image).",
+    )
+    python: NodeProgram = Field(
+        "python3", description="Interpreter with torch: on the node, or inside the container."
+    )
+    image: ContainerSource | None = Field(
+        None,
+        description="pyxis: an image reference or .sqsh file (default: the built tag); "
+        "apptainer: a .sif file or docker://IMAGE (required).",
+    )
+    partition: SlurmName | None = Field(None, description="sbatch --partition.")
+    account: SlurmName | None = Field(None, description="sbatch --account.")
+    time: SlurmTime = Field("30:00", description="sbatch --time: the job's limit.")
+    workdir: SharedFolder | None = Field(
+        None,
+        description="A folder every node sees (shared filesystem) for the run's bundle, "
+        "logs and reports. Default: .envkit/slurm beside envkit.yaml.",
+    )
+
+    @model_validator(mode="after")
+    def _apptainer_needs_image(self) -> Slurm:
+        if self.runtime == "apptainer" and self.image is None:
+            raise FieldError(
+                "runtime apptainer needs slurm.image",
+                "set slurm.image to the environment's .sif file "
+                "(apptainer build env.sif docker-daemon://IMAGE)",
+            )
+        return self
+
+
 class Spec(_Strict):
     """The whole of envkit.yaml."""
 
@@ -306,3 +350,4 @@ class Spec(_Strict):
     runtime: Runtime = Runtime()
     team: Team = Team()
     verify: Verify = Verify()
+    slurm: Slurm = Slurm()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
@@ -115,6 +116,19 @@ class VerifyPlan:
 
 
 @dataclass(frozen=True)
+class SlurmPlan:
+    """`envkit verify --slurm`'s defaults from the config (the command line overrides them)."""
+
+    runtime: str  # python | pyxis | apptainer
+    python: str
+    image: str | None  # None: pyxis takes the built tag
+    partition: str | None
+    account: str | None
+    time: str
+    workdir: str  # absolute, on the shared filesystem
+
+
+@dataclass(frozen=True)
 class Plan:
     """Every decision between envkit.yaml and the rendered files, grouped by what it is about."""
 
@@ -135,6 +149,7 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
     locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
+    slurm: SlurmPlan | None = None
 
     @property
     def conda_prefix(self) -> str | None:
@@ -279,6 +294,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         runtime=_runtime_plan(spec),
         services=plan_services(loaded, host.uid, host.gid),
         verify=_verify_plan(loaded, require_gpu),
+        slurm=_slurm_plan(loaded),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
     )
@@ -295,6 +311,20 @@ def _runtime_plan(spec: Spec) -> RuntimePlan:
         restart=runtime.restart,
         ports=runtime.ports,
         build_network=runtime.build_network,
+    )
+
+
+def _slurm_plan(loaded: LoadedSpec) -> SlurmPlan:
+    slurm = loaded.spec.slurm
+    workdir = Path(slurm.workdir).expanduser() if slurm.workdir else Path(".envkit/slurm")
+    return SlurmPlan(
+        runtime=slurm.runtime,
+        python=slurm.python,
+        image=slurm.image,
+        partition=slurm.partition,
+        account=slurm.account,
+        time=slurm.time,
+        workdir=str((loaded.path.parent / workdir).resolve()),
     )
 
 

@@ -1,0 +1,373 @@
+"""`envkit verify --slurm`'s conversation with Slurm: which requested nodes can take work (sinfo),
+one sbatch, a bounded wait with a progress line (squeue), scancel on Ctrl-C or when the wait
+runs out, and the per-node reports read back from the run's shared folder and merged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envkit.checks.contract import CheckResult, TargetReport, check_result
+from envkit.checks.crossnode import CHECK_ID as CROSS_NODE
+from envkit.cluster.slurm_job import (
+    SlurmJob,
+    SlurmRequest,
+    check_request,
+    plan_job,
+    render_job,
+    time_limit_s,
+)
+from envkit.errors import ClusterUnreachableError, EnvkitError
+from envkit.verify.bundle import build_bundle
+
+if TYPE_CHECKING:
+    from envkit.plan import Plan
+    from envkit.verify.run import VerifySettings
+
+SQUEUE_EVERY_S = 1.0
+POLL_S = 0.1  # the run's `done` file: a cheap local look, so a finished job is seen at once
+# Node states that take no work: sinfo marks a node that stopped answering with a trailing '*'.
+NOT_USABLE = {"down", "drained", "draining", "drain", "fail", "failing", "future", "unknown"}
+MISSING_RUNTIME = "envkit-missing-runtime: "
+CLIENT_TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
+
+
+def target_name(node: str) -> str:
+    return f"slurm://node/{node}"
+
+
+def slurm(argv: list[str], timeout: float = 30) -> str:
+    """One Slurm client command; its stdout. A missing client or controller is exit 3."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise ClusterUnreachableError(
+            f"{argv[0]} is not installed here",
+            "run envkit on a machine with the Slurm client tools (a login node)",
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise ClusterUnreachableError(
+            f"{argv[0]} did not answer within {timeout:.0f} s", "is slurmctld up? (scontrol ping)"
+        ) from None
+    if done.returncode != 0:
+        why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        if "Unable to contact slurm controller" in why[0] or "Connection refused" in why[0]:
+            raise ClusterUnreachableError(
+                f"{argv[0]}: {why[0]}", "is slurmctld up? (scontrol ping)"
+            )
+        fix = "check the request against `sinfo` (partition, nodes, limits)"
+        if "gres" in why[0].lower():
+            fix = "the nodes have no GPUs configured (Gres=gpu:N): pass --gpus-per-node 0"
+        raise EnvkitError(f"{argv[0]} refused: {why[0]}", fix)
+    return done.stdout
+
+
+def hostnames(nodelist: str) -> list[str]:
+    return slurm(["scontrol", "show", "hostnames", nodelist]).split()
+
+
+def split_usable(names: list[str]) -> dict[str, str]:
+    """The requested nodes that cannot take work, with their state; unknown names refused."""
+    out = slurm(["sinfo", "-h", "-N", "-o", "%N|%T", "-n", ",".join(names)])
+    states: dict[str, str] = {}
+    for line in out.splitlines():
+        name, _, state = line.partition("|")
+        states.setdefault(name.strip(), state.strip())
+    unknown = [n for n in names if n not in states]
+    if unknown:
+        raise EnvkitError(
+            f"Slurm has no node {', '.join(unknown)}", "see the node names with `sinfo -N`"
+        )
+    return {
+        n: s
+        for n, s in states.items()
+        if n in names and (s.endswith("*") or s.rstrip("*+~#$@").lower() in NOT_USABLE)
+    }
+
+
+def _down_rows(down: dict[str, str]) -> dict[str, str]:
+    return {target_name(n): f"Slurm reports it {s}; no work was sent" for n, s in down.items()}
+
+
+def check_runtime(job: SlurmJob) -> None:
+    """pyxis adds --container-image to srun; without it the job would fail on every node."""
+    if job.runtime == "pyxis" and "--container-image" not in slurm(["srun", "--help"]):
+        raise EnvkitError(
+            "slurm.runtime is pyxis, but this cluster's srun has no --container-image "
+            "(the pyxis plugin is not installed)",
+            "ask the cluster's admins for pyxis/enroot, or set slurm.runtime: apptainer or python",
+        )
+
+
+def submit(job: SlurmJob) -> str:
+    folder = Path(job.workdir)
+    for sub in ("reports", "logs"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    for name, text in render_job(job).items():
+        (folder / name).write_text(text, encoding="utf-8")
+    (folder / "checks.zip").write_bytes(build_bundle())
+    out = slurm(["sbatch", *job.sbatch_args, str(folder / "job.sh")], timeout=60)
+    return out.strip().split(";")[0]  # --parsable: ID[;CLUSTER]
+
+
+def cancel(job_id: str, wait_s: float = 15.0) -> bool:
+    """scancel, then wait until squeue no longer lists the job; whether it is gone."""
+    subprocess.run(["scancel", job_id], capture_output=True, timeout=30, check=False)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if not _squeue(job_id):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _squeue(job_id: str) -> tuple[str, str] | None:
+    """(state, reason) while the job is queued or running; None once it left the queue."""
+    try:
+        out = slurm(["squeue", "-h", "-j", job_id, "-o", "%T|%r"], timeout=15)
+    except EnvkitError:
+        return None  # squeue refuses a job id it no longer knows
+    line = out.strip().splitlines()[:1]
+    if not line:
+        return None
+    state, _, reason = line[0].partition("|")
+    return state, reason
+
+
+def final_state(job_id: str) -> str:
+    try:
+        out = slurm(["scontrol", "show", "job", "-o", job_id], timeout=15)
+    except EnvkitError:
+        return "ENDED"
+    found = [w for w in out.split() if w.startswith("JobState=")]
+    return found[0].split("=", 1)[1] if found else "ENDED"
+
+
+@dataclass
+class Waited:
+    job_id: str
+    state: str  # the job's last state seen
+    reason: str = ""
+    timed_out: bool = False
+    nodes: list[str] = field(default_factory=list)
+
+
+class Progress:
+    """One line per change: the job's state and, while it runs, each node's."""
+
+    def __init__(self, job_id: str, folder: Path, quiet: bool) -> None:
+        self.job_id, self.folder, self.quiet = job_id, folder, quiet
+        self.last = ""
+
+    def node_states(self, nodes: list[str]) -> str:
+        def one(node: str) -> str:
+            if (self.folder / "reports" / f"{node}.json").exists():
+                return f"{node} done"
+            if (self.folder / "logs" / f"{node}.suite.log").exists():
+                return f"{node} running"
+            return f"{node} starting"
+
+        return ", ".join(one(n) for n in nodes)
+
+    def show(self, state: str, reason: str, nodes: list[str]) -> None:
+        line = f"slurm job {self.job_id}: {state}"
+        if state == "PENDING" and reason and reason != "None":
+            line += f" ({reason})"
+        if nodes:
+            line += ": " + self.node_states(nodes)
+        if line != self.last and not self.quiet:
+            sys.stderr.write(line + "\n")
+        self.last = line
+
+
+def allocated(folder: Path) -> list[str]:
+    """The job's nodes, as job.sh wrote them at its start."""
+    path = folder / "nodelist"
+    text = path.read_text().strip() if path.exists() else ""
+    return hostnames(text) if text else []
+
+
+def wait(job_id: str, folder: Path, wait_s: float, quiet: bool) -> Waited:
+    """Until the job is done or left the queue, or wait_s passed (then it is cancelled)."""
+    progress = Progress(job_id, folder, quiet)
+    waited = Waited(job_id, "PENDING")
+    deadline = time.monotonic() + wait_s
+    next_look = 0.0
+    try:
+        while not (folder / "done").exists():
+            now = time.monotonic()
+            if now >= deadline:
+                waited.timed_out = True
+                cancel(job_id)
+                break
+            if now >= next_look:
+                next_look = now + SQUEUE_EVERY_S
+                seen = _squeue(job_id)
+                if seen is None:
+                    waited.state = final_state(job_id)
+                    break
+                waited.state, waited.reason = seen
+                if not waited.nodes and waited.state == "RUNNING":
+                    waited.nodes = allocated(folder)
+                progress.show(waited.state, waited.reason, waited.nodes)
+            time.sleep(POLL_S)
+        else:
+            waited.state = "COMPLETED"
+    except KeyboardInterrupt:
+        gone = cancel(job_id)
+        sys.stderr.write(
+            f"slurm job {job_id} cancelled" + ("" if gone else " (squeue still lists it)") + "\n"
+        )
+        raise
+    waited.nodes = waited.nodes or allocated(folder)
+    if not quiet:
+        progress.show(waited.state, waited.reason, waited.nodes)
+    return waited
+
+
+def _log_tail(folder: Path, node: str, step: str, lines: int = 3) -> str:
+    path = folder / "logs" / f"{node}.{step}.log"
+    if not path.exists():
+        return ""
+    text = path.read_text(errors="replace").strip().splitlines()
+    return " | ".join(text[-lines:])
+
+
+def missing_runtime(folder: Path, node: str) -> str | None:
+    for line in _log_tail(folder, node, "suite", 5).split(" | "):
+        if line.startswith(MISSING_RUNTIME):
+            return line[len(MISSING_RUNTIME) :]
+    return None
+
+
+def _collective(folder: Path, node: str) -> CheckResult:
+    path = folder / "reports" / f"{node}.collective.json"
+    if path.exists():
+        result: CheckResult = json.loads(path.read_text())
+        return result
+    if (folder / "collective-skipped").exists():
+        why = "not run: the suite failed on a node, so its ranks could not all join"
+        return check_result(CROSS_NODE, "skip", 0.0, why, [])
+    tail = _log_tail(folder, node, "collective") or "its torchrun step left no log"
+    return check_result(CROSS_NODE, "error", 0.0, f"no result from {node}: {tail}", [])
+
+
+def _with(report: TargetReport, extra: CheckResult) -> TargetReport:
+    report["checks"].append(extra)
+    key = extra["status"] if extra["status"] in report["summary"] else "error"
+    report["summary"][key] += 1  # type: ignore[literal-required]
+    return report
+
+
+def collect(
+    folder: Path, waited: Waited, down: dict[str, str], cross_node: bool
+) -> tuple[list[TargetReport], dict[str, str]]:
+    """Each allocated node's report (with the cross-node result on two nodes or more), and why
+    every other node has none."""
+    reports: list[TargetReport] = []
+    unreachable = _down_rows(down)
+    for node in waited.nodes:
+        path = folder / "reports" / f"{node}.json"
+        if not path.exists():
+            why = missing_runtime(folder, node) or _log_tail(folder, node, "suite")
+            unreachable[target_name(node)] = f"no report (job {waited.job_id} {waited.state}): " + (
+                why or "its task never started"
+            )
+            continue
+        report: TargetReport = json.loads(path.read_text())
+        report["target"] = target_name(node)
+        report["environment"]["slurm_job"] = waited.job_id
+        if len(waited.nodes) > 1 and cross_node:
+            report = _with(report, _collective(folder, node))
+        reports.append(report)
+    return reports, unreachable
+
+
+def refuse_missing_runtime(folder: Path, waited: Waited, reports: list[TargetReport]) -> None:
+    """Every node lacking the chosen runtime is a configuration mistake, not a node fault."""
+    missing = {n: missing_runtime(folder, n) for n in waited.nodes}
+    if waited.nodes and not reports and all(missing.values()):
+        first = next(iter(missing.values()))
+        raise EnvkitError(
+            f"the chosen Slurm runtime is missing on every node: {first}",
+            "install it on the nodes, or choose another with slurm.runtime "
+            "(python, pyxis, apptainer) or --slurm-runtime",
+        )
+
+
+def tidy(folder: Path, clean: bool) -> None:
+    """A run that passed leaves nothing behind; one that did not keeps its logs."""
+    if clean:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        sys.stderr.write(f"the job's scripts, logs and reports are kept in {folder}\n")
+
+
+def _run_folder(plan: Plan | None, request: SlurmRequest, run_id: str) -> Path:
+    if request.workdir is not None:
+        base = request.workdir.expanduser().resolve()
+    elif plan is not None and plan.slurm is not None:
+        base = Path(plan.slurm.workdir)
+    else:
+        base = Path(".envkit/slurm").resolve()
+    return base / f"run-{run_id}"
+
+
+def _never_started(request: SlurmRequest, names: list[str], why: str) -> dict[str, str]:
+    if names:
+        return {target_name(n): why for n in names}
+    return {target_name(f"unallocated-{i + 1}"): why for i in range(request.nodes or 1)}
+
+
+def verify_on_slurm(
+    plan: Plan | None,
+    request: SlurmRequest,
+    settings: VerifySettings,
+    run_id: str,
+    quiet: bool,
+) -> tuple[list[TargetReport], dict[str, str]]:
+    """One batch job over the requested nodes; each node's report, and why others have none."""
+    check_request(request)  # before any Slurm command sees the values
+    for tool in CLIENT_TOOLS:
+        if shutil.which(tool) is None:
+            raise ClusterUnreachableError(
+                f"{tool} is not installed here",
+                "run envkit on a machine with the Slurm client tools (a login node)",
+            )
+    names = hostnames(request.nodelist) if request.nodelist else []
+    down = split_usable(names) if names else {}
+    usable = [n for n in names if n not in down]
+    if names and not usable:
+        return [], _down_rows(down)
+    if usable:
+        request = replace(request, nodelist=",".join(usable))
+    folder = _run_folder(plan, request, run_id)
+    job = plan_job(plan, request, settings, str(folder))
+    check_runtime(job)
+    try:
+        job_id = submit(job)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)  # nothing was queued: leave nothing behind
+        raise
+    limit = request.wait_s or time_limit_s(job.time) + 600  # the job's own limit + queueing
+    waited = wait(job_id, folder, limit, quiet)
+    reports, unreachable = collect(folder, waited, down, job.cross_node)
+    if waited.timed_out:
+        why = (
+            f"envkit stopped waiting after {limit:.0f} s and cancelled job {job_id} "
+            f"({waited.state}{': ' + waited.reason if waited.reason else ''}); "
+            "raise --wait, or ask for nodes that are free (sinfo)"
+        )
+        sys.stderr.write(why + "\n")
+        if not waited.nodes:
+            unreachable.update(_never_started(request, usable, why))
+    refuse_missing_runtime(folder, waited, reports)
+    passed = all(not r["summary"]["fail"] and not r["summary"]["error"] for r in reports)
+    tidy(folder, clean=passed and not unreachable)
+    return reports, unreachable
