@@ -57,6 +57,7 @@ bench: venv system-deps
 	$(PY) benchmarks/bench_fleet.py --json benchmarks/fleet.json
 	$(PY) benchmarks/bench_lock.py --json benchmarks/lock.json
 	$(PY) benchmarks/bench_slurm.py --json benchmarks/slurm.json
+	$(PY) benchmarks/bench_notebook.py --json benchmarks/notebook.json
 
 clean:
 	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

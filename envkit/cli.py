@@ -28,6 +28,7 @@ from envkit.cli_cluster import (
 from envkit.cli_history import HistoryFile, history_app
 from envkit.cli_lock import diff as diff_command
 from envkit.cli_lock import lock as lock_command
+from envkit.cli_notebook import notebook_app
 from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 from envkit.targets import usage as target_usage
 from envkit.verify.fleet import DEFAULT_PARALLEL
@@ -196,6 +197,7 @@ compat_app = typer.Typer(
 app.add_typer(compat_app, name="compat")
 app.add_typer(history_app, name="history")
 app.add_typer(k8s_app, name="k8s")
+app.add_typer(notebook_app, name="notebook")
 app.command("health")(health)
 app.command("lock")(lock_command)
 app.command("diff")(diff_command)

@@ -41,7 +41,17 @@ HINTS = {
 
 
 def _load_all() -> None:
-    from . import autograd, bench, cpu_bench, cuda, lockcheck, multigpu, system, tensor  # noqa: F401
+    from . import (  # noqa: F401
+        autograd,
+        bench,
+        cpu_bench,
+        cuda,
+        lockcheck,
+        multigpu,
+        notebook,
+        system,
+        tensor,
+    )
 
 
 # ---------------------------------------------------------------- worker side (imports torch)

@@ -10,9 +10,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envkit.addresses import is_wildcard, parse_mapping
+from envkit.addresses import LOOPBACKS, is_wildcard, parse_mapping
 from envkit.catalog.compat import version_key
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
+from envkit.plan.notebook import notebook_publications
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
@@ -255,14 +256,19 @@ def check_exposure(host: Host) -> Finding:
         address, port, _, _ = parse_mapping(mapping)  # no address: every interface
         if is_wildcard(address):
             public.append(f"{port} (runtime.ports)")
+    for service in plan.services:  # a notebook anywhere but loopback: its token is all that guards
+        for address, port, _, what in notebook_publications(plan, service):
+            if address not in LOOPBACKS:
+                public.append(f"{address}:{port} ({what.split('.')[-2]}, {service.container_name})")
     if public:
         return Finding(
             "exposure",
             "warn",
-            f"published on every interface, reachable from the network: {', '.join(public)}; "
+            f"published beyond loopback, reachable from the network: {', '.join(public)}; "
             "Docker's published ports bypass the host firewall",
-            "publish on loopback (ssh.bind: [127.0.0.1, '::1'], runtime.ports '127.0.0.1:H:C') and "
-            "connect with `ssh -J THIS_HOST` (`envkit ssh-config --host THIS_HOST` writes it)",
+            "publish on loopback (ssh.bind: [127.0.0.1, '::1'], runtime.ports '127.0.0.1:H:C', "
+            "notebook.bind: 127.0.0.1) and connect with `ssh -J THIS_HOST` (`envkit ssh-config "
+            "--host THIS_HOST` writes it, the notebook's LocalForward too)",
         )
     return Finding("exposure", "ok", "every published port is bound to a specific address")
 

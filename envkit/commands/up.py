@@ -43,7 +43,7 @@ def up(config: str | None, timeout: float) -> int:
 
     from envkit.engine.client import docker_client, running_containers
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
-    from envkit.engine.team_sync import departed, sync_keys
+    from envkit.engine.team_sync import departed, sync_keys, sync_notebook_tokens
 
     project = load_project(config)
     _require_keys(project)
@@ -70,6 +70,8 @@ def up(config: str | None, timeout: float) -> int:
     names = [s.container_name for s in plan.services]
     states = wait_healthy(client, names, timeout)
     refreshed = {s.container: s for s in sync_keys(client, plan, running_before)}
+    for name in sync_notebook_tokens(client, plan):
+        sys.stdout.write(f"{name}: the member list changed; the notebook token was rotated\n")
     for gone in leaving:
         sys.stdout.write(
             f"{gone.name}: removed with its open sessions (no longer in envkit.yaml)\n"

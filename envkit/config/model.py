@@ -41,6 +41,7 @@ from envkit.config.fields import (
     UserName,
     Volume,
 )
+from envkit.config.notebook_fields import KernelName, LogDir, PipVersion
 from envkit.config.slurm_fields import (
     ContainerSource,
     NodeProgram,
@@ -284,6 +285,33 @@ class Verify(_Strict):
     )
 
 
+class TensorBoard(_Strict):
+    """TensorBoard beside JupyterLab, published the same way (it has no login of its own)."""
+
+    enabled: bool = Field(False, description="Run TensorBoard, supervised like JupyterLab.")
+    version: PipVersion = Field("2.21.0", description="tensorboard release, from the pip mirror.")
+    logdir: LogDir = Field("runs", description="Log folder, relative to the login home.")
+    port: Port = Field(6006, description="Host port (per-member mode: derived from it).")
+
+
+class Notebook(_Strict):
+    """JupyterLab served from the environment, the environment's Python as a named kernel."""
+
+    enabled: bool = Field(False, description="Serve JupyterLab from every container.")
+    jupyterlab: PipVersion = Field("4.6.6", description="jupyterlab release, from the pip mirror.")
+    port: Port = Field(8888, description="Host port (per-member mode: derived from it).")
+    bind: BindAddresses = Field(
+        ("127.0.0.1",),
+        description="Host addresses the notebook (and TensorBoard) ports are published on. The "
+        "default keeps them off the network: reach them through the SSH tunnel that "
+        "`envkit ssh-config` prints (LocalForward). Others make `envkit doctor` warn.",
+    )
+    kernel: KernelName | None = Field(
+        None, description="The kernel's name (default: the project's name)."
+    )
+    tensorboard: TensorBoard = TensorBoard()
+
+
 class Slurm(_Strict):
     """How `envkit verify --slurm` runs the suite through the cluster's scheduler."""
 
@@ -350,4 +378,5 @@ class Spec(_Strict):
     runtime: Runtime = Runtime()
     team: Team = Team()
     verify: Verify = Verify()
+    notebook: Notebook = Notebook()
     slurm: Slurm = Slurm()

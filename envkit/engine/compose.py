@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from envkit.addresses import is_ipv6, parse_mapping, with_port
 from envkit.errors import EngineUnreachableError, EnvkitError
+from envkit.plan.notebook import notebook_publications
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
@@ -95,6 +96,8 @@ def taken_ports(plan: Plan, running: set[str]) -> list[PortProblem]:
         for mapping in plan.runtime.ports:
             host_ip, host_port, _, _ = parse_mapping(mapping)
             wanted.append((host_ip, host_port, f"runtime.ports {mapping}"))
+        for address, host_port, _, what in notebook_publications(plan, service):
+            wanted.append((address, host_port, what))
     problems = []
     for address, port, owner in wanted:
         why = port_problem(address, port)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envkit.addresses import parse_mapping
+from envkit.plan.notebook import notebook_publications
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
@@ -42,6 +43,8 @@ def _ports(plan: Plan, service: Service) -> dict[str, Any]:
     for mapping in plan.runtime.ports:
         host_ip, host_port, container_port, proto = parse_mapping(mapping)
         ports[f"{container_port}/{proto}"] = (host_ip, host_port)
+    for address, host_port, inside, _ in notebook_publications(plan, service):
+        ports.setdefault(f"{inside}/tcp", []).append((address, host_port))
     return ports
 
 

@@ -3,6 +3,7 @@ re-install authorized keys where they changed, and remove the containers of depa
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -69,3 +70,26 @@ def departed(client: Any, plan: Plan) -> list[Any]:
     wanted = {s.container_name for s in plan.services}
     every = containers(client, plan.project)
     return [c for c in every if c.name not in wanted]
+
+
+def members_digest(plan: Plan) -> str:
+    """Names the member list (not secret): the shared notebook's token rotates when it changes."""
+    return hashlib.sha256("\n".join(sorted(plan.members)).encode()).hexdigest()[:16]
+
+
+def sync_notebook_tokens(client: Any, plan: Plan) -> list[str]:
+    """Shared mode: tell the container who the members are; its token rotates when they changed
+    (a member who left must not keep a working notebook URL). The containers that rotated."""
+    if plan.notebook is None or not plan.notebook.enabled:
+        return []
+    rotated = []
+    for service in plan.services:
+        if service.member is not None:
+            continue  # per-member: each server is its member's alone
+        container = client.containers.get(service.container_name)
+        result = container.exec_run(
+            ["/usr/local/bin/envkit-notebook", "members", members_digest(plan)], user="root"
+        )
+        if result.exit_code == 0 and b"rotated" in result.output:
+            rotated.append(service.container_name)
+    return rotated

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envkit.addresses import parse_mapping
 from envkit.config.bounded import read_regular
 from envkit.config.load import LoadedSpec, Loc
+from envkit.config.model import Spec
 from envkit.errors import ConfigError, ConfigIssue, FieldError
 from envkit.plan.keys import PublicKey, looks_private, parse_public_key
 
@@ -25,6 +26,8 @@ class Service:
     ssh_port: int
     keys_dir: str  # folder holding its authorized_keys in the render output, mounted read-only
     keys: tuple[str, ...]  # authorized_keys lines
+    notebook_port: int | None = None  # host ports of JupyterLab and TensorBoard, when enabled
+    tensorboard_port: int | None = None
 
 
 KEY_FILE_LIMIT = 256 * 1024  # a few thousand keys; a key file is never bigger
@@ -151,6 +154,7 @@ def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:
                 )
             )
         taken[service.ssh_port] = owner
+        issues += _notebook_port_issues(loaded, service, owner, taken)
     if len(services) > 1 and loaded.spec.runtime.ports:
         # Every container publishes runtime.ports, and a host port can go to one of them only.
         issues.append(
@@ -212,5 +216,48 @@ def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]
                     keys=tuple(dict.fromkeys(admins + member_keys(loaded, index))),
                 )
             )
+    services = [_with_notebook(spec, s) for s in services]
     _check_ports(loaded, services)
     return tuple(services)
+
+
+def _notebook_port_issues(
+    loaded: LoadedSpec, service: Service, owner: str, taken: dict[int, str]
+) -> list[ConfigIssue]:
+    issues = []
+    for field, port in (
+        (("notebook", "port"), service.notebook_port),
+        (("notebook", "tensorboard", "port"), service.tensorboard_port),
+    ):
+        if port is None:
+            continue
+        what = ".".join(str(part) for part in field)
+        if port in taken:
+            issues.append(
+                loaded.issue(
+                    field,
+                    f"host port {port} for {owner}'s {field[-2]} is already used by {taken[port]}",
+                    f"choose another {what}",
+                    port,
+                )
+            )
+        taken[port] = f"{owner}'s {field[-2]}"
+    return issues
+
+
+def _with_notebook(spec: Spec, service: Service) -> Service:
+    """JupyterLab's and TensorBoard's host ports: the configured ones for the shared container,
+    derived from them per member the same stable way as SSH ports."""
+    notebook = spec.notebook
+    if not notebook.enabled:
+        return service
+
+    def port(base: int) -> int:
+        return base if service.member is None else member_port(base, service.member)
+
+    board = notebook.tensorboard
+    return replace(
+        service,
+        notebook_port=port(notebook.port),
+        tensorboard_port=port(board.port) if board.enabled else None,
+    )

@@ -17,6 +17,7 @@ from envkit.plan.access import Service, plan_services
 from envkit.plan.certs import CaCert, plan_ca_certs
 from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
+from envkit.plan.notebook import NotebookPlan, plan_notebook
 from envkit.plan.ssh import SshPlan, host_has_ipv6, plan_ssh
 from envkit.plan.torch import TorchPlan
 
@@ -150,6 +151,7 @@ class Plan:
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
     locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
     slurm: SlurmPlan | None = None
+    notebook: NotebookPlan | None = None
 
     @property
     def conda_prefix(self) -> str | None:
@@ -295,6 +297,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         services=plan_services(loaded, host.uid, host.gid),
         verify=_verify_plan(loaded, require_gpu),
         slurm=_slurm_plan(loaded),
+        notebook=plan_notebook(loaded.spec),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import jinja2
@@ -16,12 +17,19 @@ from envkit import __version__
 from envkit.addresses import with_port
 from envkit.plan import Plan
 from envkit.plan.locked import LockedPlan
+from envkit.plan.notebook import (
+    CONTAINER_PORT,
+    TENSORBOARD_CONTAINER_PORT,
+    TOKEN_FILE,
+    NotebookPlan,
+)
 
 EXECUTABLE = frozenset(
     {
         "envkit/runtime/entrypoint.sh",
         "envkit/runtime/healthcheck.sh",
         "envkit/runtime/install-keys.sh",
+        "envkit/runtime/notebook.sh",
         "envkit/apt/apt-mirror.sh",
         "envkit/apt/cuda-repo.sh",
     }
@@ -80,6 +88,26 @@ def _torch_note(plan: Plan) -> str:
     return f"torch {plan.torch.version} is installed from {plan.torch.index_url}, not from here."
 
 
+def _notebook_files(notebook: NotebookPlan, render: Callable[..., str]) -> dict[str, str]:
+    settings = {
+        "kernel": notebook.kernel,
+        "port": CONTAINER_PORT,
+        "token_file": TOKEN_FILE,
+        "tensorboard_port": TENSORBOARD_CONTAINER_PORT if notebook.tensorboard else None,
+    }
+    script = render(
+        "notebook.sh.j2",
+        notebook=notebook,
+        token_file=TOKEN_FILE,
+        container_port=CONTAINER_PORT,
+        tensorboard_port=TENSORBOARD_CONTAINER_PORT,
+    )
+    return {
+        "envkit/runtime/notebook.sh": script,
+        "envkit/runtime/notebook.json": json.dumps(settings, indent=1, sort_keys=True) + "\n",
+    }
+
+
 def _locked_files(locked: LockedPlan) -> dict[str, str]:
     files = {"envkit/runtime/envkit.lock": locked.lock_text}
     if locked.pip:
@@ -127,6 +155,8 @@ def render_files(plan: Plan) -> dict[str, str]:
         )
     if plan.locked is not None:
         files.update(_locked_files(plan.locked))
+    if plan.notebook is not None and plan.notebook.enabled:
+        files.update(_notebook_files(plan.notebook, render))
     for cert in plan.ca_certs:
         files[f"envkit/ca/{cert.name}"] = cert.pem
     for service in plan.services:

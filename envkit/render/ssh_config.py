@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING
 
 from envkit.addresses import LOOPBACKS, is_wildcard
 from envkit.errors import EnvkitError
+from envkit.plan.notebook import CONTAINER_PORT, TENSORBOARD_CONTAINER_PORT
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
+    from envkit.plan.access import Service
 
 LOOPBACK = ("localhost", *LOOPBACKS)
 
@@ -30,6 +32,20 @@ def jump_host(plan: Plan, host: str | None) -> str | None:
     if host and host not in LOOPBACK and all(a in LOOPBACKS for a in plan.ssh.bind):
         return host
     return None
+
+
+def _forwards(plan: Plan, service: Service) -> list[str]:
+    """JupyterLab and TensorBoard through the tunnel, on the same local ports as published, so
+    `envkit notebook url` works either way; only where sshd allows TCP forwarding."""
+    if not plan.ssh.tcp_forwarding:
+        return []
+    lines = []
+    if service.notebook_port is not None:
+        lines.append(f"    LocalForward {service.notebook_port} 127.0.0.1:{CONTAINER_PORT}")
+    if service.tensorboard_port is not None:
+        port = TENSORBOARD_CONTAINER_PORT
+        lines.append(f"    LocalForward {service.tensorboard_port} 127.0.0.1:{port}")
+    return lines
 
 
 def ssh_config_blocks(
@@ -64,6 +80,7 @@ def ssh_config_blocks(
             "    IdentitiesOnly yes",
             "    StrictHostKeyChecking accept-new",
             "    ServerAliveInterval 60",
+            *_forwards(plan, service),
         ]
         blocks.append("\n".join(lines) + "\n")
     header = f"# envkit {plan.project}: add to ~/.ssh/config (VS Code Remote-SSH reads it too)\n"

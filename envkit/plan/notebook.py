@@ -1,0 +1,69 @@
+"""JupyterLab (and TensorBoard) in the box: what the image installs, how the container serves
+them, where the host publishes them. Ports per container are in access.py's Service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from envkit.config.model import Spec
+
+if TYPE_CHECKING:
+    from envkit.plan.access import Service
+    from envkit.plan.build import Plan
+
+CONTAINER_PORT = 8888  # inside every container; the host side is the service's notebook_port
+TENSORBOARD_CONTAINER_PORT = 6006
+# Where the token lives: the container's state volume (the same one as its host keys), so it
+# survives restarts and recreation but is never in the image or the compose file.
+TOKEN_FILE = "/var/lib/envkit/hostkeys/notebook-token"  # noqa: S105 - a path, not a secret
+SETTINGS_FILE = "/etc/envkit/notebook.json"  # read by the system.notebook check
+
+
+@dataclass(frozen=True)
+class NotebookPlan:
+    enabled: bool
+    jupyterlab: str
+    kernel: str
+    display_name: str
+    bind: tuple[str, ...]  # host addresses both ports are published on
+    tensorboard: bool
+    tensorboard_version: str
+    logdir: str  # relative to the login home
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        wanted = [f"jupyterlab=={self.jupyterlab}", "ipykernel"]
+        if self.tensorboard:
+            wanted.append(f"tensorboard=={self.tensorboard_version}")
+        return tuple(wanted)
+
+
+def plan_notebook(spec: Spec) -> NotebookPlan:
+    notebook = spec.notebook
+    kernel = notebook.kernel or spec.name.replace("_", "-")
+    return NotebookPlan(
+        enabled=notebook.enabled,
+        jupyterlab=notebook.jupyterlab,
+        kernel=kernel,
+        display_name=f"Python ({kernel})",
+        bind=tuple(notebook.bind),
+        tensorboard=notebook.enabled and notebook.tensorboard.enabled,
+        tensorboard_version=notebook.tensorboard.version,
+        logdir=notebook.tensorboard.logdir,
+    )
+
+
+def notebook_publications(plan: Plan, service: Service) -> list[tuple[str, int, int, str]]:
+    """(host address, host port, container port, what) for the service's JupyterLab and
+    TensorBoard: what compose publishes, the SDK path maps, and `up` checks are free."""
+    notebook = plan.notebook
+    if notebook is None or not notebook.enabled or service.notebook_port is None:
+        return []
+    found = [(a, service.notebook_port, CONTAINER_PORT, "notebook.port") for a in notebook.bind]
+    if service.tensorboard_port is not None:
+        found += [
+            (a, service.tensorboard_port, TENSORBOARD_CONTAINER_PORT, "notebook.tensorboard.port")
+            for a in notebook.bind
+        ]
+    return found
