@@ -27,6 +27,8 @@ def requested(plan: Plan) -> Entries:
         items.append(f"torch:{plan.torch.requirement}+{plan.torch.cuda or '-'}")
     items += [f"apt:{package}" for package in plan.packages.apt]
     items += [f"pip:{_token(requirement)}" for requirement in plan.packages.pip]
+    if plan.notebook is not None and plan.notebook.enabled:  # JupyterLab comes from the lock too
+        items += [f"notebook:{requirement}" for requirement in plan.notebook.requirements]
     if plan.conda.update_env:
         items += [f"conda:{_token(dependency)}" for dependency in plan.conda.dependencies]
         items += [f"conda-pip:{_token(requirement)}" for requirement in plan.conda.pip]

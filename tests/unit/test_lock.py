@@ -171,6 +171,19 @@ def test_the_inputs_digest_follows_the_requests_only() -> None:
     assert inputs_digest(plan) == inputs_digest(same) != inputs_digest(more)
 
 
+def test_turning_the_notebook_on_after_the_lock_is_named() -> None:
+    from envkit.plan.notebook import plan_notebook
+    from tests.conftest import load_example
+
+    plan = plan_example("debian-bookworm-cpu")
+    spec = load_example("debian-bookworm-cpu").spec
+    on = spec.model_copy(update={"notebook": spec.notebook.model_copy(update={"enabled": True})})
+    with_notebook = dataclasses.replace(plan, notebook=plan_notebook(on))
+    assert "notebook:jupyterlab==4.6.6" in requested(with_notebook)
+    assert not any(k.startswith("notebook:") for k in requested(plan))
+    assert inputs_digest(plan) != inputs_digest(with_notebook)
+
+
 def test_read_lock_names_a_missing_or_broken_file(tmp_path: Path) -> None:
     with pytest.raises(EnvkitError, match="does not exist"):
         read_lock(tmp_path / "envkit.lock")
