@@ -79,3 +79,13 @@ def test_bad_notebook_config_names_the_field(text: str, field: str, tmp_path: Pa
     with pytest.raises(ConfigError) as caught:
         plan_text(BASE + text, tmp_path)
     assert field in str(caught.value)
+
+
+def test_doctor_warns_when_the_notebook_is_published_beyond_loopback(tmp_path: Path) -> None:
+    from envkit.commands.doctor import Host, check_exposure
+
+    quiet = check_exposure(Host(plan=plan_text(BASE + ON, tmp_path)))
+    assert quiet.status == "ok", quiet
+    loud = check_exposure(Host(plan=plan_text(BASE + ON + "  bind: 0.0.0.0\n", tmp_path)))
+    assert loud.status == "warn" and "0.0.0.0:8888 (notebook, lab)" in loud.message
+    assert loud.fix is not None and "notebook.bind" in loud.fix
