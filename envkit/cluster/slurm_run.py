@@ -61,6 +61,11 @@ def slurm(argv: list[str], timeout: float = 30) -> str:
             raise ClusterUnreachableError(
                 f"{argv[0]}: {why[0]}", "is slurmctld up? (scontrol ping)"
             )
+        if "configuration source" in why[0]:  # no slurm.conf, no SLURM_CONF, no configless DNS
+            raise ClusterUnreachableError(
+                f"{argv[0]} finds no Slurm configuration here",
+                "run envkit on the cluster's login node, or set SLURM_CONF to its slurm.conf",
+            )
         fix = "check the request against `sinfo` (partition, nodes, limits)"
         if "gres" in why[0].lower():
             fix = "the nodes have no GPUs configured (Gres=gpu:N): pass --gpus-per-node 0"
