@@ -5,6 +5,7 @@ runs out, and the per-node reports read back from the run's shared folder and me
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -61,7 +62,8 @@ def slurm(argv: list[str], timeout: float = 30) -> str:
             raise ClusterUnreachableError(
                 f"{argv[0]}: {why[0]}", "is slurmctld up? (scontrol ping)"
             )
-        if "configuration source" in why[0]:  # no slurm.conf, no SLURM_CONF, no configless DNS
+        # No slurm.conf, no SLURM_CONF, no configless DNS record: not a cluster's machine.
+        if "configuration source" in why[0] or "process configuration file" in why[0]:
             raise ClusterUnreachableError(
                 f"{argv[0]} finds no Slurm configuration here",
                 "run envkit on the cluster's login node, or set SLURM_CONF to its slurm.conf",
@@ -345,6 +347,12 @@ def verify_on_slurm(
                 f"{tool} is not installed here",
                 "run envkit on a machine with the Slurm client tools (a login node)",
             )
+    conf = os.environ.get("SLURM_CONF")
+    if conf and not Path(conf).is_file():  # Slurm's tools would retry it for a minute
+        raise ClusterUnreachableError(
+            f"SLURM_CONF names {conf}, which does not exist",
+            "point SLURM_CONF at the cluster's slurm.conf, or unset it",
+        )
     names = hostnames(request.nodelist) if request.nodelist else []
     down = split_usable(names) if names else {}
     usable = [n for n in names if n not in down]

@@ -210,3 +210,15 @@ def test_no_slurm_client_is_unreachable(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "sbatch is not installed here" in done.stderr or "not installed here" in done.stderr
+
+
+def test_a_missing_slurm_conf_is_named_at_once(tmp_path: Path) -> None:
+    env = dict(os.environ, SLURM_CONF=str(tmp_path / "nowhere" / "slurm.conf"))
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "envkit", "verify", "--slurm", "--nodelist", "n1", "--no-history",
+         "--workdir", str(tmp_path / "runs")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "SLURM_CONF names" in done.stderr and time.monotonic() - started < 20
