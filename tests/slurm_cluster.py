@@ -142,6 +142,16 @@ class SlurmCluster:
     def queue(self) -> list[str]:
         return self.run("squeue", "-h", "-o", "%i %j %T").stdout.split("\n")[:-1]
 
+    def drained_queue(self, wait_s: float = 30) -> list[str]:
+        """The queue once cancelled jobs have finished COMPLETING (Slurm ends their processes
+        after KillWait; a loaded machine takes longer), or what is still in it after wait_s."""
+        deadline = time.monotonic() + wait_s
+        while (left := self.queue()) and all("COMPLETING" in job for job in left):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        return left
+
     # ------------------------------------------------------------------ configuration
 
     def _run(self, argv: list[str]) -> None:

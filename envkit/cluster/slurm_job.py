@@ -70,8 +70,18 @@ class SlurmJob:
     port_base: int = PORT_BASE
 
     @property
+    def name(self) -> str:
+        return job_name(self.project, self.workdir)
+
+    @property
     def sbatch_line(self) -> str:
         return shlex.join(["sbatch", *self.sbatch_args, f"{self.workdir}/job.sh"])
+
+
+def job_name(project: str, workdir: str) -> str:
+    """Unique per run (the run folder's name), so Ctrl-C can cancel the job by name even before
+    sbatch's answer, with its id, has arrived."""
+    return f"envkit-verify-{project}-{Path(workdir).name}"
 
 
 def time_limit_s(text: str) -> int:
@@ -130,7 +140,7 @@ def _sbatch_args(
     project: str, request: SlurmRequest, plan: Plan | None, gpus: int, workdir: str
 ) -> tuple[str, ...]:
     slurm = plan.slurm if plan else None
-    args = [f"--job-name=envkit-verify-{project}", f"--output={workdir}/job.out"]
+    args = [f"--job-name={job_name(project, workdir)}", f"--output={workdir}/job.out"]
     args += ["--ntasks-per-node=1", "--parsable"]
     if request.nodelist:
         args += [f"--nodelist={request.nodelist}"]

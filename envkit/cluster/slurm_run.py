@@ -5,10 +5,10 @@ runs out, and the per-node reports read back from the run's shared folder and me
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +16,16 @@ from typing import TYPE_CHECKING
 
 from envkit.checks.contract import CheckResult, TargetReport, check_result
 from envkit.checks.crossnode import CHECK_ID as CROSS_NODE
+from envkit.cluster.slurm_client import (
+    cancel,
+    check_runtime,
+    final_state,
+    hostnames,
+    require_client,
+    slurm,
+    split_usable,
+    squeue_state,
+)
 from envkit.cluster.slurm_job import (
     SlurmJob,
     SlurmRequest,
@@ -24,7 +34,7 @@ from envkit.cluster.slurm_job import (
     render_job,
     time_limit_s,
 )
-from envkit.errors import ClusterUnreachableError, EnvkitError
+from envkit.errors import EnvkitError
 from envkit.verify.bundle import build_bundle
 
 if TYPE_CHECKING:
@@ -33,83 +43,15 @@ if TYPE_CHECKING:
 
 SQUEUE_EVERY_S = 1.0
 POLL_S = 0.1  # the run's `done` file: a cheap local look, so a finished job is seen at once
-# Node states that take no work: sinfo marks a node that stopped answering with a trailing '*'.
-NOT_USABLE = {"down", "drained", "draining", "drain", "fail", "failing", "future", "unknown"}
 MISSING_RUNTIME = "envkit-missing-runtime: "
-CLIENT_TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
 
 
 def target_name(node: str) -> str:
     return f"slurm://node/{node}"
 
 
-def slurm(argv: list[str], timeout: float = 30) -> str:
-    """One Slurm client command; its stdout. A missing client or controller is exit 3."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
-        raise ClusterUnreachableError(
-            f"{argv[0]} is not installed here",
-            "run envkit on a machine with the Slurm client tools (a login node)",
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise ClusterUnreachableError(
-            f"{argv[0]} did not answer within {timeout:.0f} s", "is slurmctld up? (scontrol ping)"
-        ) from None
-    if done.returncode != 0:
-        why = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        if "Unable to contact slurm controller" in why[0] or "Connection refused" in why[0]:
-            raise ClusterUnreachableError(
-                f"{argv[0]}: {why[0]}", "is slurmctld up? (scontrol ping)"
-            )
-        # No slurm.conf, no SLURM_CONF, no configless DNS record: not a cluster's machine.
-        if "configuration source" in why[0] or "process configuration file" in why[0]:
-            raise ClusterUnreachableError(
-                f"{argv[0]} finds no Slurm configuration here",
-                "run envkit on the cluster's login node, or set SLURM_CONF to its slurm.conf",
-            )
-        fix = "check the request against `sinfo` (partition, nodes, limits)"
-        if "gres" in why[0].lower():
-            fix = "the nodes have no GPUs configured (Gres=gpu:N): pass --gpus-per-node 0"
-        raise EnvkitError(f"{argv[0]} refused: {why[0]}", fix)
-    return done.stdout
-
-
-def hostnames(nodelist: str) -> list[str]:
-    return slurm(["scontrol", "show", "hostnames", nodelist]).split()
-
-
-def split_usable(names: list[str]) -> dict[str, str]:
-    """The requested nodes that cannot take work, with their state; unknown names refused."""
-    out = slurm(["sinfo", "-h", "-N", "-o", "%N|%T", "-n", ",".join(names)])
-    states: dict[str, str] = {}
-    for line in out.splitlines():
-        name, _, state = line.partition("|")
-        states.setdefault(name.strip(), state.strip())
-    unknown = [n for n in names if n not in states]
-    if unknown:
-        raise EnvkitError(
-            f"Slurm has no node {', '.join(unknown)}", "see the node names with `sinfo -N`"
-        )
-    return {
-        n: s
-        for n, s in states.items()
-        if n in names and (s.endswith("*") or s.rstrip("*+~#$@").lower() in NOT_USABLE)
-    }
-
-
 def _down_rows(down: dict[str, str]) -> dict[str, str]:
     return {target_name(n): f"Slurm reports it {s}; no work was sent" for n, s in down.items()}
-
-
-def check_runtime(job: SlurmJob) -> None:
-    """pyxis adds --container-image to srun; without it the job would fail on every node."""
-    if job.runtime == "pyxis" and "--container-image" not in slurm(["srun", "--help"]):
-        raise EnvkitError(
-            "slurm.runtime is pyxis, but this cluster's srun has no --container-image "
-            "(the pyxis plugin is not installed)",
-            "ask the cluster's admins for pyxis/enroot, or set slurm.runtime: apptainer or python",
-        )
 
 
 def submit(job: SlurmJob) -> str:
@@ -121,39 +63,6 @@ def submit(job: SlurmJob) -> str:
     (folder / "checks.zip").write_bytes(build_bundle())
     out = slurm(["sbatch", *job.sbatch_args, str(folder / "job.sh")], timeout=60)
     return out.strip().split(";")[0]  # --parsable: ID[;CLUSTER]
-
-
-def cancel(job_id: str, wait_s: float = 15.0) -> bool:
-    """scancel, then wait until squeue no longer lists the job; whether it is gone."""
-    subprocess.run(["scancel", job_id], capture_output=True, timeout=30, check=False)
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if not _squeue(job_id):
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _squeue(job_id: str) -> tuple[str, str] | None:
-    """(state, reason) while the job is queued or running; None once it left the queue."""
-    try:
-        out = slurm(["squeue", "-h", "-j", job_id, "-o", "%T|%r"], timeout=15)
-    except EnvkitError:
-        return None  # squeue refuses a job id it no longer knows
-    line = out.strip().splitlines()[:1]
-    if not line:
-        return None
-    state, _, reason = line[0].partition("|")
-    return state, reason
-
-
-def final_state(job_id: str) -> str:
-    try:
-        out = slurm(["scontrol", "show", "job", "-o", job_id], timeout=15)
-    except EnvkitError:
-        return "ENDED"
-    found = [w for w in out.split() if w.startswith("JobState=")]
-    return found[0].split("=", 1)[1] if found else "ENDED"
 
 
 @dataclass
@@ -200,38 +109,31 @@ def allocated(folder: Path) -> list[str]:
     return hostnames(text) if text else []
 
 
-def wait(job_id: str, folder: Path, wait_s: float, quiet: bool) -> Waited:
+def wait(job_id: str, name: str, folder: Path, wait_s: float, quiet: bool) -> Waited:
     """Until the job is done or left the queue, or wait_s passed (then it is cancelled)."""
     progress = Progress(job_id, folder, quiet)
     waited = Waited(job_id, "PENDING")
     deadline = time.monotonic() + wait_s
     next_look = 0.0
-    try:
-        while not (folder / "done").exists():
-            now = time.monotonic()
-            if now >= deadline:
-                waited.timed_out = True
-                cancel(job_id)
+    while not (folder / "done").exists():
+        now = time.monotonic()
+        if now >= deadline:
+            waited.timed_out = True
+            cancel(name)
+            break
+        if now >= next_look:
+            next_look = now + SQUEUE_EVERY_S
+            seen = squeue_state(job_id)
+            if seen is None:
+                waited.state = final_state(job_id)
                 break
-            if now >= next_look:
-                next_look = now + SQUEUE_EVERY_S
-                seen = _squeue(job_id)
-                if seen is None:
-                    waited.state = final_state(job_id)
-                    break
-                waited.state, waited.reason = seen
-                if not waited.nodes and waited.state == "RUNNING":
-                    waited.nodes = allocated(folder)
-                progress.show(waited.state, waited.reason, waited.nodes)
-            time.sleep(POLL_S)
-        else:
-            waited.state = "COMPLETED"
-    except KeyboardInterrupt:
-        gone = cancel(job_id)
-        sys.stderr.write(
-            f"slurm job {job_id} cancelled" + ("" if gone else " (squeue still lists it)") + "\n"
-        )
-        raise
+            waited.state, waited.reason = seen
+            if not waited.nodes and waited.state == "RUNNING":
+                waited.nodes = allocated(folder)
+            progress.show(waited.state, waited.reason, waited.nodes)
+        time.sleep(POLL_S)
+    else:
+        waited.state = "COMPLETED"
     waited.nodes = waited.nodes or allocated(folder)
     if not quiet:
         progress.show(waited.state, waited.reason, waited.nodes)
@@ -332,6 +234,37 @@ def _never_started(request: SlurmRequest, names: list[str], why: str) -> dict[st
     return {target_name(f"unallocated-{i + 1}"): why for i in range(request.nodes or 1)}
 
 
+def _submit_and_wait(job: SlurmJob, folder: Path, limit: float, quiet: bool) -> Waited:
+    """Ctrl-C at any point from here on cancels the job, by its unique name: also in the moment
+    between sbatch queueing it and its id reaching envkit. SIGTERM (a CI system cancelling its
+    own job, `kill`) does the same."""
+    job_id = None
+    previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
+    try:
+        try:
+            job_id = submit(job)
+        except EnvkitError:
+            shutil.rmtree(folder, ignore_errors=True)  # nothing was queued: leave nothing
+            raise
+        return wait(job_id, job.name, folder, limit, quiet)
+    except KeyboardInterrupt:
+        gone = cancel(job.name)
+        what = f"slurm job {job_id or job.name}"
+        sys.stderr.write(f"{what} cancelled" + ("" if gone else " (squeue still lists it)") + "\n")
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
 def verify_on_slurm(
     plan: Plan | None,
     request: SlurmRequest,
@@ -341,18 +274,7 @@ def verify_on_slurm(
 ) -> tuple[list[TargetReport], dict[str, str]]:
     """One batch job over the requested nodes; each node's report, and why others have none."""
     check_request(request)  # before any Slurm command sees the values
-    for tool in CLIENT_TOOLS:
-        if shutil.which(tool) is None:
-            raise ClusterUnreachableError(
-                f"{tool} is not installed here",
-                "run envkit on a machine with the Slurm client tools (a login node)",
-            )
-    conf = os.environ.get("SLURM_CONF")
-    if conf and not Path(conf).is_file():  # Slurm's tools would retry it for a minute
-        raise ClusterUnreachableError(
-            f"SLURM_CONF names {conf}, which does not exist",
-            "point SLURM_CONF at the cluster's slurm.conf, or unset it",
-        )
+    require_client()
     names = hostnames(request.nodelist) if request.nodelist else []
     down = split_usable(names) if names else {}
     usable = [n for n in names if n not in down]
@@ -363,17 +285,12 @@ def verify_on_slurm(
     folder = _run_folder(plan, request, run_id)
     job = plan_job(plan, request, settings, str(folder))
     check_runtime(job)
-    try:
-        job_id = submit(job)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)  # nothing was queued: leave nothing behind
-        raise
     limit = request.wait_s or time_limit_s(job.time) + 600  # the job's own limit + queueing
-    waited = wait(job_id, folder, limit, quiet)
+    waited = _submit_and_wait(job, folder, limit, quiet)
     reports, unreachable = collect(folder, waited, down, job.cross_node)
     if waited.timed_out:
         why = (
-            f"envkit stopped waiting after {limit:.0f} s and cancelled job {job_id} "
+            f"envkit stopped waiting after {limit:.0f} s and cancelled job {waited.job_id} "
             f"({waited.state}{': ' + waited.reason if waited.reason else ''}); "
             "raise --wait, or ask for nodes that are free (sinfo)"
         )

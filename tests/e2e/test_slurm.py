@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT
 from tests.slurm_cluster import SlurmCluster
 
 pytestmark = pytest.mark.slow
@@ -39,7 +40,7 @@ def healthy(cluster: SlurmCluster) -> Iterator[SlurmCluster]:
         cluster.break_node(node, broken=False)
         if "drain" in cluster.node_state(node):
             cluster.resume(node)
-    leftover = cluster.queue()
+    leftover = cluster.drained_queue()
     cluster.run("scancel", "--full", "-u", "root")
     assert not leftover, f"jobs left behind: {leftover}"
 
@@ -123,12 +124,13 @@ def test_a_wait_that_runs_out_cancels_the_job(healthy: SlurmCluster, tmp_path: P
     assert healthy.queue() == []
 
 
-def test_ctrl_c_cancels_the_job(healthy: SlurmCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_cancels_the_job(healthy: SlurmCluster, tmp_path: Path, signum: int) -> None:
     slow = tmp_path / "slow-python"  # a node python that takes its time, so the job is running
     slow.write_text(f'#!/bin/sh\nsleep 60\nexec {NODE_PYTHON} "$@"\n')
     slow.chmod(0o755)
     process = subprocess.Popen(
-        [sys.executable, "-m", "envkit", "verify", "--slurm", "--python", str(slow),
+        [*INTERRUPTIBLE_ENVKIT, "verify", "--slurm", "--python", str(slow),
          "--nodelist", "n1,n2", "--no-history", "--workdir", str(tmp_path / "runs")],
         cwd=tmp_path, env=healthy.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -137,14 +139,15 @@ def test_ctrl_c_cancels_the_job(healthy: SlurmCluster, tmp_path: Path) -> None:
         while not any("RUNNING" in line for line in healthy.queue()):
             assert time.monotonic() < deadline, "the job never started"
             time.sleep(0.3)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
+            process.communicate()
     assert process.returncode == 130, err
     assert "cancelled" in err
-    assert healthy.queue() == []  # squeue shows nothing of ours
+    assert healthy.drained_queue() == []  # squeue shows nothing of ours
 
 
 def test_a_missing_runtime_is_a_clear_error(healthy: SlurmCluster, tmp_path: Path) -> None:
