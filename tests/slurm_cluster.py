@@ -12,18 +12,13 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 
+from tests.conftest import free_port
+
 DAEMONS = ("munged", "slurmctld", "slurmd")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 TASK_PROLOG = """#!/bin/sh
@@ -174,7 +169,7 @@ class SlurmCluster:
         lines = [
             "ClusterName=envkittest",
             "SlurmctldHost=localhost",
-            f"SlurmctldPort={_free_port()}",
+            f"SlurmctldPort={free_port()}",
             "SlurmUser=root",
             "SlurmdUser=root",
             "AuthType=auth/munge",
@@ -207,7 +202,7 @@ class SlurmCluster:
             lines.append(f"SchedulerParameters={self.scheduler_parameters}")
         for node in (*self.nodes, *self.absent):
             lines.append(
-                f"NodeName={node} NodeHostname=localhost NodeAddr=127.0.0.1 Port={_free_port()} "
+                f"NodeName={node} NodeHostname=localhost NodeAddr=127.0.0.1 Port={free_port()} "
                 "CPUs=2 RealMemory=2000 State=UNKNOWN"
             )
         every = ",".join((*self.nodes, *self.absent))

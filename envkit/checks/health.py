@@ -35,22 +35,18 @@ DEFAULT_TIMEOUT_S = 50.0
 REASON_LIMIT = 200  # Slurm shows the reason in one sinfo -R column
 
 
-def _bundle_path() -> str:
-    """The zip (or package folder's parent) this code runs from, to start the suite from it."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.dirname(here)
-
-
 def _child_argv(python: str, config: Dict[str, Any], out: str) -> List[str]:
-    root = _bundle_path()
-    package = __package__ or "envkit.checks"
-    if root.endswith(".zip"):
-        return [python, root, "run", "--config", json.dumps(config), "--out", out]
+    """The suite from the same place this code runs from: the bundle, or the package folder."""
+    from .runner import PACKAGE, ROOT
+
+    args = ["run", "--config", json.dumps(config), "--out", out]
+    if ROOT.endswith(".zip"):
+        return [python, ROOT, *args]
     code = (
-        f"import sys; sys.path.insert(0, {os.path.dirname(root)!r}); "
-        f"from {package}.runner import main; sys.exit(main())"
+        f"import sys; sys.path.insert(0, {ROOT!r}); "
+        f"from {PACKAGE}.runner import main; sys.exit(main())"
     )
-    return [python, "-c", code, "run", "--config", json.dumps(config), "--out", out]
+    return [python, "-c", code, *args]
 
 
 def _first_line(text: str) -> str:

@@ -103,21 +103,11 @@ def _check_request(request: K8sRequest) -> None:
             raise EnvkitError(f"{flag} {value} is out of range", f"choose {low} to {high}")
 
 
-def _gpus_per_pod(wanted: str | int | tuple[str, ...]) -> int:
-    """The config's demand: a device list or a count as asked, `all` as one per pod (a node's
-    count is the cluster's to know: pass --gpus-per-node), `none` as none."""
-    if isinstance(wanted, tuple):
-        return len(wanted)
-    if isinstance(wanted, int):
-        return wanted
-    return 1 if wanted == "all" else 0
-
-
 def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
     _check_request(request)
     gpus = request.gpus_per_node
     if gpus is None:
-        gpus = _gpus_per_pod(plan.runtime.gpus)
+        gpus = plan.runtime.gpus_per_node
     settings = settings_for(plan, in_container=True, expected_gpus=gpus or None)
     # The monitor sees every GPU of its node (it claims none), however many the config asks for.
     monitor = replace(settings_for(plan, in_container=True, bench=False), expected_gpus=None)

@@ -105,7 +105,9 @@ def check_request(request: SlurmRequest) -> None:
     if request.nodes is not None and not 1 <= request.nodes <= 10000:
         raise EnvkitError(f"--nodes {request.nodes} is out of range", "choose 1 to 10000")
     if request.gpus_per_node is not None and not 0 <= request.gpus_per_node <= 64:
-        raise EnvkitError(f"--gpus-per-node {request.gpus_per_node} is out of range", "0 to 64")
+        raise EnvkitError(
+            f"--gpus-per-node {request.gpus_per_node} is out of range", "choose 0 to 64"
+        )
     checks = (
         ("--nodelist", request.nodelist, NODE_LIST, "n1,n2 or n[1-4]"),
         ("--partition", request.partition, NODE_NAME, "gpu"),
@@ -126,18 +128,11 @@ def check_request(request: SlurmRequest) -> None:
 def _gpus(plan: Plan | None, request: SlurmRequest) -> int:
     if request.gpus_per_node is not None:
         return request.gpus_per_node
-    if plan is None:
-        return 0
-    wanted = plan.runtime.gpus
-    if isinstance(wanted, tuple):
-        return len(wanted)
-    if isinstance(wanted, int):
-        return wanted
-    return 1 if wanted == "all" else 0  # a node's count is the cluster's: pass --gpus-per-node
+    return plan.runtime.gpus_per_node if plan is not None else 0
 
 
 def _sbatch_args(
-    project: str, request: SlurmRequest, plan: Plan | None, gpus: int, workdir: str
+    project: str, request: SlurmRequest, plan: Plan | None, gpus: int, workdir: str, time: str
 ) -> tuple[str, ...]:
     slurm = plan.slurm if plan else None
     args = [f"--job-name={job_name(project, workdir)}", f"--output={workdir}/job.out"]
@@ -151,7 +146,7 @@ def _sbatch_args(
         args.append(f"--partition={partition}")
     if slurm and slurm.account:
         args.append(f"--account={slurm.account}")
-    args.append(f"--time={request.time or (slurm.time if slurm else '30:00')}")  # as plan_job
+    args.append(f"--time={time}")
     if gpus:
         args.append(f"--gpus-per-node={gpus}")
     return tuple(args)
@@ -191,7 +186,7 @@ def plan_job(
         image=image,
         time=time,
         workdir=workdir,
-        sbatch_args=_sbatch_args(project, request, plan, gpus, workdir),
+        sbatch_args=_sbatch_args(project, request, plan, gpus, workdir, time),
         step_options=step,
         gpus_per_node=gpus,
         nproc_per_node=max(gpus, 1),

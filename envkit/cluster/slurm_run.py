@@ -135,8 +135,7 @@ def wait(job_id: str, name: str, folder: Path, wait_s: float, quiet: bool) -> Wa
     else:
         waited.state = "COMPLETED"
     waited.nodes = waited.nodes or allocated(folder)
-    if not quiet:
-        progress.show(waited.state, waited.reason, waited.nodes)
+    progress.show(waited.state, waited.reason, waited.nodes)
     return waited
 
 

@@ -34,11 +34,9 @@ class HealthRequest:
 
 
 def _config_json(config: str | None) -> str:
-    from envkit.commands.project import load_project
-    from envkit.config.load import config_given
+    from envkit.commands.project import plan_if_given
 
-    plan = load_project(config).plan if config_given(config) else None
-    settings = settings_for(plan, in_container=False, bench=False)
+    settings = settings_for(plan_if_given(config), in_container=False, bench=False)
     return json.dumps(settings.runner_config("local", None), sort_keys=True)
 
 

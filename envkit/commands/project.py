@@ -34,6 +34,14 @@ def load_project(config: str | None, out: Path | None = None) -> Project:
     return Project(loaded.path, make_plan(loaded), context_dir, project_dir, loaded)
 
 
+def plan_if_given(config: str | None) -> Plan | None:
+    """The plan when envkit.yaml is given or found (--config, $ENVKIT_CONFIG, ./envkit.yaml);
+    None for commands that also work without one (verify, health)."""
+    from envkit.config.load import config_given
+
+    return load_project(config).plan if config_given(config) else None
+
+
 def render_project(project: Project) -> None:
     """Bring both folders up to date, as build and up do before they touch the engine."""
     from envkit.render import render_outputs, write_outputs

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envkit.commands.project import plan_if_given
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 from envkit.verify.combine import combine, exit_code
 from envkit.verify.fleet import DEFAULT_PARALLEL, GRACE_S, verify_many
@@ -53,13 +54,6 @@ class VerifyRequest:
     # Labels the throwaway container of --image, so one abandoned at its deadline is found.
     run_id: str = field(default_factory=lambda: secrets.token_hex(6))
     slurm: SlurmRequest | None = None  # verify --slurm: one batch job instead of targets
-
-
-def _plan_if_any(request: VerifyRequest) -> Plan | None:
-    from envkit.commands.project import load_project
-    from envkit.config.load import config_given
-
-    return load_project(request.config).plan if config_given(request.config) else None
 
 
 def _targets(request: VerifyRequest, plan: Plan | None) -> list[TargetUrl]:
@@ -152,7 +146,7 @@ def run_verify(request: VerifyRequest) -> int:
     from envkit.report.table import print_report
 
     baseline = parse_baseline(request.baseline)
-    plan = _plan_if_any(request)
+    plan = plan_if_given(request.config)
     if request.slurm is not None:
         reports, unreachable, seconds = _through_slurm(request, request.slurm, plan)
     else:

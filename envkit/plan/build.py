@@ -105,6 +105,17 @@ class RuntimePlan:
     ports: tuple[str, ...]  # runtime.ports mappings, beside the SSH port
     build_network: str
 
+    @property
+    def gpus_per_node(self) -> int:
+        """The config's demand as a count for a cluster's scheduler: a device list or a count as
+        asked, `all` as one (a node's count is the cluster's to know: --gpus-per-node), `none`
+        as none."""
+        if isinstance(self.gpus, tuple):
+            return len(self.gpus)
+        if isinstance(self.gpus, int):
+            return self.gpus
+        return 1 if self.gpus == "all" else 0
+
 
 @dataclass(frozen=True)
 class VerifyPlan:

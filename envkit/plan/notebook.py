@@ -17,7 +17,6 @@ TENSORBOARD_CONTAINER_PORT = 6006
 # Where the token lives: the container's state volume (the same one as its host keys), so it
 # survives restarts and recreation but is never in the image or the compose file.
 TOKEN_FILE = "/var/lib/envkit/hostkeys/notebook-token"  # noqa: S105 - a path, not a secret
-SETTINGS_FILE = "/etc/envkit/notebook.json"  # read by the system.notebook check
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 from pathlib import Path
 
@@ -14,13 +13,7 @@ import pytest
 
 from envkit.verify.bundle import build_bundle
 from tests.checks.conftest import PLANTS_DIR
-from tests.conftest import REPO
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.conftest import REPO, free_port
 
 
 def _torchrun(python: str, tmp_path: Path, plant: str) -> dict[str, object]:
@@ -30,7 +23,7 @@ def _torchrun(python: str, tmp_path: Path, plant: str) -> dict[str, object]:
     env["ENVKIT_TEST_PLANT"] = plant
     done = subprocess.run(
         [python, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc_per_node", "2",
-         "--master_addr", "127.0.0.1", "--master_port", str(_free_port()),
+         "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
          "--redirects", "1", "--tee", "2",
          str(bundle), "collective", "--out-dir", str(tmp_path)],
         env=env, capture_output=True, text=True, timeout=240, check=False,

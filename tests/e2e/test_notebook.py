@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port
 from tests.e2e.conftest import envkit
 from tests.e2e.images import copy_project, docker, ensure_base_image, keypair, project_config
 
@@ -138,17 +139,11 @@ def test_a_kernel_started_through_the_api_computes_the_seed_answer(box: Path) ->
     assert printed.strip() == "[0.0, 2.0, 4.0, 6.0]"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_the_lab_opens_in_chromium_through_the_ssh_tunnel(box: Path, tmp_path: Path) -> None:
     from tests.browser import browser
 
     _, token = url_of(box)
-    local = _free_port()
+    local = free_port()
     tunnel = subprocess.Popen(
         ["ssh", "-N", "-p", str(SSH_PORT), "-i", str(box / "alice"), "-o", "BatchMode=yes",
          "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",

@@ -46,11 +46,13 @@ def healthy(cluster: SlurmCluster) -> Iterator[SlurmCluster]:
 
 
 def envkit(
-    cluster: SlurmCluster, *args: str, cwd: Path, timeout: float = 300
+    cluster: SlurmCluster | dict[str, str], *args: str, cwd: Path, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
+    """`python -m envkit ARGS` with the cluster's environment (or the one given)."""
+    env = cluster.env if isinstance(cluster, SlurmCluster) else cluster
     return subprocess.run(
         [sys.executable, "-m", "envkit", *args],
-        cwd=cwd, env=cluster.env, capture_output=True, text=True, timeout=timeout, check=False,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
 
 
@@ -206,10 +208,9 @@ def test_health_here_reports_in_one_line(healthy: SlurmCluster, tmp_path: Path) 
 
 def test_no_slurm_client_is_unreachable(tmp_path: Path) -> None:
     env = dict(os.environ, PATH="/nonexistent")
-    done = subprocess.run(
-        [sys.executable, "-m", "envkit", "verify", "--slurm", "--nodes", "1", "--no-history",
-         "--workdir", str(tmp_path / "runs")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    done = envkit(
+        env, "verify", "--slurm", "--nodes", "1", "--no-history", "--workdir",
+        str(tmp_path / "runs"), cwd=tmp_path, timeout=60,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "sbatch is not installed here" in done.stderr or "not installed here" in done.stderr
@@ -218,10 +219,9 @@ def test_no_slurm_client_is_unreachable(tmp_path: Path) -> None:
 def test_a_missing_slurm_conf_is_named_at_once(tmp_path: Path) -> None:
     env = dict(os.environ, SLURM_CONF=str(tmp_path / "nowhere" / "slurm.conf"))
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "envkit", "verify", "--slurm", "--nodelist", "n1", "--no-history",
-         "--workdir", str(tmp_path / "runs")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    done = envkit(
+        env, "verify", "--slurm", "--nodelist", "n1", "--no-history", "--workdir",
+        str(tmp_path / "runs"), cwd=tmp_path, timeout=60,
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "SLURM_CONF names" in done.stderr and time.monotonic() - started < 20
