@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv system-deps lint test golden demo bench clean
+.PHONY: venv system-deps buildx lint test golden demo bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,12 +31,30 @@ system-deps:
 	  $(SUDO) apt-get update -q && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
+# BuildKit's client, the `docker buildx` CLI plugin (envkit's default builder where it is found).
+# Debian 12 has no docker-buildx package; Debian 13's is one static binary that needs only libc
+# and works with this engine. It comes from Debian's archive like any other package, checked
+# against the sha256 that trixie's Packages index lists for it.
+BUILDX_VERSION := 0.13.1+ds1-3
+BUILDX_POOL    := https://deb.debian.org/debian/pool/main/d/docker-buildx
+BUILDX_SHA256_amd64 := fcf8c48204d1603c8f209451d7827eb91bf30759578baf7704e9e1a87e5f1d7f
+BUILDX_SHA256_arm64 := 6cf361ab892b55753b728adcbd1a99f0616711df853dba64a5297a4a676d96b0
+buildx:
+	@if docker buildx version >/dev/null 2>&1; then exit 0; fi; \
+	arch=$$(dpkg --print-architecture); \
+	case $$arch in amd64) sum=$(BUILDX_SHA256_amd64) ;; arm64) sum=$(BUILDX_SHA256_arm64) ;; \
+	  *) echo "no pinned docker-buildx for $$arch: install it yourself, or use --builder classic"; exit 1 ;; esac; \
+	deb="$(VENV)/docker-buildx_$(BUILDX_VERSION)_$$arch.deb"; \
+	mkdir -p $(VENV) && curl -fsSL -o "$$deb" "$(BUILDX_POOL)/docker-buildx_$(BUILDX_VERSION)_$$arch.deb" \
+	  && echo "$$sum  $$deb" | sha256sum -c --quiet - \
+	  && $(SUDO) dpkg -i "$$deb" && docker buildx version
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: venv system-deps lint
+test: venv system-deps buildx lint
 	$(PY) -m pytest
 
 # Regenerate golden files after an intended template change; review the diff before committing.
@@ -45,10 +63,10 @@ golden: venv
 	git --no-pager diff --stat -- tests/golden tests/golden-k8s
 
 # The main job end to end on the default example: render, build, up, verify, ssh, down.
-demo: venv system-deps
+demo: venv system-deps buildx
 	$(PY) scripts/demo.py
 
-bench: venv system-deps
+bench: venv system-deps buildx
 	$(PY) benchmarks/bench_cli.py --json benchmarks/cli.json
 	$(PY) benchmarks/bench_hostile.py --json benchmarks/hostile.json
 	$(PY) benchmarks/bench_history.py --json benchmarks/history.json
@@ -58,6 +76,7 @@ bench: venv system-deps
 	$(PY) benchmarks/bench_lock.py --json benchmarks/lock.json
 	$(PY) benchmarks/bench_slurm.py --json benchmarks/slurm.json
 	$(PY) benchmarks/bench_notebook.py --json benchmarks/notebook.json
+	$(PY) benchmarks/bench_gpu_group.py --json benchmarks/gpu_group.json
 
 clean:
 	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

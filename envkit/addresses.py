@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import NamedTuple
 
 from envkit.errors import FieldError
 
@@ -91,11 +92,17 @@ def check_mapping(value: str) -> str:
     return value
 
 
-def parse_mapping(mapping: str) -> tuple[str, int, str, str]:
-    """A runtime.ports entry as (host address, host port, container port, protocol). No address
-    means every interface, as Docker reads it."""
+class PortBinding(NamedTuple):
+    host_ip: str
+    host_port: int
+    container_port: str
+    protocol: str
+
+
+def parse_mapping(mapping: str) -> PortBinding:
+    """A runtime.ports entry, read. No address means every interface, as Docker reads it."""
     found = _MAPPING.fullmatch(mapping)
     if found is None:  # validated at load; a plan built by hand could still carry one
         raise FieldError("not a valid port mapping", "see runtime.ports in docs/config.md")
     address = canonical_address(found["ip"]) if found["ip"] else "0.0.0.0"  # noqa: S104
-    return address, int(found["host"]), found["container"], found["proto"] or "tcp"
+    return PortBinding(address, int(found["host"]), found["container"], found["proto"] or "tcp")

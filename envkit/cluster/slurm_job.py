@@ -14,7 +14,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from envkit.checks.crossnode import CHECK_ID as CROSS_NODE
+from envkit.checks.programs.crossnode import CHECK_ID as CROSS_NODE
+from envkit.config.choices import SlurmRuntime
 from envkit.config.slurm_fields import (
     NODE_PROGRAM_PATTERN,
     SHARED_FOLDER_PATTERN,
@@ -22,13 +23,13 @@ from envkit.config.slurm_fields import (
     SLURM_TIME_PATTERN,
 )
 from envkit.errors import EnvkitError
-from envkit.plan import Plan
 from envkit.render.files import make_environment
-from envkit.verify.run import SUITE_TIMEOUT_S, VerifySettings
+from envkit.verify.resolve import SUITE_TIMEOUT_S, SlurmSettings, VerifySettings
 
-RUNTIMES = ("python", "pyxis", "apptainer")
 NODE_NAME = re.compile(SLURM_NAME_PATTERN)
-NODE_LIST = re.compile(r"[A-Za-z0-9_.,\[\]-]{1,4096}")  # n1,n2 or Slurm's n[1-4,7]
+# n1,n2 or Slurm's n[1-4,7]; never starting with '-', which sinfo and scontrol would take for
+# an option.
+NODE_LIST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.,\[\]-]{0,4095}")
 SLURM_TIME = re.compile(SLURM_TIME_PATTERN)
 PROGRAM = re.compile(NODE_PROGRAM_PATTERN)
 FOLDER = re.compile(SHARED_FOLDER_PATTERN)
@@ -37,24 +38,9 @@ PORT_BASE = 29500
 
 
 @dataclass(frozen=True)
-class SlurmRequest:
-    """`envkit verify --slurm`'s own options; None takes the config's value (or the default)."""
-
-    nodes: int | None = None
-    nodelist: str | None = None
-    partition: str | None = None
-    gpus_per_node: int | None = None
-    time: str | None = None
-    runtime: str | None = None
-    wait_s: float | None = None  # how long envkit waits for the job, queueing included
-    workdir: Path | None = None
-    python: str | None = None  # verify --python: the interpreter on the nodes
-
-
-@dataclass(frozen=True)
 class SlurmJob:
     project: str
-    runtime: str
+    runtime: SlurmRuntime
     python: str
     image: str | None
     time: str  # sbatch --time
@@ -97,99 +83,74 @@ def time_limit_s(text: str) -> int:
     return ((int(days or 0) * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
-def check_request(request: SlurmRequest) -> None:
-    if request.nodes is not None and request.nodelist is not None:
+def check_settings(slurm: SlurmSettings) -> None:
+    """Refuses what no Slurm command may see. The config's values were checked by the model
+    already; what fails here came from the command line, so the messages name its flags."""
+    if slurm.nodes is not None and slurm.nodelist is not None:
         raise EnvkitError(
             "--nodes and --nodelist both given", "pass one: a count, or the nodes by name"
         )
-    if request.nodes is not None and not 1 <= request.nodes <= 10000:
-        raise EnvkitError(f"--nodes {request.nodes} is out of range", "choose 1 to 10000")
-    if request.gpus_per_node is not None and not 0 <= request.gpus_per_node <= 64:
+    if slurm.nodes is not None and not 1 <= slurm.nodes <= 10000:
+        raise EnvkitError(f"--nodes {slurm.nodes} is out of range", "choose 1 to 10000")
+    if not 0 <= slurm.gpus_per_node <= 64:
         raise EnvkitError(
-            f"--gpus-per-node {request.gpus_per_node} is out of range", "choose 0 to 64"
+            f"--gpus-per-node {slurm.gpus_per_node} is out of range", "choose 0 to 64"
         )
     checks = (
-        ("--nodelist", request.nodelist, NODE_LIST, "n1,n2 or n[1-4]"),
-        ("--partition", request.partition, NODE_NAME, "gpu"),
-        ("--time", request.time, SLURM_TIME, "30:00 or 1-00:00:00"),
-        ("--python", request.python, PROGRAM, "/opt/envs/vision/bin/python"),
+        ("--nodelist", slurm.nodelist, NODE_LIST, "n1,n2 or n[1-4]"),
+        ("--partition", slurm.partition, NODE_NAME, "gpu"),
+        ("--time", slurm.time, SLURM_TIME, "30:00 or 1-00:00:00"),
+        ("--python", slurm.python, PROGRAM, "/opt/envs/vision/bin/python"),
     )
     for flag, value, pattern, example in checks:
         if value is not None and not pattern.fullmatch(value):
             raise EnvkitError(
                 f"{flag} {value!r} is not valid", f"write it as Slurm does: {example}"
             )
-    if request.runtime is not None and request.runtime not in RUNTIMES:
-        raise EnvkitError(
-            f"--slurm-runtime {request.runtime!r} is not known", f"choose {', '.join(RUNTIMES)}"
-        )
 
 
-def _gpus(plan: Plan | None, request: SlurmRequest) -> int:
-    if request.gpus_per_node is not None:
-        return request.gpus_per_node
-    return plan.runtime.gpus_per_node if plan is not None else 0
-
-
-def _sbatch_args(
-    project: str, request: SlurmRequest, plan: Plan | None, gpus: int, workdir: str, time: str
-) -> tuple[str, ...]:
-    slurm = plan.slurm if plan else None
+def _sbatch_args(project: str, slurm: SlurmSettings, workdir: str) -> tuple[str, ...]:
     args = [f"--job-name={job_name(project, workdir)}", f"--output={workdir}/job.out"]
     args += ["--ntasks-per-node=1", "--parsable"]
-    if request.nodelist:
-        args += [f"--nodelist={request.nodelist}"]
+    if slurm.nodelist:
+        args += [f"--nodelist={slurm.nodelist}"]
     else:
-        args += [f"--nodes={request.nodes or 1}"]
-    partition = request.partition or (slurm.partition if slurm else None)
-    if partition:
-        args.append(f"--partition={partition}")
-    if slurm and slurm.account:
+        args += [f"--nodes={slurm.nodes or 1}"]
+    if slurm.partition:
+        args.append(f"--partition={slurm.partition}")
+    if slurm.account:
         args.append(f"--account={slurm.account}")
-    args.append(f"--time={time}")
-    if gpus:
-        args.append(f"--gpus-per-node={gpus}")
+    args.append(f"--time={slurm.time}")
+    if slurm.gpus_per_node:
+        args.append(f"--gpus-per-node={slurm.gpus_per_node}")
     return tuple(args)
 
 
 def plan_job(
-    plan: Plan | None, request: SlurmRequest, settings: VerifySettings, workdir: str
+    project: str, slurm: SlurmSettings, settings: VerifySettings, workdir: str
 ) -> SlurmJob:
-    """The job for this request; refuses bad options before anything is written."""
-    check_request(request)
+    """The job for these settings; refuses bad values before anything is written."""
+    check_settings(slurm)
     if not FOLDER.fullmatch(workdir):
         raise EnvkitError(
             f"the run's folder {workdir!r} has characters a batch script cannot carry safely",
             "choose --workdir (or slurm.workdir) made of letters, digits and / . _ - + ~",
         )
-    slurm = plan.slurm if plan else None
-    runtime = request.runtime or (slurm.runtime if slurm else "python")
-    image = slurm.image if slurm else None
-    if runtime == "pyxis" and image is None and plan is not None:
-        image = plan.image.tag
-    if runtime != "python" and image is None:
-        raise EnvkitError(
-            f"runtime {runtime} needs an image and there is no envkit.yaml to take it from",
-            "set slurm.image in envkit.yaml, or use --slurm-runtime python",
-        )
-    gpus = _gpus(plan, request)
-    time = request.time or (slurm.time if slurm else "30:00")
-    limit = time_limit_s(time)
+    limit = time_limit_s(slurm.time)
     step: tuple[str, ...] = ()
-    if runtime == "pyxis":
-        step = (f"--container-image={image}", f"--container-mounts={workdir}:{workdir}")
-    project = plan.project if plan else "adhoc"
+    if slurm.runtime == "pyxis":
+        step = (f"--container-image={slurm.image}", f"--container-mounts={workdir}:{workdir}")
     return SlurmJob(
         project=project,
-        runtime=runtime,
-        python=request.python or (slurm.python if slurm else "python3"),
-        image=image,
-        time=time,
+        runtime=slurm.runtime,
+        python=slurm.python,
+        image=slurm.image,
+        time=slurm.time,
         workdir=workdir,
-        sbatch_args=_sbatch_args(project, request, plan, gpus, workdir, time),
+        sbatch_args=_sbatch_args(project, slurm, workdir),
         step_options=step,
-        gpus_per_node=gpus,
-        nproc_per_node=max(gpus, 1),
+        gpus_per_node=slurm.gpus_per_node,
+        nproc_per_node=max(slurm.gpus_per_node, 1),
         # The suite gets what the job's limit leaves after the collective step.
         suite_limit_s=max(60, min(int(SUITE_TIMEOUT_S), limit - COLLECTIVE_LIMIT_S - 30)),
         collective_limit_s=COLLECTIVE_LIMIT_S,

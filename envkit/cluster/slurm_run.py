@@ -14,8 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envkit.checks.contract import CheckResult, TargetReport, check_result
-from envkit.checks.crossnode import CHECK_ID as CROSS_NODE
+from envkit.checks.core.contract import CheckResult, TargetReport, check_result
+from envkit.checks.core.text import for_terminal
+from envkit.checks.programs.crossnode import CHECK_ID as CROSS_NODE
 from envkit.cluster.slurm_client import (
     cancel,
     check_runtime,
@@ -28,21 +29,23 @@ from envkit.cluster.slurm_client import (
 )
 from envkit.cluster.slurm_job import (
     SlurmJob,
-    SlurmRequest,
-    check_request,
+    check_settings,
     plan_job,
     render_job,
     time_limit_s,
 )
-from envkit.errors import EnvkitError
+from envkit.errors import EnvkitError, FieldError
+from envkit.files import read_regular
+from envkit.verify.agreement import judge_nodes, with_check
 from envkit.verify.bundle import build_bundle
+from envkit.verify.reports import checked_report
 
 if TYPE_CHECKING:
-    from envkit.plan import Plan
-    from envkit.verify.run import VerifySettings
+    from envkit.verify.resolve import SlurmSettings, VerifySettings
 
 SQUEUE_EVERY_S = 1.0
 POLL_S = 0.1  # the run's `done` file: a cheap local look, so a finished job is seen at once
+REPORT_LIMIT = 64 * 1024 * 1024
 MISSING_RUNTIME = "envkit-missing-runtime: "
 
 
@@ -98,7 +101,7 @@ class Progress:
         if nodes:
             line += ": " + self.node_states(nodes)
         if line != self.last and not self.quiet:
-            sys.stderr.write(line + "\n")
+            sys.stderr.write(for_terminal(line) + "\n")
         self.last = line
 
 
@@ -154,23 +157,27 @@ def missing_runtime(folder: Path, node: str) -> str | None:
     return None
 
 
+def _read_report(path: Path, wrap: bool = False) -> TargetReport:
+    """A node's report (or, with `wrap`, one check's result) from the shared folder, where any
+    job of the cluster's users could have written: bounded, and checked against its shape."""
+    data = json.loads(read_regular(path, REPORT_LIMIT, "node report").decode("utf-8", "replace"))
+    return checked_report({"target": path.stem, "checks": [data]} if wrap else data)
+
+
 def _collective(folder: Path, node: str) -> CheckResult:
     path = folder / "reports" / f"{node}.collective.json"
     if path.exists():
-        result: CheckResult = json.loads(path.read_text())
-        return result
+        try:
+            return _read_report(path, wrap=True)["checks"][0]
+        except (FieldError, ValueError) as exc:
+            return check_result(
+                CROSS_NODE, "error", 0.0, f"its result could not be read: {exc}", []
+            )
     if (folder / "collective-skipped").exists():
         why = "not run: the suite failed on a node, so its ranks could not all join"
         return check_result(CROSS_NODE, "skip", 0.0, why, [])
     tail = _log_tail(folder, node, "collective") or "its torchrun step left no log"
     return check_result(CROSS_NODE, "error", 0.0, f"no result from {node}: {tail}", [])
-
-
-def _with(report: TargetReport, extra: CheckResult) -> TargetReport:
-    report["checks"].append(extra)
-    key = extra["status"] if extra["status"] in report["summary"] else "error"
-    report["summary"][key] += 1  # type: ignore[literal-required]
-    return report
 
 
 def collect(
@@ -188,13 +195,17 @@ def collect(
                 why or "its task never started"
             )
             continue
-        report: TargetReport = json.loads(path.read_text())
+        try:
+            report = _read_report(path)
+        except (FieldError, ValueError) as exc:
+            unreachable[target_name(node)] = f"its report could not be read: {exc}"
+            continue
         report["target"] = target_name(node)
         report["environment"]["slurm_job"] = waited.job_id
         if len(waited.nodes) > 1 and cross_node:
-            report = _with(report, _collective(folder, node))
+            report = with_check(report, _collective(folder, node))
         reports.append(report)
-    return reports, unreachable
+    return judge_nodes(reports), unreachable
 
 
 def refuse_missing_runtime(folder: Path, waited: Waited, reports: list[TargetReport]) -> None:
@@ -217,20 +228,10 @@ def tidy(folder: Path, clean: bool) -> None:
         sys.stderr.write(f"the job's scripts, logs and reports are kept in {folder}\n")
 
 
-def _run_folder(plan: Plan | None, request: SlurmRequest, run_id: str) -> Path:
-    if request.workdir is not None:
-        base = request.workdir.expanduser().resolve()
-    elif plan is not None and plan.slurm is not None:
-        base = Path(plan.slurm.workdir)
-    else:
-        base = Path(".envkit/slurm").resolve()
-    return base / f"run-{run_id}"
-
-
-def _never_started(request: SlurmRequest, names: list[str], why: str) -> dict[str, str]:
+def _never_started(slurm: SlurmSettings, names: list[str], why: str) -> dict[str, str]:
     if names:
         return {target_name(n): why for n in names}
-    return {target_name(f"unallocated-{i + 1}"): why for i in range(request.nodes or 1)}
+    return {target_name(f"unallocated-{i + 1}"): why for i in range(slurm.nodes or 1)}
 
 
 def _submit_and_wait(job: SlurmJob, folder: Path, limit: float, quiet: bool) -> Waited:
@@ -265,26 +266,26 @@ def _main_thread() -> bool:
 
 
 def verify_on_slurm(
-    plan: Plan | None,
-    request: SlurmRequest,
+    project: str,
+    slurm: SlurmSettings,
     settings: VerifySettings,
     run_id: str,
     quiet: bool,
 ) -> tuple[list[TargetReport], dict[str, str]]:
     """One batch job over the requested nodes; each node's report, and why others have none."""
-    check_request(request)  # before any Slurm command sees the values
+    check_settings(slurm)  # before any Slurm command sees the values
     require_client()
-    names = hostnames(request.nodelist) if request.nodelist else []
+    names = hostnames(slurm.nodelist) if slurm.nodelist else []
     down = split_usable(names) if names else {}
     usable = [n for n in names if n not in down]
     if names and not usable:
         return [], _down_rows(down)
     if usable:
-        request = replace(request, nodelist=",".join(usable))
-    folder = _run_folder(plan, request, run_id)
-    job = plan_job(plan, request, settings, str(folder))
+        slurm = replace(slurm, nodelist=",".join(usable))
+    folder = slurm.workdir / f"run-{run_id}"
+    job = plan_job(project, slurm, settings, str(folder))
     check_runtime(job)
-    limit = request.wait_s or time_limit_s(job.time) + 600  # the job's own limit + queueing
+    limit = slurm.wait_s or time_limit_s(job.time) + 600  # the job's own limit + queueing
     waited = _submit_and_wait(job, folder, limit, quiet)
     reports, unreachable = collect(folder, waited, down, job.cross_node)
     if waited.timed_out:
@@ -293,9 +294,9 @@ def verify_on_slurm(
             f"({waited.state}{': ' + waited.reason if waited.reason else ''}); "
             "raise --wait, or ask for nodes that are free (sinfo)"
         )
-        sys.stderr.write(why + "\n")
+        sys.stderr.write(for_terminal(why) + "\n")
         if not waited.nodes:
-            unreachable.update(_never_started(request, usable, why))
+            unreachable.update(_never_started(slurm, usable, why))
     refuse_missing_runtime(folder, waited, reports)
     passed = all(not r["summary"]["fail"] and not r["summary"]["error"] for r in reports)
     tidy(folder, clean=passed and not unreachable)

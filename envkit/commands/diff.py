@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from envkit.checks.lockfile import Change, Lock, drift
+from envkit.checks.core.text import for_terminal
+from envkit.checks.programs.lockfile import Change, Lock, drift
 from envkit.errors import EnvkitError
 
 
@@ -46,8 +47,8 @@ def run_diff(left: str, right: str, as_json: bool) -> int:
             json.dumps([dict(zip(keys, c, strict=True)) for c in changes], indent=2) + "\n"
         )
     elif changes:
-        sys.stdout.write(_table(changes, left, right))
+        sys.stdout.write(for_terminal(_table(changes, left, right)))
         sys.stdout.write(f"{len(changes)} differences\n")
     else:
-        sys.stdout.write(f"no differences between {left} and {right}\n")
+        sys.stdout.write(for_terminal(f"no differences between {left} and {right}\n"))
     return 1 if changes else 0

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from envkit.addresses import LOOPBACKS, is_wildcard, parse_mapping
 from envkit.catalog.compat import version_key
@@ -26,13 +26,14 @@ TOOLKIT_FIX = (
 )
 # Rough image sizes (GB) by base, for the free-disk check: the published images' unpacked
 # sizes, rounded up, plus room for envkit's layers and the build's intermediate copies.
+FindingStatus = Literal["ok", "info", "warn", "fail"]
 IMAGE_GB = {"pytorch": 12, "cuda": 14, "custom": 4}
 
 
 @dataclass(frozen=True)
 class Finding:
     check: str
-    status: str  # ok | info | warn | fail
+    status: FindingStatus
     message: str
     fix: str | None = None
 
@@ -117,6 +118,29 @@ def check_compose(host: Host) -> Finding:
     return Finding("compose", "ok", f"Compose {kind} ({version})")
 
 
+def check_builder(host: Host) -> Finding:
+    """Which builder `envkit build` will use, and what a missing buildx costs."""
+    from envkit.engine.builders import BUILDX_HINT, buildx_version
+
+    wanted = host.plan.install.builder if host.plan is not None else "auto"
+    version = buildx_version()
+    if version is not None:
+        used = "BuildKit" if wanted != "classic" else "the classic builder (build.builder)"
+        return Finding("builder", "ok", f"{used}; docker buildx: {version}")
+    if wanted == "buildkit":
+        return Finding(
+            "builder", "fail", "build.builder is buildkit, but the Docker CLI has no buildx",
+            BUILDX_HINT,
+        )  # fmt: skip
+    return Finding(
+        "builder",
+        "warn",
+        "the classic builder: the Docker CLI has no buildx, so no cache mounts (every rebuilt "
+        "layer downloads its packages again)",
+        BUILDX_HINT,
+    )
+
+
 def _wants_gpus(host: Host) -> bool:
     return host.plan is not None and host.plan.runtime.gpus != "none"
 
@@ -184,7 +208,8 @@ def check_driver(host: Host) -> Finding:
     if cuda is None:
         return Finding("driver", "ok", f"{seen}; no CUDA version in envkit.yaml to compare with")
     verdict, explanation = driver_verdict(cuda, driver)
-    status = {"ok": "ok", "compat": "warn", "too-old": "fail"}[verdict]
+    statuses: dict[str, FindingStatus] = {"ok": "ok", "compat": "warn", "too-old": "fail"}
+    status = statuses[verdict]
     floor = cuda.min_driver or cuda.family_min_driver
     fix = None if verdict == "ok" else f"upgrade the driver to >= {floor}"
     if verdict == "too-old":
@@ -257,9 +282,12 @@ def check_exposure(host: Host) -> Finding:
         if is_wildcard(address):
             public.append(f"{port} (runtime.ports)")
     for service in plan.services:  # a notebook anywhere but loopback: its token is all that guards
-        for address, port, _, what in notebook_publications(plan, service):
-            if address not in LOOPBACKS:
-                public.append(f"{address}:{port} ({what.split('.')[-2]}, {service.container_name})")
+        for published in notebook_publications(plan.notebook, service):
+            if published.address not in LOOPBACKS:
+                what = published.field.split(".")[-2]
+                public.append(
+                    f"{published.address}:{published.host_port} ({what}, {service.container_name})"
+                )
     if public:
         return Finding(
             "exposure",
@@ -314,7 +342,7 @@ def doctor(config: str | None, json_out: bool) -> int:
 def run_doctor(config: str | None) -> list[Finding]:
     host = Host()
     findings = [check_config(config, host), check_engine(host)]
-    findings.append(check_compose(host))
+    findings += [check_compose(host), check_builder(host)]
     if host.client is not None:
         findings.append(check_nvidia_runtime(host))
     findings += [check_driver(host), check_disk(host), check_ports(host)]

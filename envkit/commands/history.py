@@ -8,13 +8,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from envkit.checks.core.text import finite, for_terminal
 from envkit.errors import EXIT_OK, EnvkitError
 from envkit.history.compare import RunDiff, diff_runs, last_pass_and_latest
-from envkit.history.store import History, Run, default_path, export_lines, import_lines
+from envkit.history.store import History, Run, default_path
+
+MAX_LIMIT = 100_000
+MAX_RUN_ID = 2**62  # SQLite's integers are 64-bit signed
 
 
 def open_history(path: Path | None) -> History:
     return History(path or default_path())
+
+
+def say(text: str) -> None:
+    """To the terminal, with what a recorded string might carry (escape sequences) escaped."""
+    sys.stdout.write(for_terminal(text))
 
 
 def _row(run: Run, check: str | None, history: History) -> dict[str, Any]:
@@ -41,21 +50,24 @@ def _row(run: Run, check: str | None, history: History) -> dict[str, Any]:
 def history_list(
     path: Path | None, target: str | None, check: str | None, limit: int, as_json: bool
 ) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise EnvkitError(f"--limit {limit} is out of range", f"choose 1 to {MAX_LIMIT}")
     history = open_history(path)
     rows = [_row(run, check, history) for run in history.runs(target, limit)]
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        sys.stdout.write(json.dumps(finite(rows), indent=2) + "\n")
         return EXIT_OK
     if not rows:
-        sys.stdout.write(f"no runs recorded in {history.path}\n")
+        say(f"no runs recorded in {history.path}\n")
         return EXIT_OK
     columns = [c for c in rows[0] if c != "figures"]
-    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in columns}
+    cells = [{c: for_terminal(row[c]) for c in columns} for row in rows]
+    widths = {c: max(len(c), *(len(cell[c]) for cell in cells)) for c in columns}
     sys.stdout.write("  ".join(c.ljust(widths[c]) for c in columns) + "\n")
-    for row in rows:
-        line = "  ".join(str(row[c]).ljust(widths[c]) for c in columns)
+    for row, cell in zip(rows, cells, strict=True):
+        line = "  ".join(cell[c].ljust(widths[c]) for c in columns)
         figures = row.get("figures")
-        sys.stdout.write(line + (f"  {figures}" if figures else "") + "\n")
+        say(line + (f"  {figures}" if figures else "") + "\n")
     return EXIT_OK
 
 
@@ -69,6 +81,9 @@ def _pick(history: History, ids: list[int], target: str | None) -> tuple[Run, Ru
         return pair
     if len(ids) != 2:
         raise EnvkitError("history diff takes two run ids or none", "e.g. envkit history diff 3 7")
+    for run_id in ids:
+        if not 1 <= run_id <= MAX_RUN_ID:
+            raise EnvkitError(f"run {run_id} cannot exist", "name run ids from `envkit history`")
     runs = [history.run(i) for i in ids]
     missing = [str(i) for i, run in zip(ids, runs, strict=True) if run is None]
     if missing:
@@ -81,9 +96,9 @@ def history_diff(path: Path | None, ids: list[int], target: str | None, as_json:
     older, newer = _pick(history, ids, target)
     found = diff_runs(history, older, newer)
     if as_json:
-        sys.stdout.write(json.dumps(_diff_json(found), indent=2) + "\n")
+        sys.stdout.write(json.dumps(finite(_diff_json(found)), indent=2) + "\n")
         return EXIT_OK
-    out = sys.stdout.write
+    out = say
     out(f"run {older.id} ({older.state}, {older.started_at}) -> run {newer.id} ")
     out(f"({newer.state}, {newer.started_at}) on {newer.target}\n")
     for what, before, after in found.changed:
@@ -93,9 +108,21 @@ def history_diff(path: Path | None, ids: list[int], target: str | None, as_json:
     for what, before, after, unit in found.moved:
         change = (after - before) / before
         out(f"moved    {what}: {before:.4g} -> {after:.4g} {unit} ({change:+.0%})\n")
-    if not (found.changed or found.flipped or found.moved):
+    for what, before, after in found.rose:
+        out(f"rose     {what}: {before:g} -> {after:g}{_news(what, before)}\n")
+    if not (found.changed or found.flipped or found.moved or found.rose):
         out("nothing changed beyond the noise\n")
     return EXIT_OK
+
+
+def _news(what: str, before: float) -> str:
+    """What a counter's rise means, where it has a name."""
+    if what.startswith("gpu.xid xid_"):
+        code = what.rsplit("_", 1)[1]
+        return f" (a new XID {code})" if not before else f" (XID {code} again)"
+    if "ecc_aggregate_corrected" in what:
+        return " (correctable ECC errors rising)"
+    return ""
 
 
 def _diff_json(found: RunDiff) -> dict[str, Any]:
@@ -105,23 +132,21 @@ def _diff_json(found: RunDiff) -> dict[str, Any]:
         "changed": [{"what": w, "before": b, "after": a} for w, b, a in found.changed],
         "flipped": [{"check": c, "before": b, "after": a} for c, b, a in found.flipped],
         "moved": [{"figure": w, "before": b, "after": a, "unit": u} for w, b, a, u in found.moved],
+        "rose": [{"counter": w, "before": b, "after": a} for w, b, a in found.rose],
     }
 
 
 def history_export(path: Path | None, out: Path) -> int:
-    lines = export_lines(open_history(path))
-    out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    sys.stdout.write(f"exported {len(lines)} runs to {out}\n")
+    from envkit.history.exchange import write_export
+
+    count = write_export(open_history(path), out)
+    say(f"exported {count} runs to {out}\n")
     return EXIT_OK
 
 
 def history_import(path: Path | None, source: Path) -> int:
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvkitError(
-            f"cannot read {source}: {exc}", "name a file from `history export`"
-        ) from None
-    added, skipped = import_lines(open_history(path), lines, str(source))
-    sys.stdout.write(f"imported {added} runs ({skipped} already here)\n")
+    from envkit.history.exchange import import_runs
+
+    added, skipped = import_runs(open_history(path), source)
+    say(f"imported {added} runs ({skipped} already here)\n")
     return EXIT_OK

@@ -27,6 +27,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def run_lock(config: str | None, out: Path | None, tag: str | None) -> int:
+    from envkit.checks.programs.lockstate import INDEX_INSTALLERS
     from envkit.lock.make import make_lock
 
     project = load_project(config)
@@ -36,11 +37,11 @@ def run_lock(config: str | None, out: Path | None, tag: str | None) -> int:
     _write_atomically(path, made.text)
     lock = made.lock
     added = sum(1 for _, origin in lock["apt"].values() if origin == "added")
-    by_pip = [name for name, values in lock["pip"].items() if values[1] == "pip"]
+    by_pip = [name for name, values in lock["pip"].items() if values[1] in INDEX_INSTALLERS]
     torch, cuda = lock["torch"]["torch"][0], lock["torch"]["cuda"][0]
     sys.stdout.write(
         f"wrote {path} from {image}: {len(lock['apt'])} apt packages ({added} added by the "
-        f"build), {len(lock['conda'])} conda, {len(by_pip)} installed by pip "
+        f"build), {len(lock['conda'])} conda, {len(by_pip)} from a pip index "
         f"({len(by_pip) - len(made.unhashed)} with the index's sha256), torch {torch} "
         f"(CUDA {cuda})\n"
     )

@@ -17,7 +17,7 @@ def notebook_url(config: str | None, member: str | None) -> int:
     from envkit.engine.client import docker_client
 
     plan = load_project(config).plan
-    if plan.notebook is None or not plan.notebook.enabled:
+    if not plan.notebook.enabled:
         raise EnvkitError(
             "envkit.yaml serves no notebook", "set notebook.enabled: true, then build"
         )

@@ -1,6 +1,7 @@
 """What every command on a project starts from: envkit.yaml loaded, its plan made, and the two
 folders render writes to: the build context (.envkit beside the config, or --out) and the
-project folder (the config's own)."""
+project folder (the config's own). Commands that also work without an envkit.yaml (verify,
+health, doctor) get the model's defaults instead (`configured` False), never a None."""
 
 from __future__ import annotations
 
@@ -11,35 +12,51 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec
     from envkit.plan import Plan
+    from envkit.verify.request import ChecksRequest
+    from envkit.verify.resolve import RunSettings
 
 CONTEXT_DIR = ".envkit"
 
 
 @dataclass(frozen=True)
 class Project:
-    config: Path  # the envkit.yaml that was read
+    config: Path  # the envkit.yaml that was read (or would be, when not configured)
     plan: Plan
     context_dir: Path  # the build context: rendered files the engine receives
     project_dir: Path  # beside envkit.yaml: editor configs, never sent to the engine
     loaded: LoadedSpec
+    configured: bool = True  # False: no envkit.yaml, the model's defaults
+
+    def settings(self, checks: ChecksRequest) -> RunSettings:
+        """The run-time settings: the command line's `checks` over this project's."""
+        from envkit.verify.resolve import resolve
+
+        return resolve(self.plan, self.configured, checks)
 
 
 def load_project(config: str | None, out: Path | None = None) -> Project:
     from envkit.config.load import load_spec
+
+    return _project(load_spec(config), out, configured=True)
+
+
+def project_or_defaults(config: str | None) -> Project:
+    """The project of envkit.yaml when one is given or found (--config, $ENVKIT_CONFIG,
+    ./envkit.yaml); else the model's defaults, for commands that work without one."""
+    from envkit.config.load import config_given, detached
+
+    if config_given(config):
+        return load_project(config)
+    return _project(detached(), None, configured=False)
+
+
+def _project(loaded: LoadedSpec, out: Path | None, configured: bool) -> Project:
     from envkit.plan import make_plan
 
-    loaded = load_spec(config)
     project_dir = loaded.path.parent
     context_dir = out if out is not None else project_dir / CONTEXT_DIR
-    return Project(loaded.path, make_plan(loaded), context_dir, project_dir, loaded)
-
-
-def plan_if_given(config: str | None) -> Plan | None:
-    """The plan when envkit.yaml is given or found (--config, $ENVKIT_CONFIG, ./envkit.yaml);
-    None for commands that also work without one (verify, health)."""
-    from envkit.config.load import config_given
-
-    return load_project(config).plan if config_given(config) else None
+    plan = make_plan(loaded)
+    return Project(loaded.path, plan, context_dir, project_dir, loaded, configured)
 
 
 def render_project(project: Project) -> None:

@@ -39,9 +39,7 @@ def _require_keys(project: Project) -> None:
 
 
 def up(config: str | None, timeout: float) -> int:
-    from docker.errors import ImageNotFound
-
-    from envkit.engine.client import docker_client, running_containers
+    from envkit.engine.client import docker_client, require_image, running_containers
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
     from envkit.engine.team_sync import departed, sync_keys, sync_notebook_tokens
 
@@ -50,12 +48,7 @@ def up(config: str | None, timeout: float) -> int:
     plan, out_dir = project.plan, project.context_dir
     render_project(project)
     client = docker_client()
-    try:
-        client.images.get(plan.image.tag)
-    except ImageNotFound:
-        raise EnvkitError(
-            f"image {plan.image.tag} does not exist yet", "run `envkit build` first"
-        ) from None
+    require_image(client, plan.image.tag, "run `envkit build` first")
     _check_ports(client, plan)
     running_before = running_containers(client, plan.project)
     leaving = departed(client, plan)

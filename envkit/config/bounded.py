@@ -11,14 +11,11 @@ memory, and no error quotes what a named file holds.
 
 from __future__ import annotations
 
-import os
-import stat
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from envkit.errors import ConfigIssue, FieldError
+from envkit.errors import ConfigIssue
 
 CONFIG_LIMIT = 4 * 1024 * 1024  # a config of a million bytes must still render in 2 s
 MAX_DEPTH = 32  # envkit.yaml's deepest real path is 4 (team.members[0].keys[0])
@@ -26,47 +23,6 @@ MAX_NODES = 2_000_000
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Loc = tuple[str | int, ...]
-
-
-def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
-    """The bytes of a regular file no larger than `limit`; FieldError otherwise. Never opens a
-    FIFO, device or directory: stat first, then read at most limit + 1 bytes (a file that grows,
-    or a /proc file that says it is empty, is still bounded)."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise FieldError(
-            f"cannot read {what} {path}: {exc.strerror or type(exc).__name__}",
-            f"point to an existing {what}{hint}",
-        ) from None
-    if not stat.S_ISREG(info.st_mode):
-        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-        raise FieldError(f"{what} {path} is {kind}", f"point to a regular {what}{hint}")
-    if info.st_size > limit:
-        raise FieldError(
-            f"{what} {path} is {info.st_size} bytes, over the {limit}-byte limit",
-            f"point to the right file: a {what} is far smaller",
-        )
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise FieldError(
-            f"cannot read {what} {path}: {exc.strerror or type(exc).__name__}",
-            "check the file's permissions",
-        ) from None
-    if len(data) > limit:
-        raise FieldError(f"{what} {path} is over the {limit}-byte limit", f"point to a {what}")
-    return data
-
-
-def decode_utf8(data: bytes) -> tuple[str | None, int | None]:
-    """(text, None), or (None, line of the first byte that is not UTF-8)."""
-    try:
-        return data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, data.count(b"\n", 0, exc.start) + 1
 
 
 def _issue(line: int | None, problem: str, fix: str, loc: Loc = ()) -> ConfigIssue:

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 from envkit.addresses import canonical_address, check_mapping, distinct_addresses
 from envkit.catalog.mirrors import preset_names
 from envkit.errors import FieldError
+from envkit.names import IMAGE_REF
 
 # Characters no rendered value may carry: they end or continue Dockerfile instructions (newline,
 # backslash) or break out of quoting.
@@ -46,9 +47,7 @@ ProjectName = Annotated[
 ImageRef = Annotated[
     str,
     matching(
-        r"(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*"
-        r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
-        r"(?:@sha256:[a-f0-9]{64})?",
+        IMAGE_REF,
         "image reference",
         "write an image as NAME[:TAG], e.g. 'nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04'",
     ),
@@ -275,12 +274,17 @@ CheckId = Annotated[
 ]
 # The checks that compare a figure with the GPU's published peak (envkit/checks/bench.py calls
 # ctx.threshold for these; tests/unit/test_config_rules.py keeps the two lists equal).
+# The checks that judge a figure against a fraction of a published rate; the same set as
+# DEFAULT_THRESHOLDS in envkit/checks/suite/bench.py (a test keeps the two equal).
 THRESHOLD_CHECKS = (
     "bench.matmul_bf16",
     "bench.matmul_fp16",
     "bench.matmul_tf32",
     "bench.matmul_fp32",
     "bench.memory_bandwidth",
+    "bench.host_device",
+    "bench.allreduce_busbw",
+    "stress.gpu",
 )
 
 
@@ -294,6 +298,7 @@ def _takes_a_threshold(value: str) -> str:
 
 
 ThresholdId = Annotated[CheckId, AfterValidator(_takes_a_threshold)]
+XidCode = Annotated[int, Field(ge=1, le=999, strict=True)]  # NVIDIA's Xid numbers
 PeakFraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Sha256 = Annotated[
     str,

@@ -13,12 +13,14 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from envkit.config import bounded
-from envkit.config.model import Spec
+from envkit.config.model import Runtime, Spec
 from envkit.config.rules import check_rules
 from envkit.errors import ConfigError, ConfigIssue, EnvkitError, FieldError
+from envkit.files import decode_utf8, read_regular
 
 CONFIG_ENV = "ENVKIT_CONFIG"
 DEFAULT_NAME = "envkit.yaml"
+DETACHED_NAME = "adhoc"  # the project without an envkit.yaml
 Loc = tuple[str | int, ...]
 
 
@@ -53,6 +55,14 @@ def find_config(explicit: str | None) -> Path:
             "run `envkit init` to write a starter envkit.yaml, or pass --config PATH",
         )
     return path
+
+
+def detached() -> LoadedSpec:
+    """The project when there is no envkit.yaml (verify, health, doctor work without one): the
+    model's defaults, named adhoc, with no GPUs asked for. A run without a config demands of the
+    machine's GPUs only what its command line does (--require-gpu, --expected-gpus)."""
+    spec = Spec(name=DETACHED_NAME, runtime=Runtime(gpus="none"))
+    return LoadedSpec(spec, Path.cwd() / DEFAULT_NAME)
 
 
 def config_given(explicit: str | None) -> bool:
@@ -235,10 +245,10 @@ def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -
 def load_spec(explicit: str | None = None) -> LoadedSpec:
     path = find_config(explicit)
     try:
-        data = bounded.read_regular(path, bounded.CONFIG_LIMIT, "config file")
+        data = read_regular(path, bounded.CONFIG_LIMIT, "config file")
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
-    text, bad_line = bounded.decode_utf8(data)
+    text, bad_line = decode_utf8(data)
     if text is None:
         issue = ConfigIssue("(file)", bad_line, None, "not UTF-8 text", "save the file as UTF-8")
         raise ConfigError(str(path), [issue])

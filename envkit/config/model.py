@@ -6,11 +6,27 @@ mirror presets (which torch, which image, which URLs) are made in `envkit.plan`.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from envkit.addresses import LOOPBACKS
+from envkit.config.choices import (
+    AptSecurity,
+    Builder,
+    BuildNetwork,
+    CudnnMajor,
+    Flavor,
+    Installer,
+    Kex,
+    PcieWidth,
+    Persistence,
+    Regressions,
+    RestartPolicy,
+    SlurmRuntime,
+    TeamMode,
+    TorchSource,
+    UbuntuRelease,
+    Variant,
+)
 from envkit.config.fields import (
     MAX_GPUS,
     AccountId,
@@ -40,6 +56,7 @@ from envkit.config.fields import (
     TorchVersion,
     UserName,
     Volume,
+    XidCode,
 )
 from envkit.config.notebook_fields import KernelName, LogDir, PipVersion
 from envkit.config.slurm_fields import (
@@ -59,16 +76,16 @@ class _Strict(BaseModel):
 class Base(_Strict):
     """Where the image starts from."""
 
-    flavor: Literal["pytorch", "cuda", "custom"] = Field(
+    flavor: Flavor = Field(
         "pytorch",
         description="pytorch: pytorch/pytorch image (torch preinstalled); cuda: nvidia/cuda image "
         "+ Miniforge + torch wheels; custom: your own `image`.",
     )
     image: ImageRef | None = Field(None, description="Explicit base image; required for custom.")
-    variant: Literal["runtime", "devel"] = Field(
+    variant: Variant = Field(
         "runtime", description="devel adds nvcc and headers (needed to compile CUDA extensions)."
     )
-    ubuntu: Literal["18.04", "20.04", "22.04", "24.04"] | None = Field(
+    ubuntu: UbuntuRelease | None = Field(
         None, description="Ubuntu release of the nvidia/cuda base (flavor cuda)."
     )
 
@@ -138,7 +155,7 @@ class Mirrors(_Strict):
     trusted_hosts: tuple[HostName, ...] = Field(
         (), description="Hosts pip may reach over plain http or with bad TLS."
     )
-    apt_security: Literal["official", "mirror"] = Field(
+    apt_security: AptSecurity = Field(
         "official",
         description="Security updates from the official host (mirrors lag) or from the mirror.",
     )
@@ -175,7 +192,7 @@ class Ssh(_Strict):
         "[0.0.0.0, '::'] publishes on every interface like a bare `8822:22` (Docker's published "
         "ports bypass host firewalls).",
     )
-    kex: Literal["post-quantum", "compatible"] = Field(
+    kex: Kex = Field(
         "post-quantum",
         description="post-quantum: only hybrid post-quantum key exchanges where the image's "
         "OpenSSH has them (clients need OpenSSH >= 8.5); compatible: classical ones too, for "
@@ -214,13 +231,11 @@ class Runtime(_Strict):
     env: dict[EnvKey, EnvValue] = Field(
         default_factory=dict, description="Environment of the container and of SSH sessions."
     )
-    restart: Literal["no", "always", "on-failure", "unless-stopped"] = Field(
-        "unless-stopped", description="Docker restart policy."
-    )
+    restart: RestartPolicy = Field("unless-stopped", description="Docker restart policy.")
     ports: tuple[PortMapping, ...] = Field(
         (), description="Extra [ADDRESS:]HOST:CONTAINER ports; ADDRESS may be IPv6 in brackets."
     )
-    build_network: Literal["default", "host"] = Field(
+    build_network: BuildNetwork = Field(
         "default", description="host lets builds reach a mirror or proxy on the host's loopback."
     )
 
@@ -250,7 +265,7 @@ class Member(_Strict):
 class Team(_Strict):
     """A team sharing one image: one container for all, or one per member."""
 
-    mode: Literal["shared", "per-member"] = Field(
+    mode: TeamMode = Field(
         "shared", description="shared: one container for all; per-member: one each, same image."
     )
     members: tuple[Member, ...] = Field((), description="The team's members.")
@@ -266,6 +281,68 @@ class Team(_Strict):
         return self
 
 
+class GpuExpectations(_Strict):
+    """What this site expects of its GPUs, where envkit's defaults (right for H100 SXM and PCIe,
+    A100, L40S and consumer cards) do not fit: the gpu.* checks' rules (docs/gpu-health.md)."""
+
+    pcie_gen: int | None = Field(
+        None, ge=1, le=6, strict=True, description="PCIe generation under load (default: each "
+        "GPU's own maximum)."
+    )  # fmt: skip
+    pcie_width: PcieWidth | None = Field(
+        None, description="PCIe lanes (default: each GPU's own maximum; some platforms train "
+        "x8 on purpose)."
+    )  # fmt: skip
+    nvlinks: int | None = Field(
+        None, ge=0, le=36, strict=True, description="Active NVLinks per GPU (default: the SKU's "
+        "count, e.g. 18 on H100 SXM; 12 or 0 on PCIe boards with or without a bridge)."
+    )  # fmt: skip
+    xid_warn: tuple[XidCode, ...] = Field(
+        (), description="XIDs that only warn here, besides the application-caused ones."
+    )
+    xid_fail: tuple[XidCode, ...] = Field((), description="XIDs that fail here, whatever class.")
+    spread: float | None = Field(
+        None, gt=0, lt=1, allow_inf_nan=False, description="How far below the median of the "
+        "node's other GPUs one GPU's benchmark may fall (default 0.15)."
+    )  # fmt: skip
+    throttle_samples: int | None = Field(
+        None, ge=0, strict=True, description="Samples with a hardware slowdown, thermal or power "
+        "brake reason tolerated in a run (default 0)."
+    )  # fmt: skip
+    nvlink_errors: int | None = Field(
+        None, ge=0, strict=True, description="NVLink CRC, replay and recovery counts a link may "
+        "add during a run (default 0)."
+    )  # fmt: skip
+    pcie_replays: int | None = Field(
+        None, ge=0, strict=True, description="PCIe replays tolerated in a run (default 80, "
+        "DCGM's)."
+    )  # fmt: skip
+    allow_processes: bool = Field(
+        False, description="Processes already holding GPU memory only warn (a shared GPU)."
+    )
+    allow_env: tuple[EnvKey, ...] = Field(
+        (), description="Variables that distort a measurement (CUDA_LAUNCH_BLOCKING, ...) "
+        "accepted on purpose."
+    )  # fmt: skip
+    persistence: Persistence = Field(
+        "any", description="required: persistence mode off fails gpu.inventory."
+    )
+
+    @model_validator(mode="after")
+    def _xid_lists_apart(self) -> GpuExpectations:
+        both = sorted(set(self.xid_warn) & set(self.xid_fail))
+        if both:
+            raise FieldError(
+                f"XID {', '.join(map(str, both))} is in both xid_warn and xid_fail",
+                "list each XID in one of them",
+            )
+        return self
+
+    def given(self) -> dict[str, object]:
+        """The expectations envkit.yaml states; for the rest, the checks' own rules apply."""
+        return self.model_dump(exclude_unset=True)
+
+
 class Verify(_Strict):
     """What `envkit verify` demands of the environment."""
 
@@ -278,7 +355,10 @@ class Verify(_Strict):
         default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
     )
     checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")
-    regressions: Literal["fail", "warn"] = Field(
+    gpu: GpuExpectations = Field(
+        GpuExpectations(), description="What the GPUs' own health checks expect at this site."
+    )
+    regressions: Regressions = Field(
         "fail",
         description="What `verify --baseline` does when a figure falls below its baseline: "
         "fail the run (exit 1) or only warn.",
@@ -312,10 +392,28 @@ class Notebook(_Strict):
     tensorboard: TensorBoard = TensorBoard()
 
 
+class Build(_Strict):
+    """How the image is built: the Python installer in the image and the engine's builder."""
+
+    installer: Installer = Field(
+        "uv",
+        description="uv (from the pip index, so the mirror: parallel downloads, a cache across "
+        "builds) or pip installs torch and your Python packages; /etc/pip.conf stays what `pip "
+        "install` reads inside the box either way.",
+    )
+    uv: PipVersion = Field("0.13.9", description="uv release, from the pip mirror.")
+    builder: Builder = Field(
+        "auto",
+        description="buildkit (`docker buildx build`: cache mounts, so a rebuilt layer downloads "
+        "nothing it already has), classic (the docker SDK's builder), or auto: BuildKit where "
+        "the Docker CLI has buildx, else classic. `envkit build --builder` overrides it.",
+    )
+
+
 class Slurm(_Strict):
     """How `envkit verify --slurm` runs the suite through the cluster's scheduler."""
 
-    runtime: Literal["python", "pyxis", "apptainer"] = Field(
+    runtime: SlurmRuntime = Field(
         "python",
         description="Where the suite runs on each node: python (the node's own interpreter, "
         "slurm.python), pyxis (srun --container-image, enroot) or apptainer (apptainer or "
@@ -363,8 +461,8 @@ class Spec(_Strict):
     cuda: MinorVersion | None = Field(
         None, description="CUDA of the torch build, e.g. '12.4', or 'cpu'. Default: PyPI's build."
     )
-    cudnn: Literal["8", "9"] | None = Field(None, description="Checked against the base image.")
-    torch_source: Literal["auto", "pypi", "pytorch-index"] = Field(
+    cudnn: CudnnMajor | None = Field(None, description="Checked against the base image.")
+    torch_source: TorchSource = Field(
         "auto",
         description="Where torch wheels come from: pypi (the pip index in pip.conf, so the mirror "
         "preset's PyPI; PyPI's plain torch wheel is one CUDA build per release), pytorch-index "
@@ -380,3 +478,4 @@ class Spec(_Strict):
     verify: Verify = Verify()
     notebook: Notebook = Notebook()
     slurm: Slurm = Slurm()
+    build: Build = Build()

@@ -1,7 +1,7 @@
-"""Build the rendered context through the docker SDK, reporting progress step by step.
-
-A failed build raises BuildFailedError naming the failing Dockerfile step, the last lines of its
-log, and a hint where the failure is a known one (an unreachable mirror, a missing package)."""
+"""What a build reports, on either backend: progress step by step, and on failure the failing
+Dockerfile step, the last lines of its log, and a hint where the failure is a known one (an
+unreachable mirror, a missing package). The backends (classic.py: the docker SDK's builder;
+buildkit.py: `docker buildx build`; builders.py picks one) turn their output into these events."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import NoReturn
 
 from envkit.errors import BuildFailedError
 
-STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
 HINTS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(r"Version '([^']+)' for '([^']+)' was not found"),
@@ -23,7 +21,7 @@ HINTS: list[tuple[re.Pattern[str], str]] = [
         "and `envkit lock` again, or point mirrors.apt at a snapshot archive (docs/lock.md)",
     ),
     (
-        re.compile(r"THESE PACKAGES DO NOT MATCH THE HASHES"),
+        re.compile(r"THESE PACKAGES DO NOT MATCH THE HASHES|Hash mismatch for"),
         "a file on the pip index no longer matches the sum in envkit.lock: find out why before "
         "trusting it; `envkit lock` again only if the new file is known good",
     ),
@@ -32,19 +30,24 @@ HINTS: list[tuple[re.Pattern[str], str]] = [
         "apt has no package named {0}: check the name in packages.apt (`apt-cache search`)",
     ),
     (
-        re.compile(r"No matching distribution found for (\S+)"),
-        "pip found no {0} on the index: check the name and version in packages.pip, or the mirror",
+        re.compile(
+            r"No matching distribution found for (\S+)|"  # pip's words, then uv's
+            r"Because `?([^`\s]+?)`? (?:was not found|could not be found)|"
+            r"Because there is no version of `?([^`\s]+?)`? and"
+        ),
+        "the index has no {0}: check the name and version in packages.pip, or the mirror",
     ),
     (
         re.compile(
             r"(Could not resolve host|Temporary failure resolving|Failed to fetch|"
-            r"Connection timed out|Could not connect to|Max retries exceeded)[^\n]*"
+            r"Connection timed out|Could not connect to|Max retries exceeded|"
+            r"error sending request for url)[^\n]*"
         ),
         "a mirror did not answer: try another mirrors.preset (e.g. tuna, ustc, official), or "
         "runtime.build_network: host behind a proxy",
     ),
     (
-        re.compile(r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"),
+        re.compile(r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|invalid peer certificate"),
         "TLS interception? add the proxy's CA to mirrors.ca_certificates",
     ),
     (
@@ -63,9 +66,9 @@ class BuildProgress:
     instruction: str = ""
     cached: set[int] = field(default_factory=set)
     started: float = field(default_factory=time.monotonic)
-    step_started: float = field(default_factory=time.monotonic)
     log: deque[str] = field(default_factory=lambda: deque(maxlen=40))
     image_id: str | None = None
+    export_s: float | None = None  # BuildKit: writing the layers into the engine's image store
 
 
 Reporter = Callable[[str, BuildProgress, str], None]  # (event, progress, text)
@@ -76,51 +79,22 @@ def hint_for(log: Iterable[str]) -> str | None:
     for pattern, hint in HINTS:
         found = pattern.search(text)
         if found:
-            return hint.format(*found.groups())
+            # Alternatives in one pattern: the first group that matched fills {0}.
+            groups = [g for g in found.groups() if g is not None]
+            return hint.format(*groups)
     return None
 
 
-def follow(stream: Iterable[dict[str, Any]], report: Reporter) -> BuildProgress:
-    """Consume the engine's build stream; raise BuildFailedError on an error event."""
-    progress = BuildProgress()
-    for chunk in stream:
-        if "error" in chunk:
-            _fail(progress, str(chunk.get("error", "")))
-        if "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
-            progress.image_id = chunk["aux"]["ID"]
-        for line in str(chunk.get("stream", "")).splitlines():
-            _line(progress, line.rstrip(), report)
-    report("done", progress, "")
-    return progress
-
-
-def _line(progress: BuildProgress, line: str, report: Reporter) -> None:
-    step = STEP.match(line)
-    if step:
-        progress.step, progress.total = int(step.group(1)), int(step.group(2))
-        progress.instruction = step.group(3)
-        progress.step_started = time.monotonic()
-        progress.log.clear()
-        report("step", progress, progress.instruction)
-    elif line.strip() == "---> Using cache":
-        progress.cached.add(progress.step)
-        report("cached", progress, "")
-    elif line.startswith("Successfully built "):
-        progress.image_id = progress.image_id or line.split()[-1]
-    elif line.strip() and not line.startswith((" ---> ", "Removing intermediate container")):
-        progress.log.append(line)
-        report("output", progress, line)
-
-
-def _fail(progress: BuildProgress, error: str) -> None:
+def fail(progress: BuildProgress, error: str) -> NoReturn:
+    """Raise BuildFailedError naming the step, its last log lines and a hint."""
     lines = list(progress.log)[-15:]
     where = (
-        f"step {progress.step}/{progress.total}: {progress.instruction}"
+        f"at step {progress.step}/{progress.total}: {progress.instruction}"
         if progress.step
-        else "before step 1"
+        else "before its first step"
     )
     hint = hint_for([*lines, error])
-    message = f"the build failed at {where}\n  {error.strip()}"
+    message = f"the build failed {where}\n  {error.strip()}"
     if lines:
         message += "\n  last lines of its log:\n" + "\n".join(f"    | {ln}" for ln in lines)
     raise BuildFailedError(
@@ -128,31 +102,12 @@ def _fail(progress: BuildProgress, error: str) -> None:
     )
 
 
-def build_image(
-    client: Any,
-    context: Path,
-    tag: str,
-    *,
-    report: Reporter,
-    no_cache: bool = False,
-    build_args: dict[str, str] | None = None,
-    network: str | None = None,
-    labels: dict[str, str] | None = None,
-) -> BuildProgress:
-    stream = client.api.build(
-        path=str(context),
-        tag=tag,
-        rm=True,
-        forcerm=True,
-        decode=True,
-        nocache=no_cache,
-        buildargs=build_args or {},
-        network_mode=network,
-        labels=labels or {},
-    )
-    try:
-        return follow(stream, report)
-    finally:
-        close = getattr(stream, "close", None)
-        if close is not None:
-            close()
+@dataclass(frozen=True)
+class BuildOptions:
+    """What one build asks of either backend."""
+
+    tag: str
+    no_cache: bool = False
+    build_args: dict[str, str] = field(default_factory=dict)
+    network: str | None = None  # "host", or the engine's default
+    labels: dict[str, str] = field(default_factory=dict)

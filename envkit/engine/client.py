@@ -30,6 +30,18 @@ def docker_client(timeout: float = ENGINE_CALL_TIMEOUT_S) -> Any:
     return client
 
 
+def require_image(client: Any, name: str, fix: str, what: str = "image") -> Any:
+    """The engine's image `name`, or the one error envkit gives for a missing image."""
+    from docker.errors import ImageNotFound
+
+    from envkit.errors import ImageMissingError
+
+    try:
+        return client.images.get(name)
+    except ImageNotFound:
+        raise ImageMissingError(f"{what} {name} is not on this engine", fix) from None
+
+
 def ours(project: str) -> dict[str, list[str]]:
     """Containers `envkit up` made for this project. The image carries io.envkit.project too, so
     a container someone ran by hand from it has that label; only ours have io.envkit.service."""

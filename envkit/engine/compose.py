@@ -96,8 +96,8 @@ def taken_ports(plan: Plan, running: set[str]) -> list[PortProblem]:
         for mapping in plan.runtime.ports:
             host_ip, host_port, _, _ = parse_mapping(mapping)
             wanted.append((host_ip, host_port, f"runtime.ports {mapping}"))
-        for address, host_port, _, what in notebook_publications(plan, service):
-            wanted.append((address, host_port, what))
+        for published in notebook_publications(plan.notebook, service):
+            wanted.append((published.address, published.host_port, published.field))
     problems = []
     for address, port, owner in wanted:
         why = port_problem(address, port)

@@ -7,6 +7,7 @@ import sys
 import time
 from typing import TextIO
 
+from envkit.checks.core.text import for_terminal
 from envkit.engine.build import BuildProgress, Reporter
 
 
@@ -27,11 +28,15 @@ def console_reporter(stream: TextIO | None = None, verbose: bool = False) -> Rep
         elif event == "cached":
             out.write(f"{'':>{2 * len(str(progress.total)) + 3}} {'':6}   (cached)\n")
         elif event == "output" and verbose:
-            out.write(f"{'':>{2 * len(str(progress.total)) + 12}}| {text}\n")
+            out.write(f"{'':>{2 * len(str(progress.total)) + 12}}| {for_terminal(text)}\n")
         elif event == "done":
             cached = len(progress.cached)
+            exported = (
+                f" (writing the layers: {progress.export_s:.1f}s)" if progress.export_s else ""
+            )
             out.write(
-                f"built in {_elapsed(progress):.1f}s: {progress.total} steps, {cached} from cache\n"
+                f"built in {_elapsed(progress):.1f}s: {progress.total} steps, {cached} from "
+                f"cache{exported}\n"
             )
         out.flush()
 
@@ -62,6 +67,7 @@ def json_reporter(stream: TextIO | None = None) -> Reporter:
         if event == "done":
             row["cached_steps"] = sorted(progress.cached)
             row["image_id"] = progress.image_id
+            row["export_s"] = progress.export_s
         out.write(json.dumps(row) + "\n")
         out.flush()
 

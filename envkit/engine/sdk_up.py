@@ -43,8 +43,9 @@ def _ports(plan: Plan, service: Service) -> dict[str, Any]:
     for mapping in plan.runtime.ports:
         host_ip, host_port, container_port, proto = parse_mapping(mapping)
         ports[f"{container_port}/{proto}"] = (host_ip, host_port)
-    for address, host_port, inside, _ in notebook_publications(plan, service):
-        ports.setdefault(f"{inside}/tcp", []).append((address, host_port))
+    for published in notebook_publications(plan.notebook, service):
+        binding = (published.address, published.host_port)
+        ports.setdefault(f"{published.container_port}/tcp", []).append(binding)
     return ports
 
 

@@ -80,7 +80,7 @@ def members_digest(plan: Plan) -> str:
 def sync_notebook_tokens(client: Any, plan: Plan) -> list[str]:
     """Shared mode: tell the container who the members are; its token rotates when they changed
     (a member who left must not keep a working notebook URL). The containers that rotated."""
-    if plan.notebook is None or not plan.notebook.enabled:
+    if not plan.notebook.enabled:
         return []
     rotated = []
     for service in plan.services:

@@ -9,7 +9,7 @@ figure needs a larger move and a steady one a smaller."""
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from envkit.history.store import History, Run
@@ -75,7 +75,7 @@ class Regression:
         )
 
 
-def _judge(
+def judge(
     check_id: str, name: str, value: float, unit: str, past: list[float]
 ) -> Regression | None:
     higher = better_when_higher(unit)
@@ -114,7 +114,7 @@ def regressions(
             past = history.figures(run.target, check_id, name, run_id, BASELINE_RUNS)
             if len(past) < MIN_RUNS:
                 continue
-        verdict = _judge(check_id, name, value, unit, past)
+        verdict = judge(check_id, name, value, unit, past)
         if verdict is not None:
             found.append(verdict)
     return found
@@ -127,6 +127,9 @@ class RunDiff:
     changed: list[tuple[str, Any, Any]]  # what, before, after
     flipped: list[tuple[str, str, str]]  # check id, before, after
     moved: list[tuple[str, float, float, str]]  # check id + name, before, after, unit
+    # Counters (unit "count": XIDs per code, aggregate ECC, remapped rows) that rose, however
+    # little: any new XID or correctable ECC error is news about the hardware.
+    rose: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 def diff_runs(history: History, older: Run, newer: Run) -> RunDiff:
@@ -152,9 +155,14 @@ def diff_runs(history: History, older: Run, newer: Run) -> RunDiff:
     moved = []
     for figure in sorted(set(old_figures) & set(new_figures)):
         (before, unit), (after, _) = old_figures[figure], new_figures[figure]
-        if before and abs(after - before) / abs(before) > floor_for(figure[0]):
+        if unit != "count" and before and abs(after - before) / abs(before) > floor_for(figure[0]):
             moved.append((f"{figure[0]} {figure[1]}", before, after, unit))
-    return RunDiff(older, newer, changed, flipped, moved)
+    rose = [
+        (f"{figure[0]} {figure[1]}", old_figures.get(figure, (0.0, ""))[0], value)
+        for figure, (value, unit) in sorted(new_figures.items())
+        if unit == "count" and value > old_figures.get(figure, (0.0, ""))[0]
+    ]
+    return RunDiff(older, newer, changed, flipped, moved, rose)
 
 
 def last_pass_and_latest(history: History, target: str | None) -> tuple[Run, Run] | None:

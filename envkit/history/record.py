@@ -5,6 +5,7 @@ an unusable history file is a warning and the run's own verdict stands."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,18 +106,34 @@ def remember(
         result.warning = f"{exc.message}; this run was not recorded ({exc.fix})"
         return result
     try:
-        for index, report in enumerate(reports):
-            run_id = history.record(report, f"{run_uid}-{index}")
-            result.run_ids[report["target"]] = run_id
-            if baseline is not None:
-                found = regressions(history, run_id, _against(baseline, report["target"]))
-                if found:
-                    result.regressions[report["target"]] = found
-            if summarise:
-                _summarise(history, run_id, result)
+        _remember(history, reports, run_uid, baseline, summarise, result)
+    except (sqlite3.Error, HistoryError, ValueError, TypeError, KeyError, OverflowError) as exc:
+        # A file damaged in ways opening it does not show (corrupt pages, a missing table): the
+        # run's own verdict and report files stand; history is only a help.
+        result = Remembered(warning=f"history file {history.path} could not be used "
+                            f"({type(exc).__name__}: {exc}); the run's verdict stands")  # fmt: skip
     finally:
         history.close()
     return result
+
+
+def _remember(
+    history: History,
+    reports: list[Any],
+    run_uid: str,
+    baseline: Baseline,
+    summarise: bool,
+    result: Remembered,
+) -> None:
+    for index, report in enumerate(reports):
+        run_id = history.record(report, f"{run_uid}-{index}")
+        result.run_ids[report["target"]] = run_id
+        if baseline is not None:
+            found = regressions(history, run_id, _against(baseline, report["target"]))
+            if found:
+                result.regressions[report["target"]] = found
+        if summarise:
+            _summarise(history, run_id, result)
 
 
 def _summarise(history: History, run_id: int, result: Remembered) -> None:
@@ -140,4 +157,5 @@ def _changes(history: History, latest: Run, earlier: list[Run]) -> list[str]:
     lines += [f"{what}: {before} -> {after}" for what, before, after in found.changed]
     lines += [f"{check}: {before} -> {after}" for check, before, after in found.flipped]
     lines += [f"{what}: {b:.4g} -> {a:.4g} {unit}" for what, b, a, unit in found.moved]
+    lines += [f"{what} rose: {b:g} -> {a:g}" for what, b, a in found.rose]
     return lines if len(lines) > 1 else [*lines, "nothing changed beyond the noise"]

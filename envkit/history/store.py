@@ -8,6 +8,7 @@ MIGRATIONS[i] brings version i to i + 1, and a file from a newer envkit is refus
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envkit.checks.core.text import finite
 from envkit.errors import EnvkitError
 
 HISTORY_ENV = "ENVKIT_HISTORY"
@@ -141,41 +143,12 @@ class History:
 
     def record(self, report: dict[str, Any], uid: str) -> int:
         """One target's report (the runner's TargetReport) as one run; returns its id."""
-        env = report.get("environment") or {}
-        gpus = env.get("gpus") or []
-        counts = report["summary"]
-        state = "failed" if counts.get("fail") or counts.get("error") else "passed"
+        return self.record_all([(report, uid)])[0]
+
+    def record_all(self, runs: list[tuple[dict[str, Any], str]]) -> list[int]:
+        """Reports as runs in one transaction: all of them, or (on any error) none."""
         with self.transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO runs (uid, started_at, target, state, duration_s, image_id,"
-                " gpu_model, gpu_count, host, environment, summary)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    uid,
-                    report["started_at"],
-                    report["target"],
-                    state,
-                    float(report["duration_s"]),
-                    env.get("image_id"),
-                    _gpu_model(gpus),
-                    len(gpus),
-                    env.get("hostname"),
-                    json.dumps(env, sort_keys=True),
-                    json.dumps(counts, sort_keys=True),
-                ),
-            )
-            run_id = int(cursor.lastrowid or 0)
-            for check in report["checks"]:
-                db.execute(
-                    "INSERT INTO checks VALUES (?, ?, ?, ?, ?)",
-                    (run_id, check["id"], check["status"], check["duration_s"], check["message"]),
-                )
-                for metric in check["metrics"]:
-                    db.execute(
-                        "INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?)",
-                        (run_id, check["id"], metric["name"], metric["value"], metric["unit"]),
-                    )
-        return run_id
+            return [_insert(db, report, uid) for report, uid in runs]
 
     def runs(self, target: str | None = None, limit: int = 20) -> list[Run]:
         if target:
@@ -240,6 +213,50 @@ def _run(row: tuple[Any, ...]) -> Run:
     )
 
 
+def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
+    """One run's rows. Figures that are not finite numbers are not kept: a baseline or a chart
+    cannot use them, and JSON (export, --json) cannot carry them."""
+    env = report.get("environment") or {}
+    gpus = env.get("gpus") or []
+    counts = report["summary"]
+    state = "failed" if counts.get("fail") or counts.get("error") else "passed"
+    cursor = db.execute(
+        "INSERT INTO runs (uid, started_at, target, state, duration_s, image_id,"
+        " gpu_model, gpu_count, host, environment, summary)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            uid,
+            report["started_at"],
+            report["target"],
+            state,
+            float(report["duration_s"]),
+            env.get("image_id"),
+            _gpu_model(gpus),
+            len(gpus),
+            env.get("hostname"),
+            json.dumps(finite(env), sort_keys=True),
+            json.dumps(counts, sort_keys=True),
+        ),
+    )
+    run_id = int(cursor.lastrowid or 0)
+    for check in report["checks"]:
+        db.execute(
+            "INSERT OR REPLACE INTO checks VALUES (?, ?, ?, ?, ?)",
+            (run_id, check["id"], check["status"], check["duration_s"], check["message"]),
+        )
+        for metric in check["metrics"]:
+            value = metric.get("value")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if not math.isfinite(value):
+                continue
+            db.execute(
+                "INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?)",
+                (run_id, check["id"], metric["name"], float(value), metric["unit"]),
+            )
+    return run_id
+
+
 def export_lines(history: History) -> list[str]:
     """Every run as one JSON line (checks and figures inside), oldest first."""
     lines = []
@@ -265,35 +282,3 @@ def export_lines(history: History) -> list[str]:
         ]
         lines.append(json.dumps(row, sort_keys=True))
     return lines
-
-
-def import_lines(history: History, lines: list[str], source: str) -> tuple[int, int]:
-    """Runs from `export_lines`, skipping those already here (by uid): (added, skipped)."""
-    added = skipped = 0
-    known = {uid for (uid,) in history.db.execute("SELECT uid FROM runs").fetchall()}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            report = {
-                "started_at": row["started_at"],
-                "target": row["target"],
-                "duration_s": row["duration_s"],
-                "environment": {**row["environment"], "image_id": row.get("image_id")},
-                "summary": row["summary"],
-                "checks": row["checks"],
-            }
-            uid = str(row["uid"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise HistoryError(
-                f"{source}:{number}: not an exported run ({type(exc).__name__}: {exc})",
-                "import a file written by `envkit history export`",
-            ) from None
-        if uid in known:
-            skipped += 1
-            continue
-        history.record(report, uid)
-        known.add(uid)
-        added += 1
-    return added, skipped

@@ -15,7 +15,7 @@ import urllib.request
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from envkit.checks.lockstate import normalize
+from envkit.checks.programs.lockstate import INDEX_INSTALLERS, normalize
 
 ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 HREF = re.compile(r"""href=["']([^"']+)["']""", re.IGNORECASE)
@@ -75,7 +75,7 @@ def fill_hashes(
 ) -> tuple[dict[str, tuple[str, ...]], list[str]]:
     """pip entries with their index sums in place of the installed RECORD's sum where the
     index serves that version, and the names it did not (they keep `record:`)."""
-    wanted = [name for name, values in packages.items() if values[1] == "pip"]
+    wanted = [name for name, values in packages.items() if values[1] in INDEX_INSTALLERS]
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         found = dict(
             zip(

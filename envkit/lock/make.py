@@ -14,12 +14,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from envkit.checks.lockfile import Entries, Lock, empty_lock, format_lock
-from envkit.checks.lockstate import DPKG_FORMAT, parse_dpkg
-from envkit.engine.client import docker_client
+from envkit.checks.programs.lockfile import Entries, Lock, empty_lock, format_lock
+from envkit.checks.programs.lockstate import DPKG_FORMAT, parse_dpkg
+from envkit.engine.client import docker_client, require_image
 from envkit.errors import EnvkitError
 from envkit.lock.hashes import fill_hashes
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest, requested
+from envkit.lock.validate import repository
 from envkit.plan import Plan
 from envkit.targets import Target, TargetOptions, open_target
 from envkit.verify.run import capture_on_target
@@ -42,14 +43,7 @@ class MadeLock:
 
 
 def _image(client: Any, tag: str, plan: Plan) -> Any:
-    from docker.errors import ImageNotFound
-
-    try:
-        image = client.images.get(tag)
-    except ImageNotFound:
-        raise EnvkitError(
-            f"image {tag} is not on this engine", "run `envkit build` first"
-        ) from None
+    image = require_image(client, tag, "run `envkit build` first")
     if (image.labels or {}).get(INPUTS_LABEL) != inputs_digest(plan):
         raise EnvkitError(
             f"image {tag} was built from another envkit.yaml than the one read now",
@@ -59,16 +53,16 @@ def _image(client: Any, tag: str, plan: Plan) -> Any:
 
 
 def _base_facts(client: Any, name: str) -> Entries:
-    from docker.errors import ImageNotFound
-
-    try:
-        image = client.images.get(name)
-    except ImageNotFound:
-        raise EnvkitError(
-            f"the base image {name} is not on this engine (the built image is)",
-            "pull or import it again: the lock records the base's own packages and id",
-        ) from None
+    image = require_image(
+        client,
+        name,
+        "pull or import it again: the lock records the base's own packages and id",
+        what="the base image",
+    )
     digests = [d for d in image.attrs.get("RepoDigests") or [] if "@sha256:" in d]
+    # The digest of the base's own repository (an image pulled under two names has two).
+    own = [d for d in digests if repository(d) == repository(name)]
+    digests = own or digests
     return {
         "image": (name,),
         "id": (image.id,),

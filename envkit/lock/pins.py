@@ -8,26 +8,58 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from envkit.checks.lockfile import Lock, LockFormatError, parse_lock
-from envkit.errors import EnvkitError
+from envkit.checks.programs.lockfile import Lock, LockFormatError, parse_lock
+from envkit.checks.programs.lockstate import INDEX_INSTALLERS
+from envkit.errors import EnvkitError, FieldError
+from envkit.files import decode_utf8, read_regular
 from envkit.lock.requested import check_matches
+from envkit.lock.validate import OFFICIAL_CONDA, problems
 from envkit.plan import Plan
 from envkit.plan.locked import LockedPlan
 
+LOCK_LIMIT = 32 * 1024 * 1024  # a lock of a large CUDA image is well under 1 MB
+SHOWN = 10  # refusals listed at once
 
-def read_lock(path: Path) -> tuple[Lock, str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+
+def read_lock(path: Path, conda_prefixes: tuple[str, ...] | None = None) -> tuple[Lock, str]:
+    """The lock at `path`, every entry checked to be what its section says (lock/validate.py):
+    a regular file under a size cap, UTF-8, envkit's format. `conda_prefixes`, when given, are
+    the channel URLs a locked build may fetch conda packages from."""
+    if not path.exists():
         raise EnvkitError(
             f"--locked: {path} does not exist", "run `envkit build` then `envkit lock` to make it"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvkitError(f"{path} cannot be read: {exc}", "run `envkit lock` again") from None
+        )
     try:
-        return parse_lock(text), text
+        data = read_regular(path, LOCK_LIMIT, "lock file")
+    except FieldError as exc:
+        raise EnvkitError(exc.problem, exc.fix) from None
+    text, bad_line = decode_utf8(data)
+    if text is None:
+        raise EnvkitError(f"{path}:{bad_line}: not UTF-8", "run `envkit lock` again to rewrite it")
+    lines: dict[tuple[str, str], int] = {}
+    try:
+        lock = parse_lock(text, lines)
     except LockFormatError as exc:
         raise EnvkitError(f"{path}: {exc}", "run `envkit lock` again to rewrite it") from None
+    found = problems(lock, conda_prefixes)
+    if found:
+        listed = "\n".join(
+            f"{path}:{lines.get((p.section, p.key), '?')}: {p.problem}" for p in found[:SHOWN]
+        )
+        more = f"\n(and {len(found) - SHOWN} more)" if len(found) > SHOWN else ""
+        raise EnvkitError(
+            f"{path} holds entries that are not what their section says:\n{listed}{more}",
+            f"{found[0].fix}; a lock is data, never options: `envkit lock` writes it again",
+        )
+    return lock, text
+
+
+def conda_prefixes(plan: Plan) -> tuple[str, ...]:
+    """The URLs a locked build may fetch conda packages from: conda's own channels and every
+    channel the configured mirror serves."""
+    rc = plan.conda.rc
+    routed = tuple(f"{base}/{name}" for name, base in rc.custom_channels)
+    return (*OFFICIAL_CONDA, *rc.default_channels, *routed)
 
 
 def _base_line(lock: Lock) -> str:
@@ -40,16 +72,15 @@ def check_base(lock: Lock, client: Any, path: Path) -> None:
     """A base with no registry digest is pinned by its id: the same name must still be it."""
     if lock["base"].get("digest", ("-",))[0] != "-":
         return  # FROM name@digest: the engine fetches exactly that
-    from docker.errors import ImageNotFound
+    from envkit.engine.client import require_image
 
     name, locked_id = lock["base"]["image"][0], lock["base"]["id"][0]
-    try:
-        now = client.images.get(name).id
-    except ImageNotFound:
-        raise EnvkitError(
-            f"the locked base {name} ({locked_id}) is not on this engine",
-            "load or import that image again (it came from no registry, so it cannot be pulled)",
-        ) from None
+    now = require_image(
+        client,
+        name,
+        "load or import that image again (it came from no registry, so it cannot be pulled)",
+        what=f"the locked base ({locked_id})",
+    ).id
     if now != locked_id:
         raise EnvkitError(
             f"the base {name} is now {now}, but {path} was made on {locked_id}",
@@ -72,7 +103,7 @@ def _apt_pins(lock: Lock) -> tuple[str, ...]:
 def _pip_pins(lock: Lock) -> tuple[tuple[str, ...], bool]:
     lines, hashed = [], True
     for name, (version, installer, sums) in sorted(lock["pip"].items()):
-        if installer != "pip":
+        if installer not in INDEX_INSTALLERS:
             continue  # apt's or conda's packages come back with apt and conda
         line = f"{name}=={version}"
         if sums.startswith("sha256:"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from envkit.checks.lockfile import Entries, format_lock
+from envkit.checks.programs.lockfile import Entries, format_lock
 from envkit.errors import EnvkitError
 from envkit.plan import Plan
 
@@ -27,7 +27,7 @@ def requested(plan: Plan) -> Entries:
         items.append(f"torch:{plan.torch.requirement}+{plan.torch.cuda or '-'}")
     items += [f"apt:{package}" for package in plan.packages.apt]
     items += [f"pip:{_token(requirement)}" for requirement in plan.packages.pip]
-    if plan.notebook is not None and plan.notebook.enabled:  # JupyterLab comes from the lock too
+    if plan.notebook.enabled:  # JupyterLab comes from the lock too
         items += [f"notebook:{requirement}" for requirement in plan.notebook.requirements]
     if plan.conda.update_env:
         items += [f"conda:{_token(dependency)}" for dependency in plan.conda.dependencies]

@@ -6,10 +6,10 @@ import zlib
 from dataclasses import dataclass, replace
 
 from envkit.addresses import parse_mapping
-from envkit.config.bounded import read_regular
 from envkit.config.load import LoadedSpec, Loc
 from envkit.config.model import Spec
 from envkit.errors import ConfigError, ConfigIssue, FieldError
+from envkit.files import read_regular
 from envkit.plan.keys import PublicKey, looks_private, parse_public_key
 
 

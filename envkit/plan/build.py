@@ -5,16 +5,19 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.catalog.mirrors import load_presets
+from envkit.config.choices import Flavor, Regressions, SlurmRuntime
 from envkit.config.load import LoadedSpec
 from envkit.config.model import Spec
 from envkit.errors import FieldError
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import Service, plan_services
-from envkit.plan.certs import CaCert, plan_ca_certs
+from envkit.plan.certs import SYSTEM_BUNDLE, CaCert, plan_ca_certs
+from envkit.plan.install import InstallPlan, plan_install
 from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
 from envkit.plan.notebook import NotebookPlan, plan_notebook
@@ -37,6 +40,9 @@ MINIFORGE_SHA256 = (
 CONDA_PREFIX = "/opt/conda"
 VENV_PREFIX = "/opt/venv"
 DEFAULT_PYTHON = "3.11"
+# Where the image's Python comes from: the pytorch image's conda, Miniforge, or a venv over the
+# system Python.
+PythonProvider = Literal["image-conda", "miniforge", "venv"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,7 @@ class HostFacts:
 
 @dataclass(frozen=True)
 class PythonPlan:
-    provider: str  # image-conda | miniforge | venv
+    provider: PythonProvider
     bin_dir: str  # prepended to PATH in the image
     version: str | None  # pinned in environment.yml when envkit installs Python
     # The image's environment for this Python (PATH first), in order: data, not template branches.
@@ -82,7 +88,7 @@ class CondaPlan:
 @dataclass(frozen=True)
 class ImagePlan:
     tag: str
-    flavor: str  # pytorch | cuda | custom
+    flavor: Flavor
     base: str  # the FROM image
     variant: str
     labels: tuple[tuple[str, str], ...]
@@ -90,8 +96,14 @@ class ImagePlan:
 
 @dataclass(frozen=True)
 class PackagesPlan:
-    apt: tuple[str, ...]  # envkit's own needs first, then the user's
+    apt_system: tuple[str, ...]  # what envkit itself needs (Python, sshd, ...): rarely changes
+    apt_user: tuple[str, ...]  # packages.apt: a layer of its own, after torch, so that adding
+    #                            one rebuilds neither the Python environment nor torch
     pip: tuple[str, ...]
+
+    @property
+    def apt(self) -> tuple[str, ...]:
+        return self.apt_system + self.apt_user
 
 
 @dataclass(frozen=True)
@@ -122,16 +134,17 @@ class VerifyPlan:
     require_gpu: bool
     expected_gpus: int | None
     min_shm: str
-    regressions: str  # fail | warn: what a figure below its baseline does to the exit code
+    regressions: Regressions  # what a figure below its baseline does to the exit code
     thresholds: tuple[tuple[str, float], ...]
     checks_dir: str | None  # absolute
+    gpu: dict[str, object]  # verify.gpu's stated expectations; the checks' own rules elsewhere
 
 
 @dataclass(frozen=True)
 class SlurmPlan:
     """`envkit verify --slurm`'s defaults from the config (the command line overrides them)."""
 
-    runtime: str  # python | pyxis | apptainer
+    runtime: SlurmRuntime
     python: str
     image: str | None  # None: pyxis takes the built tag
     partition: str | None
@@ -158,11 +171,20 @@ class Plan:
     runtime: RuntimePlan
     services: tuple[Service, ...]
     verify: VerifyPlan
+    slurm: SlurmPlan
+    notebook: NotebookPlan
+    install: InstallPlan
     notes: tuple[str, ...] = field(default=())
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
     locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
-    slurm: SlurmPlan | None = None
-    notebook: NotebookPlan | None = None
+
+    @property
+    def python_installs(self) -> bool:
+        """Whether a layer installs Python packages with the installer (uv is installed first)."""
+        if self.locked is not None:
+            return bool(self.locked.pip)  # the notebook's packages are among the lock's
+        from_index = self.torch.version is not None and not self.torch.preinstalled
+        return from_index or bool(self.packages.pip) or self.notebook.enabled
 
     @property
     def conda_prefix(self) -> str | None:
@@ -247,7 +269,10 @@ def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
     )
 
 
-def _apt_packages(loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan) -> tuple[str, ...]:
+def _apt_packages(
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(envkit's own apt packages, the user's others)."""
     spec = loaded.spec
     wanted = ["ca-certificates"]
     if spec.ssh.enabled:
@@ -258,8 +283,8 @@ def _apt_packages(loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan) -> t
         wanted += ["curl", "bzip2"]
     if python.provider == "venv":
         wanted += ["python3", "python3-venv"]
-    wanted += spec.packages.apt
-    return tuple(dict.fromkeys(wanted))
+    system = tuple(dict.fromkeys(wanted))
+    return system, tuple(p for p in dict.fromkeys(spec.packages.apt) if p not in system)
 
 
 def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
@@ -279,6 +304,9 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         )
     if torch is not None and not torch.confirmed:
         notes.append(f"torch {torch.version}'s row in the compatibility table is not yet confirmed")
+    pip = plan_pip(spec.mirrors)
+    ca_certs = plan_ca_certs(loaded)
+    ca_bundle = SYSTEM_BUNDLE if ca_certs else None
     ssh, ssh_notes = plan_ssh(spec, host.ipv6)
     notes += ssh_notes
     require_gpu = spec.verify.require_gpu
@@ -298,17 +326,16 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         python=python,
         conda=conda,
         apt=apt,
-        pip=plan_pip(spec.mirrors),
-        packages=PackagesPlan(
-            apt=_apt_packages(loaded, python, conda), pip=tuple(spec.packages.pip)
-        ),
-        ca_certs=plan_ca_certs(loaded),
+        pip=pip,
+        packages=PackagesPlan(*_apt_packages(loaded, python, conda), pip=tuple(spec.packages.pip)),
+        ca_certs=ca_certs,
         ssh=ssh,
         runtime=_runtime_plan(spec),
         services=plan_services(loaded, host.uid, host.gid),
         verify=_verify_plan(loaded, require_gpu),
         slurm=_slurm_plan(loaded),
         notebook=plan_notebook(loaded.spec),
+        install=plan_install(spec.build, python.bin_dir, pip, base_image, ca_bundle),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
     )
@@ -351,5 +378,6 @@ def _verify_plan(loaded: LoadedSpec, require_gpu: bool) -> VerifyPlan:
         min_shm=spec.verify.min_shm,
         regressions=spec.verify.regressions,
         thresholds=tuple(sorted(spec.verify.thresholds.items())),
+        gpu=spec.verify.gpu.given(),
         checks_dir=str((loaded.path.parent / checks_dir).resolve()) if checks_dir else None,
     )

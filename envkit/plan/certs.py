@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from envkit.config.bounded import read_regular
 from envkit.config.load import LoadedSpec
 from envkit.errors import FieldError
+from envkit.files import read_regular
 
 _PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----")
 SYSTEM_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 from envkit.catalog.mirrors import AptMirror, CondaMirror, MirrorPreset, load_presets
@@ -17,7 +18,8 @@ OFFICIAL_APT = {
         "http://ports.ubuntu.com/ubuntu-ports",
     ),
 }
-KEYRINGS = {
+DistroFamily = Literal["debian", "ubuntu", "ubuntu-ports"]
+KEYRINGS: dict[DistroFamily, str] = {
     "debian": "/usr/share/keyrings/debian-archive-keyring.gpg",
     "ubuntu": "/usr/share/keyrings/ubuntu-archive-keyring.gpg",
     "ubuntu-ports": "/usr/share/keyrings/ubuntu-archive-keyring.gpg",
@@ -28,7 +30,7 @@ KEYRINGS = {
 class AptFamily:
     """One distro family's sources: rendered both as sources.list and as deb822."""
 
-    name: str  # debian | ubuntu | ubuntu-ports
+    name: DistroFamily
     archive_url: str
     security_url: str
     security_official: bool

@@ -4,13 +4,12 @@ them, where the host publishes them. Ports per container are in access.py's Serv
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from envkit.config.model import Spec
 
 if TYPE_CHECKING:
     from envkit.plan.access import Service
-    from envkit.plan.build import Plan
 
 CONTAINER_PORT = 8888  # inside every container; the host side is the service's notebook_port
 TENSORBOARD_CONTAINER_PORT = 6006
@@ -53,16 +52,29 @@ def plan_notebook(spec: Spec) -> NotebookPlan:
     )
 
 
-def notebook_publications(plan: Plan, service: Service) -> list[tuple[str, int, int, str]]:
-    """(host address, host port, container port, what) for the service's JupyterLab and
-    TensorBoard: what compose publishes, the SDK path maps, and `up` checks are free."""
-    notebook = plan.notebook
-    if notebook is None or not notebook.enabled or service.notebook_port is None:
+class Publication(NamedTuple):
+    """One published notebook port: compose publishes it, the SDK path maps it, `up` checks it
+    is free and doctor judges its address."""
+
+    address: str  # on the host
+    host_port: int
+    container_port: int
+    field: str  # the envkit.yaml field that chose the port
+
+
+def notebook_publications(notebook: NotebookPlan, service: Service) -> list[Publication]:
+    """The service's JupyterLab and TensorBoard ports, on every address of notebook.bind."""
+    if not notebook.enabled or service.notebook_port is None:
         return []
-    found = [(a, service.notebook_port, CONTAINER_PORT, "notebook.port") for a in notebook.bind]
+    found = [
+        Publication(a, service.notebook_port, CONTAINER_PORT, "notebook.port")
+        for a in notebook.bind
+    ]
     if service.tensorboard_port is not None:
         found += [
-            (a, service.tensorboard_port, TENSORBOARD_CONTAINER_PORT, "notebook.tensorboard.port")
+            Publication(
+                a, service.tensorboard_port, TENSORBOARD_CONTAINER_PORT, "notebook.tensorboard.port"
+            )
             for a in notebook.bind
         ]
     return found

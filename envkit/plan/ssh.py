@@ -8,6 +8,7 @@ import socket
 from dataclasses import dataclass
 
 from envkit.addresses import is_ipv6
+from envkit.config.choices import Kex
 from envkit.config.model import Spec
 
 # Host sides that name the invoking user's home; compose expands $HOME, the SDK path expandvars.
@@ -23,7 +24,7 @@ class SshPlan:
     enabled: bool
     bind: tuple[str, ...]  # host addresses the SSH port is published on, IPv6 unbracketed
     sudo: bool
-    kex: str  # post-quantum | compatible; the algorithms are picked at build by the image's sshd
+    kex: Kex  # the algorithms themselves are picked at build by the image's sshd
     tcp_forwarding: bool
     agent_forwarding: bool
     unix_socket_forwarding: bool

@@ -16,6 +16,7 @@ import jinja2
 from envkit import __version__
 from envkit.addresses import with_port
 from envkit.plan import Plan
+from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.locked import LockedPlan
 from envkit.plan.notebook import (
     CONTAINER_PORT,
@@ -68,6 +69,7 @@ def make_environment() -> jinja2.Environment:
         trim_blocks=False,
     )
     env.filters["sh"] = lambda value: shlex.quote(str(value))
+    env.filters["shwords"] = lambda words: " ".join(shlex.quote(str(word)) for word in words)
     env.filters["yq"] = _yaml_scalar
     env.filters["dq"] = _dockerfile_quoted
     env.filters["compose_literal"] = _compose_literal
@@ -128,7 +130,9 @@ def render_files(plan: Plan) -> dict[str, str]:
         return env.get_template(name).render(**common, **extra)
 
     files = {
-        "Dockerfile": render("Dockerfile.j2"),
+        # The same template twice: BuildKit's (cache mounts) and the classic builder's.
+        DOCKERFILE: render("Dockerfile.j2", buildkit=True),
+        CLASSIC_DOCKERFILE: render("Dockerfile.j2", buildkit=False),
         "docker-compose.yml": render("docker-compose.yml.j2"),
         "environment.yml": render(
             "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
@@ -155,7 +159,7 @@ def render_files(plan: Plan) -> dict[str, str]:
         )
     if plan.locked is not None:
         files.update(_locked_files(plan.locked))
-    if plan.notebook is not None and plan.notebook.enabled:
+    if plan.notebook.enabled:
         files.update(_notebook_files(plan.notebook, render))
     for cert in plan.ca_certs:
         files[f"envkit/ca/{cert.name}"] = cert.pem

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from envkit.checks.registry import GROUPS
+from envkit.checks.suite import GROUPS
 
 if TYPE_CHECKING:
-    from envkit.checks.contract import CheckResult
+    from envkit.checks.core.contract import CheckResult
 
 
 _GROUP_RANK = {group: rank for rank, group in enumerate((*GROUPS, "user"))}

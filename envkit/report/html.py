@@ -4,13 +4,21 @@ peak figures and of check durations. Every value from a report is escaped."""
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _html_escape
 from typing import TYPE_CHECKING
 
+from envkit.checks.core.text import for_xml
 from envkit.report import check_order
 
+
+def escape(value: object, quote: bool = True) -> str:
+    """HTML-escaped, and every character an XML or HTML page cannot carry shown escaped
+    (checks/core/text.py): a report is one well-formed page whatever the targets said."""
+    return _html_escape(for_xml(value), quote)
+
+
 if TYPE_CHECKING:
-    from envkit.checks.contract import CheckResult
+    from envkit.checks.core.contract import CheckResult
     from envkit.verify.combine import CombinedReport
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from envkit.checks.core.text import for_xml
+
 if TYPE_CHECKING:
-    from envkit.checks.contract import CheckResult
+    from envkit.checks.core.contract import CheckResult
     from envkit.verify.combine import CombinedReport
 
 
@@ -17,6 +19,16 @@ def _metrics_text(check: CheckResult) -> str:
         share = f" ({fraction:.1%} of peak {metric['peak']})" if fraction is not None else ""
         lines.append(f"{metric['name']} = {metric['value']:.6g} {metric['unit']}{share}")
     return "\n".join(lines)
+
+
+def _clean(element: ET.Element) -> None:
+    """Every attribute and text made carriable by XML 1.0 (checks/core/text.py): a control
+    character from a target would otherwise make the whole file ill-formed for CI."""
+    for node in element.iter():
+        for key, value in node.attrib.items():
+            node.set(key, for_xml(value))
+        if node.text is not None:
+            node.text = for_xml(node.text)
 
 
 def to_junit(combined: CombinedReport) -> str:
@@ -61,5 +73,6 @@ def to_junit(combined: CombinedReport) -> str:
         suite = ET.SubElement(root, "testsuite", name=f"{item['target']}", tests="1", errors="1")
         case = ET.SubElement(suite, "testcase", classname=item["target"], name="reachable")
         ET.SubElement(case, "error", message="target unreachable").text = item["message"]
+    _clean(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

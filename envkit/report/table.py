@@ -1,13 +1,16 @@
-"""The readable report: a table per target, grouped by area, every skip with its reason."""
+"""The readable report: a table per target, grouped by area, every skip with its reason.
+Every string from a target (ids, messages, versions, names) reaches the terminal as plain text:
+control characters escaped (checks/core/text.py), never read as Rich markup."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from envkit.checks.core.text import for_terminal
 from envkit.report import check_order
 
 if TYPE_CHECKING:
-    from envkit.checks.contract import CheckResult
+    from envkit.checks.core.contract import CheckResult
     from envkit.verify.combine import CombinedReport, TargetRow
 
 
@@ -25,6 +28,13 @@ def _detail(check: CheckResult) -> str:
     return " ".join(p for p in parts if p)
 
 
+def plain(value: object) -> Any:
+    """A Rich cell that shows `value` as it is: no markup, control characters escaped."""
+    from rich.text import Text
+
+    return Text(for_terminal(value))
+
+
 def _per_target_table(rows: list[TargetRow]) -> Any:
     from rich.table import Table
 
@@ -35,7 +45,7 @@ def _per_target_table(rows: list[TargetRow]) -> Any:
     for row in rows:
         seconds = row.get("seconds")
         table.add_row(
-            row["target"],
+            plain(row["target"]),
             f"[{colour[row['state']]}]{row['state']}[/]",
             *(str(row[k]) for k in ("pass", "fail", "error", "skip")),
             "" if seconds is None else f"{seconds:.1f}s",
@@ -45,6 +55,7 @@ def _per_target_table(rows: list[TargetRow]) -> Any:
 
 def print_report(combined: CombinedReport, quiet: bool = False) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -55,7 +66,7 @@ def print_report(combined: CombinedReport, quiet: bool = False) -> None:
             f"{report['target']}: torch {env.get('torch')} · CUDA {env.get('cuda_runtime')} · "
             f"driver {env.get('driver')} · {gpus}"
         )
-        table = Table(title=title, title_justify="left", show_lines=False)
+        table = Table(title=plain(title), title_justify="left", show_lines=False)
         for column, justify in (
             ("check", "left"),
             ("status", "left"),
@@ -72,10 +83,10 @@ def print_report(combined: CombinedReport, quiet: bool = False) -> None:
                 table.add_section()
             status = check["status"]
             table.add_row(
-                check["id"],
-                f"[{STYLE[status]}]{status}[/]",
+                plain(check["id"]),
+                f"[{STYLE.get(status, 'bold magenta')}]{escape(for_terminal(status))}[/]",
                 f"{check['duration_s']:.2f}s",
-                _detail(check),
+                plain(_detail(check)),
             )
         console.print(table)
         s = report["summary"]
@@ -84,7 +95,7 @@ def print_report(combined: CombinedReport, quiet: bool = False) -> None:
             f" in {report.get('duration_s', 0):.1f}s"
         )
     for item in combined.get("unreachable", []):
-        console.print(f"[bold red]unreachable[/] {item['target']}: {item['message']}")
+        console.print("[bold red]unreachable[/]", plain(f"{item['target']}: {item['message']}"))
     if len(combined.get("per_target", [])) > 1:
         console.print(_per_target_table(combined["per_target"]))
     total = combined["summary"]

@@ -9,16 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.errors import EnvkitError
-from envkit.targets.base import CommandResult, Target
-
-
-@dataclass(frozen=True)
-class TargetOptions:
-    """What a transport may need beyond its URL (only the image transport uses these today)."""
-
-    gpus: bool = False
-    shm_size: str | None = None
-    run_id: str = "throwaway"  # labels what a run creates, so one abandoned is found
+from envkit.targets.base import CommandResult, Target, TargetOptions
 
 
 @dataclass(frozen=True)
@@ -48,15 +39,24 @@ def _named(rest: str) -> str | None:
 
 
 def _ssh_address(rest: str) -> str | None:
+    import re
     from urllib.parse import urlsplit  # here: the CLI imports this module at start-up
 
-    parts = urlsplit(f"ssh://{rest}")
+    try:
+        parts = urlsplit(f"ssh://{rest}")
+    except ValueError as exc:  # a bracket left open: "Invalid IPv6 URL"
+        return str(exc)
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
         return "the port is not a number"
     if not parts.username or not parts.hostname:
         return "it needs a user and a host"
+    # Both reach ssh's command line: neither may look like an option or carry a shell's word.
+    if not re.fullmatch(r"[A-Za-z0-9_.][A-Za-z0-9_.-]{0,63}", parts.username):
+        return f"user {parts.username!r} is not a login name"
+    if not re.fullmatch(r"[A-Za-z0-9_.:%][A-Za-z0-9_.:%-]{0,253}", parts.hostname):
+        return f"host {parts.hostname!r} is not a host name or address"
     return None
 
 
@@ -122,13 +122,16 @@ def open_target(url: TargetUrl | str, options: TargetOptions | None = None) -> T
 
 def read_targets_file(path: Path) -> list[TargetUrl]:
     """One target URL per line; blank lines and '#' comments are ignored."""
+    from envkit.errors import FieldError
+    from envkit.files import decode_utf8, read_regular
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvkitError(
-            f"--targets {path}: cannot read it ({exc.__class__.__name__})",
-            f"give a text file with one target per line: {usage()}",
-        ) from None
+        text, bad_line = decode_utf8(read_regular(path, 16 * 1024 * 1024, "targets file"))
+    except FieldError as exc:
+        raise EnvkitError(f"--targets: {exc.problem}", f"{exc.fix}: one target per line") from None
+    if text is None:
+        raise EnvkitError(f"--targets {path}:{bad_line}: not UTF-8", "write it as a text file")
+    lines = text.splitlines()
     urls = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()

@@ -9,6 +9,15 @@ from envkit.errors import EngineUnreachableError
 
 
 @dataclass(frozen=True)
+class TargetOptions:
+    """What a transport may need beyond its URL (only the image transport uses these today)."""
+
+    gpus: bool = False
+    shm_size: str | None = None
+    run_id: str = "throwaway"  # labels what a run creates, so one abandoned is found
+
+
+@dataclass(frozen=True)
 class CommandResult:
     exit_code: int
     stdout: str

@@ -6,12 +6,11 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from envkit.engine.client import PROJECT_LABEL, docker_client
-from envkit.errors import EngineUnreachableError
+from envkit.engine.client import PROJECT_LABEL, docker_client, require_image
 from envkit.targets.docker import DockerTarget
 
 if TYPE_CHECKING:
-    from envkit.targets import TargetOptions
+    from envkit.targets.base import TargetOptions
 
 LABEL = "io.envkit.verify"
 
@@ -31,15 +30,10 @@ class ImageTarget(DockerTarget):
 
 
 def _start(client: Any, image: str, options: TargetOptions, notes: list[str]) -> str:
-    from docker.errors import APIError, ImageNotFound
+    from docker.errors import APIError
     from docker.types import DeviceRequest
 
-    try:
-        inspected = client.images.get(image)
-    except ImageNotFound:
-        raise EngineUnreachableError(
-            f"image {image} is not on this engine", "build it first (`envkit build`) or pull it"
-        ) from None
+    inspected = require_image(client, image, "build it first (`envkit build`) or pull it")
     labels = inspected.labels or {}
     kwargs: dict[str, Any] = {"detach": True, "labels": {LABEL: options.run_id}}
     if PROJECT_LABEL not in labels:

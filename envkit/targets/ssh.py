@@ -64,7 +64,7 @@ class SshTarget:
         self._probe()
 
     def _ssh(self, command: str, timeout: float, stdin: bytes | None = None) -> CommandResult:
-        argv = ["ssh", *self.options, f"{self.user}@{self.host}", command]
+        argv = ["ssh", *self.options, "--", f"{self.user}@{self.host}", command]
         process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -149,7 +149,7 @@ class SshTarget:
     def _direct_address(self) -> tuple[str | None, int]:
         try:
             done = subprocess.run(
-                ["ssh", "-G", *self.options, f"{self.user}@{self.host}"],
+                ["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"],
                 capture_output=True,
                 text=True,
                 timeout=10,
@@ -176,7 +176,13 @@ class SshTarget:
         return self._ssh(" ".join(shlex.quote(a) for a in argv), timeout=timeout)
 
     def get(self, remote_path: str) -> bytes:
-        argv = ["ssh", *self.options, f"{self.user}@{self.host}", f"cat {shlex.quote(remote_path)}"]
+        argv = [
+            "ssh",
+            *self.options,
+            "--",
+            f"{self.user}@{self.host}",
+            f"cat {shlex.quote(remote_path)}",
+        ]
         done = subprocess.run(argv, capture_output=True, timeout=120, check=False)
         if done.returncode != 0:
             raise EngineUnreachableError(

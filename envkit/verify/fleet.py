@@ -1,6 +1,5 @@
 """Verify many targets at once: a bounded pool of workers, a deadline per target, and a target
-that is down (or fails in any way) recorded as unreachable without stopping the others.
-The CLI imports this module at start-up (for DEFAULT_PARALLEL), so its imports are deferred."""
+that is down (or fails in any way) recorded as unreachable without stopping the others."""
 
 from __future__ import annotations
 
@@ -13,8 +12,6 @@ from typing import Generic, TypeVar
 from envkit.errors import EnvkitError
 
 R = TypeVar("R")  # what one target's run gives (a TargetReport in envkit verify)
-
-DEFAULT_PARALLEL = 4
 
 
 @dataclass(frozen=True)

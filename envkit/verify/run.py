@@ -8,57 +8,15 @@ import posixpath
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from envkit.checks.contract import TargetReport
+from envkit.checks.core.contract import TargetReport
 from envkit.errors import EnvkitError
 from envkit.targets import Target
 from envkit.targets.base import CommandResult
 from envkit.verify.bundle import build_bundle
-
-if TYPE_CHECKING:
-    from envkit.plan import Plan
-
-SUITE_TIMEOUT_S = 1800.0
-
-
-@dataclass(frozen=True)
-class VerifySettings:
-    """What the checks demand; serialised as the runner's --config."""
-
-    require_gpu: bool = False
-    expected_gpus: int | None = None
-    min_shm: str = "1gb"
-    thresholds: dict[str, float] = field(default_factory=dict)
-    bench: bool = True
-    only: tuple[str, ...] = ()
-    skip: tuple[str, ...] = ()
-    expected_pip_index: str | None = None
-    expected_torch: str | None = None
-    expected_cuda: str | None = None
-    expected_apt_any: tuple[str, ...] = ()
-    timeout_scale: float = 1.0
-    user_checks_dir: str | None = None
-
-    def runner_config(self, target: str, user_dir: str | None) -> dict[str, Any]:
-        return {
-            "target": target,
-            "require_gpu": self.require_gpu,
-            "expected_gpus": self.expected_gpus,
-            "min_shm": self.min_shm,
-            "thresholds": self.thresholds,
-            "bench": self.bench,
-            "only": list(self.only),
-            "skip": list(self.skip),
-            "expected_pip_index": self.expected_pip_index,
-            "expected_torch": self.expected_torch,
-            "expected_cuda": self.expected_cuda,
-            "expected_apt_any": list(self.expected_apt_any),
-            "timeout_scale": self.timeout_scale,
-            "user_checks_dir": user_dir,
-        }
+from envkit.verify.resolve import SUITE_TIMEOUT_S, VerifySettings
 
 
 def _find_python(target: Target, wanted: str | None) -> str:
@@ -188,25 +146,3 @@ def capture_on_target(
         argv += ["--conda-prefix", conda_prefix]
     captured: dict[str, Any] = _read_report(target, target.run(argv, timeout + GRACE_S), timeout)
     return captured
-
-
-def settings_for(plan: Plan | None, *, in_container: bool, **overrides: Any) -> VerifySettings:
-    """Settings from the spec's plan (when there is one), then explicit command-line overrides.
-    Mirror expectations only make sense inside the environment envkit built."""
-    base: dict[str, Any] = {}
-    if plan is not None:
-        verify = plan.verify
-        base = {
-            "require_gpu": verify.require_gpu,
-            "expected_gpus": verify.expected_gpus,
-            "min_shm": verify.min_shm,
-            "thresholds": dict(verify.thresholds),
-            "user_checks_dir": verify.checks_dir,
-        }
-        if in_container:
-            base["expected_pip_index"] = plan.pip.index_url
-            base["expected_apt_any"] = tuple(f.archive_url for f in plan.apt.families)
-            base["expected_torch"] = plan.torch.version
-            base["expected_cuda"] = plan.torch.cuda
-    base.update({k: v for k, v in overrides.items() if v is not None})
-    return VerifySettings(**base)

@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers import PLANTS_DIR, REPO
 
-PLANTS_DIR = REPO / "tests" / "plants"
 RunChecks = Callable[..., dict[str, Any]]
 
 
@@ -39,8 +38,10 @@ def torch_python() -> str:
 
 @pytest.fixture
 def run_checks(torch_python: str) -> RunChecks:
-    def run(only: list[str], plant: str | None = None, **config: Any) -> dict[str, Any]:
-        env = dict(os.environ, PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}")
+    def run(
+        only: list[str], plant: str | None = None, env: dict[str, str] | None = None, **config: Any
+    ) -> dict[str, Any]:
+        env = dict(os.environ, **(env or {}), PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}")
         if plant:
             env["ENVKIT_TEST_PLANT"] = plant
         settings = json.dumps({"only": only, "bench": False, **config})
@@ -57,8 +58,3 @@ def run_checks(torch_python: str) -> RunChecks:
         return dict(json.loads(done.stdout))
 
     return run
-
-
-def status_of(report: dict[str, Any], check_id: str) -> tuple[str, str]:
-    row = next(c for c in report["checks"] if c["id"] == check_id)
-    return row["status"], row["message"]

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from envkit.verify.bundle import build_bundle
-from tests.checks.conftest import PLANTS_DIR
-from tests.conftest import REPO, free_port
+from tests.helpers import PLANTS_DIR, REPO, free_port
 
 
 def _torchrun(python: str, tmp_path: Path, plant: str) -> dict[str, object]:

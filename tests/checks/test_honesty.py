@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.checks.conftest import RunChecks, status_of
+from tests.checks.conftest import RunChecks
+from tests.helpers import status_of
 
 # (check id, planted breakage, control plant (or None), settings, phrase in the failure)
 CASES: list[tuple[str, str, str | None, dict[str, Any], str]] = [
@@ -83,6 +84,28 @@ ELSEWHERE = {
     "system.lock": "tests/checks/test_lock_check.py (a lock of this machine, one version changed)",
     "system.notebook": "tests/e2e/test_notebook.py (kernelspec removed in a running container)",
     "multigpu.ddp (hang)": "test_runner.py (a collective that never returns)",
+    # The GPU hardware's own health: planted through the NVML stand-in, per fault class.
+    **{
+        f"gpu.{name}": "tests/checks/test_gpu_health.py (NVML stand-in scenarios)"
+        for name in (
+            "inventory",
+            "ecc",
+            "row_remap",
+            "retired_pages",
+            "inforom",
+            "fabric",
+            "cuda_env",
+            "xid",
+            "clocks",
+            "pcie",
+            "nvlink",
+            "thermal",
+            "processes",
+        )
+    },
+    "bench.host_device": "tests/checks/test_gpu_health.py (a link slower than its PCIe rate)",
+    "bench.allreduce_busbw": "tests/checks/test_gpu_health.py (busbw far below NVLink's rate)",
+    "stress.gpu": "tests/checks/test_gpu_health.py (a product that differs from the first)",
 }
 
 
@@ -112,28 +135,26 @@ def test_planted_breakage_fails_the_check(
 
 
 def test_every_check_has_an_honesty_test() -> None:
-    from envkit.checks.registry import CHECKS
-    from envkit.checks.runner import _load_all
+    from envkit.checks.core.registry import CHECKS
+    from envkit.checks.suite import load
 
-    _load_all()
+    load()
     covered = {c[0] for c in CASES} | {k.split(" ")[0] for k in ELSEWHERE}
     gpu_only = {
         "bench.matmul_fp16",
         "bench.matmul_tf32",
         "bench.matmul_fp32",  # same code as bf16
-        "bench.memory_bandwidth",
-        "bench.host_device",
-        "bench.allreduce_busbw",
+        "bench.memory_bandwidth",  # the same per-GPU judgement as matmul, on a CUDA copy
     }
     missing = set(CHECKS) - covered - gpu_only
     assert not missing, f"checks without an honesty test: {sorted(missing)}"
 
 
 def test_every_check_states_a_reference_and_an_empty_one_is_refused() -> None:
-    from envkit.checks.registry import CHECKS, check
-    from envkit.checks.runner import _load_all
+    from envkit.checks.core.registry import CHECKS, check
+    from envkit.checks.suite import load
 
-    _load_all()
+    load()
     assert all(spec.reference.strip() for spec in CHECKS.values())
     with pytest.raises(ValueError, match="needs a reference"):
         check("tensor.unreferenced", reference=" ")

@@ -9,9 +9,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from envkit.checks.lockfile import Lock, empty_lock, format_lock
-from tests.checks.conftest import PLANTS_DIR, RunChecks, status_of
-from tests.conftest import REPO
+from envkit.checks.programs.lockfile import Lock, empty_lock, format_lock
+from tests.checks.conftest import RunChecks
+from tests.helpers import PLANTS_DIR, REPO, status_of
 
 
 def _captured(python: str) -> Lock:

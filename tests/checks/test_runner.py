@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.checks.conftest import RunChecks, status_of
+from tests.checks.conftest import RunChecks
+from tests.helpers import status_of
 
 
 def test_a_collective_that_never_returns_becomes_an_error_with_a_hint(
@@ -33,7 +34,7 @@ def test_no_torch_is_one_clear_error_per_check(torch_python: str, tmp_path: Path
     import os
     import subprocess
 
-    from tests.conftest import REPO
+    from tests.helpers import REPO
 
     # A torch that cannot be imported, ahead of the real one: the same on every machine.
     (tmp_path / "torch").mkdir()
@@ -70,7 +71,10 @@ def test_report_follows_the_contract(run_checks: RunChecks) -> None:
         assert check["status"] in ("pass", "fail", "skip", "error")
     shm = next(c for c in report["checks"] if c["id"] == "system.shm")
     metric = shm["metrics"][0]
-    assert set(metric) == {"name", "value", "unit", "peak", "fraction_of_peak", "threshold"}
+    assert set(metric) == {
+        "name", "value", "unit", "peak", "fraction_of_peak", "threshold", "minimum", "maximum",
+    }  # fmt: skip
+    assert metric["minimum"] == 1 << 30, "verify.min_shm's default, the bound it is judged by"
     assert metric["value"] > 0 and metric["unit"] == "bytes"
     assert [c["id"] for c in report["checks"]] == [
         "cuda.available",
@@ -86,16 +90,14 @@ def test_skips_carry_their_reason(run_checks: RunChecks) -> None:
 
 
 def test_bench_checks_run_only_when_asked() -> None:
-    from envkit.checks.registry import select
-    from envkit.checks.runner import _load_all
+    from envkit.checks.suite import chosen
 
-    _load_all()
-    default = {s.id for s in select([], [], bench=False)}
+    default = {s.id for s in chosen([], [], bench=False)}
     assert not any(i.startswith("bench.") for i in default)
-    assert any(i.startswith("bench.") for i in {s.id for s in select([], [], bench=True)})
-    assert {s.id for s in select(["bench.matmul_bf16"], [], bench=False)} == {"bench.matmul_bf16"}
+    assert any(i.startswith("bench.") for i in {s.id for s in chosen([], [], bench=True)})
+    assert {s.id for s in chosen(["bench.matmul_bf16"], [], bench=False)} == {"bench.matmul_bf16"}
     assert not any(
-        i.startswith("tensor") for i in {s.id for s in select([], ["tensor"], bench=False)}
+        i.startswith("tensor") for i in {s.id for s in chosen([], ["tensor"], bench=False)}
     )
 
 
@@ -113,3 +115,38 @@ def test_user_checks_join_the_report(run_checks: RunChecks, tmp_path: Path) -> N
         "user.test_mine.test_broken": "fail",
         "user.test_mine.test_later": "skip",
     }
+
+
+def test_user_check_output_with_escape_sequences_costs_no_other_result(
+    run_checks: RunChecks, tmp_path: Path
+) -> None:
+    """pytest writes what tests say into its JUnit file; some versions put ANSI colour there raw,
+    which XML 1.0 cannot carry. The parser reads it anyway, and the other checks' results stay."""
+    (tmp_path / "test_colour.py").write_text(
+        "import pytest\n"
+        "def test_coloured_skip():\n    pytest.skip('\\x1b[31mred\\x1b[0m reason')\n"
+        "def test_fine():\n    assert True\n"
+    )
+    report = run_checks(["tensor.creation"], user_checks_dir=str(tmp_path))
+    got = {c["id"]: c["status"] for c in report["checks"]}
+    assert got["tensor.creation"] == "pass", got
+    assert got["user.test_colour.test_coloured_skip"] == "skip", got
+    assert got["user.test_colour.test_fine"] == "pass", got
+
+
+def test_the_junit_reader_survives_what_xml_forbids(tmp_path: Path) -> None:
+    from envkit.checks.programs.userchecks import _parse
+
+    junit = tmp_path / "junit.xml"
+    junit.write_bytes(
+        b'<?xml version="1.0"?><testsuites><testsuite>'
+        b'<testcase classname="t" name="a" time="0.1"><skipped message="\x1b[31mred &#27;[0m"/>'
+        b"</testcase>"
+        b'<testcase classname="t" name="b" time="oops"><failure message="\x00boom">x</failure>'
+        b"</testcase></testsuite></testsuites>"
+    )
+    rows = {r["id"]: (r["status"], r["message"]) for r in _parse(junit)}
+    assert rows["user.t.a"] == ("skip", "\\x1b[31mred \\x1b[0m")
+    assert rows["user.t.b"] == ("fail", "\\x00boom")
+    junit.write_bytes(b"<not xml")
+    assert _parse(junit)[0]["status"] == "error", "one error result, not a crash"

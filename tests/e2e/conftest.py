@@ -3,7 +3,6 @@ from the real templates, and containers that are labelled and removed afterwards
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.images import TEST_LABEL, docker, ensure_base_image, project_config
+from tests.helpers import envkit
 
 ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image.tag of the e2e project
 # `python -m envkit` that takes Ctrl-C even where a background parent ignores SIGINT (a shell
@@ -31,20 +31,6 @@ def project_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("project")
     project_config(directory)
     return directory
-
-
-def envkit(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 1800
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
-"""Local mirrors on loopback that record what they serve: a PEP 503 pip index with one wheel, and
-an apt reverse proxy in front of deb.debian.org. Builds reach them with build_network: host."""
+"""Local mirrors on loopback that record what they serve: a PEP 503 pip index with one wheel of
+its own (every other project's page comes from PyPI, as on a real mirror), and an apt reverse
+proxy in front of deb.debian.org. Builds reach them with build_network: host."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import hashlib
 import http.server
 import io
 import threading
+import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Iterator
@@ -59,33 +61,70 @@ def serve(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
         server.server_close()
 
 
+class _Index(http.server.BaseHTTPRequestHandler):
+    """The index's handler; pip_index makes a subclass carrying its recorder and wheel."""
+
+    recorder: Recorder
+    wheel: bytes
+    digest: str
+    upstream: str | None
+
+    def do_GET(self) -> None:
+        self.recorder.add(self.path)
+        if self.path.rstrip("/") == "/simple/envkit-probe":
+            body = f'<a href="/packages/{PROBE}#sha256={self.digest}">{PROBE}</a>'.encode()
+            self._send(200, body, "text/html")
+        elif self.path == f"/packages/{PROBE}":
+            # As PyPI's file host and the mirrors say of a release file: it never changes.
+            immutable = {"Cache-Control": "max-age=365000000, immutable, public"}
+            self._send(200, self.wheel, "application/octet-stream", immutable | {"ETag": "1"})
+        elif self.path.startswith("/simple/") and self.upstream:
+            self._proxy()
+        else:
+            self._send(404, b"not here", "text/plain")
+
+    def do_HEAD(self) -> None:  # uv asks before it fetches a file
+        self.recorder.add(f"HEAD {self.path}")
+        size = len(self.wheel) if self.path == f"/packages/{PROBE}" else 0
+        self.send_response(200 if size else 404)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+
+    def _proxy(self) -> None:
+        """Like a real mirror, every other project from upstream (its files stay on upstream's
+        file host, linked absolutely from the page)."""
+        request = urllib.request.Request(  # noqa: S310 - a fixed https upstream
+            f"{self.upstream}{self.path}", headers={"Accept": self.headers.get("Accept", "*/*")}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310
+                kind = answer.headers.get("Content-Type", "text/html")
+                self._send(answer.status, answer.read(), kind)
+        except urllib.error.HTTPError as exc:
+            self._send(exc.code, b"", "text/plain")
+
+    def _send(
+        self, code: int, body: bytes, kind: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
 @contextmanager
-def pip_index(recorder: Recorder) -> Iterator[str]:
+def pip_index(recorder: Recorder, upstream: str | None = "https://pypi.org") -> Iterator[str]:
     wheel = probe_wheel()
-    digest = hashlib.sha256(wheel).hexdigest()
-
-    class Index(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            recorder.add(self.path)
-            if self.path.rstrip("/") == "/simple/envkit-probe":
-                body = f'<a href="/packages/{PROBE}#sha256={digest}">{PROBE}</a>'.encode()
-                self._send(200, body, "text/html")
-            elif self.path == f"/packages/{PROBE}":
-                self._send(200, wheel, "application/octet-stream")
-            else:
-                self._send(404, b"not here", "text/plain")
-
-        def _send(self, code: int, body: bytes, kind: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            return None
-
-    with serve(Index) as port:
+    facts = {"recorder": recorder, "wheel": wheel, "upstream": upstream}
+    handler = type("Index", (_Index,), {**facts, "digest": hashlib.sha256(wheel).hexdigest()})
+    with serve(handler) as port:
         yield f"http://127.0.0.1:{port}"
 
 

@@ -4,8 +4,10 @@ user meets (engine unreachable, image missing, port taken, Ctrl-C mid-build)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ENV_IMAGE, INTERRUPTIBLE_ENVKIT, envkit
-from tests.e2e.images import copy_project, docker, ensure_base_image
+from tests.e2e.conftest import ENV_IMAGE, INTERRUPTIBLE_ENVKIT
+from tests.e2e.images import BASE_IMAGE, copy_project, docker, ensure_base_image
 from tests.e2e.mirrors import PROBE, Recorder, apt_proxy, pip_index
+from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -34,58 +37,94 @@ def _rebuilt_steps(events: list[dict[str, Any]]) -> list[str]:
     return [text for step, text in sorted(steps.items()) if step not in cached and step != 1]
 
 
-def test_packages_come_from_the_configured_mirrors(tmp_path: Path, project_dir: Path) -> None:
+def test_packages_come_from_the_configured_mirrors_and_buildkit_fetches_each_once(
+    tmp_path: Path, project_dir: Path
+) -> None:
+    """Every apt and pip download (uv's own included) goes to the configured mirrors; then, on
+    BuildKit, a one-line apt change that reruns every later layer downloads nothing the first
+    build already fetched: apt's archives and uv's wheels come from the cache mounts."""
     ensure_base_image()
     config = copy_project(project_dir, tmp_path)
     pip_seen, apt_seen = Recorder(), Recorder()
+    tag = "envkit/envkit-mirror-e2e:latest"
+    # BuildKit keeps apt's caches per base image: a base tag of this run's own starts them empty
+    # (an earlier run's cached tree package would otherwise never reach the mirror).
+    base = f"envkit-test/mirror-{uuid.uuid4().hex[:8]}:bookworm"
+    docker("tag", BASE_IMAGE, base)
     with pip_index(pip_seen) as pip_url, apt_proxy(apt_seen) as apt_url:
         text = config.read_text()
         text = text.replace("name: envkit-e2e", "name: envkit-mirror-e2e")
+        text = text.replace(f"image: {BASE_IMAGE}", f"image: {base}")
         text = text.replace(
             "  preset: official\n",
             f"  preset: official\n  apt: {apt_url}\n  pip: {pip_url}/simple\n"
             "  trusted_hosts: [127.0.0.1]\n",  # a plain-http index on this host: opted in
         )
-        # tree: small, not in the base, and (unlike jq) without a bookworm-security update,
-        # which would come from the official security host as configured.
+        # tree and pv: small, not in the base, and (unlike jq) without a bookworm-security
+        # update, which would come from the official security host as configured.
         text = text.replace("apt: [python3-torch,", "apt: [tree, python3-torch,")
         text = text.replace("pip: [tqdm]", "pip: [envkit-probe]")
         text = text.replace("runtime:\n", "runtime:\n  build_network: host\n")
         config.write_text(text)
-        built = envkit("build", "--quiet", cwd=tmp_path)
-    try:
+        built = envkit("build", "--quiet", "--builder", "buildkit", cwd=tmp_path)
         assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
-        assert "/simple/envkit-probe/" in pip_seen.paths and f"/packages/{PROBE}" in pip_seen.paths
-        assert any(p.startswith("/debian/dists/bookworm/") for p in apt_seen.paths), apt_seen.paths[
-            :5
-        ]
-        pool = [p for p in apt_seen.paths if "/pool/" in p]
+        first_pip, first_apt = list(pip_seen.paths), list(apt_seen.paths)
+        config.write_text(text.replace("apt: [tree,", "apt: [tree, pv,"))
+        again = envkit("build", "--json", "--builder", "buildkit", cwd=tmp_path)
+    try:
+        assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+        assert "/simple/envkit-probe/" in first_pip and f"/packages/{PROBE}" in first_pip
+        assert "/simple/uv/" in first_pip, "uv itself comes from the configured index"
+        assert any(p.startswith("/debian/dists/bookworm/") for p in first_apt), first_apt[:5]
+        pool = [p for p in first_apt if "/pool/" in p]
         assert any(p.startswith("/debian/pool/main/t/tree/tree_") for p in pool), pool
         served = docker(
-            "run",
-            "--rm",
-            "--entrypoint",
-            "python",
-            "envkit/envkit-mirror-e2e:latest",
-            "-c",
-            "import envkit_probe; print(envkit_probe.SERVED_BY)",
-        )
+            "run", "--rm", "--entrypoint", "python", tag,
+            "-c", "import envkit_probe; print(envkit_probe.SERVED_BY)",
+        )  # fmt: skip
         assert served.stdout.strip() == "envkit-test-index"
+
+        rebuilt = _rebuilt_steps(_events(again.stdout))
+        assert any("envkit-probe" in step for step in rebuilt), "the pip layer ran again"
+        later_apt = apt_seen.paths[len(first_apt) :]
+        assert any("/pool/main/p/pv/pv_" in p for p in later_apt), later_apt
+        assert not [p for p in later_apt if "/pool/main/t/tree/" in p], "tree fetched twice"
+        later_pip = pip_seen.paths[len(first_pip) :]
+        assert f"/packages/{PROBE}" not in later_pip, "the wheel was fetched again"
     finally:
-        docker("rmi", "-f", "envkit/envkit-mirror-e2e:latest", check=False)
+        empty_cache_mounts(tmp_path / ".envkit" / "Dockerfile", base)
+        docker("rmi", "-f", tag, base, check=False)
 
 
+def empty_cache_mounts(dockerfile: Path, base: str) -> None:
+    """Empty this run's own BuildKit cache mounts (apt's, named after its base tag): BuildKit has
+    no command that removes one cache mount by its id, so a build mounts each and clears it."""
+    ids = sorted(set(re.findall(r"id=(envkit-apt-[^,]+),target=([^,]+),", dockerfile.read_text())))
+    if not ids:
+        return
+    mounts = " ".join(f"--mount=type=cache,id={i},target={target}" for i, target in ids)
+    clear = " ".join(f"{target}/*" for _, target in ids)
+    scratch = dockerfile.parent / "clear"
+    scratch.mkdir(exist_ok=True)
+    (scratch / "Dockerfile").write_text(f"FROM {base}\nRUN {mounts} rm -rf {clear}\n")
+    docker("buildx", "build", "--no-cache", "--progress=quiet", str(scratch), check=False)
+
+
+@pytest.mark.parametrize("builder", ["buildkit", "classic"])
 def test_key_change_rebuilds_nothing_and_pip_change_only_from_pip(
-    env_image: str, tmp_path: Path, project_dir: Path
+    env_image: str, tmp_path: Path, project_dir: Path, builder: str
 ) -> None:
     config = copy_project(project_dir, tmp_path)
-    tag = "envkit-test/cache:latest"
+    tag = f"envkit-test/cache-{builder}:latest"
     subprocess.run(
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "id_new")], check=True
     )
     try:
+        first = envkit("build", "--json", "--builder", builder, "--tag", tag, cwd=tmp_path)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert _events(first.stdout)[0] == {"event": "builder", "builder": builder}
         config.write_text(config.read_text().replace("[id_test.pub]", "[id_test.pub, id_new.pub]"))
-        keyed = envkit("build", "--json", "--tag", tag, cwd=tmp_path)
+        keyed = envkit("build", "--json", "--builder", builder, "--tag", tag, cwd=tmp_path)
         assert keyed.returncode == 0, keyed.stderr[-2000:]
         assert _rebuilt_steps(_events(keyed.stdout)) == [], "adding a key must rebuild no layer"
 
@@ -93,21 +132,21 @@ def test_key_change_rebuilds_nothing_and_pip_change_only_from_pip(
         # benchmark or an earlier run would make the step a cache hit and the test meaningless).
         unique = f"six!=0.0.{uuid.uuid4().int % 10**9}"
         config.write_text(config.read_text().replace("pip: [tqdm]", f"pip: [tqdm, '{unique}']"))
-        changed = envkit("build", "--json", "--tag", tag, cwd=tmp_path)
+        changed = envkit("build", "--json", "--builder", builder, "--tag", tag, cwd=tmp_path)
         assert changed.returncode == 0, changed.stderr[-2000:]
         events = _events(changed.stdout)
         rebuilt = _rebuilt_steps(events)
-        assert rebuilt and rebuilt[0].startswith("RUN python -m pip install --no-cache-dir"), (
+        assert rebuilt and "/opt/envkit/uv/bin/uv pip install" in rebuilt[0], (
             rebuilt,
             changed.stdout[-3000:],
         )
         assert unique in rebuilt[0]
         steps = [e["instruction"] for e in events if e["event"] == "step"]
-        first = steps.index(rebuilt[0])
-        assert all(
-            not s.startswith(("RUN sh /opt/envkit/apt", "RUN python3 -m venv")) for s in rebuilt
-        )
-        assert first > 10, "everything before the pip step came from the cache"
+        before = steps[1 : steps.index(rebuilt[0])]
+        assert any("apt-get install" in s for s in before), "the apt step is before the pip step"
+        cached = {e["step"] for e in events if e["event"] == "cached"}
+        assert set(range(2, steps.index(rebuilt[0]) + 1)) <= cached, "all before it was cached"
+        assert events[-1]["builder"] == builder
     finally:
         docker("rmi", "-f", tag, check=False)
 
@@ -151,9 +190,12 @@ def test_up_with_a_taken_port_names_port_and_member(
         docker("rmi", "envkit/envkit-ports:latest", check=False)
 
 
-def test_ctrl_c_during_a_build_leaves_no_containers(
-    env_image: str, tmp_path: Path, project_dir: Path
+@pytest.mark.parametrize("builder", ["buildkit", "classic"])
+def test_ctrl_c_during_a_build_leaves_nothing_running(
+    env_image: str, tmp_path: Path, project_dir: Path, builder: str
 ) -> None:
+    """No build container (classic), no buildx client still building (BuildKit), no image, no
+    half-written file."""
     config = copy_project(project_dir, tmp_path)
     config.write_text(config.read_text().replace("pip: [tqdm]", "pip: [tqdm, six]"))
     proc = subprocess.Popen(
@@ -161,6 +203,8 @@ def test_ctrl_c_during_a_build_leaves_no_containers(
             *INTERRUPTIBLE_ENVKIT,
             "build",
             "--no-cache",
+            "--builder",
+            builder,
             "--tag",
             "envkit-test/interrupted:latest",
         ],
@@ -171,8 +215,8 @@ def test_ctrl_c_during_a_build_leaves_no_containers(
         env=os.environ.copy(),
     )
     assert proc.stdout is not None
-    for line in proc.stdout:  # wait until a RUN step is under way inside a build container
-        if "RUN sh /opt/envkit/apt" in line:
+    for line in proc.stdout:  # wait until the apt step is under way
+        if line.startswith("[") and "RUN" in line and "apt" in line:
             break
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
@@ -186,6 +230,93 @@ def test_ctrl_c_during_a_build_leaves_no_containers(
             break
         time.sleep(2)
     assert not left, "the interrupted build left containers behind"
+    clients = subprocess.run(
+        ["pgrep", "-f", "buildx build.*envkit-test/interrupted"], capture_output=True, check=False
+    )
+    assert clients.returncode == 1, "a buildx client is still building"
     assert docker("image", "inspect", "envkit-test/interrupted:latest", check=False).returncode != 0
     for path in (tmp_path / ".envkit").rglob("*"):
         assert not path.name.endswith(".tmp"), f"half-written file {path}"
+
+
+class CuttingProxy:
+    """A Unix socket in front of the real engine that forwards everything, but cuts the build's
+    answer short after its first bytes: the engine breaking off mid-build, for real. The classic
+    builder's build is `POST /build`; BuildKit's runs over the hijacked `/grpc` stream."""
+
+    def __init__(self, path: Path, keep_bytes: int = 400) -> None:
+        import threading
+
+        self.path, self.keep = path, keep_bytes
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(8)
+        self.threads: list[threading.Thread] = []
+        self.running = True
+        self.accepting = threading.Thread(target=self._accept, daemon=True)
+        self.accepting.start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while self.running:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            thread = threading.Thread(target=self._serve, args=(client,), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def _serve(self, client: socket.socket) -> None:
+        import threading
+
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        upstream.connect("/var/run/docker.sock")
+        first = client.recv(65536)
+        cut = any(p in first.split(b"\r\n", 1)[0] for p in (b"/build", b"/grpc"))
+        upstream.sendall(first)
+
+        def up() -> None:
+            with contextlib.suppress(OSError):
+                while chunk := client.recv(65536):
+                    upstream.sendall(chunk)
+
+        threading.Thread(target=up, daemon=True).start()
+        sent = 0
+        with contextlib.suppress(OSError):
+            while chunk := upstream.recv(65536):
+                if cut and sent + len(chunk) > self.keep:
+                    client.sendall(chunk[: max(0, self.keep - sent)])
+                    break
+                client.sendall(chunk)
+                sent += len(chunk)
+        for end in (client, upstream):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        self.running = False
+        self.server.close()
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("builder", ["buildkit", "classic"])
+def test_an_engine_that_breaks_off_a_build_is_a_clear_error(
+    tmp_path: Path, project_dir: Path, builder: str
+) -> None:
+    ensure_base_image()
+    proxy = CuttingProxy(tmp_path / "docker.sock")
+    tag = f"envkit/envkit-e2e:cut-{uuid.uuid4().hex[:6]}"
+    try:
+        done = envkit(
+            "build", "--no-cache", "--builder", builder, "--tag", tag, cwd=project_dir,
+            env={"DOCKER_HOST": f"unix://{tmp_path / 'docker.sock'}"}, timeout=600,
+        )  # fmt: skip
+    finally:
+        proxy.close()
+        docker("rmi", "-f", tag, check=False)
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert "the Docker engine broke off the build" in done.stderr, done.stderr

@@ -4,55 +4,23 @@ checks. Targets: docker:// (exec), ssh:// (a real sshd), and a throwaway --image
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import StartContainer, ssh_port
 from tests.e2e.images import docker
+from tests.helpers import statuses, verify_report
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-
-def verify(project_dir: Path, *args: str, config: Path | None = None) -> tuple[int, dict[str, Any]]:
-    out = project_dir / "report.json"
-    out.unlink(missing_ok=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "envkit",
-            "verify",
-            "-c",
-            str(config or project_dir / "envkit.yaml"),
-            "--json",
-            str(out),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        cwd=project_dir,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
-    assert out.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
-    return done.returncode, json.loads(out.read_text())
-
-
-def statuses(report: dict[str, Any]) -> dict[str, str]:
-    return {c["id"]: c["status"] for t in report["targets"] for c in t["checks"]}
 
 
 def test_healthy_container_has_zero_failures(
     env_image: str, start_container: StartContainer, project_dir: Path
 ) -> None:
     name = start_container(env_image)
-    code, report = verify(project_dir, "--target", f"docker://{name}")
+    code, report = verify_report(project_dir, "--target", f"docker://{name}")
     got = statuses(report)
     assert code == 0, {k: v for k, v in got.items() if v not in ("pass", "skip")}
     assert got["system.sshd"] == "pass" and got["system.mirrors"] == "pass"
@@ -64,7 +32,7 @@ def test_tiny_shm_fails_shm_and_dataloader(
     env_image: str, start_container: StartContainer, project_dir: Path
 ) -> None:
     name = start_container(env_image, shm="1m")
-    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system")
+    code, report = verify_report(project_dir, "--target", f"docker://{name}", "--only", "system")
     got = statuses(report)
     assert code == 1
     assert got["system.shm"] == "fail" and got["system.dataloader_workers"] == "fail"
@@ -81,7 +49,9 @@ def test_password_login_planted_fails_sshd(
         "-c",
         "echo 'PasswordAuthentication yes' > /etc/ssh/sshd_config.d/0-planted.conf",
     )
-    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system.sshd")
+    code, report = verify_report(
+        project_dir, "--target", f"docker://{name}", "--only", "system.sshd"
+    )
     assert code == 1 and statuses(report)["system.sshd"] == "fail"
 
 
@@ -93,7 +63,7 @@ def test_mirror_not_in_effect_fails_mirrors(
     other.write_text(
         (project_dir / "envkit.yaml").read_text().replace("preset: official", "preset: tuna")
     )
-    code, report = verify(
+    code, report = verify_report(
         project_dir, "--target", f"docker://{name}", "--only", "system.mirrors", config=other
     )
     check = report["targets"][0]["checks"][0]
@@ -110,7 +80,7 @@ def test_ssh_target_runs_the_same_suite(
         f"ssh://dev@127.0.0.1:{ssh_port(name)}?identity={project_dir / 'id_test'}"
         f"&known_hosts={known}"
     )
-    code, report = verify(project_dir, "--target", url, "--skip", "bench")
+    code, report = verify_report(project_dir, "--target", url, "--skip", "bench")
     got = statuses(report)
     assert code == 0, {k: v for k, v in got.items() if v not in ("pass", "skip")}
     assert got["tensor.creation"] == "pass" and got["system.sshd"] == "pass"
@@ -123,12 +93,12 @@ def test_ssh_target_runs_the_same_suite(
 
 
 def test_throwaway_image_target_leaves_nothing(env_image: str, project_dir: Path) -> None:
-    code, report = verify(project_dir, "--image", env_image, "--only", "tensor")
+    code, report = verify_report(project_dir, "--image", env_image, "--only", "tensor")
     assert code == 0 and report["targets"][0]["target"] == f"image://{env_image}"
     left = docker("ps", "-aq", "--filter", "label=io.envkit.verify.run").stdout.strip()
     assert left == ""
 
 
 def test_unreachable_target_exits_3(project_dir: Path) -> None:
-    code, report = verify(project_dir, "--target", "docker://no-such-container-envkit")
+    code, report = verify_report(project_dir, "--target", "docker://no-such-container-envkit")
     assert code == 3 and report["unreachable"][0]["target"] == "docker://no-such-container-envkit"

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import envkit
 from tests.e2e.images import (
     CUDA_IMAGE,
     cuda_project_config,
@@ -23,6 +22,7 @@ from tests.e2e.images import (
     ensure_base_image,
     newest_pypi_torch,
 )
+from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

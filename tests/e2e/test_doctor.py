@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLES
-from tests.e2e.conftest import envkit
 from tests.e2e.images import copy_project
+from tests.helpers import EXAMPLES, envkit
 
 pytestmark = [pytest.mark.docker]
 
@@ -59,6 +58,21 @@ def test_host_without_gpus_and_without_config(tmp_path: Path) -> None:
     assert "no NVIDIA driver on this host" in found["driver"]["message"]
     assert found["config"]["status"] == "warn"
     assert found["disk"]["status"] in ("ok", "warn") and "GB free" in found["disk"]["message"]
+    assert found["builder"]["status"] == "ok", found["builder"]  # make test installs buildx
+    assert "BuildKit; docker buildx: github.com/docker/buildx" in found["builder"]["message"]
+
+
+def test_builder_finding_where_the_cli_has_no_buildx(tmp_path: Path) -> None:
+    """The real doctor with a PATH that has no Docker CLI: `auto` warns (no cache mounts), and a
+    config that insists on BuildKit fails with the fix."""
+    empty = {"PATH": str(tmp_path / "bin")}
+    _, found, _ = _doctor(tmp_path, env=empty)
+    assert found["builder"]["status"] == "warn" and "no cache mounts" in found["builder"]["message"]
+    config = _example(tmp_path, "debian-bookworm-cpu")
+    config.write_text(config.read_text() + "build:\n  builder: buildkit\n")
+    code, found, _ = _doctor(tmp_path, env=empty)
+    assert code == 1 and found["builder"]["status"] == "fail"
+    assert "docker-buildx" in found["builder"]["fix"]
 
 
 def test_spec_that_asks_for_gpus_fails_plainly_without_a_driver(tmp_path: Path) -> None:

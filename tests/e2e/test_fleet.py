@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser import browser, drawn_boxes
-from tests.e2e.conftest import StartContainer, envkit, ssh_port
+from tests.e2e.conftest import StartContainer, ssh_port
 from tests.e2e.images import docker, stall_python
+from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LIGHT = ("--only", "tensor.creation", "--only", "autograd.seed_examples")

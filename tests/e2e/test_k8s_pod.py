@@ -40,7 +40,7 @@ def test_pod_logs_merge_into_one_report_with_a_failing_node(
         name = f"envkit-test-k8s-{uuid.uuid4().hex[:8]}"
         try:
             run = docker(
-                "run", "--name", name, "--label", f"{TEST_LABEL}=container",
+                "run", "--name", name, "--hostname", name, "--label", f"{TEST_LABEL}=container",
                 "--shm-size", shm, "-e", f"NODE_NAME={node}",
                 "-v", f"{bundle_dir}:/opt/envkit-checks:ro",
                 "--entrypoint", container["command"][0], env_image,

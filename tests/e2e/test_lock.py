@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import StartContainer, envkit
+from tests.e2e.conftest import StartContainer
 from tests.e2e.images import docker
-from tests.e2e.test_checks_in_containers import statuses, verify
+from tests.helpers import envkit, statuses, verify_report
 
 LOCKED_TAG = "envkit/envkit-e2e:locked"
 
@@ -28,7 +28,7 @@ def first_lock(env_image: str, project_dir: Path, tmp_path_factory: pytest.TempP
     lock = tmp_path_factory.mktemp("lock") / "envkit.lock"
     done = envkit("lock", "--out", str(lock), cwd=project_dir, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 installed by pip (3 with the index's sha256)" in done.stdout, done.stdout
+    assert "3 from a pip index (3 with the index's sha256)" in done.stdout, done.stdout
     return lock
 
 
@@ -57,7 +57,7 @@ def test_the_lock_pins_what_the_build_added(first_lock: Path) -> None:
     assert len(jq) == 1 and jq[0].endswith(" added"), jq  # not in the base: pinned
     assert any(line.startswith("libc6:") and line.endswith(" base") for line in lines)
     tqdm = next(line for line in lines if line.startswith("tqdm "))
-    assert " pip sha256:" in tqdm  # PyPI's own sums for that version
+    assert " uv sha256:" in tqdm  # installed by uv, with PyPI's own sums for that version
 
 
 def test_a_locked_rebuild_holds_exactly_the_locked_set(
@@ -75,14 +75,39 @@ def test_a_locked_rebuild_holds_exactly_the_locked_set(
     assert shipped.stdout == first_lock.read_text()
 
 
+def test_a_locked_classic_build_holds_the_same_set(
+    locked_image: str, first_lock: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    """The same lock through the other builder: the classic one, from Dockerfile.classic."""
+    tag = "envkit-test/locked-classic:latest"
+    try:
+        done = envkit(
+            "build", "--quiet", "--locked", "--lock-file", str(first_lock), "--builder",
+            "classic", "--tag", tag, cwd=project_dir,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        classic = (project_dir / ".envkit" / "Dockerfile.classic").read_text()
+        assert "--no-deps --require-hashes" in classic and "--mount=" not in classic
+        again = tmp_path / "classic.lock"
+        done = envkit("lock", "--tag", tag, "--out", str(again), cwd=project_dir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert again.read_bytes() == first_lock.read_bytes()
+    finally:
+        docker("rmi", "-f", tag, check=False)
+
+
 def test_a_package_changed_in_a_running_box_fails_the_lock_check(
     locked_image: str, start_container: StartContainer, project_dir: Path, first_lock: Path
 ) -> None:
     name = start_container(locked_image)
-    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system.lock")
+    code, report = verify_report(
+        project_dir, "--target", f"docker://{name}", "--only", "system.lock"
+    )
     assert code == 0 and statuses(report)["system.lock"] == "pass", report
     docker("exec", name, "python", "-m", "pip", "install", "-q", "tqdm==4.66.0")
-    code, report = verify(project_dir, "--target", f"docker://{name}", "--only", "system.lock")
+    code, report = verify_report(
+        project_dir, "--target", f"docker://{name}", "--only", "system.lock"
+    )
     row = report["targets"][0]["checks"][0]
     assert code == 1 and row["status"] == "fail", row
     assert "pip tqdm" in row["message"] and "-> 4.66.0" in row["message"]
@@ -140,3 +165,37 @@ def test_a_lock_for_another_config_or_base_is_refused_before_anything_is_written
     again = envkit("build", "--locked", "--lock-file", str(moved), cwd=same)
     assert again.returncode == 2 and "was made on sha256:000" in again.stderr, again.stderr
     assert not (same / ".envkit").exists()
+
+
+INJECTED = "-oDPkg::Pre-Invoke::=touch${IFS}/tmp/pwned"
+
+
+@pytest.mark.docker
+def test_a_lock_entry_carrying_an_apt_option_never_acts(
+    first_lock: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    """The real lock with one apt entry turned into an apt option: refused, line named, nothing
+    built. And the apt line envkit renders ends its options with `--`, so even such a token
+    would be a package name to apt, tried here in a real container."""
+    lines = first_lock.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("jq:"))
+    version = lines[at].split()[1]
+    lines[at] = f"{INJECTED}:amd64 {version} added"
+    hostile = tmp_path / "envkit.lock"
+    hostile.write_text("\n".join(lines) + "\n")
+    tag = "envkit/envkit-e2e:injected"
+    done = envkit("build", "--locked", "--lock-file", str(hostile), "--tag", tag, cwd=project_dir)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{hostile}:{at + 1}:" in done.stderr and "is not a Debian package" in done.stderr
+    assert docker("image", "inspect", tag, check=False).returncode != 0, "nothing was built"
+    dockerfile = (project_dir / ".envkit" / "Dockerfile").read_text()
+    assert "apt-get install -y --no-install-recommends -- \\" in dockerfile
+    tried = docker(
+        "run", "--rm", "--network", "none", "--entrypoint", "sh", "envkit-test/debian:bookworm",
+        "-c", f"apt-get install -y --no-install-recommends -- '{INJECTED}' ; test ! -e /tmp/pwned",
+        check=False,
+    )  # fmt: skip
+    assert tried.returncode == 0, (
+        "the option acted: /tmp/pwned exists\n" + tried.stdout + tried.stderr
+    )
+    assert "Unable to locate package" in tried.stdout + tried.stderr

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
-from tests.e2e.conftest import envkit
 from tests.e2e.images import copy_project, docker, ensure_base_image, keypair, project_config
+from tests.helpers import envkit, free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PROJECT = "envkit-nb"

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT
+from tests.helpers import envkit as run_envkit
 from tests.slurm_cluster import SlurmCluster
 
 pytestmark = pytest.mark.slow
@@ -50,10 +50,7 @@ def envkit(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m envkit ARGS` with the cluster's environment (or the one given)."""
     env = cluster.env if isinstance(cluster, SlurmCluster) else cluster
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
-    )  # fmt: skip
+    return run_envkit(*args, cwd=cwd, env=env, inherit=False, timeout=timeout)
 
 
 def verify(

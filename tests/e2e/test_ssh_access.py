@@ -16,9 +16,9 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from tests.conftest import find_tool
 from tests.e2e.conftest import ENV_IMAGE, StartContainer, openssh, ssh_port
 from tests.e2e.images import BASE_IMAGE, TEST_LABEL, docker
+from tests.helpers import find_tool
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PEM_PRIVATE = re.compile(rb"-----BEGIN [A-Z ]*PRIVATE KEY-----\r?\n[A-Za-z0-9+/=]{40}")

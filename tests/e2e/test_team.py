@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ENV_IMAGE, envkit, openssh
+from tests.e2e.conftest import ENV_IMAGE, openssh
 from tests.e2e.images import copy_project, docker, keypair
+from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

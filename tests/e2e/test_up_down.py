@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ENV_IMAGE, envkit, openssh
+from tests.e2e.conftest import ENV_IMAGE, openssh
 from tests.e2e.images import copy_project, docker
+from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -87,6 +88,7 @@ def test_failed_build_exits_4_with_step_and_hint(
     )
     done = envkit("build", "--tag", "envkit-test/failing:latest", cwd=tmp_path)
     assert done.returncode == 4
-    assert "the build failed at step" in done.stderr and "RUN python -m pip install" in done.stderr
-    assert "pip found no envkit-no-such-dist-xyz" in done.stderr
+    # the default installer is uv; the failing step is the user's pip step, named as written
+    assert "the build failed at step" in done.stderr and "uv pip install" in done.stderr
+    assert "the index has no envkit-no-such-dist-xyz" in done.stderr
     assert docker("image", "inspect", "envkit-test/failing:latest", check=False).returncode != 0

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from envkit.verify.fleet import GRACE_S
-from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT, StartContainer, envkit, ssh_port
+from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT, StartContainer, ssh_port
 from tests.e2e.images import docker, stall_python
+from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 LIMIT = 12  # --target-timeout in these tests

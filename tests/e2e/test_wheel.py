@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, copy_example
+from tests.helpers import REPO, copy_example
 
 GOLDEN = REPO / "tests" / "golden"
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import torch
 
-from envkit.checks import bench, devices, fingerprint
-from envkit.checks.registry import Skip
+from envkit.checks.core import devices, fingerprint
+from envkit.checks.core.registry import Skip
+from envkit.checks.suite import bench
 
 H100 = "NVIDIA H100 80GB HBM3"
 
@@ -45,6 +46,7 @@ def _fake_gpus(count: int, name: str = H100) -> None:
     devices.gpu_devices = gpu_devices
     devices.device_name = lambda device: name
     devices.BENCH_MATMUL_SIZE = {"bf16": 64, "fp16": 64, "tf32": 64, "fp32": 64}
+    devices.BENCH_COPY_BYTES = devices.BENCH_LINK_BYTES = 4 << 20
 
 
 def _fake_cuda_runtime() -> None:
@@ -137,11 +139,68 @@ def _allreduce(mode: str) -> None:
     _wrap(dist, "all_reduce", make)
 
 
-def _bench(seconds: float) -> None:
-    _fake_gpus(1)
+def _bench(seconds: float, gpus: int = 1) -> None:
+    """Benches on fake GPUs, every call timed at `seconds` (a CPU has no CUDA events)."""
+    _fake_gpus(gpus)
     torch.cuda.is_bf16_supported = lambda: True
     bench._cuda = lambda ctx: torch
-    bench.time_cuda = lambda torch_, fn, **kwargs: [seconds] * 30
+    bench.time_batches = lambda torch_, fn, **kwargs: [seconds] * bench.BATCHES
+    torch.Tensor.pin_memory = lambda self, *args, **kwargs: self  # no CUDA to pin for
+
+
+FAST_MATMUL_S = 2 * 64**3 / (0.9 * 989e12)  # a 64^3 product at 90 % of an H100's bf16 peak
+
+
+def _one_slow_gpu() -> None:
+    """Two fake GPUs, the second 40 % slower than the first at every timed call."""
+    _bench(FAST_MATMUL_S, gpus=2)
+    calls = {"n": 0}
+
+    def timed(torch_: Any, fn: Any, **kwargs: Any) -> list[float]:
+        calls["n"] += 1
+        slow = calls["n"] % 2 == 0  # the benches time GPU 0, then GPU 1
+        return [FAST_MATMUL_S / (0.6 if slow else 1.0)] * bench.BATCHES
+
+    bench.time_batches = timed  # type: ignore[assignment]  # a stand-in for the timer
+
+
+def _busbw(gbs: float) -> None:
+    """Two GPUs whose all-reduce measures `gbs` (NCCL needs real GPUs)."""
+    from envkit.checks.suite import distributed
+
+    _bench(1e-3, gpus=2)
+    torch.cuda.is_available = lambda: True
+    torch.cuda.device_count = lambda: 2
+    distributed.measure_busbw = lambda world: (gbs, distributed.SIZE_BYTES)
+
+
+def _stress_fault() -> None:
+    """Every fourth product comes out one ulp-scale off: silent data corruption under load."""
+    calls = {"n": 0}
+
+    def make(original: Any) -> Any:
+        def matmul(a: Any, b: Any, *args: Any, out: Any = None, **kwargs: Any) -> Any:
+            calls["n"] += 1
+            result = original(a, b, *args, out=out, **kwargs) if out is not None else original(a, b)
+            if calls["n"] % 4 == 0:
+                result.view(-1)[7] += 1.0
+            return result
+
+        return matmul
+
+    _wrap(torch, "matmul", make)
+
+
+def _stress_on_cpu() -> None:
+    _bench(FAST_MATMUL_S, gpus=2)
+    _fake_gpus(2, "CPU stand-in")
+
+
+def _kmsg_from_env() -> None:
+    """The kernel log gpu.xid reads: a file the test wrote, never the host's own."""
+    from envkit.checks.suite import gpu
+
+    gpu.KMSG = os.environ.get("ENVKIT_TEST_KMSG", "/nonexistent/envkit-test-kmsg")
 
 
 def _segfault() -> None:
@@ -225,7 +284,18 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "allreduce_wrong": lambda: _allreduce("wrong"),
     "allreduce_hangs": lambda: _allreduce("hang"),
     "bench_slow": lambda: _bench(1.0),
-    "bench_fast": lambda: _bench(2 * 64**3 / (0.9 * 989e12)),  # 90% of an H100's bf16 peak
+    "bench_slow_link": lambda: _bench((4 << 20) / 1e9),  # 1 GB/s over the link
+    "bench_fast_link": lambda: _bench((4 << 20) / 50e9),  # 50 GB/s: 80 % of Gen5 x16
+    "one_slow_gpu": _one_slow_gpu,
+    "busbw_slow": lambda: _busbw(20.0),
+    "busbw_fast": lambda: _busbw(400.0),
+    "stress_fault": _stress_fault,
+    "kmsg_from_env": _kmsg_from_env,
+    "fake_gpu_x2_bench": lambda: _bench(FAST_MATMUL_S, gpus=2),
+    # GPUs that are CPU devices with no published peak: the burn-in's own figures say nothing
+    # of an H100, only whether every product was exact
+    "stress_on_cpu": lambda: _stress_on_cpu(),
+    "bench_fast": lambda: _bench(FAST_MATMUL_S),
     "segfault_in_eye": _segfault,
     "corrupting_to": lambda: _wrap(torch.Tensor, "to", _corrupting_to),
     "skewed_data_parallel": lambda: setattr(torch.nn, "DataParallel", _SkewedDataParallel),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envkit.render import render_files
-from tests.conftest import REPO, plan_text
+from tests.helpers import REPO, plan_text
 
 DATA = REPO / "tests" / "data" / "apt"
 TUNA = "https://mirrors.tuna.tsinghua.edu.cn"

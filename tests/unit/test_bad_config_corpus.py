@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from envkit import cli
-from tests.conftest import EXAMPLES
-from tests.unit.test_config_errors import BAD
+from tests.helpers import EXAMPLES
+from tests.unit.bad_configs import BAD
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
 K = f"  authorized_keys: ['{KEY}']\n"

@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_example
-
-
-def envkit(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=timeout,
-        check=False,
-    )
+from tests.helpers import copy_example, envkit
 
 
 def test_init_writes_a_valid_starter_and_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
@@ -17,6 +15,7 @@ from envkit.catalog.refresh import readings
 from envkit.catalog.refresh.fetch import RecordingFetcher, ReplayFetcher, SourceUnavailableError
 from envkit.catalog.refresh.merge import Readings, merge
 from envkit.catalog.refresh.run import refresh
+from tests.helpers import envkit
 
 DATA = Path(__file__).parents[1] / "data" / "compat-refresh"
 RECORDING = DATA / "2026-11-22"
@@ -159,21 +158,15 @@ def test_merge_without_any_source_changes_nothing() -> None:
     assert unchanged["table_version"] == previous["table_version"]
 
 
-def _envkit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args], capture_output=True, text=True, check=False
-    )
-
-
 def test_cli_refuses_bad_arguments_without_a_traceback(tmp_path: Path) -> None:
-    done = _envkit("compat", "refresh", "--write", "--replay", str(RECORDING))
+    done = envkit("compat", "refresh", "--write", "--replay", str(RECORDING))
     assert done.returncode != 0 and "--write needs --table" in done.stderr
     assert "Traceback" not in done.stderr
-    done = _envkit("compat", "refresh", "--replay", str(tmp_path))
+    done = envkit("compat", "refresh", "--replay", str(tmp_path))
     assert done.returncode != 0 and "holds no recording.json" in done.stderr
     copy = tmp_path / "compat.yaml"
     copy.write_text((DATA / "wave1-compat.yaml").read_text())
-    done = _envkit("compat", "refresh", "--table", str(copy), "--write", "--replay", str(RECORDING))
+    done = envkit("compat", "refresh", "--table", str(copy), "--write", "--replay", str(RECORDING))
     assert done.returncode == 0, done.stderr
     assert '+  "2.15.0"' in done.stdout  # the diff, for review
     written, shipped = yaml.safe_load(copy.read_text()), yaml.safe_load(TABLE.read_text())
@@ -181,5 +174,5 @@ def test_cli_refuses_bad_arguments_without_a_traceback(tmp_path: Path) -> None:
     # by hand from Docker Hub, which this machine cannot reach).
     pypi_facts = {v: (r["default_cuda"], r["python"]) for v, r in shipped["torch"].items()}
     assert {v: (r["default_cuda"], r["python"]) for v, r in written["torch"].items()} == pypi_facts
-    answered = _envkit("compat", "--torch", "2.15.0", "--json")
+    answered = envkit("compat", "--torch", "2.15.0", "--json")
     assert json.loads(answered.stdout)["cuda"] == "13.2"

@@ -6,8 +6,6 @@ devcontainer.json the user wrote."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +13,12 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE_NAMES, REPO, copy_example
+from tests.helpers import EXAMPLE_NAMES, REPO, copy_example, envkit
 
 SCHEMA = json.loads(
     (REPO / "tests" / "data" / "devcontainer" / "devContainer.base.schema.json").read_text()
 )
 VALIDATOR = jsonschema.Draft201909Validator(SCHEMA)
-
-
-def envkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args], cwd=cwd, capture_output=True, text=True
-    )
 
 
 def jsonc(path: Path) -> Any:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from envkit.config.load import load_text
 from envkit.plan import make_plan
 from envkit.render import render_files
-from tests.conftest import TEST_HOST
+from tests.helpers import TEST_HOST
 
 HOSTILE = {
     "SUBST": "$(touch CANARY)",

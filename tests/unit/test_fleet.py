@@ -116,7 +116,7 @@ def test_cli_bad_targets_file_exits_2_without_a_traceback(tmp_path: Path) -> Non
         cwd=tmp_path,
         check=False,
     )
-    assert missing.returncode == 2 and "cannot read it" in missing.stderr
+    assert missing.returncode == 2 and "cannot read targets file" in missing.stderr
 
 
 HARNESS = """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_NAMES, REPO, render_example, render_example_project
+from tests.helpers import EXAMPLE_NAMES, REPO, render_example, render_example_project
 
 GOLDEN = REPO / "tests" / "golden"
 GOLDEN_PROJECT = REPO / "tests" / "golden-project"

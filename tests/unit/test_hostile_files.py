@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
-from tests.unit.test_cli import envkit as run_envkit
+from tests.helpers import EXAMPLES
+from tests.helpers import envkit as run_envkit
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
 DEADLINE_S = 30  # far above the ~1 s these take; a hang or a memory blow-up passes it

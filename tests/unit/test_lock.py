@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.checks.lockfile import (
+from envkit.checks.programs.lockfile import (
     Lock,
     LockFormatError,
     describe,
@@ -28,7 +28,7 @@ from envkit.lock.hashes import fill_hashes, hashes_for
 from envkit.lock.pins import locked_plan, read_lock
 from envkit.lock.requested import inputs_digest, requested
 from envkit.render.files import render_files
-from tests.conftest import plan_example
+from tests.helpers import plan_example
 
 
 def _lock() -> Lock:
@@ -138,6 +138,7 @@ def test_without_sums_the_pins_stay_exact_but_hashes_are_not_required(tmp_path: 
     lock = _lock()
     lock["requested"] = requested(plan)
     lock["pip"]["tqdm"] = ("4.67.1", "pip", "record:" + "c" * 64)
+    lock["base"]["image"] = ("debian:bookworm",)
     lock["base"]["digest"] = ("debian@sha256:" + "d" * 64,)
     path = _locked_file(tmp_path, lock)
     locked = locked_plan(*read_lock(path), plan, path)
@@ -173,7 +174,7 @@ def test_the_inputs_digest_follows_the_requests_only() -> None:
 
 def test_turning_the_notebook_on_after_the_lock_is_named() -> None:
     from envkit.plan.notebook import plan_notebook
-    from tests.conftest import load_example
+    from tests.helpers import load_example
 
     plan = plan_example("debian-bookworm-cpu")
     spec = load_example("debian-bookworm-cpu").spec

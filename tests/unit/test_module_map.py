@@ -1,7 +1,8 @@
 """docs/architecture.md's module map is kept true: every module is listed, every listed path
 exists, and no package imports one of envkit's packages its line does not allow (lazy imports
-inside functions and TYPE_CHECKING imports count too). Also: no module over 400 lines, no
-function over 50."""
+inside functions and TYPE_CHECKING imports count too). Also two smell detectors with headroom:
+no module over 500 lines, no function over 60 (the aim is ~300 and ~40, STYLE.md; a cap set at
+the aim made code pack positional tuples to fit, which is worse than a long function)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 PACKAGE = REPO / "envkit"
 DOC = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -32,8 +33,12 @@ def _unit(path: Path) -> str:
 
 
 def _envkit_imports(path: Path) -> set[str]:
+    return _envkit_imports_in(path.read_text(encoding="utf-8"))
+
+
+def _envkit_imports_in(source: str) -> set[str]:
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(source)):
         names = []
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module == "envkit":
@@ -95,26 +100,22 @@ def test_imports_follow_the_map() -> None:
 
 
 def test_the_rule_check_can_fail() -> None:
-    """The checker itself sees a crossing: checks/ importing envkit.plan would be one."""
+    """The checker itself sees a crossing: checks/ importing envkit.plan would be one, even
+    from inside a function."""
     source = "def f():\n    from envkit.plan import make_plan\n"
-    probe = PACKAGE / "checks" / "_probe_for_test.py"
-    try:
-        probe.write_text(source, encoding="utf-8")
-        assert _envkit_imports(probe) == {"plan"}
-        assert "plan" not in _rules()["checks"]
-    finally:
-        probe.unlink()
+    assert _envkit_imports_in(source) == {"plan"}
+    assert "plan" not in _rules()["checks"]
 
 
-def test_no_module_over_400_lines_no_function_over_50() -> None:
+def test_no_module_over_500_lines_no_function_over_60() -> None:
     too_long = []
     for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        if len(text.splitlines()) > 400:
+        if len(text.splitlines()) > 500:
             too_long.append(f"{path.relative_to(REPO)}: {len(text.splitlines())} lines")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 length = (node.end_lineno or node.lineno) - node.lineno + 1
-                if length > 50:
+                if length > 60:
                     too_long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}: {length}")
     assert not too_long, too_long

@@ -14,7 +14,7 @@ from envkit.errors import ConfigError
 from envkit.plan.access import member_port
 from envkit.render import render_files
 from envkit.render.ssh_config import ssh_config_blocks
-from tests.conftest import plan_text
+from tests.helpers import plan_text
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ4ZbOKd5mTeWjQrRWuSf8sPDFMZnLCaZVr1TNk93NyB a@b"
 BASE = f"name: lab\nssh:\n  authorized_keys: ['{KEY}']\n"

@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from envkit.catalog.mirrors import load_presets, preset_names
 from envkit.errors import EnvkitError
 from envkit.targets import TRANSPORTS, parse_target, usage
-from tests.conftest import REPO
+from tests.helpers import REPO, envkit
 
 NEW_PRESET = """
   example-mirror:
@@ -34,14 +33,9 @@ NEW_PRESET = """
 
 
 def _envkit(root: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "envkit", *args],
-        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    """envkit from the copy at `root`, nothing of this environment leaking in."""
+    env = {"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return envkit(*args, cwd=cwd, env=env, inherit=False)
 
 
 def test_adding_a_preset_is_one_data_file(tmp_path: Path) -> None:
@@ -121,7 +115,8 @@ def test_adding_a_transport_is_one_registry_entry(monkeypatch: pytest.MonkeyPatc
     a new scheme, on the system Python with Debian's CPU torch)."""
     from envkit.targets import Transport, open_target
     from envkit.targets.local import LocalTarget
-    from envkit.verify.run import VerifySettings, run_on_target
+    from envkit.verify.resolve import VerifySettings
+    from envkit.verify.run import run_on_target
 
     loopback = Transport(
         "loopback", "loopback://", False, True, lambda rest: None, lambda u, o: LocalTarget(u.url)
@@ -139,3 +134,44 @@ def test_adding_a_transport_is_one_registry_entry(monkeypatch: pytest.MonkeyPatc
         target.close()
     assert report["target"] == "loopback://"
     assert [(c["id"], c["status"]) for c in report["checks"]] == [("tensor.creation", "pass")]
+
+
+# Run-time defaults and the one module that spells each: a distinctive literal (found by value),
+# or a named constant (found by its definition; other modules refer to it by name).
+LITERAL_HOME = {("slurm.time", "30:00"): "envkit/config/model.py"}
+NAMED_HOME = {
+    "SUITE_TIMEOUT_S_INT": "envkit/verify/request.py",  # a target's suite, k8s's deadline
+    "DEFAULT_PARALLEL": "envkit/verify/request.py",  # targets verified at once
+    "DEFAULT_TIMEOUT_S": "envkit/checks/programs/health.py",  # the health watchdog
+    "SPREAD": "envkit/checks/suite/bench.py",  # one GPU below the node's others
+    "DEFAULT_THRESHOLDS": "envkit/checks/suite/bench.py",  # each bench's fraction of peak
+}
+
+
+def _sources() -> dict[str, str]:
+    return {
+        str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
+        for p in sorted((REPO / "envkit").rglob("*.py"))
+    }
+
+
+def test_no_run_time_default_is_spelled_in_two_modules() -> None:
+    import ast
+
+    sources = _sources()
+    for (setting, value), home in LITERAL_HOME.items():
+        spelled = [
+            path
+            for path, text in sources.items()
+            if any(
+                isinstance(n, ast.Constant) and n.value == value for n in ast.walk(ast.parse(text))
+            )
+        ]
+        assert spelled == [home], f"{setting} ({value!r}) is spelled in {spelled}"
+    for name, home in NAMED_HOME.items():
+        defined = [
+            path
+            for path, text in sources.items()
+            if re.search(rf"^{name}(: [^=]+)? = ", text, re.M)
+        ]
+        assert defined == [home], f"{name} is defined in {defined}"

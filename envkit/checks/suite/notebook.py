@@ -1,0 +1,105 @@
+"""system.notebook: the container's JupyterLab answers its API with the token and refuses
+without it, and the registered kernel runs the seed's small tensor op. Skipped where envkit.yaml
+serves no notebook (no /etc/envkit/notebook.json in the image)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Dict, Optional, Tuple
+
+from ..core.context import Context
+from ..core.registry import Skip, check, ensure
+
+SETTINGS = "/etc/envkit/notebook.json"
+EXPECTED = [0.0, 2.0, 4.0, 6.0]  # torch.arange(4.0) * 2
+# Runs in the environment's Python, which has jupyter_client (JupyterLab's dependency): starts
+# the registered kernel as JupyterLab and VS Code would, and runs one line in it.
+KERNEL_PROGRAM = """
+import json, sys
+from jupyter_client.manager import start_new_kernel
+km, kc = start_new_kernel(kernel_name=sys.argv[1], startup_timeout=90)
+out = []
+def hook(msg):
+    if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
+        out.append(msg["content"]["text"])
+    elif msg["msg_type"] == "error":
+        out.append("ERROR " + msg["content"]["ename"] + ": " + msg["content"]["evalue"])
+try:
+    kc.execute_interactive("import torch; print((torch.arange(4.0) * 2).tolist())",
+                           output_hook=hook, timeout=90)
+finally:
+    kc.stop_channels(); km.shutdown_kernel(now=True)
+print(json.dumps("".join(out).strip()))
+"""
+
+
+def _get(url: str, token: Optional[str]) -> Tuple[int, str]:
+    request = urllib.request.Request(url)  # noqa: S310 - http://127.0.0.1 built above
+    if token:
+        request.add_header("Authorization", f"token {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - loopback
+            return answer.status, answer.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+
+
+def _answering(url: str, token: str, wait_s: float) -> Tuple[int, str]:
+    """The server may still be starting with the container: ask again until wait_s."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return _get(url, token)
+        except (urllib.error.URLError, OSError):
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.5)
+
+
+def _settings() -> Dict[str, Any]:
+    if not os.path.exists(SETTINGS):
+        raise Skip("no notebook in this image (notebook.enabled is false in envkit.yaml)")
+    with open(SETTINGS) as handle:
+        return dict(json.load(handle))
+
+
+@check(
+    "system.notebook",
+    timeout_s=240,
+    reference="the API with and without the token; the kernel's answer for torch.arange(4.0) * 2",
+)
+def notebook(ctx: Context) -> str:
+    """Catches a notebook server that is down, answers without its token, or whose registered
+    kernel cannot import torch or computes wrong."""
+    settings = _settings()
+    base = f"http://127.0.0.1:{settings['port']}"
+    try:
+        with open(settings["token_file"]) as handle:
+            token = handle.read().strip()
+    except OSError as exc:
+        raise AssertionError(f"the notebook token cannot be read: {exc}") from None
+    try:
+        status, _ = _answering(
+            f"{base}/api/status", token, float(ctx.config.get("notebook_wait_s", 60))
+        )
+    except (urllib.error.URLError, OSError) as exc:
+        raise AssertionError(f"JupyterLab does not answer on {base}: {exc}") from None
+    ensure(status == 200, f"JupyterLab refused its own token (HTTP {status})")
+    refused, _ = _get(f"{base}/api/status", None)
+    ensure(refused in (401, 403), f"JupyterLab answers without a token (HTTP {refused})")
+    kernel = str(settings["kernel"])
+    done = subprocess.run(
+        [sys.executable, "-c", KERNEL_PROGRAM, kernel],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    tail = (done.stderr.strip().splitlines() or [""])[-1]
+    ensure(done.returncode == 0, f"kernel {kernel} did not run: {tail}")
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    ensure(said == str(EXPECTED), f"kernel {kernel} said {said!r}, not {EXPECTED}")
+    return f"API answers with the token, {refused} without; kernel {kernel} gave {said}"

@@ -1,0 +1,203 @@
+"""system.*: the things that silently break training: /dev/shm, DataLoader workers, sshd,
+the mirrors actually in effect."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..core.context import Context
+from ..core.registry import Skip, check, ensure
+
+UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def parse_size(text: str) -> int:
+    found = re.fullmatch(r"([0-9]+)\s*([bkmg]?)b?", str(text).strip().lower())
+    if not found:
+        raise ValueError(f"not a size: {text}")
+    return int(found.group(1)) * UNITS[found.group(2)]
+
+
+def _human(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+@check("system.shm", reference="statvfs of /dev/shm against verify.min_shm")
+def shm(ctx: Context) -> str:
+    """Catches a /dev/shm too small for DataLoader workers (Docker's default is 64 MB:
+    'Bus error ... insufficient shared memory')."""
+    path = Path(ctx.config.get("shm_path", "/dev/shm"))  # noqa: S108 - the shared-memory mount
+    ensure(path.is_dir(), f"{path} does not exist")
+    stats = os.statvfs(path)
+    size = stats.f_frsize * stats.f_blocks
+    minimum = parse_size(ctx.config.get("min_shm", "1g"))
+    ctx.metric("shm_size", size, "bytes", minimum=float(minimum))
+    ensure(
+        size >= minimum,
+        f"{path} is {_human(size)}, below the {_human(minimum)} minimum: "
+        "raise runtime.shm_size (or use ipc_host)",
+    )
+    return f"{path} is {_human(size)} (minimum {_human(minimum)})"
+
+
+class _Squares:
+    """A dataset whose items are big enough to travel through shared memory."""
+
+    def __init__(self, count: int, floats: int) -> None:
+        self.count, self.floats = count, floats
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> Any:
+        import torch
+
+        return torch.full((self.floats,), float(index))
+
+
+@check(
+    "system.dataloader_workers",
+    timeout_s=120,
+    reference="the dataset's known items, each seen exactly once",
+)
+def dataloader_workers(ctx: Context) -> str:
+    """Catches DataLoader workers that die or hang moving tensors through shared memory."""
+    from torch.utils.data import DataLoader
+
+    workers = int(ctx.config.get("dataloader_workers", 2))
+    floats = int(ctx.config.get("dataloader_item_floats", 1 << 20))  # 4 MiB per item
+    loader = DataLoader(_Squares(16, floats), batch_size=4, num_workers=workers, timeout=60)
+    seen: list[int] = []
+    try:
+        for batch in loader:
+            seen.extend(int(v) for v in batch[:, 0].tolist())
+    except RuntimeError as exc:
+        raise AssertionError(
+            f"DataLoader with {workers} workers failed: {exc}; raise runtime.shm_size"
+        ) from None
+    ensure(sorted(seen) == list(range(16)), f"DataLoader returned {seen}")
+    mib = 16 * floats * 4 / 2**20
+    return f"{workers} workers moved {mib:.0f} MiB through shared memory"
+
+
+def _in_envkit_container() -> bool:
+    return Path("/usr/local/bin/envkit-entrypoint").is_file()
+
+
+@check("system.sshd", reference="sshd's effective settings (sshd -T) and its banner")
+def sshd(ctx: Context) -> str:
+    """Catches an envkit container whose sshd is down or accepts passwords or root logins."""
+    if not _in_envkit_container():
+        raise Skip("not an envkit container (no /usr/local/bin/envkit-entrypoint)")
+    try:
+        with socket.create_connection(("127.0.0.1", 22), timeout=5) as conn:
+            banner = conn.recv(64).decode("ascii", "replace")
+    except OSError as exc:
+        raise AssertionError(f"sshd is not listening on port 22: {exc}") from None
+    ensure(banner.startswith("SSH-2.0-"), f"port 22 answers {banner!r}, not SSH")
+    settings = _sshd_settings()
+    ensure(settings.get("passwordauthentication") == "no", "sshd allows password logins")
+    ensure(
+        settings.get("permitrootlogin") in ("no", "prohibit-password"),
+        "sshd allows root password login",
+    )
+    ensure(
+        settings.get("kbdinteractiveauthentication", "no") == "no",
+        "sshd allows keyboard-interactive",
+    )
+    return f"{banner.strip()} listening; passwords and root refused"
+
+
+def _sshd_settings() -> dict[str, str]:
+    """Effective settings from `sshd -T` (as root), else from the config files in sshd's order."""
+    try:
+        out = subprocess.run(
+            ["/usr/sbin/sshd", "-T"], capture_output=True, text=True, timeout=10, check=False
+        )
+        if out.returncode == 0:
+            return dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    settings: dict[str, str] = {}
+    files = [*sorted(Path("/etc/ssh/sshd_config.d").glob("*.conf")), Path("/etc/ssh/sshd_config")]
+    for path in files:
+        try:
+            lines = path.read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.strip().split(None, 1)
+            if len(parts) == 2 and not parts[0].startswith("#"):
+                settings.setdefault(parts[0].lower(), parts[1].strip().lower())  # first value wins
+    return settings
+
+
+def effective_pip_index(python: str) -> str:
+    code = (
+        "from pip._internal.configuration import Configuration\n"
+        "c = Configuration(isolated=False); c.load()\n"
+        "import os\n"
+        "print(os.environ.get('PIP_INDEX_URL') or dict(c.items()).get('global.index-url') "
+        "or dict(c.items()).get(':env:.index-url') or 'https://pypi.org/simple')"
+    )
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    if out.returncode != 0:
+        raise AssertionError(f"could not read pip's configuration: {out.stderr.strip()[-200:]}")
+    return out.stdout.strip().splitlines()[-1]
+
+
+def apt_uris(root: str = "/") -> list[str]:
+    uris = []
+    base = Path(root) / "etc/apt"
+    for path in [base / "sources.list", *sorted((base / "sources.list.d").glob("*.list"))]:
+        if path.is_file():
+            for line in path.read_text().splitlines():
+                parts = line.split()
+                if parts and parts[0] == "deb":
+                    uris.append(next(p for p in parts[1:] if not p.startswith("[")))
+    for path in sorted((base / "sources.list.d").glob("*.sources")):
+        for line in path.read_text().splitlines():
+            if line.lower().startswith("uris:"):
+                uris += line.split(":", 1)[1].split()
+    return uris
+
+
+@check("system.mirrors", reference="pip's effective index and apt's sources against the spec")
+def mirrors(ctx: Context) -> str:
+    """Catches mirrors that are not in effect: pip's effective index and apt's sources must equal
+    the spec's."""
+    want_pip = ctx.config.get("expected_pip_index")
+    want_apt = list(ctx.config.get("expected_apt_any") or [])
+    if not want_pip and not want_apt:
+        raise Skip("no mirrors to compare with (run through `envkit verify` with a spec)")
+    found = []
+    if want_pip:
+        have = effective_pip_index(ctx.config.get("python") or sys.executable)
+        ensure(
+            have.rstrip("/") == str(want_pip).rstrip("/"),
+            f"pip uses {have}, the spec says {want_pip}",
+        )
+        found.append(f"pip {have}")
+    if want_apt:
+        # The spec names one archive per distro family; the image's family uses one of them.
+        uris = [u.rstrip("/") for u in apt_uris()]
+        hits = [u for u in want_apt if u.rstrip("/") in uris]
+        ensure(
+            hits,
+            f"apt uses {', '.join(uris) or 'no sources'}, not the spec's mirror "
+            f"({' or '.join(want_apt)})",
+        )
+        found.append(f"apt {', '.join(hits)}")
+    return "; ".join(found)

@@ -1,0 +1,7 @@
+"""The `envkit` command: typer wiring only. Each command maps its flags onto one core call in
+envkit/commands; app.py registers them and turns an EnvkitError into one message and its exit
+code (no traceback for a user's mistake)."""
+
+from envkit.cli.app import app, main
+
+__all__ = ["app", "main"]

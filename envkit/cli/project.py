@@ -1,0 +1,189 @@
+"""The commands on one project: init, render, build, up, down, status, ssh-config, doctor,
+lock, diff and schema. Typer wiring only: each maps its flags onto one call in envkit/commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from envkit.cli.options import ConfigOption, JsonFlag
+
+
+def init(
+    path: Annotated[Path, typer.Option("--path", help="Where to write.")] = Path("envkit.yaml"),
+    name: Annotated[str | None, typer.Option(help="Project name (default: the folder's).")] = None,
+    preset: Annotated[str, typer.Option(help="Mirror preset.")] = "official",
+    torch: Annotated[str | None, typer.Option(help="torch release.")] = None,
+    cuda: Annotated[str | None, typer.Option(help="CUDA version.")] = None,
+    flavor: Annotated[str, typer.Option(help="pytorch | cuda | custom.")] = "pytorch",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter envkit.yaml."""
+    from envkit.commands.init import init as run_init
+
+    raise typer.Exit(
+        run_init(path, name=name, preset=preset, torch=torch, cuda=cuda, flavor=flavor, force=force)
+    )
+
+
+def render(
+    config: ConfigOption = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory (default: .envkit beside the config)."),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Write nothing; exit 1 if files on disk differ from a fresh render, or if "
+            "envkit's folders hold files it did not write.",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace files of envkit's names that envkit did not write."),
+    ] = False,
+) -> None:
+    """Render the Dockerfile, compose file, environment.yml, mirror configs, and the project's
+    .devcontainer/devcontainer.json."""
+    from envkit.commands.render import render as run_render
+
+    raise typer.Exit(run_render(config, out, check, force))
+
+
+def build(
+    config: ConfigOption = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Render into this directory.")
+    ] = None,
+    tag: Annotated[str | None, typer.Option(help="Image tag (default envkit/NAME:latest).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Rebuild every layer.")] = False,
+    build_arg: Annotated[
+        list[str] | None, typer.Option("--build-arg", help="KEY=VALUE passed to the build.")
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the tag and id.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Progress as JSON lines.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Show every step's output.")
+    ] = False,
+    locked: Annotated[
+        bool, typer.Option("--locked", help="Install exactly what envkit.lock lists.")
+    ] = False,
+    lock_file: Annotated[
+        Path | None,
+        typer.Option("--lock-file", help="The lock for --locked (default envkit.lock)."),
+    ] = None,
+    builder: Annotated[
+        Literal["auto", "buildkit", "classic"] | None,
+        typer.Option(
+            "--builder",
+            help="buildkit (docker buildx: cache mounts), classic (the docker SDK's builder) or "
+            "auto: BuildKit where the Docker CLI has buildx. Default: build.builder, auto.",
+        ),
+    ] = None,
+) -> None:
+    """Render, then build the image on the Docker engine (progress step by step)."""
+    from envkit.commands.build import BuildRequest, run_build
+
+    run_build(
+        BuildRequest(
+            config=config,
+            out=out,
+            tag=tag,
+            no_cache=no_cache,
+            build_args=tuple(build_arg or ()),
+            quiet=quiet,
+            as_json=as_json,
+            verbose=verbose,
+            locked=locked,
+            lock_file=lock_file,
+            builder=builder,
+        )
+    )
+
+
+def up(
+    config: ConfigOption = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd to be healthy.")] = 90.0,
+) -> None:
+    """Start the environment (compose) and wait until sshd is healthy; twice changes nothing."""
+    from envkit.commands.up import up as run_up
+
+    raise typer.Exit(run_up(config, timeout))
+
+
+def down(
+    config: ConfigOption = None,
+    volumes: Annotated[
+        bool, typer.Option("--volumes", help="Also remove host-key volumes.")
+    ] = False,
+) -> None:
+    """Stop and remove the environment's containers (volumes kept unless --volumes)."""
+    from envkit.commands.down import down as run_down
+
+    raise typer.Exit(run_down(config, volumes))
+
+
+def status(config: ConfigOption = None) -> None:
+    """Show the environment's containers, their health and ports."""
+    from envkit.commands.status import status as run_status
+
+    raise typer.Exit(run_status(config))
+
+
+def ssh_config(
+    config: ConfigOption = None,
+    member: Annotated[str | None, typer.Option(help="Only this team member's block.")] = None,
+    host: Annotated[
+        str | None, typer.Option(help="HostName to write (default: localhost).")
+    ] = None,
+    identity: Annotated[str | None, typer.Option(help="IdentityFile to write.")] = None,
+) -> None:
+    """Print ~/.ssh/config blocks for the environment (OpenSSH, VS Code Remote-SSH)."""
+    from envkit.commands.ssh_config import ssh_config as run_ssh_config
+
+    raise typer.Exit(run_ssh_config(config, member, host, identity))
+
+
+def doctor(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
+    """Check this host before anything is built: engine, compose, NVIDIA runtime and driver
+    against the image's CUDA, free disk, ports, and envkit.yaml. Exit 1 when something fails."""
+    from envkit.commands.doctor import doctor as run_doctor
+
+    raise typer.Exit(run_doctor(config, as_json))
+
+
+def lock(
+    config: ConfigOption = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write here (default envkit.lock).")
+    ] = None,
+    tag: Annotated[str | None, typer.Option(help="Image to lock (default the built one).")] = None,
+) -> None:
+    """Lock the built image: base digest, apt, conda, pip (with sums) and torch, in envkit.lock."""
+    from envkit.commands.lock import run_lock
+
+    raise typer.Exit(run_lock(config, out, tag))
+
+
+def diff(
+    left: Annotated[str, typer.Argument(help="A lock file or a target URL (docker://NAME, ...).")],
+    right: Annotated[str, typer.Argument(help="Another lock file or target URL.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """What differs between two locks, or a lock and a running target (exit 1 if anything)."""
+    from envkit.commands.diff import run_diff
+
+    raise typer.Exit(run_diff(left, right, as_json))
+
+
+def schema() -> None:
+    """Print the JSON Schema of envkit.yaml (for editors and CI)."""
+    from envkit.commands.schema import schema as run_schema
+
+    raise typer.Exit(run_schema())

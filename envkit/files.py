@@ -1,0 +1,52 @@
+"""Files from elsewhere read safely: a regular file only (never a FIFO, a device or a
+directory), under a size cap, UTF-8 checked with the line of the first bad byte named. envkit.yaml,
+key files, CA certificates, locks, history imports and pod logs all come through here."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from envkit.errors import FieldError
+
+
+def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
+    """The bytes of a regular file no larger than `limit`; FieldError otherwise. Never opens a
+    FIFO, device or directory: stat first, then read at most limit + 1 bytes (a file that grows,
+    or a /proc file that says it is empty, is still bounded)."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise FieldError(
+            f"cannot read {what} {path}: {exc.strerror or type(exc).__name__}",
+            f"point to an existing {what}{hint}",
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise FieldError(f"{what} {path} is {kind}", f"point to a regular {what}{hint}")
+    if info.st_size > limit:
+        raise FieldError(
+            f"{what} {path} is {info.st_size} bytes, over the {limit}-byte limit",
+            f"point to the right file: a {what} is far smaller",
+        )
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise FieldError(
+            f"cannot read {what} {path}: {exc.strerror or type(exc).__name__}",
+            "check the file's permissions",
+        ) from None
+    if len(data) > limit:
+        raise FieldError(f"{what} {path} is over the {limit}-byte limit", f"point to a {what}")
+    return data
+
+
+def decode_utf8(data: bytes) -> tuple[str | None, int | None]:
+    """(text, None), or (None, line of the first byte that is not UTF-8)."""
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, data.count(b"\n", 0, exc.start) + 1

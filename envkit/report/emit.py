@@ -1,0 +1,44 @@
+"""The report files a run writes (--json, --junit, --html): one emitter for `envkit verify` and
+the cluster merges (`k8s merge`), so every writer gets the same report and the same encoding."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envkit.checks.core.text import finite
+
+if TYPE_CHECKING:
+    from envkit.report.html import History
+    from envkit.verify.combine import CombinedReport
+    from envkit.verify.request import ReportsRequest
+
+
+def emit_reports(
+    combined: CombinedReport,
+    outputs: ReportsRequest,
+    *,
+    regressions: list[dict[str, Any]] | None = None,
+    history: History | None = None,
+) -> None:
+    """Write the files asked for. `regressions` (verify's baseline findings) joins the JSON when
+    given; `history` (changes and trends) joins the HTML page."""
+    if outputs.json is not None:
+        document: dict[str, Any] = dict(combined)
+        if regressions is not None:
+            document["regressions"] = regressions
+        # NaN and infinities (a check's figure) are not JSON: they are written as null.
+        _write(outputs.json, json.dumps(finite(document), indent=2) + "\n")
+    if outputs.junit is not None:
+        from envkit.report.junit import to_junit
+
+        _write(outputs.junit, to_junit(combined))
+    if outputs.html is not None:
+        from envkit.report.html import to_html
+
+        _write(outputs.html, to_html(combined, history))
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,93 @@
+"""A target's report that arrives as data from elsewhere (a pod's log, a Slurm node's file on a
+shared filesystem) checked against the report's shape (checks/core/contract.py) before envkit
+reads a field of it: the writers, the history and the exit code then never meet a string where
+a number belongs, a missing key, or a figure that is not finite."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, cast
+
+from envkit.checks.core.contract import TargetReport
+
+STATUSES = ("pass", "fail", "skip", "error")
+MAX_CHECKS = 100_000
+MAX_TEXT = 1 << 20
+
+
+class ReportShapeError(ValueError):
+    """What is wrong, and where in the report."""
+
+
+def _text(value: Any, where: str, limit: int = 4096) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ReportShapeError(f"{where}: expected text (at most {limit} characters)")
+    return value
+
+
+def _number(value: Any, where: str, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ReportShapeError(f"{where}: expected a number, found {type(value).__name__}")
+    if not math.isfinite(float(value)):
+        raise ReportShapeError(f"{where}: {value!r} is not a finite number")
+    return float(value)
+
+
+def _metric(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ReportShapeError(f"{where}: expected an object")
+    metric = {
+        "name": _text(value.get("name"), f"{where}.name", 200),
+        "value": _number(value.get("value"), f"{where}.value"),
+        "unit": _text(value.get("unit"), f"{where}.unit", 50),
+    }
+    for key in ("peak", "fraction_of_peak", "threshold", "minimum", "maximum"):
+        metric[key] = _number(value.get(key), f"{where}.{key}", optional=True)
+    return metric
+
+
+def _check(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ReportShapeError(f"{where}: expected an object")
+    status = value.get("status")
+    if status not in STATUSES:
+        raise ReportShapeError(f"{where}.status: {status!r} is not one of {', '.join(STATUSES)}")
+    check_id = _text(value.get("id"), f"{where}.id", 200)
+    metrics = value.get("metrics", [])
+    if not isinstance(metrics, list):
+        raise ReportShapeError(f"{where}.metrics: expected a list")
+    return {
+        "id": check_id,
+        "group": check_id.split(".", 1)[0],
+        "status": status,
+        "duration_s": _number(value.get("duration_s", 0.0), f"{where}.duration_s"),
+        "message": _text(value.get("message", ""), f"{where}.message", MAX_TEXT),
+        "metrics": [_metric(m, f"{where}.metrics[{n}]") for n, m in enumerate(metrics)],
+    }
+
+
+def checked_report(value: Any) -> TargetReport:
+    """The report rebuilt from checked fields only (anything else it carried is dropped, but
+    the environment, which is open-ended and shown as text); ReportShapeError otherwise."""
+    if not isinstance(value, dict):
+        raise ReportShapeError("a report is a JSON object")
+    checks = value.get("checks")
+    if not isinstance(checks, list) or len(checks) > MAX_CHECKS:
+        raise ReportShapeError(f"checks: expected a list of at most {MAX_CHECKS}")
+    rows = [_check(c, f"checks[{n}]") for n, c in enumerate(checks)]
+    environment = value.get("environment", {})
+    if not isinstance(environment, dict):
+        raise ReportShapeError("environment: expected an object")
+    counts = {status: sum(r["status"] == status for r in rows) for status in STATUSES}
+    report = {
+        "schema_version": 1,
+        "target": _text(value.get("target"), "target", 1000),
+        "started_at": _text(value.get("started_at", ""), "started_at", 64),
+        "duration_s": _number(value.get("duration_s", 0.0), "duration_s"),
+        "environment": environment,
+        "summary": counts,  # counted again: a report cannot claim a pass its checks do not show
+        "checks": rows,
+    }
+    return cast(TargetReport, report)

@@ -1,0 +1,141 @@
+"""Both builders' output becomes the same events. The lines below are BuildKit's plain progress
+and the classic builder's stream as this machine's engine printed them (buildx 0.13.1, Docker
+20.10): BuildKit resolves its cache for several steps at once and prints their headers out of
+order; the events must still come in step order, each "(cached)" under its own step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envkit.engine.build import BuildProgress
+from envkit.engine.buildkit import PlainOutput, buildx_command, shown
+from envkit.engine.classic import follow
+from envkit.errors import BuildFailedError
+
+CACHED_OUT_OF_ORDER = """\
+#0 building with "default" instance using docker driver
+
+#1 [internal] load build definition from Dockerfile
+#1 transferring dockerfile: 5.20kB done
+#1 DONE 0.0s
+
+#4 [stage-0 1/4] FROM docker.io/envkit-test/debian:bookworm
+#4 DONE 0.0s
+
+#7 [stage-0 3/4] RUN --mount=type=cache,id=envkit-pip,target=/root/.cache/pip,sharing=locked     python3 -m venv /opt/venv
+#7 CACHED
+
+#6 [stage-0 2/4] COPY envkit/apt/ /opt/envkit/apt/
+#6 CACHED
+
+#8 [stage-0 4/4] RUN --mount=type=cache,id=envkit-uv,target=/root/.cache/uv,sharing=locked     /opt/envkit/uv/bin/uv pip install --       tqdm       six
+#8 0.260 Using Python 3.11.2 environment at: /opt/venv
+#8 0.450  + six==1.16.0
+#8 DONE 0.5s
+
+#9 exporting to image
+#9 exporting layers 2.1s done
+#9 DONE 2.2s
+"""
+
+FAILED_STEP = """\
+#4 [stage-0 1/2] FROM docker.io/envkit-test/debian:bookworm
+#4 DONE 0.0s
+
+#5 [stage-0 2/2] RUN /opt/envkit/uv/bin/uv pip install -- no-such-pkg-xyz
+#5 0.260 Using Python 3.11.2 environment at: /opt/venv
+#5 0.371 error: No solution found when resolving dependencies
+#5 0.371   cause: Because no-such-pkg-xyz was not found in the package registry and you require no-such-pkg-xyz, we can conclude that your requirements are unsatisfiable.
+#5 ERROR: process "/bin/bash -o pipefail -c /opt/envkit/uv/bin/uv pip install -- no-such-pkg-xyz" did not complete successfully: exit code: 1
+------
+ > [stage-0 2/2] RUN /opt/envkit/uv/bin/uv pip install -- no-such-pkg-xyz:
+------
+ERROR: failed to solve: process "/bin/bash -o pipefail -c /opt/envkit/uv/bin/uv pip install -- no-such-pkg-xyz" did not complete successfully: exit code: 1
+"""
+
+
+def _events(text: str) -> tuple[list[tuple[str, int, str]], PlainOutput]:
+    seen: list[tuple[str, int, str]] = []
+
+    def report(event: str, progress: BuildProgress, line: str) -> None:
+        seen.append((event, progress.step, line if event != "step" else progress.instruction))
+
+    parsed = PlainOutput()
+    for line in text.splitlines():
+        parsed.line(line, report)
+    return seen, parsed
+
+
+def test_buildkit_steps_come_in_order_each_cached_under_its_own() -> None:
+    events, parsed = _events(CACHED_OUT_OF_ORDER)
+    steps = [(step, text) for event, step, text in events if event == "step"]
+    assert [step for step, _ in steps] == [1, 2, 3, 4]
+    assert steps[2][1] == "RUN python3 -m venv /opt/venv", "mount flags and blank runs dropped"
+    cached = [step for event, step, _ in events if event == "cached"]
+    assert cached == [2, 3]
+    order = [(event, step) for event, step, _ in events if event in ("step", "cached")]
+    assert order.index(("cached", 2)) == order.index(("step", 2)) + 1
+    assert order.index(("cached", 3)) == order.index(("step", 3)) + 1
+    output = [text for event, step, text in events if event == "output" and step == 4]
+    assert output == ["Using Python 3.11.2 environment at: /opt/venv", " + six==1.16.0"]
+    assert parsed.progress.total == 4 and parsed.error is None
+    assert parsed.progress.export_s == 2.1
+
+
+def test_a_failed_buildkit_step_is_named_with_its_log_and_hint() -> None:
+    from envkit.engine.buildkit import _failed
+
+    _, parsed = _events(FAILED_STEP)
+    assert parsed.error is not None and "exit code: 1" in parsed.error
+    with pytest.raises(BuildFailedError) as failed:
+        _failed(parsed)
+    message = str(failed.value.args[0])
+    assert "at step 2/2: RUN /opt/envkit/uv/bin/uv pip install -- no-such-pkg-xyz" in message
+    assert "| error: No solution found when resolving dependencies" in message
+    assert failed.value.fix is not None and "the index has no no-such-pkg-xyz" in failed.value.fix
+
+
+def test_shown_drops_only_mount_flags() -> None:
+    text = "RUN --mount=type=cache,id=a,target=/b,sharing=locked \\\n    apt-get --mount=x install"
+    assert shown(text) == "RUN apt-get --mount=x install"
+
+
+def test_buildx_command_passes_every_option_as_its_own_word(tmp_path: Any) -> None:
+    from envkit.engine.build import BuildOptions
+
+    options = BuildOptions(
+        tag="envkit/x:latest",
+        no_cache=True,
+        build_args={"A": "b c"},
+        network="host",
+        labels={"io.envkit.inputs": "d"},
+    )
+    argv = buildx_command(tmp_path, "Dockerfile", options, tmp_path / "iid")
+    assert argv[:5] == ["docker", "buildx", "build", "--load", "--progress=plain"]
+    assert argv[argv.index("--build-arg") : argv.index("--build-arg") + 2] == [
+        "--build-arg",
+        "A=b c",
+    ]
+    assert argv[-2:] == ["--", str(tmp_path)] and "--no-cache" in argv
+    assert argv[argv.index("--network") + 1] == "host"
+
+
+def test_classic_stream_strips_colour_and_collapses_continuations() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def report(event: str, progress: BuildProgress, text: str) -> None:
+        seen.append((event, text))
+
+    stream = [
+        {"stream": "Step 1/2 : FROM base\n"},
+        {"stream": "Step 2/2 : RUN a  &&       b\n"},
+        {"stream": "\x1b[91merror: it broke\n\x1b[0m"},
+        {"error": "The command returned a non-zero code: 1"},
+    ]
+    with pytest.raises(BuildFailedError) as failed:
+        follow(iter(stream), report)
+    assert ("step", "RUN a && b") in seen
+    assert ("output", "error: it broke") in seen
+    assert "\x1b" not in str(failed.value.args[0])
