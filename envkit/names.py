@@ -17,6 +17,12 @@ IMAGE_NAME = (
 IMAGE_TAG = r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
 SHA256 = r"[a-f0-9]{64}"
 IMAGE_REF = IMAGE_NAME + IMAGE_TAG + rf"(?:@sha256:{SHA256})?"
+# Where a team's images live: a registry host (a dot, a port or localhost tells it from a Docker
+# Hub account, as Docker decides) and an optional path; the project's name is added below it.
+REGISTRY_REPO = re.compile(
+    r"(?:[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+(?::[0-9]+)?|[a-zA-Z0-9-]+:[0-9]+|localhost)"
+    r"(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+)
 IMAGE_BY_DIGEST = re.compile(IMAGE_NAME + IMAGE_TAG + rf"@sha256:{SHA256}")
 IMAGE_ID = re.compile(rf"sha256:{SHA256}")
 DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9.+-]+")

@@ -11,7 +11,7 @@ import typer
 
 from envkit import __version__
 from envkit.checks.core.text import for_terminal
-from envkit.cli import project, verify
+from envkit.cli import project, share, verify
 from envkit.cli.compat import compat_app
 from envkit.cli.history import history_app
 from envkit.cli.k8s import k8s_app
@@ -48,6 +48,8 @@ for name, command in (
     ("render", project.render),
     ("build", project.build),
     ("up", project.up),
+    ("push", share.push),
+    ("pull", share.pull),
     ("down", project.down),
     ("status", project.status),
     ("ssh-config", project.ssh_config),

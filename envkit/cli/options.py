@@ -31,3 +31,24 @@ HtmlReport = Annotated[
 Member = Annotated[
     str | None, typer.Option(help="Per-member mode: this member only (team.members[].name).")
 ]
+RegistryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        help="Registry to share the image through, HOST[:PORT][/PATH] (default: registry: in "
+        "envkit.yaml). Credentials: `docker login`.",
+    ),
+]
+BuildFlag = Annotated[
+    bool,
+    typer.Option(
+        "--build", help="Build here even where the registry has the image for these inputs."
+    ),
+]
+LockedFlag = Annotated[
+    bool, typer.Option("--locked", help="Install exactly what envkit.lock lists.")
+]
+LockFileOption = Annotated[
+    Path | None,
+    typer.Option("--lock-file", help="The lock for --locked (default envkit.lock)."),
+]

@@ -8,7 +8,14 @@ from typing import Annotated, Literal
 
 import typer
 
-from envkit.cli.options import ConfigOption, JsonFlag
+from envkit.cli.options import (
+    BuildFlag,
+    ConfigOption,
+    JsonFlag,
+    LockedFlag,
+    LockFileOption,
+    RegistryOption,
+)
 
 
 def init(
@@ -71,13 +78,8 @@ def build(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Show every step's output.")
     ] = False,
-    locked: Annotated[
-        bool, typer.Option("--locked", help="Install exactly what envkit.lock lists.")
-    ] = False,
-    lock_file: Annotated[
-        Path | None,
-        typer.Option("--lock-file", help="The lock for --locked (default envkit.lock)."),
-    ] = None,
+    locked: LockedFlag = False,
+    lock_file: LockFileOption = None,
     builder: Annotated[
         Literal["auto", "buildkit", "classic"] | None,
         typer.Option(
@@ -86,8 +88,11 @@ def build(
             "auto: BuildKit where the Docker CLI has buildx. Default: build.builder, auto.",
         ),
     ] = None,
+    registry: RegistryOption = None,
+    force_build: BuildFlag = False,
 ) -> None:
-    """Render, then build the image on the Docker engine (progress step by step)."""
+    """Render, then build the image on the Docker engine (progress step by step); where a
+    registry is set and has the image these inputs build, pull it instead."""
     from envkit.commands.build import BuildRequest, run_build
 
     run_build(
@@ -103,6 +108,8 @@ def build(
             locked=locked,
             lock_file=lock_file,
             builder=builder,
+            registry=registry,
+            force_build=force_build,
         )
     )
 
@@ -110,11 +117,14 @@ def build(
 def up(
     config: ConfigOption = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd to be healthy.")] = 90.0,
+    registry: RegistryOption = None,
+    force_build: BuildFlag = False,
 ) -> None:
-    """Start the environment (compose) and wait until sshd is healthy; twice changes nothing."""
+    """Start the environment and wait until sshd is healthy; twice changes nothing. Where the
+    image is missing, pull it from the registry (or build it with --build)."""
     from envkit.commands.up import up as run_up
 
-    raise typer.Exit(run_up(config, timeout))
+    raise typer.Exit(run_up(config, timeout, registry, force_build))
 
 
 def down(

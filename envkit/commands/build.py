@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.commands.project import Project, load_project, render_project
+from envkit.commands.project import LOCK_FILE, Project, load_project, render_project, with_lock
 from envkit.errors import BuildFailedError, EnvkitError
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
-
-LOCK_FILE = "envkit.lock"  # beside envkit.yaml, committed with it
 
 
 @dataclass(frozen=True)
@@ -29,6 +27,8 @@ class BuildRequest:
     locked: bool = False
     lock_file: Path | None = None
     builder: str | None = None  # --builder; None: the config's build.builder
+    registry: str | None = None  # --registry, over the config's registry:
+    force_build: bool = False  # --build: build here even where the registry has the image
 
 
 def _args(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -43,34 +43,58 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
     return parsed
 
 
-def _with_lock(project: Project, lock_file: Path | None) -> tuple[Project, Any]:
-    """The project with the lock's pins, and the lock, refused before the engine is asked."""
-    from envkit.lock.pins import conda_prefixes, locked_plan, read_lock
-
-    path = lock_file or project.project_dir / LOCK_FILE
-    lock, text = read_lock(path, conda_prefixes(project.plan))
-    locked = locked_plan(lock, text, project.plan, path)
-    return replace(project, plan=replace(project.plan, locked=locked)), lock
-
-
 def run_build(request: BuildRequest) -> str:
-    from envkit.engine.build import BuildOptions
-    from envkit.engine.builders import build_image, choose_backend
+    from envkit.commands.share import registry_of
+    from envkit.engine.builders import choose_backend
     from envkit.engine.client import docker_client
+    from envkit.engine.facts import engine_facts
 
     project = load_project(request.config, request.out)
     build_args = _args(request.build_args)
+    registry = registry_of(project, request.registry)
     lock = None
     if request.locked:  # every refusal comes before anything is written or the engine asked
-        project, lock = _with_lock(project, request.lock_file)
+        project, lock = with_lock(project, request.lock_file)
     client = docker_client()
-    backend = choose_backend(request.builder or project.plan.install.builder)
+    podman = engine_facts(client).podman
+    backend = choose_backend(request.builder or project.plan.install.builder, podman)
     if lock is not None:
         from envkit.lock.pins import check_base
 
         check_base(lock, client, request.lock_file or project.project_dir / LOCK_FILE)
-    plan, out_dir = project.plan, project.context_dir
     render_project(project)
+    tag = request.tag or project.plan.image.tag
+    shared = None
+    if registry is not None:
+        from envkit.commands.share import fetch_shared, shared_image
+
+        shared = shared_image(project, registry, build_args)
+        if not request.force_build:
+            local = fetch_shared(client, project, shared, _say_to(request))
+            if local is not None:
+                _tagged(request, tag, local.id, f"pulled from {registry}; --build builds here")
+                if request.tag:
+                    repository, _, name = tag.rpartition(":")
+                    local.tag(repository, name)
+                return tag
+    _build(request, project, client, backend, build_args, shared)
+    return tag
+
+
+def _build(
+    request: BuildRequest,
+    project: Project,
+    client: Any,
+    backend: Any,
+    build_args: dict[str, str],
+    shared: Any,
+) -> None:
+    from envkit.commands.share import shared_image
+    from envkit.engine.build import BuildOptions
+    from envkit.engine.builders import build_image
+    from envkit.engine.registry import CONTEXT_LABEL
+
+    plan, out_dir = project.plan, project.context_dir
     tag = request.tag or plan.image.tag
     reporter = _reporter(request)
     if request.as_json:
@@ -80,26 +104,64 @@ def run_build(request: BuildRequest) -> str:
             f"building {tag} from {out_dir}/{backend.dockerfile} (base {plan.image.base})\n"
             f"builder: {backend.why}\n"
         )
+    # The inputs digest is a label whether or not a registry is set: `envkit push` later checks
+    # that the image it sends is the one these inputs build.
+    context = shared.context if shared else shared_image(project, "-", build_args).context
     options = BuildOptions(
         tag=tag,
         no_cache=request.no_cache,
         build_args=build_args,
         network="host" if plan.runtime.build_network == "host" else None,
-        labels={INPUTS_LABEL: inputs_digest(plan)},
+        labels={INPUTS_LABEL: inputs_digest(plan), CONTEXT_LABEL: context},
+        cache_from=_cache_from(client, backend.name, shared, _say_to(request)),
     )
     try:
         progress = build_image(client, out_dir, options, reporter, backend)
     except BuildFailedError as failed:
         _explain_missing_base(client, plan.locked.base if plan.locked else plan.image.base, failed)
         raise
+    _tagged(request, tag, progress.image_id or "", f"built by {backend.name}", backend.name)
+
+
+def _cache_from(client: Any, backend: str, shared: Any, say: Any) -> tuple[str, ...]:
+    """The registry's latest image as a cache for a build that could not pull its own: BuildKit
+    reads its inline cache from the registry; the classic builder needs it on the engine."""
+    if shared is None:
+        return ()
+    if backend == "buildkit":
+        return (shared.latest,)
+    from docker.errors import DockerException
+
+    try:
+        client.images.pull(shared.repository, tag="latest")
+    except DockerException:
+        say(f"no {shared.latest} to reuse layers from: building from scratch")
+        return ()
+    return (shared.latest,)
+
+
+def _tagged(
+    request: BuildRequest, tag: str, image_id: str, how: str, builder: str | None = None
+) -> None:
     if request.quiet:
-        sys.stdout.write(f"{tag} {progress.image_id}\n")
+        sys.stdout.write(f"{tag} {image_id}\n")
     elif not request.as_json:
-        sys.stdout.write(f"tagged {tag} (built by {backend.name}); next: `envkit up`\n")
+        sys.stdout.write(f"tagged {tag} ({how}); next: `envkit up`\n")
     else:
-        row = {"event": "tagged", "tag": tag, "image_id": progress.image_id}
-        sys.stdout.write(json.dumps({**row, "builder": backend.name}) + "\n")
-    return tag
+        row = {"event": "tagged", "tag": tag, "image_id": image_id}
+        sys.stdout.write(json.dumps({**row, "builder": builder or "registry"}) + "\n")
+
+
+def _say_to(request: BuildRequest) -> Any:
+    """Where registry lines go: stdout for people, stderr under --quiet and --json (whose stdout
+    is read by programs)."""
+
+    def say(line: str) -> None:
+        stream = sys.stderr if request.quiet or request.as_json else sys.stdout
+        stream.write(line + "\n")
+        stream.flush()
+
+    return say
 
 
 def _explain_missing_base(client: Any, base: str, failed: BuildFailedError) -> None:

@@ -16,10 +16,13 @@ from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 from envkit.plan.notebook import notebook_publications
 
 if TYPE_CHECKING:
+    from envkit.engine.facts import EngineFacts
     from envkit.plan import Plan
 
-CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
-NVIDIA_HOOKS = ("nvidia-container-runtime", "nvidia-container-runtime-hook", "nvidia-ctk")
+CDI_FIX = (
+    "generate a CDI spec for the GPUs: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`"
+    " (NVIDIA Container Toolkit 1.12+)"
+)
 TOOLKIT_FIX = (
     "install the NVIDIA Container Toolkit, then `sudo nvidia-ctk runtime configure "
     "--runtime=docker && sudo systemctl restart docker`"
@@ -45,6 +48,7 @@ class Host:
     plan: Plan | None = None
     client: Any | None = None
     info: dict[str, Any] | None = None
+    facts: EngineFacts | None = None
 
 
 def check_config(config: str | None, host: Host) -> Finding:
@@ -69,15 +73,21 @@ def check_config(config: str | None, host: Host) -> Finding:
 
 def check_engine(host: Host) -> Finding:
     from envkit.engine.client import docker_client
+    from envkit.engine.facts import engine_facts
 
     try:
         host.client = docker_client()
         version = host.client.version()
         host.info = host.client.info()
+        host.facts = engine_facts(host.client)
     except EnvkitError as exc:
         return Finding("engine", "fail", exc.message, exc.fix)
     engine = str(version.get("Version", "?"))
-    text = f"Docker Engine {engine} (API {version.get('ApiVersion', '?')})"
+    text = f"{host.facts.name} (API {version.get('ApiVersion', '?')})"
+    if host.facts.remote:
+        text += f", remote at {host.facts.endpoint.url} ({host.facts.endpoint.source})"
+    if host.facts.podman:
+        return Finding("engine", "ok", text + ": its Docker-compatible API")
     if version_key(engine) < (19, 3):
         return Finding("engine", "fail", f"{text}: GPU requests need 19.03 or newer", "upgrade")
     return Finding("engine", "ok", text)
@@ -123,6 +133,13 @@ def check_builder(host: Host) -> Finding:
     from envkit.engine.builders import BUILDX_HINT, buildx_version
 
     wanted = host.plan.install.builder if host.plan is not None else "auto"
+    if host.facts is not None and host.facts.podman:
+        if wanted == "buildkit":
+            return Finding(
+                "builder", "fail", "build.builder is buildkit, but the engine is Podman",
+                "set build.builder to auto or classic: Podman builds with buildah",
+            )  # fmt: skip
+        return Finding("builder", "ok", "Podman builds with buildah (the classic build call)")
     version = buildx_version()
     if version is not None:
         used = "BuildKit" if wanted != "classic" else "the classic builder (build.builder)"
@@ -154,26 +171,42 @@ def _gpu_need(host: Host, check: str, problem: str, fix: str) -> Finding:
 
 
 def check_nvidia_runtime(host: Host) -> Finding:
-    info = host.info or {}
-    runtimes = sorted((info.get("Runtimes") or {}).keys())
-    cdi_dirs = list(info.get("CDISpecDirs") or CDI_DIRS)
-    cdi = [
-        str(p)
-        for d in cdi_dirs
-        if Path(d).is_dir()
-        for p in sorted(Path(d).glob("*"))
-        if "nvidia" in p.name
-    ]
-    hooks = [h for h in NVIDIA_HOOKS if shutil.which(h)]
-    if "nvidia" in runtimes:
-        return Finding("nvidia-runtime", "ok", "the engine has the nvidia runtime registered")
-    if cdi:
-        return Finding("nvidia-runtime", "ok", f"NVIDIA CDI spec registered: {', '.join(cdi)}")
-    if hooks:
-        return Finding("nvidia-runtime", "ok", f"NVIDIA Container Toolkit found ({hooks[0]})")
+    """Judged by what envkit will request on this engine (engine/facts.py), so a host doctor
+    calls healthy is one whose containers get their GPUs."""
+    facts = host.facts
+    if facts is None:
+        return Finding("nvidia-runtime", "info", "no engine answered: GPU access not checked")
+    path = facts.gpu_path
+    if path == "nvidia":
+        how = "the nvidia runtime" if "nvidia" in facts.runtimes else "the NVIDIA toolkit's hook"
+        return Finding(
+            "nvidia-runtime", "ok", f"GPUs through {how}: envkit requests them with driver nvidia"
+        )
+    if path == "cdi":
+        names = ", ".join(facts.cdi_gpus[:4]) + (" …" if len(facts.cdi_gpus) > 4 else "")
+        if facts.podman:
+            return Finding(
+                "nvidia-runtime", "ok",
+                f"Podman with a CDI spec ({names}): envkit requests GPUs by CDI name",
+            )  # fmt: skip
+        if version_key(facts.name.rsplit(" ", 1)[-1]) >= (25,):
+            return Finding(
+                "nvidia-runtime", "ok",
+                f"CDI only ({names}), no nvidia runtime: envkit requests GPUs with driver cdi "
+                "(the engine's cdi feature must be on: `docker info` lists CDI spec dirs)",
+            )  # fmt: skip
+        return _gpu_need(
+            host, "nvidia-runtime",
+            f"a CDI spec names GPUs ({names}), but {facts.name} cannot use CDI (Docker 25+ can) "
+            "and has no nvidia runtime",
+            TOOLKIT_FIX,
+        )  # fmt: skip
+    if facts.podman:
+        problem = "Podman gives GPUs only through CDI, and no CDI spec names one"
+        return _gpu_need(host, "nvidia-runtime", problem, CDI_FIX)
     problem = (
         "the engine has no NVIDIA runtime or CDI spec (runtimes: "
-        f"{', '.join(runtimes) or 'none'}), so containers cannot be given GPUs"
+        f"{', '.join(facts.runtimes) or 'none'}), so containers cannot be given GPUs"
     )
     return _gpu_need(host, "nvidia-runtime", problem, TOOLKIT_FIX)
 

@@ -17,8 +17,11 @@ def down(config: str | None, volumes: bool) -> int:
     if not (out_dir / "docker-compose.yml").is_file():
         raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
 
+    from envkit.engine.facts import engine_facts
+
     client = docker_client()
-    if not use_sdk():
+    facts = engine_facts(client)
+    if not use_sdk(facts.remote or facts.podman):
         run_compose(out_dir, plan.project, "down")  # its network too
     # By label, on both paths: every container `up` made, members who have left included.
     for container in containers(client, plan.project):

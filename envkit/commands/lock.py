@@ -7,8 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from envkit.commands.build import LOCK_FILE
-from envkit.commands.project import load_project
+from envkit.commands.project import LOCK_FILE, load_project
 from envkit.errors import EnvkitError
 
 

@@ -5,9 +5,9 @@ health, doctor) get the model's defaults instead (`configured` False), never a N
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from envkit.verify.resolve import RunSettings
 
 CONTEXT_DIR = ".envkit"
+LOCK_FILE = "envkit.lock"  # beside envkit.yaml, committed with it
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,13 @@ def render_project(project: Project) -> None:
     from envkit.render import render_outputs, write_outputs
 
     write_outputs(render_outputs(project.plan, project.context_dir, project.project_dir))
+
+
+def with_lock(project: Project, lock_file: Path | None) -> tuple[Project, Any]:
+    """The project with the lock's pins, and the lock, refused before the engine is asked."""
+    from envkit.lock.pins import conda_prefixes, locked_plan, read_lock
+
+    path = lock_file or project.project_dir / LOCK_FILE
+    lock, text = read_lock(path, conda_prefixes(project.plan))
+    locked = locked_plan(lock, text, project.plan, path)
+    return replace(project, plan=replace(project.plan, locked=locked)), lock

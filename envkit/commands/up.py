@@ -38,9 +38,68 @@ def _require_keys(project: Project) -> None:
         raise ConfigError(str(project.config), [project.loaded.issue(*rule)])
 
 
-def up(config: str | None, timeout: float) -> int:
-    from envkit.engine.client import docker_client, require_image, running_containers
+def _image_ready(
+    client: Any, project: Project, config: str | None, registry: str | None, force_build: bool
+) -> None:
+    """The project's image on the engine: built here with --build; else the local one where it
+    was built from these inputs; else the registry's; else the local one, or a clear error."""
+    from docker.errors import ImageNotFound
+
+    from envkit.commands.build import BuildRequest, run_build
+    from envkit.commands.share import fetch_shared, registry_of, shared_image
+    from envkit.engine.registry import CONTEXT_LABEL
+    from envkit.errors import ImageMissingError
+
+    registry = registry_of(project, registry)
+    if force_build:
+        run_build(
+            BuildRequest(
+                config,
+                None,
+                None,
+                False,
+                (),
+                False,
+                False,
+                False,
+                registry=registry,
+                force_build=True,
+            )
+        )
+        return
+    tag = project.plan.image.tag
+    try:
+        local = client.images.get(tag)
+    except ImageNotFound:
+        local = None
+    if registry is not None:
+        wanted = shared_image(project, registry)
+        if local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context:
+            return
+        if fetch_shared(client, project, wanted, _say) is not None:
+            return
+    if local is None:
+        raise ImageMissingError(
+            f"image {tag} is not on this engine",
+            "`envkit up --build` builds it here (or `envkit build`)"
+            + ("" if registry else "; with registry: set, `envkit up` pulls a pushed one"),
+        )
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def up(
+    config: str | None,
+    timeout: float,
+    registry: str | None = None,
+    force_build: bool = False,
+) -> int:
+    from envkit.engine.client import docker_client, running_containers
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
+    from envkit.engine.facts import engine_facts
     from envkit.engine.team_sync import departed, sync_keys, sync_notebook_tokens
 
     project = load_project(config)
@@ -48,21 +107,25 @@ def up(config: str | None, timeout: float) -> int:
     plan, out_dir = project.plan, project.context_dir
     render_project(project)
     client = docker_client()
-    require_image(client, plan.image.tag, "run `envkit build` first")
-    _check_ports(client, plan)
+    _image_ready(client, project, config, registry, force_build)
+    facts = engine_facts(client)
+    remote = facts.remote
+    if not remote:  # a remote engine's ports are its machine's: it says itself if one is taken
+        _check_ports(client, plan)
     running_before = running_containers(client, plan.project)
     leaving = departed(client, plan)
     for gone in leaving:  # a member who left envkit.yaml: the container goes, its volume stays
         gone.remove(force=True)
-    if use_sdk():
+    if use_sdk(remote or facts.podman):
         from envkit.engine.sdk_up import sdk_up
 
-        sdk_up(client, plan, out_dir)
+        sdk_up(client, plan, out_dir, facts)
     else:
         run_compose(out_dir, plan.project, "up", "-d", "--no-build")
     names = [s.container_name for s in plan.services]
-    states = wait_healthy(client, names, timeout)
-    refreshed = {s.container: s for s in sync_keys(client, plan, running_before)}
+    states = wait_healthy(client, names, timeout, facts.podman)
+    synced = sync_keys(client, plan, running_before, out_dir if remote else None)
+    refreshed = {s.container: s for s in synced}
     for name in sync_notebook_tokens(client, plan):
         sys.stdout.write(f"{name}: the member list changed; the notebook token was rotated\n")
     for gone in leaving:
@@ -70,7 +133,7 @@ def up(config: str | None, timeout: float) -> int:
             f"{gone.name}: removed with its open sessions (no longer in envkit.yaml)\n"
         )
     for service in plan.services:
-        _say_state(plan, service, states, refreshed.get(service.container_name))
+        _say_state(plan, service, states, refreshed.get(service.container_name), remote)
     if any(state != "healthy" for state in states.values()):
         raise EngineUnreachableError(
             "not every container became healthy", "see `envkit status` and `docker logs CONTAINER`"
@@ -78,9 +141,10 @@ def up(config: str | None, timeout: float) -> int:
     return 0
 
 
-def _say_state(plan: Plan, service: Service, states: dict[str, str], sync: KeySync | None) -> None:
+def _say_state(
+    plan: Plan, service: Service, states: dict[str, str], sync: KeySync | None, remote: bool
+) -> None:
     """One line per container: its health, what changed in its keys, and how to log in."""
-    from envkit.render.ssh_config import connect_host
 
     sys.stdout.write(f"{service.container_name}: {states.get(service.container_name, 'unknown')}")
     if sync is not None and sync.refreshed:
@@ -91,5 +155,18 @@ def _say_state(plan: Plan, service: Service, states: dict[str, str], sync: KeySy
                 f"{sync.ended} process(es))"
             )
     if plan.ssh.enabled:
-        sys.stdout.write(f"  ssh -p {service.ssh_port} {service.user}@{connect_host(plan)}")
+        sys.stdout.write(f"  {_login_hint(plan, service, remote)}")
     sys.stdout.write("\n")
+
+
+def _login_hint(plan: Plan, service: Service, remote: bool) -> str:
+    """How to log in: on the engine's machine when it is remote (through it, with -J, where
+    sshd listens only on that machine's loopback)."""
+    from envkit.engine.endpoint import current_endpoint
+    from envkit.render.ssh_config import connect_host, jump_host
+
+    host = current_endpoint().host if remote else None
+    jump = jump_host(plan, host)
+    target = connect_host(plan, None if jump else host)
+    via = f"-J {current_endpoint().ssh_login or jump} " if jump else ""
+    return f"ssh {via}-p {service.ssh_port} {service.user}@{target}"

@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 from envkit.addresses import canonical_address, check_mapping, distinct_addresses
 from envkit.catalog.mirrors import preset_names
 from envkit.errors import FieldError
-from envkit.names import IMAGE_REF
+from envkit.names import IMAGE_REF, REGISTRY_REPO
 
 # Characters no rendered value may carry: they end or continue Dockerfile instructions (newline,
 # backslash) or break out of quoting.
@@ -50,6 +50,15 @@ ImageRef = Annotated[
         IMAGE_REF,
         "image reference",
         "write an image as NAME[:TAG], e.g. 'nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04'",
+    ),
+]
+RegistryRepo = Annotated[
+    str,
+    matching(
+        REGISTRY_REPO.pattern,
+        "registry",
+        "write the registry as HOST[:PORT][/PATH] (a host with a dot or a port), e.g. "
+        "'registry.lab.example:5000/nlp'; the image goes to HOST[:PORT]/PATH/NAME",
     ),
 ]
 

@@ -50,6 +50,7 @@ from envkit.config.fields import (
     PresetName,
     ProjectName,
     PythonVersion,
+    RegistryRepo,
     Sha256,
     ShmSize,
     ThresholdId,
@@ -479,3 +480,10 @@ class Spec(_Strict):
     notebook: Notebook = Notebook()
     slurm: Slurm = Slurm()
     build: Build = Build()
+    registry: RegistryRepo | None = Field(
+        None,
+        description="Where the team's image is shared, HOST[:PORT][/PATH], e.g. "
+        "'registry.lab.example:5000/nlp': `envkit push` sends the image there, tagged by a "
+        "digest of its inputs; `envkit build` and `envkit up` pull it instead of building when "
+        "that tag is there. Credentials come from `docker login`, never from this file.",
+    )

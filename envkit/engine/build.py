@@ -111,3 +111,4 @@ class BuildOptions:
     build_args: dict[str, str] = field(default_factory=dict)
     network: str | None = None  # "host", or the engine's default
     labels: dict[str, str] = field(default_factory=dict)
+    cache_from: tuple[str, ...] = ()  # images whose layers may stand in for steps (a registry's)

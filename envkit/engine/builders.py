@@ -53,10 +53,20 @@ def buildx_version() -> str | None:
     return done.stdout.strip()
 
 
-def choose_backend(requested: str) -> Backend:
-    """REQUESTED is auto, buildkit or classic (config's build.builder or --builder)."""
+def choose_backend(requested: str, podman: bool = False) -> Backend:
+    """REQUESTED is auto, buildkit or classic (config's build.builder or --builder). Podman's
+    Docker-compatible API builds through buildah behind the classic build call; it serves no
+    BuildKit session, so `docker buildx` cannot build there."""
     if requested == "classic":
         return Backend("classic", "the classic builder, as asked")
+    if podman:
+        if requested == "buildkit":
+            raise EnvkitError(
+                "--builder buildkit: the engine is Podman, which serves no BuildKit session",
+                "build with --builder auto or classic (Podman builds with buildah through its "
+                "Docker-compatible API)",
+            )
+        return Backend("classic", "the classic build call: the engine is Podman (buildah)")
     version = buildx_version()
     if requested == "buildkit":
         if version is None:

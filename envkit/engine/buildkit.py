@@ -130,6 +130,10 @@ def buildx_command(
         argv += ["--label", f"{key}={value}"]
     for key, value in sorted(options.build_args.items()):
         argv += ["--build-arg", f"{key}={value}"]
+    for ref in options.cache_from:
+        argv += ["--cache-from", f"type=registry,ref={ref}"]
+    if options.cache_from:  # the image carries its cache's metadata: pushed, it serves the next
+        argv += ["--cache-to", "type=inline"]
     return [*argv, "--", str(context)]
 
 

@@ -14,7 +14,7 @@ from envkit.engine.build import BuildOptions, BuildProgress, Reporter, fail
 from envkit.errors import EngineUnreachableError
 from envkit.plan.install import CLASSIC_DOCKERFILE
 
-STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+STEP = re.compile(r"^(?:Step|STEP) (\d+)/(\d+) ?: (.*)$")  # Docker's, and buildah's (Podman)
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # the classic builder paints a step's stderr red
 
 
@@ -40,12 +40,14 @@ def _line(progress: BuildProgress, line: str, report: Reporter) -> None:
         progress.instruction = " ".join(step.group(3).split())
         progress.log.clear()
         report("step", progress, progress.instruction)
-    elif line.strip() == "---> Using cache":
+    elif line.strip() == "---> Using cache" or line.startswith("--> Using cache "):
         progress.cached.add(progress.step)
         report("cached", progress, "")
     elif line.startswith("Successfully built "):
         progress.image_id = progress.image_id or line.split()[-1]
-    elif line.strip() and not line.startswith((" ---> ", "Removing intermediate container")):
+    elif line.strip() and not line.startswith(
+        (" ---> ", "--> ", "COMMIT ", "Successfully tagged ", "Removing intermediate container")
+    ):
         progress.log.append(line)
         report("output", progress, line)
 
@@ -69,6 +71,7 @@ def build_classic(
             buildargs=options.build_args,
             network_mode=options.network,
             labels=options.labels,
+            cache_from=list(options.cache_from) or None,
         )
         try:
             return follow(stream, report)

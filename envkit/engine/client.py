@@ -3,8 +3,11 @@ labels that say which containers and volumes are envkit's."""
 
 from __future__ import annotations
 
-import os
+import shutil
 from typing import Any
+
+from envkit.engine.endpoint import Endpoint, current_endpoint
+from envkit.errors import EngineUnreachableError
 
 ENGINE_CALL_TIMEOUT_S = 60.0  # any engine call but a verify suite's own exec
 
@@ -13,21 +16,83 @@ SERVICE_LABEL = "io.envkit.service"  # set only by `envkit up`, never by the ima
 
 
 def docker_client(timeout: float = ENGINE_CALL_TIMEOUT_S) -> Any:
+    """A client of the engine the Docker CLI would use (DOCKER_HOST, a context, or the local
+    socket). ssh:// goes through the system's `ssh`, so ~/.ssh/config and agents apply."""
     import docker  # imported here: only commands that talk to the engine pay for it
     from docker.errors import DockerException
 
-    from envkit.errors import EngineUnreachableError
-
+    endpoint = current_endpoint()
+    ssh = endpoint.scheme == "ssh"
+    if ssh and shutil.which("ssh") is None:
+        raise EngineUnreachableError(
+            f"the engine at {endpoint.url} ({endpoint.source}) is reached over SSH, "
+            "and this machine has no `ssh` client",
+            "install OpenSSH's client (`apt install openssh-client`)",
+        )
+    if ssh:
+        _tolerate_ended_ssh()
     try:
-        client = docker.from_env(timeout=int(timeout))
+        if endpoint.source == "DOCKER_HOST":  # from_env also reads DOCKER_TLS_VERIFY/CERT_PATH
+            client = docker.from_env(timeout=int(timeout), use_ssh_client=ssh)
+        else:
+            client = docker.DockerClient(
+                base_url=endpoint.url, timeout=int(timeout), use_ssh_client=ssh
+            )
         client.ping()
     except DockerException as exc:
-        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-        raise EngineUnreachableError(
-            f"the Docker engine at {where} does not answer ({exc.__class__.__name__})",
-            "start it (`sudo systemctl start docker`), or point DOCKER_HOST at a running engine",
-        ) from None
+        raise unreachable(endpoint, exc) from None
     return client
+
+
+def _tolerate_ended_ssh() -> None:
+    """The SDK's ssh:// transport closes a connection by writing to its `ssh` process, which has
+    often exited already (the engine ended `docker system dial-stdio` after an exec): the
+    BrokenPipeError then fails a call whose work was done (measured: every verify over ssh://).
+    A connection whose process has ended is closed already: end it quietly."""
+    from docker.transport import sshconn
+
+    if getattr(sshconn.SSHSocket.close, "_envkit", False):
+        return
+    original = sshconn.SSHSocket.close
+
+    def close(self: Any) -> None:
+        try:
+            original(self)
+        except OSError:  # BrokenPipeError, and the like: the process is gone
+            process = getattr(self, "proc", None)
+            if process is not None and process.poll() is None:
+                process.kill()
+
+    setattr(close, "_envkit", True)  # noqa: B010 (a mark on a function object)
+    sshconn.SSHSocket.close = close
+
+
+def unreachable(endpoint: Endpoint, exc: Exception) -> EngineUnreachableError:
+    """The engine did not answer: say which engine, chosen how, and the fix for that kind."""
+    said = " ".join(str(exc).split())[:300]
+    where = f"the Docker engine at {endpoint.url} ({endpoint.source})"
+    if endpoint.scheme == "ssh":
+        fix = (
+            f"check that `ssh {endpoint.ssh_login} docker version` works from here without a "
+            "password prompt (a key in ssh-agent or ~/.ssh/config), and that the Docker CLI is "
+            "installed there and its user may use the engine (the docker group)"
+        )
+    elif endpoint.scheme in ("tcp", "http", "https"):
+        fix = (
+            f"check that dockerd on {endpoint.host} listens on that port and a firewall lets "
+            "you through; a TLS engine needs DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH"
+        )
+    elif endpoint.context:
+        fix = (
+            f"the context {endpoint.context!r} points there: `docker context use default` for "
+            "the local engine, or start the engine it names"
+        )
+    else:
+        fix = (
+            "start it (`sudo systemctl start docker`), check that you may use its socket "
+            "(the docker group), or point DOCKER_HOST at a running engine"
+        )
+    return EngineUnreachableError(f"{where} does not answer: {said}", fix)
 
 
 def require_image(client: Any, name: str, fix: str, what: str = "image") -> Any:

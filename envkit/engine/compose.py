@@ -106,11 +106,27 @@ def taken_ports(plan: Plan, running: set[str]) -> list[PortProblem]:
     return problems
 
 
-def wait_healthy(client: Any, names: list[str], timeout: float) -> dict[str, str]:
+def run_podman_healthcheck(client: Any, name: str) -> None:
+    """Podman runs healthchecks from systemd timers, and a host without systemd never runs them:
+    run it once through Podman's own API (the compatible API has no call for it)."""
+    from docker.errors import DockerException
+
+    url = f"{client.api.base_url}/v4.0.0/libpod/containers/{name}/healthcheck"
+    try:
+        client.api._get(url)  # the SDK's own transport, on Podman's own path
+    except DockerException:
+        return  # not yet started: the next poll asks again
+
+
+def wait_healthy(
+    client: Any, names: list[str], timeout: float, podman: bool = False
+) -> dict[str, str]:
     deadline = time.monotonic() + timeout
     states: dict[str, str] = {}
     while time.monotonic() < deadline:
         for name in names:
+            if podman:
+                run_podman_healthcheck(client, name)
             container = client.containers.get(name)
             health = container.attrs.get("State", {}).get("Health", {}).get("Status")
             states[name] = health or container.status
@@ -122,9 +138,10 @@ def wait_healthy(client: Any, names: list[str], timeout: float) -> dict[str, str
     return states
 
 
-def use_sdk() -> bool:
-    """The SDK path: asked for with ENVKIT_COMPOSE=sdk, or no compose tool is installed."""
-    if os.environ.get("ENVKIT_COMPOSE") == "sdk":
+def use_sdk(remote: bool = False) -> bool:
+    """The SDK path: for a remote engine (compose would bind-mount paths of this machine on the
+    engine's), where ENVKIT_COMPOSE=sdk asks for it, or where no compose tool is installed."""
+    if remote or os.environ.get("ENVKIT_COMPOSE") == "sdk":
         return True
     try:
         compose_command()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envkit.engine.client import containers
@@ -33,9 +34,13 @@ def _installed(container: Any, user: str) -> set[str] | None:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
-def sync_keys(client: Any, plan: Plan, running_before: set[str]) -> list[KeySync]:
+def sync_keys(
+    client: Any, plan: Plan, running_before: set[str], copy_from: Path | None = None
+) -> list[KeySync]:
     """For containers that were already running before this `up` (new ones installed their keys
-    at start), compare the keys they accept with the plan and re-install where they differ."""
+    at start), compare the keys they accept with the plan and re-install where they differ.
+    COPY_FROM: the render folder whose keys are copied in first (a remote engine's containers
+    have no bind mount of it)."""
     synced = []
     for service in plan.services:
         if service.container_name not in running_before:
@@ -45,6 +50,10 @@ def sync_keys(client: Any, plan: Plan, running_before: set[str]) -> list[KeySync
         if _installed(container, service.user) == wanted:
             synced.append(KeySync(service.container_name, len(wanted), refreshed=False))
             continue
+        if copy_from is not None:
+            from envkit.engine.sdk_up import copy_keys
+
+            copy_keys(container, service, copy_from)
         result = container.exec_run(["/usr/local/bin/envkit-install-keys"], user="root")
         if result.exit_code != 0:
             said = result.output.decode("utf-8", "replace").strip().splitlines()[-1:]

@@ -177,6 +177,7 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
     locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
+    registry: str | None = None  # registry: where the team's image is shared
 
     @property
     def python_installs(self) -> bool:
@@ -338,6 +339,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         install=plan_install(spec.build, python.bin_dir, pip, base_image, ca_bundle),
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
+        registry=spec.registry,
     )
 
 

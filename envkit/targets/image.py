@@ -41,10 +41,13 @@ def _start(client: Any, image: str, options: TargetOptions, notes: list[str]) ->
         kwargs["entrypoint"] = ["sleep", "infinity"]
     if options.shm_size:
         kwargs["shm_size"] = options.shm_size
+    from envkit.engine.facts import engine_facts, run_container
+
+    facts = engine_facts(client)
     if options.gpus:
         try:
             gpus = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
-            return str(client.containers.run(image, device_requests=gpus, **kwargs).id)
+            return str(run_container(client, image, {**kwargs, "device_requests": gpus}, facts).id)
         except APIError as exc:
             if NO_GPU_RUNTIME not in str(exc):
                 raise
@@ -52,7 +55,7 @@ def _start(client: Any, image: str, options: TargetOptions, notes: list[str]) ->
             # checks then say what is true (no driver: a fail where the spec asks for GPUs).
             _remove_run(client, options.run_id)
             notes.append("this engine has no GPU runtime: the container started without GPUs")
-    return str(client.containers.run(image, **kwargs).id)
+    return str(run_container(client, image, kwargs, facts).id)
 
 
 def _remove_run(client: Any, run_id: str) -> None:

@@ -1,0 +1,148 @@
+"""`envkit push` and `envkit pull`, and what `build` and `up` ask before building: the team's image
+in its registry, named by a digest of its inputs, so that one build serves every machine."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from envkit.commands.project import Project, load_project, render_project, with_lock
+from envkit.engine.registry import CONTEXT_LABEL, SharedImage
+from envkit.errors import EnvkitError
+from envkit.names import REGISTRY_REPO
+
+NO_REGISTRY_FIX = (
+    "set registry: in envkit.yaml (e.g. registry: registry.lab.example:5000/nlp) "
+    "or pass --registry HOST[:PORT][/PATH]"
+)
+
+
+@dataclass(frozen=True)
+class ShareRequest:
+    config: str | None
+    registry: str | None  # --registry, over the config's registry:
+    locked: bool = False
+    lock_file: Path | None = None
+
+
+def registry_of(project: Project, given: str | None) -> str | None:
+    """--registry over the config's; a --registry that is no registry is refused like the field."""
+    if given is None:
+        return project.plan.registry
+    if not REGISTRY_REPO.fullmatch(given):
+        raise EnvkitError(
+            f"--registry {given!r} is not a registry",
+            "write it as HOST[:PORT][/PATH] (a host with a dot or a port), "
+            "e.g. registry.lab.example:5000/nlp",
+        )
+    return given
+
+
+def shared_image(
+    project: Project, registry: str, build_args: dict[str, str] | None = None
+) -> SharedImage:
+    """The registry name of what PROJECT (rendered) builds: same inputs, same name."""
+    from envkit.render.digest import context_digest
+
+    lock_text = project.plan.locked.lock_text if project.plan.locked else None
+    digest = context_digest(project.context_dir, build_args, lock_text)
+    return SharedImage.of(registry, project.plan.project, digest)
+
+
+def prepared(request: ShareRequest) -> tuple[Project, SharedImage]:
+    """The project rendered (with the lock's pins where --locked), and its registry name. Every
+    refusal comes before the engine is asked or a file written."""
+    project = load_project(request.config)
+    registry = registry_of(project, request.registry)
+    if registry is None:
+        raise EnvkitError("no registry to share the image through", NO_REGISTRY_FIX)
+    if request.locked:
+        project, _ = with_lock(project, request.lock_file)
+    render_project(project)
+    return project, shared_image(project, registry)
+
+
+def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) -> Any | None:
+    """Where the registry has IMAGE, pull it and tag it as the project's image: the local image,
+    or None where the registry does not have it (then the caller builds)."""
+    from envkit.engine.registry import published, pull
+
+    if published(client, image) is None:
+        say(f"{image.ref} is not in the registry yet: building here")
+        return None
+    local = pull(client, image, say)
+    if local.labels.get(CONTEXT_LABEL) != image.context:
+        raise EnvkitError(
+            f"{image.ref} in the registry was not built from these inputs "
+            f"(its {CONTEXT_LABEL} label is {local.labels.get(CONTEXT_LABEL)!r})",
+            "someone pushed another image under this tag: rebuild with `envkit build --build` "
+            "and `envkit push` it",
+        )
+    repository, _, tag = project.plan.image.tag.rpartition(":")
+    local.tag(repository, tag)
+    return local
+
+
+def run_push(request: ShareRequest) -> int:
+    from envkit.engine.client import docker_client, require_image
+    from envkit.engine.registry import push
+
+    project, image = prepared(request)
+    client = docker_client()
+    tag = project.plan.image.tag
+    local = require_image(client, tag, "run `envkit build` first, then `envkit push`")
+    built_from = local.labels.get(CONTEXT_LABEL)
+    if built_from != image.context:
+        raise EnvkitError(
+            f"{tag} was not built from what envkit.yaml renders now"
+            + (" (--locked: with the lock's pins)" if request.locked else ""),
+            f"run `envkit build{' --locked' if request.locked else ''}` first, then push: the "
+            "registry's tag must name exactly the image these inputs build",
+        )
+    digest = push(client, image, tag, _say)
+    sys.stdout.write(f"pushed {image.ref}\n")
+    if digest:
+        sys.stdout.write(f"by digest: {image.repository}@{digest}\n")
+    return 0
+
+
+def run_pull(request: ShareRequest) -> int:
+    from envkit.engine.client import docker_client
+
+    project, image = prepared(request)
+    client = docker_client()
+    local = fetch_shared(client, project, image, _say)
+    if local is None:
+        raise EnvkitError(
+            f"the registry has no {image.ref}: nobody has pushed an image built from these inputs",
+            "`envkit build` then `envkit push` on one machine; or `envkit build` here",
+        )
+    sys.stdout.write(f"pulled {image.ref} as {project.plan.image.tag} ({local.short_id})\n")
+    return 0
+
+
+def pushed_reference(client: Any, project: Project, registry: str) -> str:
+    """REPOSITORY@sha256:… of the project's image in the registry, for clusters that pull it:
+    refused where it was never pushed (a pod would fail to pull)."""
+    from envkit.engine.registry import published
+
+    render_project(project)
+    image = shared_image(project, registry)
+    digest = published(client, image)
+    if digest is None:
+        raise EnvkitError(
+            f"the registry has no {image.ref}: the cluster could not pull the image",
+            "`envkit build` and `envkit push` first",
+        )
+    return f"{image.repository}@{digest}"
+
+
+def with_registry(project: Project, registry: str | None) -> Project:
+    return replace(project, plan=replace(project.plan, registry=registry))
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,93 @@
+"""One image for the team through a real registry (Debian's docker-registry, htpasswd): push,
+remove, and `envkit up` pulls the same image instead of building; credentials come from the
+Docker configuration and never show."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ENV_IMAGE
+from tests.e2e.images import copy_project, docker
+from tests.e2e.registry import Registry, registry  # noqa: F401 (the fixture)
+from tests.helpers import envkit
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def _image_id(ref: str) -> str | None:
+    found = docker("image", "inspect", "-f", "{{.Id}}", ref, check=False)
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
+def test_push_remove_and_up_pulls_the_same_image_without_building(
+    env_image: str,
+    project_dir: Path,
+    tmp_path: Path,
+    registry: Registry,  # noqa: F811
+) -> None:
+    # The e2e project's own config and keys, with a registry: the same inputs as ENV_IMAGE's
+    # build, so the image already built is the one to push (no second build here).
+    config = copy_project(project_dir, tmp_path)
+    config.write_text(config.read_text() + f"registry: {registry.address}/team\n")
+    env = registry.env()
+    outputs: list[str] = []
+
+    def run(*args: str, **kw: object) -> tuple[int, str]:
+        done = envkit(*args, cwd=tmp_path, env={**env, **kw.get("env", {})})  # type: ignore[dict-item]
+        outputs.append(done.stdout + done.stderr)
+        return done.returncode, done.stdout + done.stderr
+
+    pushed_id = _image_id(ENV_IMAGE)
+    assert pushed_id is not None
+    shared = f"{registry.address}/team/envkit-e2e"
+    try:
+        anonymous = envkit("push", cwd=tmp_path, env={"DOCKER_CONFIG": str(tmp_path / "none")})
+        outputs.append(anonymous.stdout + anonymous.stderr)
+        assert anonymous.returncode != 0
+        assert f"`docker login {registry.address}`" in anonymous.stderr, anonymous.stderr
+
+        code, said = run("push")
+        assert code == 0, said
+        tag = re.search(rf"pushed {re.escape(shared)}:(ctx-[0-9a-f]{{24}})", said)
+        assert tag, said
+        assert re.search(rf"by digest: {re.escape(shared)}@sha256:[0-9a-f]{{64}}", said), said
+
+        for ref in (ENV_IMAGE, f"{shared}:{tag.group(1)}", f"{shared}:latest"):
+            docker("rmi", ref)
+        assert _image_id(pushed_id) is None, "the pushed image is gone from the engine"
+
+        code, said = run("up")
+        assert code == 0, said
+        assert f"pulling {shared}:{tag.group(1)}" in said and "envkit-e2e: healthy" in said
+        assert "building" not in said and "Step " not in said, "no build step ran"
+        assert _image_id(ENV_IMAGE) == pushed_id, "the image pulled is the image pushed"
+
+        code, said = run("verify", "--no-bench", "--no-history", "--target", "docker://envkit-e2e")
+        assert code == 0, said
+
+        # Same inputs, so `envkit build` pulls nothing new and builds nothing: the local image
+        # is already the registry's.
+        code, said = run("build")
+        assert code == 0 and "pulled from" in said, said
+    finally:
+        envkit("down", "--volumes", cwd=tmp_path, env=env)
+        if _image_id(ENV_IMAGE) is None:  # leave the session's image as it was found
+            envkit("pull", cwd=tmp_path, env=env)
+        for ref in (f"{shared}:latest",):
+            docker("rmi", ref, check=False)
+    assert not any(registry.password in text for text in outputs), "a credential was printed"
+
+
+def test_a_registry_that_is_not_one_is_refused_before_the_engine(tmp_path: Path) -> None:
+    (tmp_path / "envkit.yaml").write_text("name: demo\nregistry: 'my registry'\n")
+    done = envkit("push", cwd=tmp_path, env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert done.returncode == 2, done.stderr
+    assert "registry" in done.stderr and "HOST[:PORT][/PATH]" in done.stderr
+    (tmp_path / "envkit.yaml").write_text("name: demo\n")
+    bad = envkit("pull", "--registry=-oProxyCommand=x", cwd=tmp_path)
+    assert bad.returncode != 0 and "is not a registry" in bad.stderr, bad.stderr
+    unset = envkit("push", cwd=tmp_path)
+    assert unset.returncode != 0 and "set registry: in envkit.yaml" in unset.stderr
