@@ -59,6 +59,18 @@ def _wait_for(what: str, ready: object, process: subprocess.Popen[bytes], log: P
         time.sleep(0.2)
 
 
+def _unmount_under(root: Path) -> None:
+    """Podman's storage leaves its overlay folder mounted on itself after the service stops; a
+    mount left under the test's temp folder would make pytest's clean-up fail later."""
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for mount in sorted((m for m in mounts if m.startswith(f"{root}/")), reverse=True):
+        done = subprocess.run(["umount", mount], capture_output=True, check=False)
+        if done.returncode != 0:
+            subprocess.run(["umount", "-l", mount], capture_output=True, check=False)
+    left = [m for m in Path("/proc/self/mounts").read_text().split() if m.startswith(f"{root}/")]
+    assert not left, f"still mounted: {left}"
+
+
 @pytest.fixture(scope="session")
 def podman_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEngine]:
     if find_tool("podman") is None or not Path("/usr/libexec/podman/catatonit").is_file():
@@ -104,6 +116,7 @@ def podman_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEn
         engine.podman("rm", "--all", "--force")
         _stop(service)
         engine.podman("system", "reset", "--force")
+        _unmount_under(root)
         shutil.rmtree(root, ignore_errors=True)
 
 
