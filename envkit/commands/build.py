@@ -89,7 +89,7 @@ def _build(
     build_args: dict[str, str],
     shared: Any,
 ) -> None:
-    from envkit.commands.share import shared_image
+    from envkit.commands.share import inputs_of
     from envkit.engine.build import BuildOptions
     from envkit.engine.builders import build_image
     from envkit.engine.registry import CONTEXT_LABEL
@@ -106,7 +106,7 @@ def _build(
         )
     # The inputs digest is a label whether or not a registry is set: `envkit push` later checks
     # that the image it sends is the one these inputs build.
-    context = shared.context if shared else shared_image(project, "-", build_args).context
+    context = shared.context if shared else inputs_of(project, build_args)
     options = BuildOptions(
         tag=tag,
         no_cache=request.no_cache,

@@ -21,6 +21,15 @@ def run_k8s_render(config: str | None, out: Path | None, request: K8sRequest) ->
     from envkit.cluster.k8s import plan_k8s, render_k8s
 
     project = load_project(config)
+    if request.image is None and project.plan.registry is not None:
+        # The pods pull the team's image by digest: exactly what was pushed, on every node.
+        from dataclasses import replace
+
+        from envkit.commands.share import pushed_reference
+        from envkit.engine.client import docker_client
+
+        pushed = pushed_reference(docker_client(), project, project.plan.registry)
+        request = replace(request, image=pushed)
     files = render_k8s(plan_k8s(project.plan, request))
     folder = out or project.project_dir / OUT_DIR
     for name in files:  # refuse before writing anything

@@ -40,15 +40,20 @@ def registry_of(project: Project, given: str | None) -> str | None:
     return given
 
 
+def inputs_of(project: Project, build_args: dict[str, str] | None = None) -> str:
+    """The digest of what PROJECT builds from (render/digest.py): labelled on every image."""
+    from envkit.render.digest import context_digest
+    from envkit.render.files import render_files
+
+    lock_text = project.plan.locked.lock_text if project.plan.locked else None
+    return context_digest(render_files(project.plan), build_args, lock_text)
+
+
 def shared_image(
     project: Project, registry: str, build_args: dict[str, str] | None = None
 ) -> SharedImage:
-    """The registry name of what PROJECT (rendered) builds: same inputs, same name."""
-    from envkit.render.digest import context_digest
-
-    lock_text = project.plan.locked.lock_text if project.plan.locked else None
-    digest = context_digest(project.context_dir, build_args, lock_text)
-    return SharedImage.of(registry, project.plan.project, digest)
+    """The registry name of what PROJECT builds: same inputs, same name."""
+    return SharedImage.of(registry, project.plan.project, inputs_of(project, build_args))
 
 
 def prepared(request: ShareRequest) -> tuple[Project, SharedImage]:
@@ -128,7 +133,6 @@ def pushed_reference(client: Any, project: Project, registry: str) -> str:
     refused where it was never pushed (a pod would fail to pull)."""
     from envkit.engine.registry import published
 
-    render_project(project)
     image = shared_image(project, registry)
     digest = published(client, image)
     if digest is None:

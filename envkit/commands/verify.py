@@ -147,6 +147,28 @@ def _limit(request: VerifyRequest) -> float:
     return request.targets.timeout_s or SUITE_TIMEOUT_S + (request.checks.stress_s or 0)
 
 
+def _pyxis_from_registry(project: Project, image: str | None) -> bool:
+    """pyxis with no slurm.image of its own runs the built image: from the team's registry where
+    one is set (each node imports it from there), else from the engine's tag."""
+    return (
+        project.configured
+        and project.plan.registry is not None
+        and project.plan.slurm.image is None
+        and image == project.plan.image.tag
+    )
+
+
+def _enroot_image(project: Project) -> str:
+    """The team's image as enroot names it (REGISTRY#PATH:TAG). By its inputs tag, which names
+    one set of inputs (enroot's image URIs take a tag, not a digest)."""
+    from envkit.commands.share import shared_image
+
+    assert project.plan.registry is not None
+    shared = shared_image(project, project.plan.registry)
+    host, _, path = shared.repository.partition("/")
+    return f"{host}#{path}:{shared.tag}"
+
+
 def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettings) -> Outcomes:
     from envkit.cluster.slurm_run import verify_on_slurm
     from envkit.verify.resolve import resolve_slurm
@@ -158,6 +180,10 @@ def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettin
             "drop --target/--targets/--local/--image, or run them as a separate verify",
         )
     slurm = resolve_slurm(project.plan, project.configured, request.slurm, request.targets.python)
+    if slurm.runtime == "pyxis" and _pyxis_from_registry(project, slurm.image):
+        from dataclasses import replace
+
+        slurm = replace(slurm, image=_enroot_image(project))
     checks = settings.checks(in_environment=slurm.runtime != "python")
     reports, unreachable = verify_on_slurm(
         project.plan.project, slurm, checks, request.run_id, request.reports.quiet

@@ -1,35 +1,35 @@
 """A digest of what a build is made from: the rendered build context (both Dockerfiles, the mirror
-and runtime files), the build arguments and, for a locked build, the lock. The same envkit.yaml
-and lock give the same digest on every machine, so it can name the team's image in a registry.
+and runtime files, the CA certificates), the build arguments and, for a locked build, the lock.
+The same envkit.yaml and lock give the same digest on every machine (it is computed from the
+rendered text, not from files on a disk), so it can name the team's image in a registry.
 
-Left out: what the build never sees or what changes per machine or member: the compose file,
-.dockerignore, envkit's file manifest and the members' keys (mounted at run time)."""
+Left out: what the build never sees, or what changes per machine or member: the compose file,
+.dockerignore and the members' keys (mounted at run time, never in the image)."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from pathlib import Path
 
-LEFT_OUT = frozenset({"docker-compose.yml", ".dockerignore", ".envkit-files"})
+LEFT_OUT = frozenset({"docker-compose.yml", ".dockerignore"})
 LEFT_OUT_DIRS = ("keys/",)
 
 
-def build_files(context: Path) -> list[Path]:
-    """The files of CONTEXT that go into the build, in a fixed order."""
-    found = []
-    for path in sorted(context.rglob("*")):
-        relative = path.relative_to(context).as_posix()
-        if not path.is_file() or relative in LEFT_OUT or relative.startswith(LEFT_OUT_DIRS):
-            continue
-        found.append(path)
-    return found
+def build_inputs(context: Mapping[str, str]) -> dict[str, str]:
+    """The files of a rendered context (relative path → text) that go into the build."""
+    return {
+        path: text
+        for path, text in context.items()
+        if path not in LEFT_OUT and not path.startswith(LEFT_OUT_DIRS)
+    }
 
 
 def context_digest(
-    context: Path, build_args: Mapping[str, str] | None = None, lock_text: str | None = None
+    context: Mapping[str, str],
+    build_args: Mapping[str, str] | None = None,
+    lock_text: str | None = None,
 ) -> str:
-    """sha256 hex over every build file (its path, mode bit and bytes), the build args and the
+    """sha256 hex over every build file (path and text, in path order), the build args and the
     lock; each part is length-prefixed, so no two different inputs run together into one."""
     digest = hashlib.sha256()
 
@@ -37,9 +37,8 @@ def context_digest(
         digest.update(f"{label}\0{len(data)}\0".encode())
         digest.update(data)
 
-    for path in build_files(context):
-        executable = "x" if path.stat().st_mode & 0o111 else "-"
-        part(f"file {path.relative_to(context).as_posix()} {executable}", path.read_bytes())
+    for path, text in sorted(build_inputs(context).items()):
+        part(f"file {path}", text.encode())
     for key, value in sorted((build_args or {}).items()):
         part(f"arg {key}", value.encode())
     if lock_text is not None:

@@ -55,6 +55,13 @@ def test_push_remove_and_up_pulls_the_same_image_without_building(
         assert tag, said
         assert re.search(rf"by digest: {re.escape(shared)}@sha256:[0-9a-f]{{64}}", said), said
 
+        by_digest = re.search(rf"by digest: ({re.escape(shared)}@sha256:[0-9a-f]{{64}})", said)
+        assert by_digest
+        code, said = run("k8s", "render", "--out", str(tmp_path / "k8s"))
+        assert code == 0, said
+        job = (tmp_path / "k8s" / "job.yaml").read_text()
+        assert f'image: "{by_digest.group(1)}"' in job, "pods pull what was pushed, by digest"
+
         for ref in (ENV_IMAGE, f"{shared}:{tag.group(1)}", f"{shared}:latest"):
             docker("rmi", ref)
         assert _image_id(pushed_id) is None, "the pushed image is gone from the engine"
