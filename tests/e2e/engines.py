@@ -12,6 +12,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,17 +76,29 @@ def _unmount_under(root: Path) -> None:
 def podman_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEngine]:
     if find_tool("podman") is None or not Path("/usr/libexec/podman/catatonit").is_file():
         pytest.fail("podman and catatonit are missing: `make system-deps` installs them")
+    with running_podman(tmp_path_factory.mktemp("podman")) as engine:
+        yield engine
+
+
+@contextmanager
+def running_podman(root: Path, insecure_registry: str | None = None) -> Iterator[PodmanEngine]:
+    """Podman's API service with its storage under ROOT and the test base image loaded; where
+    INSECURE_REGISTRY (HOST:PORT) is given, Podman may pull from it over plain HTTP."""
     import docker
 
     ensure_base_image()
-    root = tmp_path_factory.mktemp("podman")
     storage = ("--root", str(root / "storage"), "--runroot", str(root / "run"))
     url = f"unix://{root / 'podman.sock'}"
     log = root / "service.log"
+    env = dict(os.environ)
+    if insecure_registry:
+        conf = root / "registries.conf"
+        conf.write_text(f'[[registry]]\nlocation = "{insecure_registry}"\ninsecure = true\n')
+        env["CONTAINERS_REGISTRIES_CONF"] = str(conf)
     with log.open("w") as out:
         service = subprocess.Popen(
             ["podman", *storage, "system", "service", "--time=0", url],
-            stdout=out, stderr=subprocess.STDOUT,
+            stdout=out, stderr=subprocess.STDOUT, env=env,
         )  # fmt: skip
 
     def answers() -> bool:

@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,10 +44,17 @@ def _answers(address: str) -> bool:
 
 @pytest.fixture
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
-    serve, htpasswd = find_tool("docker-registry"), find_tool("htpasswd")
-    if serve is None or htpasswd is None:
+    if find_tool("docker-registry") is None or find_tool("htpasswd") is None:
         pytest.fail("docker-registry and htpasswd are missing: `make system-deps` installs them")
-    root = tmp_path_factory.mktemp("registry")
+    with running_registry(tmp_path_factory.mktemp("registry")) as started:
+        yield started
+
+
+@contextmanager
+def running_registry(root: Path) -> Iterator[Registry]:
+    """A registry on a free loopback port, its files under ROOT (also for the benchmarks)."""
+    serve, htpasswd = find_tool("docker-registry"), find_tool("htpasswd")
+    assert serve is not None and htpasswd is not None
     user, password = "envkit-team", secrets.token_urlsafe(18)
     lines = subprocess.run(
         [htpasswd, "-Bbn", user, password], capture_output=True, text=True, check=True
