@@ -233,6 +233,24 @@ def _sensible_size(value: str) -> str:
     return value
 
 
+def _sensible_memory(value: str) -> str:
+    if not 6 * 1024**2 <= size_bytes(value) <= 64 * 1024**4:
+        raise FieldError(
+            "a memory limit must lie between 6 MiB (Docker's least) and 64 TiB",
+            "write a size such as '64g' or '512m'",
+        )
+    return value
+
+
+MemorySize = Annotated[
+    str,
+    matching(
+        r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?",
+        "size",
+        "write a size such as '64g', '512m' or '32gb'",
+    ),
+    AfterValidator(_sensible_memory),
+]
 ShmSize = Annotated[
     str,
     matching(

@@ -42,6 +42,7 @@ from envkit.config.fields import (
     HttpUrl,
     ImageRef,
     LoginHome,
+    MemorySize,
     MinorVersion,
     PeakFraction,
     PipRequirement,
@@ -261,6 +262,17 @@ class Member(_Strict):
         "ssh.port+1..ssh.port+1000, so it never moves when others join or leave.",
     )
     uid: AccountId | None = Field(None, description="Default: ssh.uid, else yours.")
+    gpus: GpuRequest | None = Field(
+        None,
+        description="Per-member mode: this member's GPUs, as device ids or GPU-UUIDs ([0, 1]) "
+        "or none. Default: runtime.gpus. No two members share one unless team.share_gpus.",
+    )
+    cpus: float | None = Field(
+        None, gt=0, le=1024, description="Per-member mode: CPUs this member's container may use."
+    )
+    memory: MemorySize | None = Field(
+        None, description="Per-member mode: this member's memory limit, e.g. '64g'."
+    )
 
 
 class Team(_Strict):
@@ -270,6 +282,11 @@ class Team(_Strict):
         "shared", description="shared: one container for all; per-member: one each, same image."
     )
     members: tuple[Member, ...] = Field((), description="The team's members.")
+    share_gpus: bool = Field(
+        False,
+        description="Allow members' GPU lists to overlap (their jobs then share those GPUs' "
+        "memory and time).",
+    )
 
     @model_validator(mode="after")
     def _unique_names(self) -> Team:

@@ -67,6 +67,7 @@ def _team(spec: Spec) -> Iterator[Rule]:
             "list the members under team.members, or use team.mode: shared",
             spec.team.mode,
         )
+    yield from _member_resources(spec)
     for index, member in enumerate(spec.team.members):
         if spec.team.mode == "per-member" and member.port == spec.ssh.port:
             yield (
@@ -75,6 +76,59 @@ def _team(spec: Spec) -> Iterator[Rule]:
                 f"pick another port (or leave it out: one is derived from {member.name!r})",
                 member.port,
             )
+
+
+def _member_resources(spec: Spec) -> Iterator[Rule]:
+    """Per-member GPUs, CPUs and memory: only where each member has a container of their own,
+    GPUs as device ids, and no GPU handed to two members unless the team says so."""
+    holders: dict[str, str] = {}
+    assigned = spec.team.mode == "per-member" and any(m.gpus for m in spec.team.members)
+    for key, value in spec.runtime.env.items():
+        if assigned and key in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
+            yield (
+                ("runtime", "env", key),
+                f"{key} would override the members' own GPUs (team.members[].gpus): each "
+                "container sees only its member's GPUs, numbered from 0",
+                f"remove {key} from runtime.env",
+                value,
+            )
+    for index, member in enumerate(spec.team.members):
+        for field in ("gpus", "cpus", "memory"):
+            value = getattr(member, field)
+            if value is not None and spec.team.mode != "per-member":
+                yield (
+                    ("team", "members", index, field),
+                    f"member {member.name}'s {field} needs a container of their own: shared "
+                    "mode runs one container for everyone",
+                    "set team.mode: per-member, or set runtime.gpus (shared mode's GPUs)",
+                    list(value) if isinstance(value, tuple) else value,
+                )
+        if spec.team.mode != "per-member" or member.gpus is None:
+            continue
+        if member.gpus == "all" or isinstance(member.gpus, int):
+            yield (
+                ("team", "members", index, "gpus"),
+                f"member {member.name}'s GPUs must be named: with all or a count, every member "
+                "would get the same first GPUs",
+                "list device ids or GPU-UUIDs, e.g. gpus: [2, 3] (`nvidia-smi -L` lists them)",
+                member.gpus,
+            )
+            continue
+        if member.gpus == "none":
+            continue
+        for gpu in member.gpus:
+            other = holders.get(gpu)
+            if other is not None and not spec.team.share_gpus:
+                yield (
+                    ("team", "members", index, "gpus"),
+                    f"GPU {gpu} is given to both {other} and {member.name}: their jobs would "
+                    "share its memory, and one would run out",
+                    "give each member other GPUs, or set team.share_gpus: true where sharing is "
+                    "intended",
+                    list(member.gpus),
+                )
+                break
+            holders.setdefault(gpu, member.name)
 
 
 def missing_keys(spec: Spec) -> Rule | None:

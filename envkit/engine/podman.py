@@ -73,6 +73,13 @@ def libpod_spec(image: str, options: dict[str, Any], cdi_devices: list[str]) -> 
             "Retries": health["retries"],
             "StartPeriod": health["start_period"],
         }
+    limits: dict[str, Any] = {}
+    if options.get("nano_cpus"):
+        limits["cpu"] = {"quota": int(options["nano_cpus"] // 10_000), "period": 100_000}
+    if options.get("mem_limit"):
+        limits["memory"] = {"limit": int(parse_bytes(options["mem_limit"]))}
+    if limits:
+        spec["resource_limits"] = limits
     policy = (options.get("restart_policy") or {}).get("Name")
     if policy:
         spec["restart_policy"] = policy

@@ -105,12 +105,12 @@ def cdi_names(gpus: str | int | tuple[str, ...]) -> list[str]:
     return [f"{CDI_GPU_KIND}={device}" for device in gpus]
 
 
-def _gpus(plan: Plan, facts: EngineFacts | None) -> dict[str, Any]:
+def _gpus(service: Service, facts: EngineFacts | None) -> dict[str, Any]:
     """The create call's GPU options, as this engine gives GPUs: Docker's NVIDIA runtime
     (driver nvidia), Docker's CDI (driver cdi, Docker 25+), or Podman's CDI device names."""
     from docker.types import DeviceRequest
 
-    gpus = plan.runtime.gpus
+    gpus = service.gpus
     if facts is not None and facts.podman:
         # Podman's own create call: its compatible one cannot name CDI devices (engine/podman.py)
         if gpus == "none":
@@ -176,8 +176,12 @@ def run_options(
             "retries": 3,
             "start_period": 20 * SECOND_NS,
         },
-        **_gpus(plan, facts),
+        **_gpus(service, facts),
     }
+    if service.cpus:
+        options["nano_cpus"] = int(service.cpus * 1e9)
+    if service.memory:
+        options["mem_limit"] = service.memory
     if plan.runtime.ipc_host:
         options["ipc_mode"] = "host"
     else:

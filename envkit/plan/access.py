@@ -28,6 +28,9 @@ class Service:
     keys: tuple[str, ...]  # authorized_keys lines
     notebook_port: int | None = None  # host ports of JupyterLab and TensorBoard, when enabled
     tensorboard_port: int | None = None
+    gpus: str | int | tuple[str, ...] = "none"  # its GPUs: the member's, else runtime.gpus
+    cpus: float | None = None  # per-member limits
+    memory: str | None = None
 
 
 KEY_FILE_LIMIT = 256 * 1024  # a few thousand keys; a key file is never bigger
@@ -197,6 +200,7 @@ def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]
             ssh_port=spec.ssh.port,
             keys_dir=f"keys/{spec.name}",
             keys=tuple(dict.fromkeys(keys)),
+            gpus=spec.runtime.gpus,
         )
         services = [shared]
     else:
@@ -214,6 +218,9 @@ def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]
                     ssh_port=port,
                     keys_dir=f"keys/{spec.name}-{member.name}",
                     keys=tuple(dict.fromkeys(admins + member_keys(loaded, index))),
+                    gpus=spec.runtime.gpus if member.gpus is None else member.gpus,
+                    cpus=member.cpus,
+                    memory=member.memory,
                 )
             )
     services = [_with_notebook(spec, s) for s in services]

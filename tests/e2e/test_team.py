@@ -143,3 +143,28 @@ def test_shared_container_takes_and_drops_keys_without_a_restart(
     assert _identity(project) == before, "the shared container was restarted"
     assert openssh(19000, directory / "ben", "id -un").stdout.strip() == "dev"
     assert openssh(19000, directory / "amy", "true").returncode == 255, "amy left: key revoked"
+
+
+@pytest.mark.parametrize("path", ["compose", "sdk"])
+def test_each_members_cpu_and_memory_limits_reach_their_container_only(
+    team_project: tuple[Path, str], path: str
+) -> None:
+    directory, project = team_project
+    config = directory / "envkit.yaml"
+    alice, bob = keypair(directory, "alice"), keypair(directory, "bob")
+    config.write_text(
+        _config(config.read_text(), project, "per-member", {"alice": [alice], "bob": [bob]})
+        .replace("    - name: bob\n", "      cpus: 1.5\n      memory: 512m\n    - name: bob\n")
+    )  # fmt: skip
+    env = {"ENVKIT_COMPOSE": "sdk"} if path == "sdk" else {}
+    up = envkit("up", cwd=directory, env=env)
+    assert up.returncode == 0, up.stdout + up.stderr
+    limits = {
+        member: docker(
+            "inspect", "-f", "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}}",
+            f"{project}-{member}",
+        ).stdout.split()
+        for member in ("alice", "bob")
+    }  # fmt: skip
+    assert limits["alice"] == [str(1_500_000_000), str(512 * 1024**2)], limits
+    assert limits["bob"] == ["0", "0"], "bob's container has no limits of alice's"

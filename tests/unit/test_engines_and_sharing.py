@@ -221,3 +221,35 @@ def test_pyxis_imports_the_teams_image_from_the_registry_by_its_inputs_tag(
     image = _enroot_image(project)
     assert image.startswith("reg.lab:5000#nlp/lab:ctx-") and len(image.split(":ctx-")[1]) == 24
     assert not _pyxis_from_registry(project, "nvcr.io#nvidia/pytorch:24.05-py3")
+
+
+TEAM = (
+    "name: lab\nssh:\n  authorized_keys: ['{key}']\nteam:\n  mode: {mode}\n  members:\n"
+    "    - name: alice\n      keys: ['{key}']\n      gpus: [0, 1]\n"
+    "    - name: bob\n      keys: ['{key}']\n      gpus: {bob}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "bob", "said"),
+    [
+        ("per-member", "[1, 2]", "GPU 1 is given to both alice and bob"),
+        ("per-member", "2", "must be named"),
+        ("shared", "[2]", "needs a container of their own"),
+    ],
+)
+def test_member_gpus_that_cannot_work_are_refused_with_file_and_line(
+    tmp_path: Path, mode: str, bob: str, said: str
+) -> None:
+    from tests.helpers import envkit
+
+    (tmp_path / "envkit.yaml").write_text(TEAM.format(key=KEY, mode=mode, bob=bob))
+    done = envkit("render", cwd=tmp_path)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    line = 9 if mode == "shared" else 12  # alice's gpus in shared mode, else bob's
+    assert f"envkit.yaml:{line}:" in done.stderr, done.stderr
+    assert not (tmp_path / ".envkit").exists(), "a refused config writes nothing"
+    if "given to both" in said:
+        shared = TEAM.format(key=KEY, mode=mode, bob=bob) + "  share_gpus: true\n"
+        (tmp_path / "envkit.yaml").write_text(shared)
+        assert envkit("render", cwd=tmp_path).returncode == 0, "sharing said out loud is allowed"
