@@ -78,10 +78,7 @@ def _team(spec: Spec) -> Iterator[Rule]:
             )
 
 
-def _member_resources(spec: Spec) -> Iterator[Rule]:
-    """Per-member GPUs, CPUs and memory: only where each member has a container of their own,
-    GPUs as device ids, and no GPU handed to two members unless the team says so."""
-    holders: dict[str, str] = {}
+def _visible_devices_env(spec: Spec) -> Iterator[Rule]:
     assigned = spec.team.mode == "per-member" and any(m.gpus for m in spec.team.members)
     for key, value in spec.runtime.env.items():
         if assigned and key in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
@@ -92,6 +89,13 @@ def _member_resources(spec: Spec) -> Iterator[Rule]:
                 f"remove {key} from runtime.env",
                 value,
             )
+
+
+def _member_resources(spec: Spec) -> Iterator[Rule]:
+    """Per-member GPUs, CPUs and memory: only where each member has a container of their own,
+    GPUs as device ids, and no GPU handed to two members unless the team says so."""
+    holders: dict[str, str] = {}
+    yield from _visible_devices_env(spec)
     for index, member in enumerate(spec.team.members):
         for field in ("gpus", "cpus", "memory"):
             value = getattr(member, field)
