@@ -72,12 +72,18 @@ def prepared(request: ShareRequest) -> tuple[Project, SharedImage]:
 def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) -> Any | None:
     """Where the registry has IMAGE, pull it and tag it as the project's image: the local image,
     or None where the registry does not have it (then the caller builds)."""
-    from envkit.engine.registry import published, pull
+    from envkit.engine.facts import engine_facts
+    from envkit.engine.registry import published, pull, pull_if_there
 
-    if published(client, image) is None:
+    if engine_facts(client).podman:  # no manifest lookup there: the pull is the lookup
+        local = pull_if_there(client, image, say)
+    elif published(client, image) is None:
+        local = None
+    else:
+        local = pull(client, image, say)
+    if local is None:
         say(f"{image.ref} is not in the registry yet: building here")
         return None
-    local = pull(client, image, say)
     if local.labels.get(CONTEXT_LABEL) != image.context:
         raise EnvkitError(
             f"{image.ref} in the registry was not built from these inputs "

@@ -15,6 +15,13 @@ TAG_PREFIX = "ctx-"
 Say = Callable[[str], None]
 
 
+class NotInRegistryError(EnvkitError):
+    """The registry has no such tag (a pull found no manifest)."""
+
+
+MISSING = ("manifest unknown", "not found", "no such image", "does not exist")
+
+
 @dataclass(frozen=True)
 class SharedImage:
     """REGISTRY/PROJECT, tagged ctx-<digest of the inputs> and latest."""
@@ -50,6 +57,8 @@ def _failure(image: SharedImage, action: str, message: str) -> EnvkitError:
     said = " ".join(message.split())[:300]
     lower = said.lower()
     host = image.registry_host
+    if action == "pull" and any(w in lower for w in MISSING) and "unauthorized" not in lower:
+        return NotInRegistryError(f"the registry has no {image.ref} ({said})", "push it first")
     if any(w in lower for w in ("unauthorized", "authentication required", "no basic auth")):
         return EnvkitError(
             f"{action} {image.ref}: the registry {host} wants credentials and refused this "
@@ -128,6 +137,15 @@ def push(client: Any, image: SharedImage, local: str, say: Say) -> str:
         except DockerException as exc:
             raise _failure(image, "push", str(exc)) from None
     return digest
+
+
+def pull_if_there(client: Any, image: SharedImage, say: Say) -> Any | None:
+    """Pull IMAGE where the registry has it, else None: the lookup of engines that cannot inspect
+    a registry's manifest (Podman's compatible API has no distribution call)."""
+    try:
+        return pull(client, image, say)
+    except NotInRegistryError:
+        return None
 
 
 def pull(client: Any, image: SharedImage, say: Say) -> Any:
