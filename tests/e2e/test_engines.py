@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,8 +36,11 @@ def _project(project_dir: Path, tmp_path: Path, gpus: str = "none") -> int:
     return port
 
 
-def _inspect(engine: PodmanEngine, name: str) -> dict:  # type: ignore[type-arg]
-    return json.loads(engine.podman("container", "inspect", name, check=True).stdout)[0]
+def _inspect(engine: PodmanEngine, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(
+        engine.podman("container", "inspect", name, check=True).stdout
+    )[0]
+    return found
 
 
 def _build_up_verify_down(tmp_path: Path, env: dict[str, str], port: int) -> str:

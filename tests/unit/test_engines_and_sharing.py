@@ -179,7 +179,7 @@ def test_cdi_specs_are_read_as_the_engines_read_them(tmp_path: Path) -> None:
 
 def test_buildahs_progress_through_podmans_api_reads_as_steps() -> None:
     # The stream as Podman 4.3's build call sent it here (recorded), cut to its kinds of line.
-    stream = [
+    stream: list[dict[str, Any]] = [
         {"stream": "STEP 1/3: FROM envkit-probe/debian:bookworm\n"},
         {"stream": "STEP 2/3: RUN apt-get update\n"},
         {"stream": "Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]\n"},
