@@ -267,12 +267,8 @@ class Member(_Strict):
         description="Per-member mode: this member's GPUs, as device ids or GPU-UUIDs ([0, 1]) "
         "or none. Default: runtime.gpus. No two members share one unless team.share_gpus.",
     )
-    cpus: float | None = Field(
-        None, gt=0, le=1024, description="Per-member mode: CPUs this member's container may use."
-    )
-    memory: MemorySize | None = Field(
-        None, description="Per-member mode: this member's memory limit, e.g. '64g'."
-    )
+    cpus: float | None = Field(None, gt=0, le=1024, description="Per-member mode: its CPUs.")
+    memory: MemorySize | None = Field(None, description="Per-member mode: e.g. '64g'.")
 
 
 class Team(_Strict):
@@ -498,9 +494,6 @@ class Spec(_Strict):
     slurm: Slurm = Slurm()
     build: Build = Build()
     registry: RegistryRepo | None = Field(
-        None,
-        description="Where the team's image is shared, HOST[:PORT][/PATH], e.g. "
-        "'registry.lab.example:5000/nlp': `envkit push` sends the image there, tagged by a "
-        "digest of its inputs; `envkit build` and `envkit up` pull it instead of building when "
-        "that tag is there. Credentials come from `docker login`, never from this file.",
-    )
+        None, description="Where the team's image is shared, HOST[:PORT][/PATH] (docs/engines.md); "
+        "credentials come from `docker login`, never from this file."
+    )  # fmt: skip
