@@ -79,7 +79,7 @@ def check_engine(host: Host) -> Finding:
         host.client = docker_client()
         version = host.client.version()
         host.info = host.client.info()
-        host.facts = engine_facts(host.client)
+        host.facts = engine_facts(host.client, version, host.info)
     except EnvkitError as exc:
         return Finding("engine", "fail", exc.message, exc.fix)
     engine = str(version.get("Version", "?"))

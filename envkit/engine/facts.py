@@ -74,19 +74,28 @@ def _read_spec(path: Path) -> object:
         return None
 
 
-def engine_facts(client: Any) -> EngineFacts:
+def engine_facts(
+    client: Any, version: dict[str, Any] | None = None, info: dict[str, Any] | None = None
+) -> EngineFacts:
+    """The facts of CLIENT's engine, asked once per client (a command asks in several places);
+    VERSION and INFO where the caller has them already."""
+    cached = getattr(client, "_envkit_facts", None)
+    if isinstance(cached, EngineFacts):
+        return cached
     endpoint = current_endpoint()
-    version = client.version()
+    version = version if version is not None else client.version()
     components = [c.get("Name", "") for c in version.get("Components") or []]
     podman = any("podman" in str(name).lower() for name in components)
     label = "Podman Engine" if podman else "Docker Engine"
-    info = client.info()
+    info = info if info is not None else client.info()
     runtimes = tuple(sorted((info.get("Runtimes") or {}).keys()))
     # The specs are the engine's machine's: readable here only where it is this machine.
     cdi = () if endpoint.remote else cdi_gpu_devices()
     hook = not endpoint.remote and any(shutil.which(tool) for tool in NVIDIA_HOOKS)
     name = f"{label} {version.get('Version', '?')}"
-    return EngineFacts(endpoint, name, podman, runtimes, cdi, hook)
+    facts = EngineFacts(endpoint, name, podman, runtimes, cdi, hook)
+    client._envkit_facts = facts
+    return facts
 
 
 # Podman asks the kernel for open-files and process limits of its own choosing, above many
