@@ -21,7 +21,7 @@ from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 app = typer.Typer(
     name="envkit",
     help="One command from envkit.yaml to a running, verified GPU development environment.",
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion: bash, zsh, fish
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
@@ -51,6 +51,7 @@ for name, command in (
     ("push", share.push),
     ("pull", share.pull),
     ("down", project.down),
+    ("start", project.start),
     ("status", project.status),
     ("ssh-config", project.ssh_config),
     ("verify", verify.verify),

@@ -10,7 +10,8 @@ import typer
 from envkit.cli.options import JsonFlag
 
 compat_app = typer.Typer(
-    help="Show the CUDA/PyTorch/image/driver table, resolve one request, or refresh it.",
+    help="Show the CUDA/PyTorch/image/driver table, resolve one request, or refresh it."
+    "\n\nExample: envkit compat --torch 2.4.1",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -28,7 +29,9 @@ def compat(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show the CUDA/PyTorch/image/driver table, or resolve one request against it."""
+    """Show the CUDA/PyTorch/image/driver table, or resolve one request against it.
+
+    Example: envkit compat --torch 2.4.1"""
     if ctx.invoked_subcommand is not None:
         return
     from envkit.commands.compat import compat as run_compat
@@ -50,7 +53,9 @@ def refresh(
     ] = None,
 ) -> None:
     """Rebuild the table's release rows from PyPI, the PyTorch wheel index and Docker Hub (driver
-    minimums stay hand-kept) and print the diff."""
+    minimums stay hand-kept) and print the diff.
+
+    Example: envkit compat refresh --write"""
     from envkit.commands.compat_refresh import compat_refresh as run_refresh
 
     raise typer.Exit(run_refresh(table, write, replay, record))

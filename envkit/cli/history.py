@@ -10,7 +10,8 @@ import typer
 from envkit.cli.options import HistoryFile, JsonFlag
 
 history_app = typer.Typer(
-    help="Recorded verify runs: list them, diff two, export or import them.",
+    help="Recorded verify runs: list them, diff two, export or import them."
+    "\n\nExample: envkit history --limit 5",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -25,7 +26,9 @@ def history(
     as_json: JsonFlag = False,
     history_file: HistoryFile = None,
 ) -> None:
-    """Recent verify runs, newest first."""
+    """Recent verify runs, newest first.
+
+    Example: envkit history --limit 5"""
     if ctx.invoked_subcommand is not None:
         return
     from envkit.commands.history import history_list
@@ -44,7 +47,9 @@ def diff(
     as_json: JsonFlag = False,
     history_file: HistoryFile = None,
 ) -> None:
-    """What changed between two runs: versions, image, GPU, checks that flipped, figures moved."""
+    """What changed between two runs: versions, image, GPU, checks that flipped, figures moved.
+
+    Example: envkit history diff 12 15"""
     from envkit.commands.history import history_diff
 
     raise typer.Exit(history_diff(history_file, list(runs or []), target, as_json))
@@ -55,7 +60,9 @@ def export(
     out: Annotated[Path, typer.Argument(help="JSON-lines file to write.")],
     history_file: HistoryFile = None,
 ) -> None:
-    """Write every recorded run as JSON lines."""
+    """Write every recorded run as JSON lines.
+
+    Example: envkit history export > runs.jsonl"""
     from envkit.commands.history import history_export
 
     raise typer.Exit(history_export(history_file, out))
@@ -66,7 +73,9 @@ def import_(
     source: Annotated[Path, typer.Argument(help="A file from `envkit history export`.")],
     history_file: HistoryFile = None,
 ) -> None:
-    """Merge runs exported elsewhere (runs already here are skipped)."""
+    """Merge runs exported elsewhere (runs already here are skipped).
+
+    Example: envkit history import runs.jsonl"""
     from envkit.commands.history import history_import
 
     raise typer.Exit(history_import(history_file, source))

@@ -39,7 +39,9 @@ def render(
     ] = DEFAULTS.interval_s,
     timeout: Annotated[int, typer.Option(help="Job: activeDeadlineSeconds.")] = DEFAULTS.timeout_s,
 ) -> None:
-    """Write configmap.yaml, job.yaml (once per node) and daemonset.yaml (continuous)."""
+    """Write configmap.yaml, job.yaml (once per node) and daemonset.yaml (continuous).
+
+    Example: envkit k8s render --out k8s/ && kubectl apply -f k8s/job.yaml"""
     from envkit.commands.k8s import run_k8s_render
 
     request = K8sRequest(
@@ -61,7 +63,9 @@ def merge(
     html_out: HtmlReport = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the summary.")] = False,
 ) -> None:
-    """Merge the reports in pod logs: one row per node; exit codes as `envkit verify`."""
+    """Merge the reports in pod logs: one row per node; exit codes as `envkit verify`.
+
+    Example: envkit k8s merge pods.log (pods.log: kubectl logs -l app=envkit-verify)"""
     from envkit.commands.k8s import run_k8s_merge
     from envkit.verify.request import ReportsRequest
 

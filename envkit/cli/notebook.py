@@ -21,7 +21,9 @@ def url(
     ] = None,
 ) -> None:
     """Print the notebook's URL with its token (and TensorBoard's), for a browser on this host or
-    at the end of the SSH tunnel `envkit ssh-config` sets up (LocalForward)."""
+    at the end of the SSH tunnel `envkit ssh-config` sets up (LocalForward).
+
+    Example: envkit notebook url --member alice"""
     from envkit.commands.notebook import notebook_url
 
     raise typer.Exit(notebook_url(config, member))

@@ -35,8 +35,9 @@ RegistryOption = Annotated[
     str | None,
     typer.Option(
         "--registry",
-        help="Registry to share the image through, HOST[:PORT][/PATH] (default: registry: in "
-        "envkit.yaml). Credentials: `docker login`.",
+        # No [/PATH]: typer's help is rich markup, where that reads as a closing tag.
+        help="Registry to share the image through: HOST, HOST:PORT or HOST:PORT/PATH (default: "
+        "registry: in envkit.yaml). Credentials: `docker login`.",
     ),
 ]
 BuildFlag = Annotated[

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from envkit.cli.complete import members
 from envkit.cli.options import (
     BuildFlag,
     ConfigOption,
@@ -27,7 +28,9 @@ def init(
     flavor: Annotated[str, typer.Option(help="pytorch | cuda | custom.")] = "pytorch",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a commented starter envkit.yaml."""
+    """Write a commented starter envkit.yaml.
+
+    Example: envkit init --preset tuna --torch 2.4.1"""
     from envkit.commands.init import init as run_init
 
     raise typer.Exit(
@@ -55,7 +58,9 @@ def render(
     ] = False,
 ) -> None:
     """Render the Dockerfile, compose file, environment.yml, mirror configs, and the project's
-    .devcontainer/devcontainer.json."""
+    .devcontainer/devcontainer.json.
+
+    Example: envkit render --check"""
     from envkit.commands.render import render as run_render
 
     raise typer.Exit(run_render(config, out, check, force))
@@ -92,7 +97,9 @@ def build(
     force_build: BuildFlag = False,
 ) -> None:
     """Render, then build the image on the Docker engine (progress step by step); where a
-    registry is set and has the image these inputs build, pull it instead."""
+    registry is set and has the image these inputs build, pull it instead.
+
+    Example: envkit build --builder buildkit --locked"""
     from envkit.commands.build import BuildRequest, run_build
 
     run_build(
@@ -121,7 +128,9 @@ def up(
     force_build: BuildFlag = False,
 ) -> None:
     """Start the environment and wait until sshd is healthy; twice changes nothing. Where the
-    image is missing, pull it from the registry (or build it with --build)."""
+    image is missing, pull it from the registry (or build it with --build).
+
+    Example: envkit up --registry registry.lab:5000/team"""
     from envkit.commands.up import up as run_up
 
     raise typer.Exit(run_up(config, timeout, registry, force_build))
@@ -133,28 +142,56 @@ def down(
         bool, typer.Option("--volumes", help="Also remove host-key volumes.")
     ] = False,
 ) -> None:
-    """Stop and remove the environment's containers (volumes kept unless --volumes)."""
+    """Stop and remove the environment's containers (volumes kept unless --volumes).
+
+    Example: envkit down --volumes"""
     from envkit.commands.down import down as run_down
 
     raise typer.Exit(run_down(config, volumes))
 
 
-def status(config: ConfigOption = None) -> None:
-    """Show the environment's containers, their health and ports."""
+def status(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
+    """Each container (each member's, in per-member mode): state, health, ports, GPUs and their
+    use, SSH sessions, notebook kernels and idle time; GPU processes outside envkit's
+    containers. Exit 1 when no container exists.
+
+    Example: envkit status --json | jq '.containers[] | {member, idle_s, sessions}'"""
     from envkit.commands.status import status as run_status
 
-    raise typer.Exit(run_status(config))
+    raise typer.Exit(run_status(config, as_json))
+
+
+def start(
+    member: Annotated[
+        str | None,
+        typer.Argument(help="Only this member's container (default: all).", autocompletion=members),
+    ] = None,
+    config: ConfigOption = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd.")] = 60.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Start stopped containers (team.idle_stop, a reboot) and wait for their sshd; creates
+    nothing (that is `envkit up`). The ssh-config's Match block runs it as a member connects.
+
+    Example: envkit start alice"""
+    from envkit.commands.start import start as run_start
+
+    raise typer.Exit(run_start(config, member, timeout, quiet))
 
 
 def ssh_config(
     config: ConfigOption = None,
-    member: Annotated[str | None, typer.Option(help="Only this team member's block.")] = None,
+    member: Annotated[
+        str | None, typer.Option(help="Only this team member's block.", autocompletion=members)
+    ] = None,
     host: Annotated[
         str | None, typer.Option(help="HostName to write (default: localhost).")
     ] = None,
     identity: Annotated[str | None, typer.Option(help="IdentityFile to write.")] = None,
 ) -> None:
-    """Print ~/.ssh/config blocks for the environment (OpenSSH, VS Code Remote-SSH)."""
+    """Print ~/.ssh/config blocks for the environment (OpenSSH, VS Code Remote-SSH).
+
+    Example: envkit ssh-config --member alice --host gpu1.lab >> ~/.ssh/config"""
     from envkit.commands.ssh_config import ssh_config as run_ssh_config
 
     raise typer.Exit(run_ssh_config(config, member, host, identity))
@@ -162,7 +199,9 @@ def ssh_config(
 
 def doctor(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
     """Check this host before anything is built: engine, compose, NVIDIA runtime and driver
-    against the image's CUDA, free disk, ports, and envkit.yaml. Exit 1 when something fails."""
+    against the image's CUDA, free disk, ports, and envkit.yaml. Exit 1 when something fails.
+
+    Example: envkit doctor --json"""
     from envkit.commands.doctor import doctor as run_doctor
 
     raise typer.Exit(run_doctor(config, as_json))
@@ -175,7 +214,9 @@ def lock(
     ] = None,
     tag: Annotated[str | None, typer.Option(help="Image to lock (default the built one).")] = None,
 ) -> None:
-    """Lock the built image: base digest, apt, conda, pip (with sums) and torch, in envkit.lock."""
+    """Lock the built image: base digest, apt, conda, pip (with sums) and torch, in envkit.lock.
+
+    Example: envkit lock && git add envkit.lock"""
     from envkit.commands.lock import run_lock
 
     raise typer.Exit(run_lock(config, out, tag))
@@ -186,14 +227,18 @@ def diff(
     right: Annotated[str, typer.Argument(help="Another lock file or target URL.")],
     as_json: JsonFlag = False,
 ) -> None:
-    """What differs between two locks, or a lock and a running target (exit 1 if anything)."""
+    """What differs between two locks, or a lock and a running target (exit 1 if anything).
+
+    Example: envkit diff envkit.lock docker://my-env"""
     from envkit.commands.diff import run_diff
 
     raise typer.Exit(run_diff(left, right, as_json))
 
 
 def schema() -> None:
-    """Print the JSON Schema of envkit.yaml (for editors and CI)."""
+    """Print the JSON Schema of envkit.yaml (for editors and CI).
+
+    Example: envkit schema > envkit.schema.json"""
     from envkit.commands.schema import schema as run_schema
 
     raise typer.Exit(run_schema())

@@ -131,7 +131,8 @@ def verify(
     slurm_workdir: SlurmWorkdir = None,
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
-    at once with --targets or several --target; on a Slurm cluster's nodes with --slurm."""
+    at once with --targets or several --target; on a Slurm cluster's nodes with --slurm.
+    Example: envkit verify --target ssh://dev@gpu2:8822 --junit report.xml"""
     from envkit.commands.verify import run_verify
     from envkit.verify import request as r
 
@@ -204,7 +205,9 @@ def health(
     ] = None,
 ) -> None:
     """Fast node health checks for Slurm's HealthCheckProgram or a prolog: exit 0 healthy, else
-    exit 1 with a one-line reason (and the node drained with --drain)."""
+    exit 1 with a one-line reason (and the node drained with --drain).
+
+    Example: envkit health --quiet"""
     from envkit.commands.health import HealthRequest, run_health
 
     raise typer.Exit(run_health(HealthRequest(config, python, drain, node, timeout, write)))

@@ -6,18 +6,18 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from envkit.addresses import LOOPBACKS, is_wildcard, parse_mapping
 from envkit.catalog.compat import version_key
+from envkit.commands.doctor_findings import Finding, FindingStatus, Host
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 from envkit.plan.notebook import notebook_publications
 
 if TYPE_CHECKING:
-    from envkit.engine.facts import EngineFacts
-    from envkit.plan import Plan
+    pass
 
 CDI_FIX = (
     "generate a CDI spec for the GPUs: `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`"
@@ -29,26 +29,7 @@ TOOLKIT_FIX = (
 )
 # Rough image sizes (GB) by base, for the free-disk check: the published images' unpacked
 # sizes, rounded up, plus room for envkit's layers and the build's intermediate copies.
-FindingStatus = Literal["ok", "info", "warn", "fail"]
 IMAGE_GB = {"pytorch": 12, "cuda": 14, "custom": 4}
-
-
-@dataclass(frozen=True)
-class Finding:
-    check: str
-    status: FindingStatus
-    message: str
-    fix: str | None = None
-
-
-@dataclass
-class Host:
-    """What earlier findings learned and later ones need."""
-
-    plan: Plan | None = None
-    client: Any | None = None
-    info: dict[str, Any] | None = None
-    facts: EngineFacts | None = None
 
 
 def check_config(config: str | None, host: Host) -> Finding:
@@ -64,7 +45,7 @@ def check_config(config: str | None, host: Host) -> Finding:
         )
     try:
         project = load_project(config)
-        host.plan = project.plan
+        host.plan, host.project = project.plan, project
     except EnvkitError as exc:
         fix = exc.fix or "fix the fields named above, then run `envkit doctor` again"
         return Finding("config", "fail", exc.message if exc.fix else str(exc), fix)
@@ -373,6 +354,8 @@ def doctor(config: str | None, json_out: bool) -> int:
 
 
 def run_doctor(config: str | None) -> list[Finding]:
+    from envkit.commands.doctor_team import team_findings
+
     host = Host()
     findings = [check_config(config, host), check_engine(host)]
     findings += [check_compose(host), check_builder(host)]
@@ -380,6 +363,7 @@ def run_doctor(config: str | None) -> list[Finding]:
         findings.append(check_nvidia_runtime(host))
     findings += [check_driver(host), check_disk(host), check_ports(host)]
     findings += [check_exposure(host), check_revocation(host)]
+    findings += team_findings(host)
     return findings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -13,6 +13,9 @@ from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.config.fields import ProjectName
 from envkit.errors import EnvkitError, FieldError
+
+if TYPE_CHECKING:
+    from envkit.commands.init_survey import Survey
 
 FLAVORS = ("pytorch", "cuda", "custom")
 
@@ -61,22 +64,51 @@ def write_starter(
             f"--name: {project!r} is not a valid project name",
             "use lowercase letters, digits, '-' and '_'",
         ) from None
+    from envkit.commands.init_survey import survey
+    from envkit.commands.schema import SCHEMA_FILE, schema_text
     from envkit.render import make_environment
 
+    found = survey(path.resolve().parent, Path.home())
     text = (
         make_environment()
         .get_template("envkit.yaml.j2")
         .render(
-            name=project, flavor=flavor, torch=release.version, cuda=chosen.version, preset=preset
+            name=project,
+            flavor=flavor,
+            torch=release.version,
+            cuda=chosen.version,
+            preset=preset,
+            found=found,
+            schema_file=SCHEMA_FILE,
         )
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    (path.parent / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
+    for line in _found_lines(found):
+        sys.stdout.write(line + "\n")
     return path
+
+
+def _found_lines(found: Survey) -> list[str]:
+    used = [*found.requirements, found.apt_file, found.conda_file]
+    lines = [f"uses {name} (found here)" for name in used if name]
+    lines += [f"skipped {why}" for why in found.skipped_keys]
+    if found.key_file or found.agent_key:
+        lines.append(f"SSH key: {found.key_file or 'the first usable key of ssh-agent'}")
+    else:
+        lines.append(
+            "no usable public SSH key here: `ssh-keygen -t ed25519`, then list it under "
+            "ssh.authorized_key_files (render and build need none; `envkit up` does)"
+        )
+    return lines
 
 
 def init(path: Path, **choices: Any) -> int:
     """`envkit init`: write the starter and say what comes next."""
     written = write_starter(path, **choices)
-    sys.stdout.write(f"wrote {written}; next: edit it, then `envkit render`\n")
+    sys.stdout.write(
+        f"wrote {written} and {written.parent / 'envkit.schema.json'} (for editors); "
+        "next: edit it, then `envkit render`\n"
+    )
     return 0

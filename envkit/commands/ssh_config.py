@@ -13,9 +13,23 @@ def ssh_config(
     from envkit.engine.endpoint import current_endpoint
     from envkit.render.ssh_config import ssh_config_blocks
 
-    plan = load_project(config).plan
+    project = load_project(config)
+    plan = project.plan
     endpoint = current_endpoint()
     if host is None and endpoint.remote:  # the containers run on the engine's machine
         host = endpoint.host
-    sys.stdout.write(ssh_config_blocks(plan, member=member, host=host, identity=identity))
+    # The Python running envkit now, by its absolute path: ssh runs the command with the
+    # user's login PATH, which may not hold this virtual environment.
+    wake = [
+        sys.executable,
+        "-m",
+        "envkit",
+        "start",
+        "--quiet",
+        "--config",
+        str(project.config.resolve()),
+    ]
+    sys.stdout.write(
+        ssh_config_blocks(plan, member=member, host=host, identity=identity, wake=wake)
+    )
     return 0

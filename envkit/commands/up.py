@@ -97,17 +97,23 @@ def up(
     registry: str | None = None,
     force_build: bool = False,
 ) -> int:
+    from envkit.commands.member_gpus import with_host_gpus
     from envkit.engine.client import docker_client, running_containers
     from envkit.engine.compose import run_compose, use_sdk, wait_healthy
+    from envkit.engine.endpoint import current_endpoint
     from envkit.engine.facts import engine_facts
     from envkit.engine.team_sync import departed, sync_keys, sync_notebook_tokens
 
     project = load_project(config)
     _require_keys(project)
+    # Before anything is written or started: an id the host lacks stops here, counts become ids.
+    project, gpu_note = with_host_gpus(project, current_endpoint().remote)
+    if gpu_note:
+        _say(gpu_note)
     plan, out_dir = project.plan, project.context_dir
-    render_project(project)
     client = docker_client()
     _image_ready(client, project, config, registry, force_build)
+    render_project(project)  # after a build's own render: this one has the GPUs made concrete
     facts = engine_facts(client)
     remote = facts.remote
     if not remote:  # a remote engine's ports are its machine's: it says itself if one is taken

@@ -60,6 +60,10 @@ def _key_issue(frame: _Frame, event: Any) -> ConfigIssue | None:
     return None
 
 
+def too_deep(line: int | None) -> ConfigIssue:
+    return _issue(line, f"nested deeper than {MAX_DEPTH} levels", "envkit.yaml is 4 deep")
+
+
 def _line(event: Any) -> int:
     return int(event.start_mark.line) + 1 if event.start_mark is not None else 0
 
@@ -125,9 +129,7 @@ class _Builder:
         if problem is None:
             self.stack.append(_Frame(container, self._last))
             if len(self.stack) > MAX_DEPTH:
-                return _issue(
-                    _line(event), f"nested deeper than {MAX_DEPTH} levels", "envkit.yaml is 4 deep"
-                )
+                return too_deep(_line(event))
         return problem
 
     def _value(self, event: Any, value: Any) -> ConfigIssue | None:

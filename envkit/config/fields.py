@@ -427,3 +427,28 @@ PresetName = Annotated[
     AfterValidator(_known_preset),
     WithJsonSchema({"type": "string", "enum": list(preset_names())}),
 ]
+
+
+def _check_project_path(value: str) -> str:
+    fix = "write a path inside the project, relative to envkit.yaml, e.g. requirements.txt"
+    if value.startswith("/") or value.startswith("~"):
+        raise FieldError("an absolute path: the project's files must be inside it", fix)
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*", value):
+        raise FieldError("not a plain relative path (letters, digits, . _ + - and /)", fix)
+    if any(part in (".", "..") for part in value.split("/")):
+        raise FieldError("a path that leaves the project (or names a folder by . or ..)", fix)
+    return value
+
+
+ProjectPath = Annotated[str, AfterValidator(_check_project_path)]
+
+
+def _check_build_command(value: str) -> str:
+    if not value.strip():
+        raise FieldError("an empty command", "write the command to run, e.g. 'make install'")
+    if "\0" in value or len(value) > 4000:
+        raise FieldError("a NUL byte or over 4000 characters", "put a long script in a file")
+    return value
+
+
+BuildCommand = Annotated[str, AfterValidator(_check_build_command)]

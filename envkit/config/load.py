@@ -114,6 +114,8 @@ def _yaml_issue(exc: yaml.YAMLError, text: str) -> ConfigIssue:
     if line is None and isinstance(position, int):
         line = text.count("\n", 0, position) + 1
     reason = getattr(exc, "problem", None) or getattr(exc, "reason", None) or type(exc).__name__
+    if "nesting depth" in str(reason):  # libyaml's own limit can come before envkit's
+        return bounded.too_deep(line)
     return ConfigIssue(
         path="(file)",
         line=line,
@@ -147,7 +149,7 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _explain(error: ErrorDetails) -> tuple[str, str]:
+def explain(error: ErrorDetails) -> tuple[str, str]:
     """Turn one pydantic error into (problem, fix)."""
     kind = error["type"]
     loc = error["loc"]
@@ -193,7 +195,7 @@ def _issues_from(exc: ValidationError, lines: dict[Loc, int]) -> list[ConfigIssu
     seen: set[str] = set()
     for error in exc.errors():
         loc: Loc = tuple(p for p in error["loc"] if not _is_union_tag(p))
-        problem, fix = _explain(error)
+        problem, fix = explain(error)
         key = dotted(loc) + problem
         if key in seen:  # a union reports one mistake once per member type
             continue

@@ -6,7 +6,9 @@ mirror presets (which torch, which image, which URLs) are made in `envkit.plan`.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Literal
+
+from pydantic import Field, model_validator
 
 from envkit.addresses import LOOPBACKS
 from envkit.config.choices import (
@@ -22,7 +24,6 @@ from envkit.config.choices import (
     Regressions,
     RestartPolicy,
     SlurmRuntime,
-    TeamMode,
     TorchSource,
     UbuntuRelease,
     Variant,
@@ -32,6 +33,7 @@ from envkit.config.fields import (
     AccountId,
     AptPackage,
     BindAddresses,
+    BuildCommand,
     Channel,
     Component,
     CondaSpec,
@@ -42,7 +44,6 @@ from envkit.config.fields import (
     HttpUrl,
     ImageRef,
     LoginHome,
-    MemorySize,
     MinorVersion,
     PeakFraction,
     PipRequirement,
@@ -50,6 +51,7 @@ from envkit.config.fields import (
     PortMapping,
     PresetName,
     ProjectName,
+    ProjectPath,
     PythonVersion,
     RegistryRepo,
     Sha256,
@@ -68,11 +70,9 @@ from envkit.config.slurm_fields import (
     SlurmName,
     SlurmTime,
 )
+from envkit.config.strict import Strict as _Strict
+from envkit.config.team import Team
 from envkit.errors import FieldError
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Base(_Strict):
@@ -111,6 +111,14 @@ class Packages(_Strict):
         (), description="Installed in their own layer after the conda env and torch."
     )
     conda: tuple[CondaSpec, ...] = Field((), description="Added to the conda environment.")
+    requirements: tuple[ProjectPath, ...] = Field(
+        (),
+        description="pip requirements files of the project (relative to envkit.yaml; -r/-c "
+        "includes and --hash kept), each installed in a layer of its own.",
+    )
+    apt_file: ProjectPath | None = Field(
+        None, description="A file of apt package names, one per line (# comments), e.g. apt.txt."
+    )
 
 
 class Conda(_Strict):
@@ -125,6 +133,11 @@ class Conda(_Strict):
     )
     dependencies: tuple[CondaSpec, ...] = Field((), description="Conda package specs.")
     pip: tuple[PipRequirement, ...] = Field((), description="The env's own pip: subsection.")
+    file: ProjectPath | None = Field(
+        None,
+        description="The project's environment.yml: its channels, dependencies and pip: "
+        "entries join the ones above.",
+    )
     installer_url: HttpUrl | None = Field(
         None,
         description="Your own Miniforge installer (default: a pinned release, checksum checked); "
@@ -251,50 +264,6 @@ class Runtime(_Strict):
         return self
 
 
-class Member(_Strict):
-    """One team member: their login name, keys, and optionally their own port and UID."""
-
-    name: UserName = Field(description="Login name (per-member mode) and label.")
-    keys: tuple[str, ...] = Field(min_length=1, description="One or more public key lines.")
-    port: Port | None = Field(
-        None,
-        description="Per-member mode: its host port. Default: derived from the name, in "
-        "ssh.port+1..ssh.port+1000, so it never moves when others join or leave.",
-    )
-    uid: AccountId | None = Field(None, description="Default: ssh.uid, else yours.")
-    gpus: GpuRequest | None = Field(
-        None,
-        description="Per-member mode: this member's GPUs, as device ids or GPU-UUIDs ([0, 1]) "
-        "or none. Default: runtime.gpus. No two members share one unless team.share_gpus.",
-    )
-    cpus: float | None = Field(None, gt=0, le=1024, description="Per-member mode: its CPUs.")
-    memory: MemorySize | None = Field(None, description="Per-member mode: e.g. '64g'.")
-
-
-class Team(_Strict):
-    """A team sharing one image: one container for all, or one per member."""
-
-    mode: TeamMode = Field(
-        "shared", description="shared: one container for all; per-member: one each, same image."
-    )
-    members: tuple[Member, ...] = Field((), description="The team's members.")
-    share_gpus: bool = Field(
-        False,
-        description="Allow members' GPU lists to overlap (their jobs then share those GPUs' "
-        "memory and time).",
-    )
-
-    @model_validator(mode="after")
-    def _unique_names(self) -> Team:
-        names = [m.name for m in self.members]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise FieldError(
-                f"member names repeat: {', '.join(dupes)}", "give each member a unique name"
-            )
-        return self
-
-
 class GpuExpectations(_Strict):
     """What this site expects of its GPUs, where envkit's defaults (right for H100 SXM and PCIe,
     A100, L40S and consumer cards) do not fit: the gpu.* checks' rules (docs/gpu-health.md)."""
@@ -406,6 +375,20 @@ class Notebook(_Strict):
     tensorboard: TensorBoard = TensorBoard()
 
 
+class BuildStep(_Strict):
+    """A command of the project's, run at build time in a layer of its own."""
+
+    run: BuildCommand = Field(description="A bash command line, e.g. 'make -C tools install'.")
+    after: Literal["system", "python"] = Field(
+        "python",
+        description="system: after the system packages (a change rebuilds the Python layers); "
+        "python: after every package (a change rebuilds only the steps).",
+    )
+    user: Literal["root", "login"] = Field(
+        "root", description="root, or the login user's UID/GID (ssh.uid/gid, else yours)."
+    )
+
+
 class Build(_Strict):
     """How the image is built: the Python installer in the image and the engine's builder."""
 
@@ -421,6 +404,9 @@ class Build(_Strict):
         description="buildkit (`docker buildx build`: cache mounts, so a rebuilt layer downloads "
         "nothing it already has), classic (the docker SDK's builder), or auto: BuildKit where "
         "the Docker CLI has buildx, else classic. `envkit build --builder` overrides it.",
+    )
+    steps: tuple[BuildStep, ...] = Field(
+        (), max_length=32, description="The project's own build steps (repo2docker's postBuild)."
     )
 
 

@@ -68,6 +68,7 @@ def _team(spec: Spec) -> Iterator[Rule]:
             spec.team.mode,
         )
     yield from _member_resources(spec)
+    yield from _idle_stop(spec)
     for index, member in enumerate(spec.team.members):
         if spec.team.mode == "per-member" and member.port == spec.ssh.port:
             yield (
@@ -76,6 +77,22 @@ def _team(spec: Spec) -> Iterator[Rule]:
                 f"pick another port (or leave it out: one is derived from {member.name!r})",
                 member.port,
             )
+
+
+def _idle_stop(spec: Spec) -> Iterator[Rule]:
+    """An idle container stops by ending its own sshd; a policy that restarts every exit would
+    start it again at once."""
+    restart = spec.runtime.restart
+    explicit = "restart" in spec.runtime.model_fields_set
+    if spec.team.idle_stop is not None and explicit and restart in ("always", "unless-stopped"):
+        yield (
+            ("runtime", "restart"),
+            f"runtime.restart: {restart} would start an idle-stopped container again at once "
+            "(team.idle_stop is set)",
+            "set runtime.restart: on-failure (the default with team.idle_stop), or remove "
+            "team.idle_stop",
+            restart,
+        )
 
 
 def _visible_devices_env(spec: Spec) -> Iterator[Rule]:
@@ -109,17 +126,18 @@ def _member_resources(spec: Spec) -> Iterator[Rule]:
                 )
         if spec.team.mode != "per-member" or member.gpus is None:
             continue
-        if member.gpus == "all" or isinstance(member.gpus, int):
+        if member.gpus == "all":
             yield (
                 ("team", "members", index, "gpus"),
-                f"member {member.name}'s GPUs must be named: with all or a count, every member "
-                "would get the same first GPUs",
-                "list device ids or GPU-UUIDs, e.g. gpus: [2, 3] (`nvidia-smi -L` lists them)",
+                f"member {member.name}'s GPUs must be named or counted: with all, every member "
+                "would get every GPU",
+                "list device ids or GPU-UUIDs, e.g. gpus: [2, 3] (`nvidia-smi -L` lists them), "
+                "or a count such as gpus: 2 (`envkit up` gives free ones)",
                 member.gpus,
             )
             continue
-        if member.gpus == "none":
-            continue
+        if member.gpus == "none" or isinstance(member.gpus, int):
+            continue  # counts become ids at `envkit up`, where the host's GPUs are known
         for gpu in member.gpus:
             other = holders.get(gpu)
             if other is not None and not spec.team.share_gpus:
@@ -150,14 +168,14 @@ def missing_keys(spec: Spec) -> Rule | None:
     return None
 
 
-def _requirement_name(text: str) -> str:
+def requirement_name(text: str) -> str:
     try:
         return canonicalize_name(Requirement(text).name)
     except ValueError:
         return ""
 
 
-def _conda_name(text: str) -> str:
+def conda_name(text: str) -> str:
     return re.split(r"[=<>!~ ]", text.split("::")[-1], maxsplit=1)[0].lower()
 
 
@@ -174,7 +192,7 @@ def _torch_elsewhere(spec: Spec) -> Iterator[Rule]:
         ]
     for loc, items, is_pip in lists:
         for index, item in enumerate(items):
-            name = _requirement_name(item) if is_pip else _conda_name(item)
+            name = requirement_name(item) if is_pip else conda_name(item)
             if name in TORCH_NAMES:
                 yield (
                     (*loc, index),

@@ -148,6 +148,8 @@ def run_options(
         "ENVKIT_ENV_KEYS": " ".join(k for k, _ in plan.runtime.env),
         **dict(plan.runtime.env),
     }
+    if plan.runtime.idle_stop_s:
+        environment["ENVKIT_IDLE_STOP"] = str(plan.runtime.idle_stop_s)
     if plan.ssh.home:  # "$HOME" as compose would expand it
         if remote and "$" in plan.ssh.home:
             raise EnvkitError(

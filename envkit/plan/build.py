@@ -21,6 +21,7 @@ from envkit.plan.install import InstallPlan, plan_install
 from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
 from envkit.plan.notebook import NotebookPlan, plan_notebook
+from envkit.plan.project_files import ProjectFiles, RequirementsLayer, read_project_files
 from envkit.plan.ssh import SshPlan, host_has_ipv6, plan_ssh
 from envkit.plan.torch import TorchPlan
 
@@ -100,6 +101,7 @@ class PackagesPlan:
     apt_user: tuple[str, ...]  # packages.apt: a layer of its own, after torch, so that adding
     #                            one rebuilds neither the Python environment nor torch
     pip: tuple[str, ...]
+    requirements: tuple[RequirementsLayer, ...] = ()  # packages.requirements: a layer each
 
     @property
     def apt(self) -> tuple[str, ...]:
@@ -116,6 +118,7 @@ class RuntimePlan:
     restart: str
     ports: tuple[str, ...]  # runtime.ports mappings, beside the SSH port
     build_network: str
+    idle_stop_s: int | None = None  # team.idle_stop: the container's activity watch stops it
 
     @property
     def gpus_per_node(self) -> int:
@@ -154,6 +157,13 @@ class SlurmPlan:
 
 
 @dataclass(frozen=True)
+class BuildStepPlan:
+    run: str
+    after: str  # "system" or "python"
+    user: tuple[int, int] | None  # (UID, GID) of the login user; None: root
+
+
+@dataclass(frozen=True)
 class Plan:
     """Every decision between envkit.yaml and the rendered files, grouped by what it is about."""
 
@@ -178,6 +188,7 @@ class Plan:
     members: tuple[str, ...] = field(default=())  # team.members' names, in the config's order
     locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
     registry: str | None = None  # registry: where the team's image is shared
+    steps: tuple[BuildStepPlan, ...] = ()  # build.steps
 
     @property
     def python_installs(self) -> bool:
@@ -185,7 +196,8 @@ class Plan:
         if self.locked is not None:
             return bool(self.locked.pip)  # the notebook's packages are among the lock's
         from_index = self.torch.version is not None and not self.torch.preinstalled
-        return from_index or bool(self.packages.pip) or self.notebook.enabled
+        packages = bool(self.packages.pip or self.packages.requirements)
+        return from_index or packages or self.notebook.enabled
 
     @property
     def conda_prefix(self) -> str | None:
@@ -236,17 +248,17 @@ def _path(*dirs: str) -> tuple[tuple[str, str]]:
     return (("PATH", ":".join((*dirs, "$PATH"))),)
 
 
-def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
+def _conda_plan(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> CondaPlan:
     spec = loaded.spec
     conda = spec.conda
     try:
         rc = plan_condarc(spec.mirrors, conda, base_has_conda=python.provider == "image-conda")
     except FieldError as exc:
         raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
-    deps = list(conda.dependencies if conda else ()) + list(spec.packages.conda)
+    deps = [*(conda.dependencies if conda else ()), *files.conda_dependencies, *spec.packages.conda]
     if python.version is not None:
         deps.insert(0, f"python={python.version}")
-    pip = tuple(conda.pip) if conda else ()
+    pip = (*(conda.pip if conda else ()), *files.conda_pip)
     if pip and "pip" not in deps:
         deps.append("pip")
     in_image = python.provider in ("image-conda", "miniforge")
@@ -263,7 +275,9 @@ def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
         ),
         update_env=update,
         env_name=(conda.name if conda and conda.name else spec.name),
-        channels=conda.channels if conda else ("conda-forge",),
+        channels=tuple(
+            dict.fromkeys((*(conda.channels if conda else ("conda-forge",)), *files.conda_channels))
+        ),
         dependencies=tuple(deps),
         pip=pip,
         rc=rc,
@@ -271,7 +285,7 @@ def _conda_plan(loaded: LoadedSpec, python: PythonPlan) -> CondaPlan:
 
 
 def _apt_packages(
-    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(envkit's own apt packages, the user's others)."""
     spec = loaded.spec
@@ -285,18 +299,18 @@ def _apt_packages(
     if python.provider == "venv":
         wanted += ["python3", "python3-venv"]
     system = tuple(dict.fromkeys(wanted))
-    return system, tuple(p for p in dict.fromkeys(spec.packages.apt) if p not in system)
+    user = dict.fromkeys((*spec.packages.apt, *files.apt))
+    return system, tuple(p for p in user if p not in system)
 
 
-def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
-    spec = loaded.spec
-    host = host or HostFacts.current()
-    torch, cuda = torch_decisions.resolve_torch(loaded)
-    base_image = torch_decisions.base_image(loaded, torch, cuda)
-    python = _python(loaded, torch)
-    conda = _conda_plan(loaded, python)
-    torch_plan = torch_decisions.torch_plan(loaded, torch, cuda)
-    apt = plan_apt(spec.mirrors)
+def _packages(
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles
+) -> PackagesPlan:
+    system, user = _apt_packages(loaded, python, conda, files)
+    return PackagesPlan(system, user, tuple(loaded.spec.packages.pip), files.requirements)
+
+
+def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
     notes = []
     if not load_presets()[spec.mirrors.preset].documented:
         notes.append(
@@ -305,6 +319,20 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         )
     if torch is not None and not torch.confirmed:
         notes.append(f"torch {torch.version}'s row in the compatibility table is not yet confirmed")
+    return notes
+
+
+def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
+    spec = loaded.spec
+    host = host or HostFacts.current()
+    torch, cuda = torch_decisions.resolve_torch(loaded)
+    base_image = torch_decisions.base_image(loaded, torch, cuda)
+    python = _python(loaded, torch)
+    files = read_project_files(loaded)
+    conda = _conda_plan(loaded, python, files)
+    torch_plan = torch_decisions.torch_plan(loaded, torch, cuda)
+    apt = plan_apt(spec.mirrors)
+    notes = _notes(spec, torch)
     pip = plan_pip(spec.mirrors)
     ca_certs = plan_ca_certs(loaded)
     ca_bundle = SYSTEM_BUNDLE if ca_certs else None
@@ -328,7 +356,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         conda=conda,
         apt=apt,
         pip=pip,
-        packages=PackagesPlan(*_apt_packages(loaded, python, conda), pip=tuple(spec.packages.pip)),
+        packages=_packages(loaded, python, conda, files),
         ca_certs=ca_certs,
         ssh=ssh,
         runtime=_runtime_plan(spec),
@@ -340,20 +368,34 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         notes=tuple(notes),
         members=tuple(m.name for m in spec.team.members),
         registry=spec.registry,
+        steps=_steps(spec, host),
+    )
+
+
+def _steps(spec: Spec, host: HostFacts) -> tuple[BuildStepPlan, ...]:
+    login = (spec.ssh.uid or host.uid, spec.ssh.gid or host.gid)
+    return tuple(
+        BuildStepPlan(step.run, step.after, None if step.user == "root" else login)
+        for step in spec.build.steps
     )
 
 
 def _runtime_plan(spec: Spec) -> RuntimePlan:
-    runtime = spec.runtime
+    runtime, idle_stop = spec.runtime, spec.team.idle_stop
     return RuntimePlan(
         gpus=runtime.gpus,
         shm_size=None if runtime.ipc_host else runtime.shm_size,
         ipc_host=runtime.ipc_host,
         volumes=runtime.volumes,
         env=tuple(sorted(runtime.env.items())),
-        restart=runtime.restart,
+        # With idle_stop, an idle container ends its own sshd (exit 0): on-failure leaves it
+        # stopped and still restarts a crash; always/unless-stopped are refused by the rules.
+        restart="on-failure"
+        if idle_stop is not None and "restart" not in runtime.model_fields_set
+        else runtime.restart,
         ports=runtime.ports,
         build_network=runtime.build_network,
+        idle_stop_s=None if idle_stop is None else int(idle_stop),
     )
 
 

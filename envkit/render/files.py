@@ -16,6 +16,7 @@ import jinja2
 from envkit import __version__
 from envkit.addresses import with_port
 from envkit.plan import Plan
+from envkit.plan.access import ACTIVITY_FILE
 from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.locked import LockedPlan
 from envkit.plan.notebook import (
@@ -29,6 +30,7 @@ EXECUTABLE = frozenset(
     {
         "envkit/runtime/entrypoint.sh",
         "envkit/runtime/healthcheck.sh",
+        "envkit/runtime/activity.py",
         "envkit/runtime/install-keys.sh",
         "envkit/runtime/notebook.sh",
         "envkit/apt/apt-mirror.sh",
@@ -71,6 +73,9 @@ def make_environment() -> jinja2.Environment:
     env.filters["sh"] = lambda value: shlex.quote(str(value))
     env.filters["shwords"] = lambda words: " ".join(shlex.quote(str(word)) for word in words)
     env.filters["yq"] = _yaml_scalar
+    # A JSON string for a Dockerfile's exec form (RUN ["...", ...], COPY [...]): one line, every
+    # quote and backslash escaped, non-ASCII as \u escapes.
+    env.filters["jq"] = lambda value: json.dumps(str(value), ensure_ascii=True)
     env.filters["dq"] = _dockerfile_quoted
     env.filters["compose_literal"] = _compose_literal
     env.filters["with_port"] = with_port  # ADDRESS:PORT, IPv6 in brackets
@@ -142,10 +147,19 @@ def render_files(plan: Plan) -> dict[str, str]:
         "envkit/condarc": render("condarc.j2", rc=plan.conda.rc),
         "envkit/runtime/entrypoint.sh": render("entrypoint.sh.j2"),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
+        "envkit/runtime/activity.py": render(
+            "activity.py.j2",
+            state_file=ACTIVITY_FILE,
+            token_file=TOKEN_FILE,
+            notebook_port=CONTAINER_PORT,
+        ),
         "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
+    for layer in plan.packages.requirements:  # the project's own files, as they are
+        for project_file in layer.files:
+            files[f"envkit/project/{project_file.path}"] = project_file.text
     if plan.ssh.enabled:
         files["envkit/runtime/sshd_config"] = render("sshd_config.j2")
         files["envkit/runtime/sshd-tune.sh"] = render("sshd-tune.sh.j2")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from envkit.addresses import LOOPBACKS, is_wildcard
@@ -48,9 +49,37 @@ def _forwards(plan: Plan, service: Service) -> list[str]:
     return lines
 
 
+def _wake(plan: Plan, service: Service, wake: list[str] | None, jump: str | None) -> list[str]:
+    """With team.idle_stop, a Match block that starts a stopped container as ssh connects: ssh
+    runs `exec` while reading its config, before it dials, and only for this host's alias
+    (`originalhost`: the name typed, before HostName replaces it)."""
+    if not plan.runtime.idle_stop_s:
+        return []
+    note = "    # team.idle_stop: this container stops when idle"
+    who = service.member or service.name
+    words = [*(wake or ()), who]
+    # OpenSSH releases read quotes and backslashes in a Match line differently (9.2 ends the
+    # argument at any double quote; later ones unescape backslashes): a command with any of
+    # them is left out rather than run wrong.
+    if jump or wake is None or any(c in word for word in words for c in "'\"\\\n\r\0"):
+        where = f"on {jump}" if jump else "on the server"
+        return [f"{note}; `envkit start {who}` {where} starts it again"]
+    command = shlex.join(words).replace("%", "%%")  # ssh expands %-tokens in exec
+    return [
+        f"{note}; connecting starts it again",
+        f'Match originalhost {service.container_name} exec "{command}"',
+    ]
+
+
 def ssh_config_blocks(
-    plan: Plan, *, member: str | None = None, host: str | None = None, identity: str | None = None
+    plan: Plan,
+    *,
+    member: str | None = None,
+    host: str | None = None,
+    identity: str | None = None,
+    wake: list[str] | None = None,
 ) -> str:
+    """`wake`: the command line that starts a member's stopped container (its name is added)."""
     if not plan.ssh.enabled:
         raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")
     services = list(plan.services)
@@ -81,6 +110,7 @@ def ssh_config_blocks(
             "    StrictHostKeyChecking accept-new",
             "    ServerAliveInterval 60",
             *_forwards(plan, service),
+            *_wake(plan, service, wake, jump),
         ]
         blocks.append("\n".join(lines) + "\n")
     header = f"# envkit {plan.project}: add to ~/.ssh/config (VS Code Remote-SSH reads it too)\n"

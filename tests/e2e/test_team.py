@@ -4,8 +4,13 @@ and a shared container whose keys change without a restart. Logins are real Open
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -112,9 +117,13 @@ def test_members_join_and_leave_without_touching_the_others(
     again = envkit("up", cwd=directory)
     assert again.returncode == 0 and "refreshed" not in again.stdout
     assert _identity(f"{project}-alice") == alice
-    status = envkit("status", cwd=directory).stdout.splitlines()
+    status = [
+        line
+        for line in envkit("status", cwd=directory).stdout.splitlines()
+        if not line.startswith(" ")  # a container's line, not its activity below it
+    ]
     short = image.strip().removeprefix("sha256:")[:12]
-    assert len(status) == 2 and all(line.endswith(f"image {short}") for line in status), status
+    assert len(status) == 2 and all(f"image {short}" in line for line in status), status
 
     # down --volumes also removes bob's host-key volume, though he is no longer a service.
     label = f"label=io.envkit.project={project}"
@@ -168,3 +177,136 @@ def test_each_members_cpu_and_memory_limits_reach_their_container_only(
     }  # fmt: skip
     assert limits["alice"] == [str(1_500_000_000), str(512 * 1024**2)], limits
     assert limits["bob"] == ["0", "0"], "bob's container has no limits of alice's"
+
+
+def _state(name: str) -> tuple[str, str, str]:
+    out = docker(
+        "inspect", "-f", "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}}", name
+    ).stdout.split()  # fmt: skip
+    return out[0], out[1], out[2]
+
+
+def _wait_for(name: str, status: str, seconds: float) -> tuple[str, str, str]:
+    deadline = time.monotonic() + seconds
+    while True:
+        state = _state(name)
+        if state[0] == status or time.monotonic() > deadline:
+            return state
+        time.sleep(0.5)
+
+
+def _member_status(directory: Path, member: str) -> dict[str, Any]:
+    shown = envkit("status", "--json", cwd=directory)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    entries = json.loads(shown.stdout)["containers"]
+    return next(e for e in entries if e["member"] == member)
+
+
+def test_idle_stop_stops_after_the_last_session_keeps_home_and_wakes_on_ssh_and_up(
+    team_project: tuple[Path, str],
+) -> None:
+    directory, project = team_project
+    config = directory / "envkit.yaml"
+    key = keypair(directory, "alice")
+    text = _config(config.read_text(), project, "per-member", {"alice": [key]})
+    config.write_text(text.replace("team:\n", "team:\n  idle_stop: 4s\n"))
+    name = f"{project}-alice"
+    up = envkit("up", cwd=directory)
+    assert up.returncode == 0, up.stdout + up.stderr
+    port = _port(directory, "alice")
+
+    # A session longer than idle_stop keeps the container; status sees it while it lasts.
+    session = subprocess.Popen(
+        ["ssh", "-p", str(port), "-i", str(directory / "alice"), "-o", "BatchMode=yes",
+         "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+         "alice@127.0.0.1", "echo kept > ~/marker; sleep 9; echo done"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    time.sleep(3)
+    during = _member_status(directory, "alice")
+    assert during["state"] == "running" and during["sessions"] >= 1, during
+    assert during["idle_s"] is not None and during["idle_s"] < 2, during
+    out, _ = session.communicate(timeout=30)
+    assert out.strip() == "done", "the session was cut short: the container stopped under it"
+    assert _state(name)[0] == "running"
+
+    # Once the session ends: stopped after idle_stop (and the 30 s start grace), by its own
+    # exit 0; restart: on-failure leaves it stopped.
+    stopped = _wait_for(name, "exited", 45)
+    assert stopped == ("exited", "0", "0"), stopped
+    time.sleep(2)
+    assert _state(name)[0] == "exited", "the engine started it again"
+    after = _member_status(directory, "alice")
+    assert after["stopped_idle"] is True and after["state"] == "exited", after
+
+    # The generated ssh-config starts it as alice connects; her home is as she left it.
+    blocks = envkit("ssh-config", "--member", "alice", "--identity", str(directory / "alice"),
+                    cwd=directory).stdout  # fmt: skip
+    assert "Match originalhost" in blocks, blocks
+    (directory / "ssh_config").write_text(blocks)
+    woken = subprocess.run(
+        ["ssh", "-F", str(directory / "ssh_config"), "-o", "BatchMode=yes",
+         "-o", "UserKnownHostsFile=/dev/null", name, "cat ~/marker"],
+        capture_output=True, text=True, timeout=90, check=False,
+    )  # fmt: skip
+    assert woken.stdout.strip() == "kept", woken.stderr
+
+    # Idle again, it stops again; `envkit up` brings it back, home kept.
+    assert _wait_for(name, "exited", 45)[0] == "exited"
+    again = envkit("up", cwd=directory)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert _state(name)[0] == "running"
+    assert openssh(port, directory / "alice", "cat ~/marker", user="alice").stdout.strip() == "kept"
+
+
+def test_status_json_maps_gpu_processes_and_kernels_to_members_on_the_nvml_standin(
+    team_project: tuple[Path, str], tmp_path: Path
+) -> None:
+    """GPU processes come from the NVML stand-in (no GPU here), naming the host PIDs of real
+    processes in the members' real containers; the kernel is a real process of a kernel's
+    command line burning CPU (the watch's fallback when Jupyter cannot be asked)."""
+    from tests.gpu_standin import build_standin, env_for, scenario
+
+    directory, project = team_project
+    config = directory / "envkit.yaml"
+    keys = {m: keypair(directory, m) for m in ("alice", "bob")}
+    config.write_text(
+        _config(config.read_text(), project, "per-member", {m: [k] for m, k in keys.items()})
+    )
+    assert envkit("up", cwd=directory).returncode == 0
+    pids = {
+        m: int(docker("inspect", "-f", "{{.State.Pid}}", f"{project}-{m}").stdout)
+        for m in keys
+    }  # fmt: skip
+    data = scenario("h100-sxm")
+    gib = 2**30
+    data["gpus"][0].update(
+        utilization={"gpu": 40, "memory": 10},
+        processes=[
+            {"pid": pids["alice"], "used_bytes": 2 * gib},
+            {"pid": os.getpid(), "used_bytes": gib},
+        ],
+    )
+    data["gpus"][1].update(processes=[{"pid": pids["bob"], "used_bytes": 3 * gib}])
+    (tmp_path / "scenario.json").write_text(json.dumps(data))
+    docker("exec", "-d", f"{project}-alice", "python3", "-c", "while True: pass",
+           "-m", "ipykernel_launcher")  # fmt: skip
+    time.sleep(1)
+    env = env_for(build_standin(), tmp_path / "scenario.json")
+    shown = envkit("status", "--json", cwd=directory, env=env)
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    assert report["gpus_read"] == "nvml"
+    members = {e["member"]: e for e in report["containers"]}
+    assert members["alice"]["gpu_use"] == [
+        {"gpu": "0", "memory_used_bytes": 2 * gib, "processes": 1,
+         "uuid": data["gpus"][0]["uuid"], "utilization": 40}
+    ], members["alice"]  # fmt: skip
+    assert [g["gpu"] for g in members["bob"]["gpu_use"]] == ["1"]
+    assert members["alice"]["kernels"] == 1 and members["alice"]["busy_kernels"] == 1
+    assert members["bob"]["kernels"] == 0 and members["bob"]["sessions"] == 0
+    others = report["other_gpu_processes"]
+    assert [(o["pid"], o["container_id"]) for o in others] == [(os.getpid(), None)], others
+    table = envkit("status", cwd=directory, env=env).stdout
+    assert "GPU 0: 2.0 GiB by 1 process(es), 40 % busy" in table, table
+    assert f"pid {os.getpid()} (the host, not this project's)" in table, table

@@ -234,7 +234,7 @@ TEAM = (
     ("mode", "bob", "said"),
     [
         ("per-member", "[1, 2]", "GPU 1 is given to both alice and bob"),
-        ("per-member", "2", "must be named"),
+        ("per-member", "all", "must be named or counted"),
         ("shared", "[2]", "needs a container of their own"),
     ],
 )

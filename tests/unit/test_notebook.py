@@ -82,7 +82,8 @@ def test_bad_notebook_config_names_the_field(text: str, field: str, tmp_path: Pa
 
 
 def test_doctor_warns_when_the_notebook_is_published_beyond_loopback(tmp_path: Path) -> None:
-    from envkit.commands.doctor import Host, check_exposure
+    from envkit.commands.doctor import check_exposure
+    from envkit.commands.doctor_findings import Host
 
     quiet = check_exposure(Host(plan=plan_text(BASE + ON, tmp_path)))
     assert quiet.status == "ok", quiet

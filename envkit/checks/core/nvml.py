@@ -353,7 +353,7 @@ def _reasons(nvml: Nvml, handle: Any) -> int:
         return nvml.ull("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
 
 
-def _utilization(nvml: Nvml, handle: Any) -> int:
+def utilization(nvml: Nvml, handle: Any) -> int:
     rates = _Utilization()
     nvml.call("nvmlDeviceGetUtilizationRates", handle, ctypes.byref(rates))
     return int(rates.gpu)
@@ -406,7 +406,7 @@ def read_sample(nvml: Nvml, index: int) -> Dict[str, Any]:
     reading = Reading(index)
     _thermal(nvml, handle, reading)
     reading.take("reasons", lambda: _reasons(nvml, handle))
-    reading.take("utilization", lambda: _utilization(nvml, handle))
+    reading.take("utilization", lambda: utilization(nvml, handle))
     reading.take("pcie_gen", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkGeneration", handle))
     reading.take("pcie_width", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkWidth", handle))
     return reading.values

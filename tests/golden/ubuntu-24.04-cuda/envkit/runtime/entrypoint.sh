@@ -112,7 +112,21 @@ mkdir -p -m0755 /run/sshd
 if [[ $# -gt 0 ]]; then
   exec "$@"
 fi
+
+watch_activity() {
+  # SSH sessions, busy kernels and GPU work, for `envkit status`; with ENVKIT_IDLE_STOP it ends
+  # this process (sshd, after the exec below) once idle that long. An image without python3
+  # runs without it.
+  local python
+  python="$(command -v python3 || command -v python || true)"
+  if [[ -n "$python" ]]; then
+    "$python" /usr/local/bin/envkit-activity watch "$1" </dev/null &
+  elif [[ -n "${ENVKIT_IDLE_STOP:-}" ]]; then
+    say "team.idle_stop needs python3 in the image; this container will not stop when idle"
+  fi
+}
 ensure_host_keys
 /usr/sbin/sshd -t
 say "sshd starting for $user"
+watch_activity "$$"  # $$ becomes sshd: exec keeps the process id
 exec /usr/sbin/sshd -D -e -o "AllowUsers=$user"

@@ -1,0 +1,17 @@
+"""Shell completion of names that come from envkit.yaml (team members, containers): read from the
+config the command line names (--config, else $ENVKIT_CONFIG, else ./envkit.yaml). Completion
+must never print an error into the user's shell: any problem completes nothing."""
+
+from __future__ import annotations
+
+import typer
+
+
+def members(ctx: typer.Context, incomplete: str) -> list[str]:
+    try:
+        from envkit.commands.project import load_project
+
+        names = load_project(ctx.params.get("config")).plan.members
+    except Exception:  # no config, or a broken one: nothing to offer, and no error in the shell
+        return []
+    return [name for name in names if name.startswith(incomplete)]

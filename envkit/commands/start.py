@@ -1,0 +1,63 @@
+"""`envkit start [MEMBER]`: start containers that stopped (team.idle_stop, a reboot) without
+`envkit up`'s render and image steps; ready once their sshd answers. The generated ssh-config
+runs it as a member connects, so it is quick and quiet, and never creates anything: a container
+that does not exist yet is `envkit up`'s."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from envkit.commands.project import load_project
+from envkit.errors import EngineUnreachableError, EnvkitError
+
+READY_CHECK = ["/usr/local/bin/envkit-healthcheck"]
+
+
+def _ready(container: Any, deadline: float) -> bool:
+    """sshd answers inside the container: the image's own health check, run now rather than
+    at the engine's next interval (ten seconds a member would wait at the prompt)."""
+    while time.monotonic() < deadline:
+        container.reload()
+        if container.status != "running":
+            return False
+        if container.exec_run(READY_CHECK).exit_code == 0:
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def start(config: str | None, member: str | None, timeout: float, quiet: bool) -> int:
+    from docker.errors import NotFound
+
+    from envkit.engine.client import docker_client
+
+    plan = load_project(config).plan
+    services = list(plan.services)
+    if member is not None:
+        services = [s for s in services if member in (s.member, s.name)]
+        if not services:
+            known = ", ".join(s.member or s.name for s in plan.services)
+            raise EnvkitError(f"{member!r} is not one of this project's containers", f"use {known}")
+    client = docker_client()
+    deadline = time.monotonic() + timeout
+    for service in services:
+        try:
+            container = client.containers.get(service.container_name)
+        except NotFound:
+            raise EnvkitError(
+                f"{service.container_name} does not exist", "`envkit up` creates it"
+            ) from None
+        was = container.status
+        if was != "running":
+            container.start()
+        if not _ready(container, deadline):
+            raise EngineUnreachableError(
+                f"{service.container_name} did not become ready in {timeout:g} s",
+                f"see `docker logs {service.container_name}`",
+            )
+        if not quiet:
+            done = "started" if was != "running" else "already running"
+            sys.stdout.write(f"{service.container_name}: {done}\n")
+    return 0
