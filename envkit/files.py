@@ -6,9 +6,19 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
+from typing import Any
 
 from envkit.errors import FieldError
+
+# TOML (pyproject.toml, uv.lock): the standard library's reader, tomli's on Python 3.10.
+if sys.version_info >= (3, 11):
+    from tomllib import TOMLDecodeError as TOMLDecodeError
+    from tomllib import loads as _toml_loads
+else:  # pragma: no cover - Python 3.10
+    from tomli import TOMLDecodeError as TOMLDecodeError
+    from tomli import loads as _toml_loads
 
 
 def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
@@ -50,3 +60,9 @@ def decode_utf8(data: bytes) -> tuple[str | None, int | None]:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return None, data.count(b"\n", 0, exc.start) + 1
+
+
+def toml_loads(text: str) -> dict[str, Any]:
+    """A TOML document's data (TOMLDecodeError, with the line, where it is not TOML)."""
+    data: dict[str, Any] = _toml_loads(text)
+    return data

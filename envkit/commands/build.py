@@ -114,6 +114,7 @@ def _build(
         network="host" if plan.runtime.build_network == "host" else None,
         labels={INPUTS_LABEL: inputs_digest(plan), CONTEXT_LABEL: context},
         cache_from=_cache_from(client, backend.name, shared, _say_to(request)),
+        secrets=_secrets(plan, backend.name, _say_to(request)),
     )
     try:
         progress = build_image(client, out_dir, options, reporter, backend)
@@ -121,6 +122,32 @@ def _build(
         _explain_missing_base(client, plan.locked.base if plan.locked else plan.image.base, failed)
         raise
     _tagged(request, tag, progress.image_id or "", f"built by {backend.name}", backend.name)
+
+
+def _secrets(plan: Any, backend: str, say: Any) -> dict[str, str]:
+    """The netrc a private index's layer mounts: handed to BuildKit as a secret (in no layer,
+    no history). The classic builder has no secrets: the index is asked without them."""
+    from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
+
+    indexes = plan.packages.private_indexes
+    if not indexes:
+        return {}
+    found = netrc_file()
+    if found is None:
+        say(f"no ${NETRC_ENV} or ~/.netrc: {', '.join(indexes)} asked without credentials")
+        return {}
+    if backend != "buildkit":
+        say(
+            f"the {backend} builder has no build secrets: {', '.join(indexes)} asked without "
+            f"the credentials in {found} (build.builder: buildkit passes them)"
+        )
+        return {}
+    if "," in str(found) or '"' in str(found):
+        raise EnvkitError(
+            f"the netrc path {found} has a comma or a quote (BuildKit's --secret cannot take it)",
+            f"move it, or point ${NETRC_ENV} at a copy elsewhere",
+        )
+    return {NETRC_SECRET: str(found)}
 
 
 def _cache_from(client: Any, backend: str, shared: Any, say: Any) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,8 @@ def dotted(loc: Loc) -> str:
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    # A URL's user:password@ is never shown back, wherever it was written.
+    text = re.sub(r"//[^/@\s'\"]+@", "//***@", repr(value))
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -208,9 +210,12 @@ def _issues_from(exc: ValidationError, lines: dict[Loc, int]) -> list[ConfigIssu
 
 
 def _is_union_tag(part: str | int) -> bool:
-    # pydantic adds union member names ('literal['all','none']', 'int', 'tuple[...]') to locs.
+    # pydantic adds union member names ('literal['all','none']', 'int', 'tuple[...]') to locs,
+    # and a discriminated union its tag (envkit's tags start with 'union:').
     return isinstance(part, str) and (
-        "[" in part or part in ("int", "str", "constrained-int", "function-after[check(), str]")
+        "[" in part
+        or part.startswith("union:")
+        or part in ("int", "str", "constrained-int", "function-after[check(), str]")
     )
 
 

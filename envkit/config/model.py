@@ -52,7 +52,6 @@ from envkit.config.fields import (
     PresetName,
     ProjectName,
     ProjectPath,
-    PythonVersion,
     RegistryRepo,
     Sha256,
     ShmSize,
@@ -63,6 +62,8 @@ from envkit.config.fields import (
     XidCode,
 )
 from envkit.config.notebook_fields import KernelName, LogDir, PipVersion
+from envkit.config.pip_package import PipEntry
+from envkit.config.python_section import PythonField
 from envkit.config.slurm_fields import (
     ContainerSource,
     NodeProgram,
@@ -107,8 +108,10 @@ class Packages(_Strict):
     apt: tuple[AptPackage, ...] = Field(
         (), description="Debian/Ubuntu packages, optionally =pinned."
     )
-    pip: tuple[PipRequirement, ...] = Field(
-        (), description="Installed in their own layer after the conda env and torch."
+    pip: tuple[PipEntry, ...] = Field(
+        (),
+        description="Installed in their own layer after the conda env and torch; an entry "
+        "{name, no_build_isolation, index} gets a layer of its own with those options.",
     )
     conda: tuple[CondaSpec, ...] = Field((), description="Added to the conda environment.")
     requirements: tuple[ProjectPath, ...] = Field(
@@ -452,8 +455,10 @@ class Spec(_Strict):
 
     name: ProjectName = Field(description="Names the image, containers and compose project.")
     base: Base = Base()
-    python: PythonVersion | None = Field(
-        None, description="Python for flavors cuda/custom (Miniforge); pytorch images fix it."
+    python: PythonField | None = Field(
+        None,
+        description="Python for flavors cuda/custom (Miniforge): '3.11'; or {version, project, "
+        "extras} to install the project's pyproject.toml (uv.lock exactly).",
     )
     torch: TorchVersion | None = Field(
         None, description="torch release, e.g. '2.5.1' ('2.5' = newest 2.5.x); see `envkit compat`."

@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 from envkit.catalog.mirrors import APT_ARCHIVES, preset_hosts
 from envkit.config.fields import size_bytes
 from envkit.config.model import Spec
+from envkit.config.pip_package import PipPackage, requirement_of
 
 Loc = tuple[str | int, ...]
 Rule = tuple[Loc, str, str, object]
@@ -181,7 +182,7 @@ def conda_name(text: str) -> str:
 
 def _torch_elsewhere(spec: Spec) -> Iterator[Rule]:
     fix = "set the top-level `torch:` (and `cuda:`): envkit installs, checks and pins that one"
-    lists: list[tuple[Loc, tuple[str, ...], bool]] = [
+    lists: list[tuple[Loc, tuple[str | PipPackage, ...], bool]] = [
         (("packages", "pip"), spec.packages.pip, True),
         (("packages", "conda"), spec.packages.conda, False),
     ]
@@ -192,7 +193,8 @@ def _torch_elsewhere(spec: Spec) -> Iterator[Rule]:
         ]
     for loc, items, is_pip in lists:
         for index, item in enumerate(items):
-            name = requirement_name(item) if is_pip else conda_name(item)
+            text = requirement_of(item)
+            name = requirement_name(text) if is_pip else conda_name(text)
             if name in TORCH_NAMES:
                 yield (
                     (*loc, index),
@@ -210,6 +212,11 @@ def _plain_http(spec: Spec) -> Iterator[Rule]:
         (("mirrors", "pytorch_index"), mirrors.pytorch_index),
         (("mirrors", "conda"), mirrors.conda),
         *((("mirrors", "extra_index_urls", i), u) for i, u in enumerate(mirrors.extra_index_urls)),
+        *(
+            (("packages", "pip", i, "index"), entry.index)
+            for i, entry in enumerate(spec.packages.pip)
+            if isinstance(entry, PipPackage)
+        ),
     ]
     for loc, url in urls:
         if url and url.startswith("http://") and urlsplit(url).hostname not in trusted:

@@ -112,3 +112,4 @@ class BuildOptions:
     network: str | None = None  # "host", or the engine's default
     labels: dict[str, str] = field(default_factory=dict)
     cache_from: tuple[str, ...] = ()  # images whose layers may stand in for steps (a registry's)
+    secrets: dict[str, str] = field(default_factory=dict)  # BuildKit secret id -> file on the host

@@ -134,6 +134,8 @@ def buildx_command(
         argv += ["--cache-from", f"type=registry,ref={ref}"]
     if options.cache_from:  # the image carries its cache's metadata: pushed, it serves the next
         argv += ["--cache-to", "type=inline"]
+    for secret, source in options.secrets.items():  # mounted by RUN steps, never in a layer
+        argv += ["--secret", f"id={secret},src={source}"]
     return [*argv, "--", str(context)]
 
 

@@ -116,6 +116,15 @@ def _pip_pins(lock: Lock) -> tuple[tuple[str, ...], bool]:
 
 def locked_plan(lock: Lock, text: str, plan: Plan, path: Path) -> LockedPlan:
     check_matches(lock["requested"], plan, str(path))
+    unisolated = [p.requirement for p in plan.packages.pip_own if p.no_build_isolation]
+    if unisolated:
+        # The lock's pins install in one command, torch among them: a package that must build
+        # against an installed torch cannot be among them.
+        raise EnvkitError(
+            f"{', '.join(unisolated)} builds without isolation, against the installed torch; "
+            "a locked build installs every pin in one step, so it cannot",
+            "build without --locked (the image's own layers pin torch and build it after)",
+        )
     conda = tuple(values[1] for _, values in sorted(lock["conda"].items()) if values[1] != "-")
     pip, hashed = _pip_pins(lock)
     return LockedPlan(

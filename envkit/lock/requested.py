@@ -27,6 +27,7 @@ def requested(plan: Plan) -> Entries:
         items.append(f"torch:{plan.torch.requirement}+{plan.torch.cuda or '-'}")
     items += [f"apt:{package}" for package in plan.packages.apt]
     items += [f"pip:{_token(requirement)}" for requirement in plan.packages.pip]
+    items += [f"pip:{_token(package.requirement)}" for package in plan.packages.pip_own]
     if plan.notebook.enabled:  # JupyterLab comes from the lock too
         items += [f"notebook:{requirement}" for requirement in plan.notebook.requirements]
     if plan.conda.update_env:

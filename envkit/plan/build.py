@@ -13,6 +13,7 @@ from envkit.catalog.mirrors import load_presets
 from envkit.config.choices import Flavor, Regressions, SlurmRuntime
 from envkit.config.load import LoadedSpec
 from envkit.config.model import Spec
+from envkit.config.python_section import python_version
 from envkit.errors import FieldError
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import Service, plan_services
@@ -21,7 +22,9 @@ from envkit.plan.install import InstallPlan, plan_install
 from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan, plan_apt, plan_condarc, plan_pip
 from envkit.plan.notebook import NotebookPlan, plan_notebook
+from envkit.plan.pip_options import NETRC, OwnPip, split_pip
 from envkit.plan.project_files import ProjectFiles, RequirementsLayer, read_project_files
+from envkit.plan.pyproject import PythonProject, read_python_project
 from envkit.plan.ssh import SshPlan, host_has_ipv6, plan_ssh
 from envkit.plan.torch import TorchPlan
 
@@ -102,6 +105,13 @@ class PackagesPlan:
     #                            one rebuilds neither the Python environment nor torch
     pip: tuple[str, ...]
     requirements: tuple[RequirementsLayer, ...] = ()  # packages.requirements: a layer each
+    project: PythonProject | None = None  # python.project: its pyproject.toml (and uv.lock)
+    pip_own: tuple[OwnPip, ...] = ()  # packages.pip entries with options: a layer each
+    netrc = NETRC  # the secret mount of the layers that ask a private index
+
+    @property
+    def private_indexes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p.index for p in self.pip_own if p.index))
 
     @property
     def apt(self) -> tuple[str, ...]:
@@ -196,7 +206,12 @@ class Plan:
         if self.locked is not None:
             return bool(self.locked.pip)  # the notebook's packages are among the lock's
         from_index = self.torch.version is not None and not self.torch.preinstalled
-        packages = bool(self.packages.pip or self.packages.requirements)
+        packages = bool(
+            self.packages.pip
+            or self.packages.requirements
+            or self.packages.project
+            or self.packages.pip_own
+        )
         return from_index or packages or self.notebook.enabled
 
     @property
@@ -212,21 +227,22 @@ class Plan:
 def _python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
     spec = loaded.spec
     if spec.base.flavor == "pytorch":
-        if spec.python is not None:
+        if python_version(spec.python) is not None:
+            where = ("python",) if isinstance(spec.python, str) else ("python", "version")
             raise loaded.error(
-                ("python",),
+                where,
                 FieldError(
                     "the pytorch/pytorch image fixes the Python version",
                     "remove python, or use base.flavor: cuda to choose it",
                 ),
-                spec.python,
+                python_version(spec.python),
             )
         return PythonPlan("image-conda", f"{CONDA_PREFIX}/bin", None, _path(f"{CONDA_PREFIX}/bin"))
-    wants_conda = spec.base.flavor == "cuda" or spec.python is not None or spec.conda is not None
+    version = python_version(spec.python)
+    wants_conda = spec.base.flavor == "cuda" or version is not None or spec.conda is not None
     if not wants_conda:
         venv_env = (*_path(f"{VENV_PREFIX}/bin"), ("VIRTUAL_ENV", VENV_PREFIX))
         return PythonPlan("venv", f"{VENV_PREFIX}/bin", None, venv_env)
-    version = spec.python
     if version is None and torch is not None:
         version = DEFAULT_PYTHON if DEFAULT_PYTHON in torch.python else torch.python[-1]
     if version is not None and torch is not None:
@@ -304,10 +320,12 @@ def _apt_packages(
 
 
 def _packages(
-    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles, torch: str | None
 ) -> PackagesPlan:
     system, user = _apt_packages(loaded, python, conda, files)
-    return PackagesPlan(system, user, tuple(loaded.spec.packages.pip), files.requirements)
+    pip, own = split_pip(loaded.spec.packages.pip)
+    project = read_python_project(loaded, torch)
+    return PackagesPlan(system, user, pip, files.requirements, project, own)
 
 
 def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
@@ -356,7 +374,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         conda=conda,
         apt=apt,
         pip=pip,
-        packages=_packages(loaded, python, conda, files),
+        packages=_packages(loaded, python, conda, files, torch_plan.version),
         ca_certs=ca_certs,
         ssh=ssh,
         runtime=_runtime_plan(spec),

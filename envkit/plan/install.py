@@ -63,6 +63,7 @@ class InstallPlan:
 
     # The shared mounts, here so that the template reads every path from the plan.
     uv_home = UV_HOME
+    uv = UV
     pip_cache = PIP_CACHE
     conda_pkgs = CONDA_PKGS
     downloads = DOWNLOADS

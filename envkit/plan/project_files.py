@@ -57,11 +57,11 @@ class ProjectFiles:
     conda_pip: tuple[str, ...] = ()
 
 
-def _in_file(name: str, line: int, problem: str, fix: str, value: str | None = None) -> ConfigError:
+def in_file(name: str, line: int, problem: str, fix: str, value: str | None = None) -> ConfigError:
     return ConfigError(name, [ConfigIssue(name, line, value, problem, fix)])
 
 
-class _Reader:
+class ProjectReader:
     def __init__(self, loaded: LoadedSpec) -> None:
         self.loaded = loaded
         self.root = loaded.path.parent.resolve()
@@ -118,7 +118,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     return lines
 
 
-def _requirements(reader: _Reader, loc: Loc, top: str) -> RequirementsLayer:
+def _requirements(reader: ProjectReader, loc: Loc, top: str) -> RequirementsLayer:
     name, text = reader.read(loc, top, "requirements file")
     files: dict[str, str] = {}
     queue = [(name, text)]
@@ -145,7 +145,7 @@ def _requirements(reader: _Reader, loc: Loc, top: str) -> RequirementsLayer:
 def _check_requirement(name: str, number: int, line: str) -> None:
     words = line.split()
     if words[0].startswith("-"):
-        raise _in_file(
+        raise in_file(
             name,
             number,
             f"the option {words[0]} is not taken from a requirements file",
@@ -155,35 +155,33 @@ def _check_requirement(name: str, number: int, line: str) -> None:
         )
     for word in words[1:]:
         if word.startswith("-") and not word.startswith(LINE_OPTIONS):
-            raise _in_file(
-                name, number, f"the option {word} is not taken", "keep only --hash", word
-            )
+            raise in_file(name, number, f"the option {word} is not taken", "keep only --hash", word)
     requirement = " ".join(w for w in words if not w.startswith("-"))
     if requirement_name(requirement) in TORCH_NAMES:
-        raise _in_file(
+        raise in_file(
             name,
             number,
             "torch here would replace the torch envkit pins (its CUDA build unchecked)",
             TORCH_FIX,
             requirement,
         )
-    _one(name, number, requirement, PipRequirement)
+    check_as(name, number, requirement, PipRequirement)
 
 
-def _apt(reader: _Reader, relative: str) -> tuple[str, ...]:
+def _apt(reader: ProjectReader, relative: str) -> tuple[str, ...]:
     name, text = reader.read(("packages", "apt_file"), relative, "apt package list")
     packages = []
     for number, line in enumerate(text.splitlines(), 1):
         for word in line.split("#", 1)[0].split():
-            packages.append(_one(name, number, word, AptPackage))
+            packages.append(check_as(name, number, word, AptPackage))
     return tuple(packages)
 
 
-def _conda(reader: _Reader, relative: str) -> tuple[tuple[str, ...], ...]:
+def _conda(reader: ProjectReader, relative: str) -> tuple[tuple[str, ...], ...]:
     name, text = reader.read(("conda", "file"), relative, "conda environment file")
     data, lines = parse_yaml(text, name)  # bounded, as envkit.yaml itself is read
     if not isinstance(data, dict):
-        raise _in_file(name, 1, "not an environment (a mapping)", "write conda's environment.yml")
+        raise in_file(name, 1, "not an environment (a mapping)", "write conda's environment.yml")
     channels = _conda_list(name, data, lines, "channels", Channel)
     dependencies, pip = [], []
     for index, item in enumerate(data.get("dependencies") or ()):
@@ -193,7 +191,7 @@ def _conda(reader: _Reader, relative: str) -> tuple[tuple[str, ...], ...]:
                 _not_torch(name, line, requirement_name(spec), spec)
                 pip.append(spec)
             continue
-        spec = _one(name, line, item, CondaSpec)
+        spec = check_as(name, line, item, CondaSpec)
         _not_torch(name, line, conda_name(spec), spec)
         dependencies.append(spec)
     return tuple(channels), tuple(dependencies), tuple(pip)
@@ -201,18 +199,16 @@ def _conda(reader: _Reader, relative: str) -> tuple[tuple[str, ...], ...]:
 
 def _not_torch(name: str, line: int, package: str, spec: str) -> None:
     if package in TORCH_NAMES:
-        raise _in_file(
-            name, line, "torch here would replace the torch envkit pins", TORCH_FIX, spec
-        )
+        raise in_file(name, line, "torch here would replace the torch envkit pins", TORCH_FIX, spec)
 
 
-def _one(name: str, line: int, item: Any, kind: Any) -> str:
+def check_as(name: str, line: int, item: Any, kind: Any) -> str:
     """`item` checked as the same field type an inline entry has, explained the same way."""
     try:
         value: str = TypeAdapter(kind).validate_python(item)
     except ValidationError as exc:
         problem, fix = explain(exc.errors()[0])
-        raise _in_file(name, line, problem, fix, str(item)[:60]) from None
+        raise in_file(name, line, problem, fix, str(item)[:60]) from None
     return value
 
 
@@ -221,13 +217,13 @@ def _conda_list(
 ) -> list[str]:
     items = data.get(key) or []
     if not isinstance(items, list):
-        raise _in_file(name, lines.get((key,), line), f"{key} is not a list", "write a list")
-    return [_one(name, lines.get((key, i), line), item, kind) for i, item in enumerate(items)]
+        raise in_file(name, lines.get((key,), line), f"{key} is not a list", "write a list")
+    return [check_as(name, lines.get((key, i), line), item, kind) for i, item in enumerate(items)]
 
 
 def read_project_files(loaded: LoadedSpec) -> ProjectFiles:
     spec = loaded.spec
-    reader = _Reader(loaded)
+    reader = ProjectReader(loaded)
     requirements = tuple(
         _requirements(reader, ("packages", "requirements", index), path)
         for index, path in enumerate(spec.packages.requirements)

@@ -126,6 +126,15 @@ def _locked_files(locked: LockedPlan) -> dict[str, str]:
     return files
 
 
+def _project_files(plan: Plan) -> dict[str, str]:
+    """The project's own files the build reads, as they are, under envkit/project/."""
+    copied = [f for layer in plan.packages.requirements for f in layer.files]
+    project = plan.packages.project
+    if project is not None and project.lock is not None:  # uv export reads both
+        copied += [project.pyproject, project.lock]
+    return {f"envkit/project/{f.path}": f.text for f in copied}
+
+
 def render_files(plan: Plan) -> dict[str, str]:
     """Every output file's relative path and text. Pure: writes nothing."""
     env = make_environment()
@@ -157,9 +166,7 @@ def render_files(plan: Plan) -> dict[str, str]:
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
-    for layer in plan.packages.requirements:  # the project's own files, as they are
-        for project_file in layer.files:
-            files[f"envkit/project/{project_file.path}"] = project_file.text
+    files.update(_project_files(plan))
     if plan.ssh.enabled:
         files["envkit/runtime/sshd_config"] = render("sshd_config.j2")
         files["envkit/runtime/sshd-tune.sh"] = render("sshd-tune.sh.j2")

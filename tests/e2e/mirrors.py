@@ -149,3 +149,36 @@ def apt_proxy(recorder: Recorder, upstream: str = "http://deb.debian.org") -> It
 
     with serve(Proxy) as port:
         yield f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def private_index(recorder: Recorder, user: str, password: str) -> Iterator[str]:
+    """A private index: the probe wheel alone, behind HTTP basic auth (every request without
+    the right credentials is answered 401 and recorded as such)."""
+    wheel = probe_wheel()
+    expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    class Private(_Index):
+        def do_GET(self) -> None:
+            if self.headers.get("Authorization") != expected:
+                self.recorder.add(f"401 {self.path}")
+                self._send(
+                    401, b"credentials", "text/plain", {"WWW-Authenticate": 'Basic realm="x"'}
+                )
+                return
+            super().do_GET()
+
+        def do_HEAD(self) -> None:
+            if self.headers.get("Authorization") != expected:
+                self.recorder.add(f"401 HEAD {self.path}")
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="x"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            super().do_HEAD()
+
+    facts = {"recorder": recorder, "wheel": wheel, "upstream": None}
+    handler = type("Index", (Private,), {**facts, "digest": hashlib.sha256(wheel).hexdigest()})
+    with serve(handler) as port:
+        yield f"http://127.0.0.1:{port}"

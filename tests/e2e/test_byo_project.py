@@ -4,13 +4,16 @@ the suite passes in the image and the image holds what the files name."""
 
 from __future__ import annotations
 
+import secrets
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.images import copy_project, docker
+from tests.e2e.mirrors import PROBE, Recorder, private_index
 from tests.helpers import REPO, envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -69,3 +72,80 @@ def test_a_failing_build_step_is_named_with_its_last_lines(byo_project: Path) ->
     # named by its command, with its last lines
     assert "failed at step" in said and "echo step-was-here; false" in said, said[-3000:]
     assert "| step-was-here" in said, said[-3000:]
+
+
+UVPROJ = REPO / "tests" / "data" / "projects" / "uvproj"
+
+
+def test_a_uv_lock_is_installed_exactly(env_image: str, project_dir: Path, tmp_path: Path) -> None:
+    """python.project with a uv.lock: the image holds the lock's versions (tqdm 4.70.1, not the
+    newest release tqdm>=4.60 admits), the extra's package, and the suite passes in it."""
+    config = copy_project(project_dir, tmp_path)
+    shutil.copytree(UVPROJ, tmp_path, dirs_exist_ok=True)
+    text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+    text = text.replace("  pip: [tqdm]\n", "")
+    config.write_text(text + "python:\n  project: .\n  extras: [colour]\n")
+    try:
+        built = envkit("build", cwd=tmp_path)
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+        shown = docker(
+            "run", "--rm", "--entrypoint", "python", TAG, "-c",
+            "import tqdm, colorama; print(tqdm.__version__, tqdm.__file__.startswith('/opt/venv/'),"
+            " colorama.__version__)",
+        ).stdout.split()  # fmt: skip
+        assert shown == ["4.70.1", "True", "0.4.6"], shown
+        verified = envkit("verify", "--image", TAG, "--no-bench", cwd=tmp_path)
+        assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
+    finally:
+        docker("rmi", "-f", TAG, check=False)
+
+
+def test_a_private_index_gets_the_netrc_as_a_secret_that_no_layer_keeps(
+    env_image: str, project_dir: Path, tmp_path: Path
+) -> None:
+    """A package from a private index behind basic auth: the build reads the credentials from
+    $ENVKIT_NETRC through BuildKit's secret mount and succeeds; the password is nowhere in the
+    image (layers, history, /root/.netrc). Without the netrc the index refuses (401) and the
+    build fails at that package's step."""
+    password = secrets.token_hex(16)
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine 127.0.0.1 login envkit password {password}\n")
+    config = copy_project(project_dir, tmp_path)
+    seen = Recorder()
+    with private_index(seen, "envkit", password) as url:
+        text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+        text = text.replace(
+            "  pip: [tqdm]\n", f"  pip:\n    - {{name: envkit-probe, index: '{url}/simple'}}\n"
+        )
+        text = text.replace(
+            "  preset: official\n", "  preset: official\n  trusted_hosts: [127.0.0.1]\n"
+        )
+        text = text.replace("runtime:\n", "runtime:\n  build_network: host\n")
+        config.write_text(text)
+        try:
+            empty_home = tmp_path / "home"
+            empty_home.mkdir()
+            refused = envkit(
+                "build", "--builder", "buildkit", cwd=tmp_path, env={"HOME": str(empty_home)}
+            )
+            assert refused.returncode != 0
+            assert "envkit-probe" in refused.stdout + refused.stderr
+            assert any(p.startswith("401 ") for p in seen.paths), seen.paths
+
+            built = envkit(
+                "build", "--builder", "buildkit", cwd=tmp_path, env={"ENVKIT_NETRC": str(netrc)}
+            )
+            assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+            assert f"/packages/{PROBE}" in seen.paths, seen.paths
+            served = docker(
+                "run", "--rm", "--entrypoint", "sh", TAG, "-c",
+                "python -c 'import envkit_probe as p; print(p.SERVED_BY)';"
+                " ls /root/.netrc 2>&1; true",
+            ).stdout  # fmt: skip
+            assert "envkit-test-index" in served and "No such file" in served, served
+            history = docker("history", "--no-trunc", TAG).stdout
+            assert "/simple" in history and password not in history
+            saved = subprocess.run(["docker", "save", TAG], capture_output=True, check=True).stdout
+            assert password.encode() not in saved, "the password is in a layer"
+        finally:
+            docker("rmi", "-f", TAG, check=False)

@@ -1,0 +1,69 @@
+"""`python:` in envkit.yaml: a version ('3.11'), or a mapping that also names the project whose
+pyproject.toml the image installs (and its uv.lock, exactly, when there is one)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Discriminator, Field, Tag
+
+from envkit.config.fields import PythonVersion, matching
+from envkit.config.strict import Strict
+from envkit.errors import FieldError
+
+
+def _check_folder(value: str) -> str:
+    fix = "write the folder of pyproject.toml relative to envkit.yaml: '.' or e.g. 'src/app'"
+    if value == ".":
+        return value
+    if value.startswith(("/", "~")):
+        raise FieldError(
+            "an absolute path: the project must be inside the folder of envkit.yaml", fix
+        )
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*", value.rstrip("/")):
+        raise FieldError("not a plain relative folder (letters, digits, . _ + - and /)", fix)
+    if any(part in (".", "..") for part in value.rstrip("/").split("/")):
+        raise FieldError("a folder that leaves the project", fix)
+    return value.rstrip("/")
+
+
+ProjectFolder = Annotated[str, AfterValidator(_check_folder)]
+ExtraName = Annotated[
+    str,
+    matching(
+        r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?",
+        "extra name",
+        "name one of [project.optional-dependencies] in pyproject.toml, e.g. 'train'",
+    ),
+]
+
+
+class PythonSection(Strict):
+    """Python's version and the project's own pyproject.toml."""
+
+    version: PythonVersion | None = Field(
+        None, description="Python for flavors cuda/custom (Miniforge); pytorch images fix it."
+    )
+    project: ProjectFolder | None = Field(
+        None,
+        description="Folder of the project's pyproject.toml (relative to envkit.yaml, e.g. '.'): "
+        "its dependencies are installed, exactly as uv.lock pins them when there is one.",
+    )
+    extras: tuple[ExtraName, ...] = Field(
+        (), description="[project.optional-dependencies] groups installed too."
+    )
+
+
+def _which(value: Any) -> str:
+    return "union:section" if isinstance(value, dict) else "union:version"
+
+
+PythonField = Annotated[
+    Annotated[PythonVersion, Tag("union:version")] | Annotated[PythonSection, Tag("union:section")],
+    Discriminator(_which),
+]
+
+
+def python_version(value: str | PythonSection | None) -> str | None:
+    return value.version if isinstance(value, PythonSection) else value

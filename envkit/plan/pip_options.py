@@ -1,0 +1,53 @@
+"""packages.pip entries with options of their own, as the Dockerfile lays them out: each in a
+layer after the project's other Python packages (a CUDA extension built without isolation needs
+torch and the build tools already there), and the netrc secret the layers that ask a private
+index mount (BuildKit only: it is never part of a layer, and the classic builder has none)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from envkit.config.pip_package import PipPackage
+
+NETRC_SECRET = "envkit-netrc"  # noqa: S105 - the secret's name, not its value
+NETRC_ENV = "ENVKIT_NETRC"
+
+
+@dataclass(frozen=True)
+class SecretMount:
+    id: str
+    target: str
+
+    @property
+    def flag(self) -> str:
+        # required=false (the default, said): a build without credentials still asks the index,
+        # which then answers 401 and the failing step says so.
+        return f"--mount=type=secret,id={self.id},target={self.target},mode=0400,required=false"
+
+
+NETRC = SecretMount(NETRC_SECRET, "/root/.netrc")
+
+
+@dataclass(frozen=True)
+class OwnPip:
+    requirement: str
+    no_build_isolation: bool
+    index: str | None
+
+
+def split_pip(entries: tuple[str | PipPackage, ...]) -> tuple[tuple[str, ...], tuple[OwnPip, ...]]:
+    """(the plain requirements, one layer's worth; the entries with options, a layer each)."""
+    plain = tuple(e for e in entries if isinstance(e, str))
+    own = tuple(
+        OwnPip(e.name, e.no_build_isolation, e.index) for e in entries if isinstance(e, PipPackage)
+    )
+    return plain, own
+
+
+def netrc_file() -> Path | None:
+    """The building machine's netrc: $ENVKIT_NETRC, else ~/.netrc; None where there is none."""
+    named = os.environ.get(NETRC_ENV)
+    path = Path(named).expanduser() if named else Path.home() / ".netrc"
+    return path if path.is_file() else None

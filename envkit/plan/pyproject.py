@@ -1,0 +1,300 @@
+"""`python.project`: the project's pyproject.toml, and its uv.lock when there is one.
+
+Without a lock, [project].dependencies (and the extras envkit.yaml names) are installed like a
+requirements file. With a uv.lock beside pyproject.toml the image installs exactly what the lock
+pins: `uv export --frozen` inside the build turns it into hashed requirement lines, installed
+with --no-deps --require-hashes, so nothing is resolved again and every file is checked.
+
+torch stays envkit's to pin (its CUDA build is checked): a torch the project asks for must admit
+the torch envkit installs, a locked torch must be that release, and the lock's torch with what
+only torch needs (its CUDA libraries, triton) is not installed again from the lock. Everything is
+checked here, at plan time, with the file's own line: a stale lock, a workspace, a package the
+lock takes from a local path or git (not in the build context, or without a hash)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from envkit.config.fields import PipRequirement
+from envkit.config.python_section import PythonSection
+from envkit.config.rules import TORCH_NAMES
+from envkit.errors import ConfigError
+from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project_files import ProjectFile, ProjectReader, check_as, in_file
+
+if TYPE_CHECKING:
+    from envkit.config.load import LoadedSpec
+
+LOC = ("python", "project")
+HASHED_SOURCES = ("registry", "url")  # files the lock names with their sha256
+RELOCK = "run `uv lock` in the project and commit uv.lock"
+
+
+@dataclass(frozen=True)
+class PythonProject:
+    folder: str  # project-relative ('.' for the folder of envkit.yaml)
+    pyproject: ProjectFile
+    lock: ProjectFile | None
+    extras: tuple[str, ...]
+    requirements: tuple[str, ...]  # without a lock: what pyproject.toml names, torch left out
+    not_from_lock: tuple[str, ...]  # with a lock: torch and what only torch needs
+    locked: int  # packages the lock installs
+
+    @property
+    def target(self) -> str:
+        """Where pyproject.toml and uv.lock are in the image."""
+        return "/opt/envkit/project" + ("" if self.folder == "." else f"/{self.folder}")
+
+    @property
+    def export_args(self) -> tuple[str, ...]:
+        """`uv export`'s arguments: the lock as hashed requirement lines, nothing resolved."""
+        args = ["--frozen", "--no-dev", "--no-emit-workspace", "--no-header", "--no-annotate"]
+        args += ["--format", "requirements.txt"]
+        for extra in self.extras:
+            args += ["--extra", extra]
+        for name in self.not_from_lock:
+            args += ["--no-emit-package", name]
+        return tuple(args)
+
+
+def _line_of(text: str, needle: str, default: int = 1) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return number
+    return default
+
+
+def _toml(name: str, text: str) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = toml_loads(text)
+        return data
+    except TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else 1
+        raise in_file(name, line, f"not valid TOML: {exc}", "fix the file's syntax") from None
+
+
+def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]) -> list[str]:
+    """[project].dependencies and the named extras' requirement strings."""
+    project = data.get("project")
+    if not isinstance(project, dict):
+        raise in_file(name, 1, "no [project] table", "describe the project in [project] (PEP 621)")
+    if "dependencies" in (project.get("dynamic") or ()):
+        raise in_file(
+            name,
+            _line_of(text, "dynamic"),
+            "the dependencies are dynamic (the build backend computes them)",
+            "list them in [project].dependencies, or name their requirements file in "
+            "packages.requirements",
+        )
+    wanted = list(project.get("dependencies") or ())
+    optional = project.get("optional-dependencies") or {}
+    for extra in extras:
+        if extra not in optional:
+            known = ", ".join(sorted(optional)) or "none"
+            raise in_file(
+                name,
+                _line_of(text, "optional-dependencies"),
+                f"no extra {extra!r} in [project.optional-dependencies] (it has: {known})",
+                "name one of them in python.extras",
+            )
+        wanted += list(optional[extra] or ())
+    return wanted
+
+
+def _check_wanted(name: str, text: str, wanted: list[str], torch: str | None) -> list[str]:
+    """The requirements to install (torch's line checked, then left to envkit's pin)."""
+    kept = []
+    for item in wanted:
+        line = _line_of(text, str(item))
+        requirement = check_as(name, line, item, PipRequirement)
+        try:
+            parsed = Requirement(requirement)
+        except InvalidRequirement as exc:
+            raise in_file(name, line, f"not a requirement: {exc}", "fix it", requirement) from None
+        if canonicalize_name(parsed.name) not in TORCH_NAMES:
+            kept.append(requirement)
+            continue
+        if torch is None:
+            raise in_file(
+                name,
+                line,
+                "the project needs torch and envkit.yaml installs none",
+                "set the top-level `torch:` (and `cuda:`): envkit installs and checks it",
+                requirement,
+            )
+        if not parsed.specifier.contains(torch, prereleases=True):
+            raise in_file(
+                name,
+                line,
+                f"{requirement} does not admit torch {torch}, the release envkit installs",
+                "set `torch:` in envkit.yaml to a release it admits, or widen the pin",
+                requirement,
+            )
+    return kept
+
+
+def _packages(lock: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for package in lock.get("package") or ():
+        if isinstance(package, dict) and isinstance(package.get("name"), str):
+            by_name.setdefault(canonicalize_name(package["name"]), []).append(package)
+    return by_name
+
+
+def _edges(package: dict[str, Any], extras: tuple[str, ...]) -> set[str]:
+    deps = list(package.get("dependencies") or ())
+    for extra in extras:
+        deps += (package.get("optional-dependencies") or {}).get(extra) or ()
+    return {canonicalize_name(d["name"]) for d in deps if isinstance(d, dict) and "name" in d}
+
+
+def _reachable(graph: dict[str, set[str]], start: set[str], avoid: frozenset[str]) -> set[str]:
+    seen: set[str] = set()
+    queue = [n for n in start if n not in avoid]
+    while queue:
+        name = queue.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        queue += [n for n in graph.get(name, ()) if n not in avoid and n not in seen]
+    return seen
+
+
+def _lock_error(name: str, text: str, needle: str, problem: str, fix: str) -> ConfigError:
+    return in_file(name, _line_of(text, needle), problem, fix)
+
+
+def _graph(packages: dict[str, list[dict[str, Any]]]) -> dict[str, set[str]]:
+    # Every extra of a dependency counts: more reached means fewer packages left out, never a
+    # package the project needs left out.
+    graph: dict[str, set[str]] = {}
+    for name, versions in packages.items():
+        for package in versions:
+            extras = tuple(package.get("optional-dependencies") or ())
+            graph.setdefault(name, set()).update(_edges(package, extras))
+    return graph
+
+
+def _check_shape(name: str, text: str, lock: dict[str, Any]) -> None:
+    if lock.get("version") != 1:
+        raise _lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
+    if len((lock.get("manifest") or {}).get("members") or ()) > 1:
+        raise _lock_error(
+            name,
+            text,
+            "members",
+            "a uv workspace: its members' sources are not in the build context",
+            "point python.project at one member with a lock of its own, or install the "
+            "workspace in build.steps",
+        )
+
+
+def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, Any]) -> None:
+    """The lock was made for the dependencies pyproject.toml names now (by name: a changed
+    version bound is uv's to judge, a package added or removed is plain)."""
+    locked = {
+        canonicalize_name(d["name"])
+        for d in (root.get("metadata") or {}).get("requires-dist") or ()
+        if isinstance(d, dict) and "name" in d
+    }
+    named = list(project.get("dependencies") or ())
+    for group in (project.get("optional-dependencies") or {}).values():
+        named += group or ()
+    declared = {canonicalize_name(Requirement(r).name) for r in named}
+    if locked != declared:
+        change = sorted(f"+{n}" for n in declared - locked)
+        change += sorted(f"-{n}" for n in locked - declared)
+        problem = f"out of date with pyproject.toml ({', '.join(change)})"
+        raise _lock_error(name, text, "requires-dist", problem, RELOCK)
+
+
+def _check_torch(name: str, text: str, versions: list[dict[str, Any]], torch: str | None) -> None:
+    for package in versions:
+        version = str(package.get("version", "")).split("+")[0]
+        if torch is None or version != torch:
+            raise _lock_error(
+                name,
+                text,
+                'name = "torch"',
+                f"the lock pins torch {version}; envkit installs "
+                + (f"torch {torch}" if torch else "no torch"),
+                "set `torch:` in envkit.yaml to the locked release, or lock the one envkit "
+                "installs (`uv add torch==<it>`)",
+            )
+
+
+def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None:
+    for package in versions:
+        source = package.get("source") or {}
+        kind = next(iter(source), "")
+        if kind not in HASHED_SOURCES:
+            where = f"{kind} {source.get(kind, '')}".strip() or "nowhere"
+            raise _lock_error(
+                name,
+                text,
+                f'name = "{package["name"]}"',
+                f"the lock takes {package['name']} from {where}: not a file with a sum the "
+                "build can check",
+                "publish it to an index (or a URL), or install it in build.steps",
+            )
+
+
+def _from_lock(
+    name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], torch: str | None
+) -> tuple[tuple[str, ...], int]:
+    """(the lock's packages not installed from it, how many it installs), after every check."""
+    lock = _toml(name, text)
+    _check_shape(name, text, lock)
+    packages = _packages(lock)
+    roots = packages.get(canonicalize_name(str(project.get("name", ""))))
+    if not roots:
+        raise _lock_error(name, text, "[[package]]", f"no package {project.get('name')}", RELOCK)
+    _check_fresh(name, text, roots[0], project)
+    graph = _graph(packages)
+    start = _edges(roots[0], extras)
+    every = _reachable(graph, start, frozenset())
+    kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES))
+    if "torch" in every:
+        _check_torch(name, text, packages["torch"], torch)
+    for package_name in sorted(kept):
+        _check_sources(name, text, packages.get(package_name, []))
+    return tuple(sorted(every - kept)), len(kept)
+
+
+def read_python_project(loaded: LoadedSpec, torch: str | None) -> PythonProject | None:
+    """The project python.project names, read and checked (None where it names none)."""
+    section = loaded.spec.python
+    if not isinstance(section, PythonSection) or section.project is None:
+        return None
+    reader = ProjectReader(loaded)
+    prefix = "" if section.project == "." else f"{section.project}/"
+    name, text = reader.read(LOC, f"{prefix}pyproject.toml", "pyproject.toml")
+    data = _toml(name, text)
+    wanted = _wanted(name, text, data, section.extras)
+    requirements = _check_wanted(name, text, wanted, torch)
+    pyproject = ProjectFile(name, text)
+    lock_path = reader.root / f"{prefix}uv.lock"
+    if not (lock_path.exists() or lock_path.is_symlink()):
+        return PythonProject(
+            section.project, pyproject, None, section.extras, tuple(requirements), (), 0
+        )
+    lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
+    try:
+        left_out, locked = _from_lock(lock_name, lock_text, data["project"], section.extras, torch)
+    except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
+        raise in_file(lock_name, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None
+    return PythonProject(
+        section.project,
+        pyproject,
+        ProjectFile(lock_name, lock_text),
+        section.extras,
+        (),
+        left_out,
+        locked,
+    )

@@ -1,0 +1,220 @@
+"""python.project (issue 29): a project's pyproject.toml, and its uv.lock installed exactly.
+
+The locks under tests/data/projects were made by the real uv (`uv lock` against PyPI); the
+rendered layer's `uv export` arguments are run here by the real uv on them, so what the image
+installs is what these tests read. Every refusal names the file and line, and writes nothing."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO, envkit
+
+PROJECTS = REPO / "tests" / "data" / "projects"
+UV = Path(sys.executable).parent / "uv"
+CPU = "name: app\nbase: {flavor: custom, image: 'debian:bookworm'}\nssh: {allow_no_keys: true}\n"
+TORCH = "name: app\ntorch: '2.5.1'\nssh: {allow_no_keys: true}\n"
+
+
+def _project(tmp_path: Path, source: str, config: str, python: str = "  project: .\n") -> Path:
+    target = tmp_path / "app"
+    shutil.copytree(PROJECTS / source, target)
+    (target / "envkit.yaml").write_text(config + "python:\n" + python)
+    return target
+
+
+def _rendered(project: Path) -> str:
+    done = envkit("render", cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return (project / ".envkit" / "Dockerfile").read_text()
+
+
+def _refused(project: Path) -> str:
+    done = envkit("render", cwd=project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (project / ".envkit").exists(), "a refused config writes nothing"
+    return done.stderr
+
+
+def _exported(project: Path, dockerfile: str) -> list[tuple[str, str]]:
+    """What the layer's `uv export` writes, run by the real uv on the context's copy."""
+    line = next(x for x in dockerfile.splitlines() if "/uv export " in x)
+    words = shlex.split(line.split("/uv export ", 1)[1].split(" -o ", 1)[0])
+    context = project / ".envkit" / "envkit" / "project"
+    done = subprocess.run(
+        [str(UV), "export", *words], cwd=context, capture_output=True, text=True, check=True
+    )
+    return sorted(re.findall(r"^([a-z0-9-]+)==(\S+)", done.stdout, re.M))
+
+
+def test_a_lock_is_installed_exactly_with_hashes_and_the_extra(tmp_path: Path) -> None:
+    project = _project(tmp_path, "uvproj", CPU, "  project: .\n  extras: [colour]\n")
+    dockerfile = _rendered(project)
+    assert "--no-deps --require-hashes" in dockerfile
+    copied = project / ".envkit" / "envkit" / "project"
+    assert (copied / "uv.lock").read_text() == (project / "uv.lock").read_text()
+    assert _exported(project, dockerfile) == [
+        ("colorama", "0.4.6"),
+        ("six", "1.16.0"),
+        ("tqdm", "4.70.1"),  # the lock's version, not the newest tqdm>=4.60 allows
+    ]
+
+
+def test_a_locked_torch_comes_from_envkits_torch_layer_not_the_lock(tmp_path: Path) -> None:
+    project = _project(tmp_path, "uvtorch", TORCH)
+    dockerfile = _rendered(project)
+    # sympy is the project's and torch's: it stays; what only torch needs does not come again
+    assert _exported(project, dockerfile) == [
+        ("mpmath", "1.3.0"),
+        ("six", "1.16.0"),
+        ("sympy", "1.13.1"),
+    ]
+    assert "--no-emit-package nvidia-cublas-cu12" in dockerfile
+    assert "--no-emit-package torch " in dockerfile
+
+
+def test_without_a_lock_the_dependencies_install_and_torchs_bound_is_checked(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path, "uvtorch", TORCH)
+    (project / "uv.lock").unlink()
+    dockerfile = _rendered(project)
+    layer = dockerfile.split("python.project; no uv.lock", 1)[1].split("\n\n", 1)[0]
+    assert "six==1.16.0" in layer and "sympy" in layer
+    assert "torch==" not in layer, "torch is envkit's layer's, pinned by its constraint"
+
+    shutil.rmtree(project / ".envkit")
+    (project / "envkit.yaml").write_text(
+        TORCH.replace("2.5.1", "2.4.1") + "python:\n  project: .\n"
+    )
+    said = _refused(project)
+    assert "pyproject.toml:5:" in said and "does not admit torch 2.4.1" in said
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        # the lock pins another torch than envkit installs
+        (lambda p: _set(p, "envkit.yaml", "'2.5.1'", "'2.4.1'"), "torch==2.5.1 does not admit"),
+        # a dependency added to pyproject.toml after `uv lock`
+        (lambda p: _set(p, "pyproject.toml", '"six==1.16.0"', '"six==1.16.0", "idna"'), "+idna"),
+        # a package the lock takes from a folder (not in the build context, no hash)
+        (
+            lambda p: _set(
+                p,
+                "uv.lock",
+                'name = "six"\nversion = "1.16.0"\nsource = { registry'
+                ' = "https://pypi.org/simple" }',
+                'name = "six"\nversion = "1.16.0"\nsource = { directory = "../six" }',
+            ),
+            "from directory ../six",
+        ),
+        # a workspace: its members' sources are elsewhere
+        (
+            lambda p: _set(
+                p,
+                "uv.lock",
+                "\n[[package]]",
+                '\n[manifest]\nmembers = ["a", "b"]\n\n[[package]]',
+                count=1,
+            ),
+            "a uv workspace",
+        ),
+        # a lock format envkit does not read
+        (lambda p: _set(p, "uv.lock", "version = 1\n", "version = 9\n", count=1), "format"),
+        # not TOML at all
+        (lambda p: _set(p, "uv.lock", "[[package]]", "[[package", count=1), "not valid TOML"),
+    ],
+    ids=["torch", "stale", "directory", "workspace", "format", "syntax"],
+)
+def test_a_lock_envkit_cannot_install_exactly_is_refused_with_its_line(
+    tmp_path: Path, change: object, said: str
+) -> None:
+    project = _project(tmp_path, "uvtorch", TORCH)
+    change(project)  # type: ignore[operator]
+    stderr = _refused(project)
+    assert said in stderr, stderr
+    assert re.search(r"(uv\.lock|pyproject\.toml):\d+:", stderr), stderr
+    assert "fix:" in stderr
+
+
+def _set(project: Path, name: str, old: str, new: str, count: int = -1) -> None:
+    path = project / name
+    text = path.read_text()
+    assert old in text, (name, old)
+    path.write_text(text.replace(old, new, count))
+
+
+def test_the_locked_torch_mismatch_points_at_the_locks_torch(tmp_path: Path) -> None:
+    project = _project(tmp_path, "uvtorch", TORCH)
+    # pyproject admits 2.4.1; the lock still pins 2.5.1
+    _set(project, "pyproject.toml", "torch==2.5.1", "torch>=2.4")
+    _set(project, "envkit.yaml", "'2.5.1'", "'2.4.1'")
+    _set(project, "uv.lock", 'specifier = "==2.5.1"', 'specifier = ">=2.4"')
+    stderr = _refused(project)
+    torch_line = (project / "uv.lock").read_text().splitlines().index('name = "torch"') + 1
+    assert f"uv.lock:{torch_line}:" in stderr and "pins torch 2.5.1" in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("setup", "python", "said"),
+    [
+        (lambda p: None, "  project: .\n  extras: [gpu]\n", "no extra 'gpu'"),
+        (lambda p: (p / "pyproject.toml").unlink(), "  project: .\n", "envkit.yaml:5:"),
+        (lambda p: None, "  project: ../elsewhere\n", "leaves the project"),
+        (
+            lambda p: (p / "pyproject.toml").write_text(
+                '[project]\nname = "x"\nversion = "1"\ndynamic = ["dependencies"]\n'
+            ),
+            "  project: .\n",
+            "dependencies are dynamic",
+        ),
+        (
+            lambda p: _link_out(p),
+            "  project: .\n",
+            "leaves the project",
+        ),
+    ],
+    ids=["extra", "missing", "dotdot", "dynamic", "symlink-out"],
+)
+def test_a_project_envkit_cannot_read_is_refused(
+    tmp_path: Path, setup: object, python: str, said: str
+) -> None:
+    project = _project(tmp_path, "uvproj", CPU, python)
+    setup(project)  # type: ignore[operator]
+    stderr = _refused(project)
+    assert said in stderr, stderr
+
+
+def _link_out(project: Path) -> None:
+    outside = project.parent / "outside.toml"
+    outside.write_text((project / "pyproject.toml").read_text())
+    (project / "pyproject.toml").unlink()
+    (project / "pyproject.toml").symlink_to(outside)
+
+
+def test_python_as_a_version_or_a_mapping_means_the_same_interpreter(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "envkit.yaml").write_text(
+        "name: app\nbase: {flavor: cuda}\npython: '3.11'\nssh: {allow_no_keys: true}\n"
+    )
+    mapped = tmp_path / "mapped"
+    mapped.mkdir()
+    (mapped / "envkit.yaml").write_text(
+        "name: app\nbase: {flavor: cuda}\npython: {version: '3.11'}\nssh: {allow_no_keys: true}\n"
+    )
+    assert _rendered(plain) == _rendered(mapped)
+    (mapped / "envkit.yaml").write_text(
+        "name: app\nbase: {flavor: cuda}\npython: '2.7'\nssh: {allow_no_keys: true}\n"
+    )
+    shutil.rmtree(mapped / ".envkit")
+    assert "envkit.yaml:3: python: not a valid python version" in _refused(mapped)
