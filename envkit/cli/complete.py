@@ -15,3 +15,13 @@ def members(ctx: typer.Context, incomplete: str) -> list[str]:
     except Exception:  # no config, or a broken one: nothing to offer, and no error in the shell
         return []
     return [name for name in names if name.startswith(incomplete)]
+
+
+def targets(ctx: typer.Context, incomplete: str) -> list[str]:
+    try:
+        from envkit.commands.ssh_config import target_urls
+
+        urls = target_urls(ctx.params.get("config"))
+    except Exception:  # as above: a broken config completes nothing, quietly
+        return []
+    return [url for url in urls if url.startswith(incomplete)]

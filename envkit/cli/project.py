@@ -22,19 +22,35 @@ from envkit.cli.options import (
 def init(
     path: Annotated[Path, typer.Option("--path", help="Where to write.")] = Path("envkit.yaml"),
     name: Annotated[str | None, typer.Option(help="Project name (default: the folder's).")] = None,
-    preset: Annotated[str, typer.Option(help="Mirror preset.")] = "official",
+    preset: Annotated[str | None, typer.Option(help="Mirror preset (default: official).")] = None,
     torch: Annotated[str | None, typer.Option(help="torch release.")] = None,
     cuda: Annotated[str | None, typer.Option(help="CUDA version.")] = None,
     flavor: Annotated[str, typer.Option(help="pytorch | cuda | custom.")] = "pytorch",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    no_input: Annotated[
+        bool, typer.Option("--no-input", help="Ask nothing, even on a terminal.")
+    ] = False,
 ) -> None:
-    """Write a commented starter envkit.yaml.
+    """Write a commented starter envkit.yaml, using the project files it finds. On a terminal
+    it asks for what no flag said (torch, CUDA, mirror, notebook, team).
 
-    Example: envkit init --preset tuna --torch 2.4.1"""
+    Example: envkit init --preset tuna --torch 2.4.1 --no-input"""
+    import sys
+
     from envkit.commands.init import init as run_init
 
+    interactive = not no_input and sys.stdin.isatty() and sys.stdout.isatty()
     raise typer.Exit(
-        run_init(path, name=name, preset=preset, torch=torch, cuda=cuda, flavor=flavor, force=force)
+        run_init(
+            path,
+            name=name,
+            preset=preset,
+            torch=torch,
+            cuda=cuda,
+            flavor=flavor,
+            force=force,
+            interactive=interactive,
+        )
     )
 
 
@@ -126,14 +142,16 @@ def up(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd to be healthy.")] = 90.0,
     registry: RegistryOption = None,
     force_build: BuildFlag = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Start the environment and wait until sshd is healthy; twice changes nothing. Where the
-    image is missing, pull it from the registry (or build it with --build).
+    image is missing, pull it from the registry (or build it with --build). --json: one object
+    on stdout (each container's state, port and login), the progress on stderr.
 
     Example: envkit up --registry registry.lab:5000/team"""
     from envkit.commands.up import up as run_up
 
-    raise typer.Exit(run_up(config, timeout, registry, force_build))
+    raise typer.Exit(run_up(config, timeout, registry, force_build, as_json))
 
 
 def down(

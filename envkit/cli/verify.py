@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from envkit.checks.programs.health import DEFAULT_TIMEOUT_S as DEFAULT_HEALTH_TIMEOUT_S
+from envkit.cli import complete
 from envkit.cli.options import (
     ConfigOption,
     HistoryFile,
@@ -24,7 +25,10 @@ from envkit.verify.request import DEFAULT_PARALLEL, SUITE_TIMEOUT_S_INT, SlurmRe
 # verify's options, named here so the command reads as a list of them.
 Local = Annotated[bool, typer.Option("--local", help="Verify this machine.")]
 Targets = Annotated[
-    list[str] | None, typer.Option("--target", "-t", help=f"{target_usage()} (repeatable).")
+    list[str] | None,
+    typer.Option(
+        "--target", "-t", help=f"{target_usage()} (repeatable).", autocompletion=complete.targets
+    ),
 ]
 Image = Annotated[str | None, typer.Option(help="Verify IMAGE in a throwaway container.")]
 Python = Annotated[

@@ -34,28 +34,7 @@ def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
         )
 
 
-def write_starter(
-    path: Path,
-    *,
-    name: str | None,
-    preset: str,
-    torch: str | None,
-    cuda: str | None,
-    flavor: str,
-    force: bool,
-) -> Path:
-    _check_choice("preset", preset, preset_names())
-    _check_choice("flavor", flavor, FLAVORS[:2])
-    if path.exists() and not force:
-        raise EnvkitError(
-            f"{path} already exists", "pass --force to overwrite it, or --path elsewhere"
-        )
-    table = compat.load_table()
-    try:
-        release = compat.resolve_torch(table, torch)
-        chosen = compat.resolve_cuda(table, release, cuda, flavor=flavor)
-    except FieldError as exc:
-        raise EnvkitError(exc.problem, exc.fix) from None
+def _project_name(name: str | None, path: Path) -> str:
     project = name or _default_name(path)
     try:
         TypeAdapter(ProjectName).validate_python(project)  # the same rule envkit.yaml's name obeys
@@ -64,11 +43,48 @@ def write_starter(
             f"--name: {project!r} is not a valid project name",
             "use lowercase letters, digits, '-' and '_'",
         ) from None
+    return project
+
+
+def write_starter(
+    path: Path,
+    *,
+    name: str | None,
+    preset: str | None,
+    torch: str | None,
+    cuda: str | None,
+    flavor: str,
+    force: bool,
+    interactive: bool = False,
+) -> Path:
+    if preset is not None:
+        _check_choice("preset", preset, preset_names())
+    _check_choice("flavor", flavor, FLAVORS[:2])
+    if path.exists() and not force:
+        raise EnvkitError(
+            f"{path} already exists", "pass --force to overwrite it, or --path elsewhere"
+        )
+    project = _project_name(name, path)  # before any question: a bad --name stops here
     from envkit.commands.init_survey import survey
+
+    found = survey(path.resolve().parent, Path.home())
+    torch = torch or found.locked_torch  # a uv.lock's torch is the one the project runs
+    notebook, members = False, tuple[tuple[str, str], ...]()
+    if interactive:
+        from envkit.commands.init_questions import ask
+
+        answers = ask(input, torch, cuda, preset, flavor)
+        torch, cuda, preset = answers.torch, answers.cuda, answers.preset
+        notebook, members = answers.notebook, answers.members
+    table = compat.load_table()
+    try:
+        release = compat.resolve_torch(table, torch)
+        chosen = compat.resolve_cuda(table, release, cuda, flavor=flavor)
+    except FieldError as exc:
+        raise EnvkitError(exc.problem, exc.fix) from None
     from envkit.commands.schema import SCHEMA_FILE, schema_text
     from envkit.render import make_environment
 
-    found = survey(path.resolve().parent, Path.home())
     text = (
         make_environment()
         .get_template("envkit.yaml.j2")
@@ -77,21 +93,22 @@ def write_starter(
             flavor=flavor,
             torch=release.version,
             cuda=chosen.version,
-            preset=preset,
+            preset=preset or "official",
             found=found,
+            notebook=notebook,
+            members=members,
             schema_file=SCHEMA_FILE,
         )
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     (path.parent / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
-    for line in _found_lines(found):
-        sys.stdout.write(line + "\n")
+    sys.stdout.write("".join(line + "\n" for line in _found_lines(found)))
     return path
 
 
 def _found_lines(found: Survey) -> list[str]:
-    used = [*found.requirements, found.apt_file, found.conda_file]
+    used = [*found.requirements, found.apt_file, found.conda_file, found.pyproject]
     lines = [f"uses {name} (found here)" for name in used if name]
     lines += [f"skipped {why}" for why in found.skipped_keys]
     if found.key_file or found.agent_key:

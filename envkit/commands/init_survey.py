@@ -26,6 +26,8 @@ class Survey:
     key_file: str | None = None  # as written in envkit.yaml: ~/.ssh/NAME.pub
     agent_key: str | None = None  # a key line from ssh-agent, when no file has one
     skipped_keys: tuple[str, ...] = ()  # files found but not usable, with why
+    pyproject: str | None = None  # "pyproject.toml" (and uv.lock) when python.project can use it
+    locked_torch: str | None = None  # the torch its uv.lock pins
 
 
 def _usable(text: str) -> str | None:
@@ -50,6 +52,34 @@ def _agent_key() -> str | None:
     return None
 
 
+def _pyproject(folder: Path) -> tuple[str | None, str | None]:
+    """("pyproject.toml" or "pyproject.toml and uv.lock", the lock's torch) where the project
+    describes its dependencies in [project] (a Poetry-only file, or dynamic dependencies, would
+    fail the first render: not proposed)."""
+    from envkit.files import TOMLDecodeError, toml_loads
+
+    try:
+        data = toml_loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TOMLDecodeError):
+        return None, None
+    project = data.get("project")
+    if not isinstance(project, dict) or "dependencies" in (project.get("dynamic") or ()):
+        return None, None
+    try:
+        lock = toml_loads((folder / "uv.lock").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TOMLDecodeError):
+        return "pyproject.toml", None
+    torch = next(
+        (
+            str(p.get("version", "")).split("+")[0]
+            for p in lock.get("package") or ()
+            if isinstance(p, dict) and p.get("name") == "torch"
+        ),
+        None,
+    )
+    return "pyproject.toml and uv.lock", torch
+
+
 def survey(folder: Path, home: Path) -> Survey:
     def first(names: tuple[str, ...]) -> str | None:
         return next((n for n in names if (folder / n).is_file()), None)
@@ -66,7 +96,10 @@ def survey(folder: Path, home: Path) -> Survey:
             key_file = f"~/.ssh/{name}"
             break
         skipped.append(f"~/.ssh/{name}: {why}")
+    pyproject, locked_torch = _pyproject(folder)
     return Survey(
+        pyproject=pyproject,
+        locked_torch=locked_torch,
         requirements=requirements,
         apt_file=first(APT_FILES),
         conda_file=first(CONDA_FILES),

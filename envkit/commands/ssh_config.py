@@ -33,3 +33,16 @@ def ssh_config(
         ssh_config_blocks(plan, member=member, host=host, identity=identity, wake=wake)
     )
     return 0
+
+
+def target_urls(config: str | None) -> list[str]:
+    """The verify targets envkit.yaml implies, for shell completion: each container by name
+    (docker://) and by its SSH login (ssh://), the image, and this machine."""
+    from envkit.render.ssh_config import connect_host
+
+    plan = load_project(config).plan
+    urls = [f"docker://{s.container_name}" for s in plan.services]
+    if plan.ssh.enabled:
+        host = connect_host(plan)
+        urls += [f"ssh://{s.user}@{host}:{s.ssh_port}" for s in plan.services]
+    return [*urls, f"image://{plan.image.tag}", "local://"]

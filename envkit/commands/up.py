@@ -96,6 +96,31 @@ def up(
     timeout: float,
     registry: str | None = None,
     force_build: bool = False,
+    as_json: bool = False,
+) -> int:
+    """`envkit up`; with --json, every line for people goes to stderr and stdout gets one JSON
+    object: each container's state and login, written even when one did not become healthy."""
+    if not as_json:
+        return _up(config, timeout, registry, force_build, {})
+    import contextlib
+    import json
+
+    stdout, report = sys.stdout, dict[str, Any]()
+    with contextlib.redirect_stdout(sys.stderr):
+        try:
+            return _up(config, timeout, registry, force_build, report)
+        finally:
+            if report:
+                stdout.write(json.dumps(report) + "\n")
+                stdout.flush()
+
+
+def _up(
+    config: str | None,
+    timeout: float,
+    registry: str | None,
+    force_build: bool,
+    report: dict[str, Any],
 ) -> int:
     from envkit.commands.member_gpus import with_host_gpus
     from envkit.engine.client import docker_client, running_containers
@@ -140,11 +165,44 @@ def up(
         )
     for service in plan.services:
         _say_state(plan, service, states, refreshed.get(service.container_name), remote)
+    report.update(_report(plan, states, refreshed, [g.name for g in leaving], remote))
     if any(state != "healthy" for state in states.values()):
         raise EngineUnreachableError(
             "not every container became healthy", "see `envkit status` and `docker logs CONTAINER`"
         )
     return 0
+
+
+def _report(
+    plan: Plan,
+    states: dict[str, str],
+    refreshed: dict[str, KeySync],
+    removed: list[str],
+    remote: bool,
+) -> dict[str, Any]:
+    containers = []
+    for service in plan.services:
+        name = service.container_name
+        sync = refreshed.get(name)
+        containers.append(
+            {
+                "name": name,
+                "member": service.member,
+                "state": states.get(name, "unknown"),
+                "user": service.user,
+                "ssh_port": service.ssh_port if plan.ssh.enabled else None,
+                "login": _login_hint(plan, service, remote) if plan.ssh.enabled else None,
+                "gpus": list(service.gpus) if isinstance(service.gpus, tuple) else service.gpus,
+                "keys_refreshed": bool(sync and sync.refreshed),
+            }
+        )
+    healthy = all(state == "healthy" for state in states.values())
+    return {
+        "image": plan.image.tag,
+        "healthy": healthy,
+        "containers": containers,
+        "removed": removed,
+    }
 
 
 def _say_state(

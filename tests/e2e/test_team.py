@@ -83,10 +83,19 @@ def test_members_join_and_leave_without_touching_the_others(
             {"alice": [keys["alice"]], "bob": [keys["bob"]], "carol": [keys["carol"]]},
         )
     )
-    joined = envkit("up", cwd=directory)
+    joined = envkit("up", "--json", cwd=directory)  # stdout: one JSON object, nothing else
     assert joined.returncode == 0, joined.stdout + joined.stderr
     assert _identity(f"{project}-alice") == alice and _identity(f"{project}-bob") == bob
     carol_port = _port(directory, "carol")
+    report = json.loads(joined.stdout)
+    states = {c["member"]: (c["state"], c["ssh_port"]) for c in report["containers"]}
+    assert states == {
+        "alice": ("healthy", alice_port),
+        "bob": ("healthy", _port(directory, "bob")),
+        "carol": ("healthy", carol_port),
+    }, report
+    assert report["healthy"] is True and report["removed"] == []
+    assert f"{project}-carol: healthy" in joined.stderr, "the lines for people go to stderr"
     assert _port(directory, "alice") == alice_port, "a newcomer never moves anyone's port"
     login = openssh(carol_port, directory / "carol", "id -un", user="carol")
     assert login.stdout.strip() == "carol", login.stderr

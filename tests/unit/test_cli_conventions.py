@@ -68,6 +68,12 @@ def test_bash_completes_commands_and_the_configs_members(tmp_path: Path) -> None
     assert complete("envkit", "start", "al") == ["alice", "albert"]
     assert complete("envkit", "ssh-config", "--member", "b") == ["bob"]
     assert {"start", "status"} <= set(complete("envkit", "st"))
+    # verify's targets: each member's container by name, and the image
+    assert complete("envkit", "verify", "--target", "docker://lab-a") == [
+        "docker://lab-alice",
+        "docker://lab-albert",
+    ]
+    assert complete("envkit", "verify", "-t", "image://") == ["image://envkit/lab:latest"]
     (tmp_path / "envkit.yaml").write_text("name: [broken")
     assert complete("envkit", "start", "al") == [], "a broken config completes nothing, quietly"
 
