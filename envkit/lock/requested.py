@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 from envkit.checks.programs.lockfile import Entries, format_lock
 from envkit.errors import EnvkitError
@@ -20,6 +21,10 @@ def _token(value: str) -> str:
     return re.sub(r"\s+", "", value)  # requirement strings mean the same without blanks
 
 
+def _digest(texts: Iterable[str]) -> str:
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:16]
+
+
 def requested(plan: Plan) -> Entries:
     """One entry per request, `kind:value`, each standing alone on its line for diffs."""
     items = [f"base:{plan.image.base}", f"python:{plan.python.provider}"]
@@ -28,6 +33,13 @@ def requested(plan: Plan) -> Entries:
     items += [f"apt:{package}" for package in plan.packages.apt]
     items += [f"pip:{_token(requirement)}" for requirement in plan.packages.pip]
     items += [f"pip:{_token(package.requirement)}" for package in plan.packages.pip_own]
+    # The project's own files by content: a line changed in one is another request.
+    for layer in plan.packages.requirements:
+        items.append(f"requirements:{layer.top}@{_digest(f.text for f in layer.files)}")
+    project = plan.packages.project
+    if project is not None:
+        files = [project.pyproject] + ([project.lock] if project.lock else [])
+        items.append(f"project:{project.pyproject.path}@{_digest(f.text for f in files)}")
     if plan.notebook.enabled:  # JupyterLab comes from the lock too
         items += [f"notebook:{requirement}" for requirement in plan.notebook.requirements]
     if plan.conda.update_env:

@@ -265,3 +265,25 @@ def test_fill_hashes_asks_only_for_pips_packages_and_names_the_unserved(index: s
     assert filled["tqdm"][2] == f"sha256:{'e' * 64},sha256:{'f' * 64}"
     assert filled["rich"] == packages["rich"] and filled["numpy"] == packages["numpy"]
     assert missing == ["rich"]
+
+
+def test_a_changed_project_file_is_another_request_the_lock_names() -> None:
+    """A requirements file or a pyproject/uv.lock edited after `envkit lock` makes the lock stale
+    (by content: the same path with another line is another request)."""
+    from envkit.lock.requested import check_matches
+    from envkit.plan import Plan
+    from envkit.plan.project_files import ProjectFile, RequirementsLayer
+
+    plan = plan_example("debian-bookworm-cpu")
+
+    def with_file(text: str) -> Plan:
+        layer = RequirementsLayer("requirements.txt", (ProjectFile("requirements.txt", text),))
+        return dataclasses.replace(
+            plan, packages=dataclasses.replace(plan.packages, requirements=(layer,))
+        )
+
+    before, after = with_file("six==1.16.0\n"), with_file("six==1.17.0\n")
+    assert inputs_digest(before) != inputs_digest(after)
+    with pytest.raises(EnvkitError) as stale:
+        check_matches(requested(before), after, "envkit.lock")
+    assert "requirements:requirements.txt@" in str(stale.value)
