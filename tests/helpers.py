@@ -95,6 +95,15 @@ def envkit(
     )
 
 
+def render_refused(project: Path) -> str:
+    """`envkit render` in PROJECT refused: exit 2, no traceback, nothing written. Its stderr."""
+    done = envkit("render", cwd=project)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (project / ".envkit").exists(), "a refused config writes nothing"
+    return done.stderr
+
+
 def status_of(report: dict[str, Any], check_id: str) -> tuple[str, str]:
     """A check's (status, message) in one target's report."""
     row = next(c for c in report["checks"] if c["id"] == check_id)

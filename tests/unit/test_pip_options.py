@@ -11,7 +11,7 @@ import pytest
 
 from envkit.engine.build import BuildOptions
 from envkit.engine.buildkit import buildx_command
-from tests.helpers import envkit
+from tests.helpers import envkit, render_refused
 
 BASE = "name: app\ntorch: '2.5.1'\nssh: {allow_no_keys: true}\n"
 FLASH = "    - {name: 'flash-attn==2.7.4.post1', no_build_isolation: true}\n"
@@ -21,14 +21,6 @@ ACME = "    - {name: 'acme-tools==1.2', index: 'https://pypi.acme.example/simple
 def _write(tmp_path: Path, entries: str, extra: str = "") -> Path:
     (tmp_path / "envkit.yaml").write_text(BASE + "packages:\n  pip:\n" + entries + extra)
     return tmp_path
-
-
-def _refused(project: Path) -> str:
-    done = envkit("render", cwd=project)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
-    assert not (project / ".envkit").exists(), "a refused config writes nothing"
-    return done.stderr
 
 
 def test_each_package_with_options_gets_its_layer_after_the_plain_ones(tmp_path: Path) -> None:
@@ -68,7 +60,7 @@ def test_each_package_with_options_gets_its_layer_after_the_plain_ones(tmp_path:
 def test_a_package_entry_envkit_cannot_take_is_refused(
     tmp_path: Path, entry: str, said: str
 ) -> None:
-    stderr = _refused(_write(tmp_path, entry))
+    stderr = render_refused(_write(tmp_path, entry))
     assert said in stderr and "envkit.yaml:" in stderr and "fix:" in stderr, stderr
     assert "s3cr3t-token" not in stderr, "a password in envkit.yaml is never shown back"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, envkit
+from tests.helpers import REPO, envkit, render_refused
 
 BYO = REPO / "tests" / "data" / "projects" / "byo"
 CONFIG = (
@@ -28,13 +28,6 @@ def project(tmp_path: Path) -> Path:
 
 def _config(project: Path, extra: str = "", requirements: str = "requirements.txt") -> None:
     (project / "envkit.yaml").write_text(CONFIG.format(requirements=requirements) + extra)
-
-
-def _refused(project: Path) -> str:
-    done = envkit("render", cwd=project)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert not (project / ".envkit").exists(), "a refused config writes nothing"
-    return done.stderr
 
 
 def test_the_files_travel_into_the_context_and_each_gets_its_layer(project: Path) -> None:
@@ -77,7 +70,7 @@ def test_what_a_file_holds_is_checked_with_its_own_line(
 ) -> None:
     (project / where).write_text(text)
     _config(project, "conda:\n  file: environment.yml\n")
-    stderr = _refused(project)
+    stderr = render_refused(project)
     assert said in stderr, stderr
 
 
@@ -93,7 +86,7 @@ def test_a_path_outside_or_absent_is_refused_with_file_and_line(
     project: Path, requirements: str, said: str, line: int
 ) -> None:
     _config(project, requirements=requirements)
-    stderr = _refused(project)
+    stderr = render_refused(project)
     assert said in stderr and f"envkit.yaml:{line}:" in stderr, stderr
 
 
@@ -101,13 +94,13 @@ def test_a_symlink_out_a_fifo_and_a_huge_file_are_refused(project: Path, tmp_pat
     (tmp_path / "secret.txt").write_text("six\n")
     (project / "linked.txt").symlink_to(tmp_path / "secret.txt")
     _config(project, requirements="linked.txt")
-    assert "leaves the project" in _refused(project)
+    assert "leaves the project" in render_refused(project)
     os.mkfifo(project / "fifo.txt")
     _config(project, requirements="fifo.txt")
-    assert "not a regular file" in _refused(project)
+    assert "not a regular file" in render_refused(project)
     (project / "huge.txt").write_bytes(b"#" * (2 * 1024 * 1024))
     _config(project, requirements="huge.txt")
-    assert "over the" in _refused(project)
+    assert "over the" in render_refused(project)
 
 
 def test_a_build_step_as_the_login_user_runs_under_its_ids(project: Path) -> None:

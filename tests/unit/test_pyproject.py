@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, envkit
+from tests.helpers import REPO, envkit, render_refused
 
 PROJECTS = REPO / "tests" / "data" / "projects"
 UV = Path(sys.executable).parent / "uv"
@@ -34,14 +34,6 @@ def _rendered(project: Path) -> str:
     done = envkit("render", cwd=project)
     assert done.returncode == 0, done.stdout + done.stderr
     return (project / ".envkit" / "Dockerfile").read_text()
-
-
-def _refused(project: Path) -> str:
-    done = envkit("render", cwd=project)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "Traceback" not in done.stderr
-    assert not (project / ".envkit").exists(), "a refused config writes nothing"
-    return done.stderr
 
 
 def _exported(project: Path, dockerfile: str) -> list[tuple[str, str]]:
@@ -95,7 +87,7 @@ def test_without_a_lock_the_dependencies_install_and_torchs_bound_is_checked(
     (project / "envkit.yaml").write_text(
         TORCH.replace("2.5.1", "2.4.1") + "python:\n  project: .\n"
     )
-    said = _refused(project)
+    said = render_refused(project)
     assert "pyproject.toml:5:" in said and "does not admit torch 2.4.1" in said
 
 
@@ -140,7 +132,7 @@ def test_a_lock_envkit_cannot_install_exactly_is_refused_with_its_line(
 ) -> None:
     project = _project(tmp_path, "uvtorch", TORCH)
     change(project)  # type: ignore[operator]
-    stderr = _refused(project)
+    stderr = render_refused(project)
     assert said in stderr, stderr
     assert re.search(r"(uv\.lock|pyproject\.toml):\d+:", stderr), stderr
     assert "fix:" in stderr
@@ -159,7 +151,7 @@ def test_the_locked_torch_mismatch_points_at_the_locks_torch(tmp_path: Path) -> 
     _set(project, "pyproject.toml", "torch==2.5.1", "torch>=2.4")
     _set(project, "envkit.yaml", "'2.5.1'", "'2.4.1'")
     _set(project, "uv.lock", 'specifier = "==2.5.1"', 'specifier = ">=2.4"')
-    stderr = _refused(project)
+    stderr = render_refused(project)
     torch_line = (project / "uv.lock").read_text().splitlines().index('name = "torch"') + 1
     assert f"uv.lock:{torch_line}:" in stderr and "pins torch 2.5.1" in stderr, stderr
 
@@ -190,7 +182,7 @@ def test_a_project_envkit_cannot_read_is_refused(
 ) -> None:
     project = _project(tmp_path, "uvproj", CPU, python)
     setup(project)  # type: ignore[operator]
-    stderr = _refused(project)
+    stderr = render_refused(project)
     assert said in stderr, stderr
 
 
@@ -217,4 +209,4 @@ def test_python_as_a_version_or_a_mapping_means_the_same_interpreter(tmp_path: P
         "name: app\nbase: {flavor: cuda}\npython: '2.7'\nssh: {allow_no_keys: true}\n"
     )
     shutil.rmtree(mapped / ".envkit")
-    assert "envkit.yaml:3: python: not a valid python version" in _refused(mapped)
+    assert "envkit.yaml:3: python: not a valid python version" in render_refused(mapped)
