@@ -108,7 +108,9 @@ def write_starter(
 
 
 def _found_lines(found: Survey) -> list[str]:
-    used = [*found.requirements, found.apt_file, found.conda_file, found.pyproject]
+    used = [*found.requirements, found.apt_file, found.conda_file]
+    used += ["pyproject.toml"] if found.pyproject else []
+    used += ["uv.lock"] if found.uv_lock else []
     lines = [f"uses {name} (found here)" for name in used if name]
     lines += [f"skipped {why}" for why in found.skipped_keys]
     if found.key_file or found.agent_key:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from envkit.errors import FieldError
+from envkit.files import read_regular
 from envkit.plan.keys import parse_public_key
 
 # The usual names, in the order repo2docker and envd look for them.
@@ -26,7 +28,8 @@ class Survey:
     key_file: str | None = None  # as written in envkit.yaml: ~/.ssh/NAME.pub
     agent_key: str | None = None  # a key line from ssh-agent, when no file has one
     skipped_keys: tuple[str, ...] = ()  # files found but not usable, with why
-    pyproject: str | None = None  # "pyproject.toml" (and uv.lock) when python.project can use it
+    pyproject: bool = False  # a pyproject.toml python.project can use
+    uv_lock: bool = False  # and a uv.lock beside it
     locked_torch: str | None = None  # the torch its uv.lock pins
 
 
@@ -52,32 +55,25 @@ def _agent_key() -> str | None:
     return None
 
 
-def _pyproject(folder: Path) -> tuple[str | None, str | None]:
-    """("pyproject.toml" or "pyproject.toml and uv.lock", the lock's torch) where the project
-    describes its dependencies in [project] (a Poetry-only file, or dynamic dependencies, would
-    fail the first render: not proposed)."""
+def _toml(path: Path) -> dict[str, Any] | None:
+    """A project file's TOML, read as envkit reads any file from elsewhere (a regular file under
+    the cap: a FIFO named pyproject.toml must not hang init); None where it is not usable."""
     from envkit.files import TOMLDecodeError, toml_loads
+    from envkit.plan.project_files import FILE_LIMIT
 
     try:
-        data = toml_loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, TOMLDecodeError):
-        return None, None
-    project = data.get("project")
-    if not isinstance(project, dict) or "dependencies" in (project.get("dynamic") or ()):
-        return None, None
-    try:
-        lock = toml_loads((folder / "uv.lock").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, TOMLDecodeError):
-        return "pyproject.toml", None
-    torch = next(
-        (
-            str(p.get("version", "")).split("+")[0]
-            for p in lock.get("package") or ()
-            if isinstance(p, dict) and p.get("name") == "torch"
-        ),
-        None,
+        return toml_loads(read_regular(path, FILE_LIMIT, path.name).decode("utf-8"))
+    except (FieldError, UnicodeDecodeError, TOMLDecodeError):
+        return None
+
+
+def _locked_torch(lock: dict[str, Any]) -> str | None:
+    versions = (
+        str(p.get("version", "")).split("+")[0]
+        for p in lock.get("package") or ()
+        if isinstance(p, dict) and p.get("name") == "torch"
     )
-    return "pyproject.toml and uv.lock", torch
+    return next(versions, None)
 
 
 def survey(folder: Path, home: Path) -> Survey:
@@ -96,10 +92,15 @@ def survey(folder: Path, home: Path) -> Survey:
             key_file = f"~/.ssh/{name}"
             break
         skipped.append(f"~/.ssh/{name}: {why}")
-    pyproject, locked_torch = _pyproject(folder)
+    # A pyproject.toml is proposed where it describes its dependencies in [project] (a
+    # Poetry-only file, or dynamic dependencies, would fail the first render).
+    project = (_toml(folder / "pyproject.toml") or {}).get("project")
+    usable = isinstance(project, dict) and "dependencies" not in (project.get("dynamic") or ())
+    lock = _toml(folder / "uv.lock") if usable and (folder / "uv.lock").exists() else None
     return Survey(
-        pyproject=pyproject,
-        locked_torch=locked_torch,
+        pyproject=usable,
+        uv_lock=lock is not None,
+        locked_torch=_locked_torch(lock) if lock is not None else None,
         requirements=requirements,
         apt_file=first(APT_FILES),
         conda_file=first(CONDA_FILES),

@@ -429,7 +429,7 @@ PresetName = Annotated[
 ]
 
 
-def _check_project_path(value: str) -> str:
+def check_project_path(value: str) -> str:
     fix = "write a path inside the project, relative to envkit.yaml, e.g. requirements.txt"
     if value.startswith("/") or value.startswith("~"):
         raise FieldError("an absolute path: the project's files must be inside it", fix)
@@ -440,7 +440,7 @@ def _check_project_path(value: str) -> str:
     return value
 
 
-ProjectPath = Annotated[str, AfterValidator(_check_project_path)]
+ProjectPath = Annotated[str, AfterValidator(check_project_path)]
 
 
 def _check_build_command(value: str) -> str:

@@ -3,29 +3,17 @@ pyproject.toml the image installs (and its uv.lock, exactly, when there is one).
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Discriminator, Field, Tag
 
-from envkit.config.fields import PythonVersion, matching
+from envkit.config.fields import PythonVersion, check_project_path, matching
 from envkit.config.strict import Strict
-from envkit.errors import FieldError
 
 
 def _check_folder(value: str) -> str:
-    fix = "write the folder of pyproject.toml relative to envkit.yaml: '.' or e.g. 'src/app'"
-    if value == ".":
-        return value
-    if value.startswith(("/", "~")):
-        raise FieldError(
-            "an absolute path: the project must be inside the folder of envkit.yaml", fix
-        )
-    if not re.fullmatch(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*", value.rstrip("/")):
-        raise FieldError("not a plain relative folder (letters, digits, . _ + - and /)", fix)
-    if any(part in (".", "..") for part in value.rstrip("/").split("/")):
-        raise FieldError("a folder that leaves the project", fix)
-    return value.rstrip("/")
+    """'.' (the folder of envkit.yaml), else the same rule as every project path."""
+    return value if value == "." else check_project_path(value.rstrip("/"))
 
 
 ProjectFolder = Annotated[str, AfterValidator(_check_folder)]

@@ -6,6 +6,7 @@ installs is what these tests read. Every refusal names the file and line, and wr
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -210,3 +211,24 @@ def test_python_as_a_version_or_a_mapping_means_the_same_interpreter(tmp_path: P
     )
     shutil.rmtree(mapped / ".envkit")
     assert "envkit.yaml:3: python: not a valid python version" in render_refused(mapped)
+
+
+def test_init_proposes_the_project_with_its_locked_torch_and_it_renders(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    shutil.copytree(PROJECTS / "uvtorch", project)
+    home = tmp_path / "home"
+    home.mkdir()
+    made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "uses pyproject.toml (found here)" in made.stdout and "uses uv.lock" in made.stdout
+    config = (project / "envkit.yaml").read_text()
+    assert "  project: ." in config and 'torch: "2.5.1"' in config, "the lock's torch"
+    rendered = envkit("render", cwd=project, env={"HOME": str(home)})
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+
+
+def test_init_reads_no_fifo_named_pyproject(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pyproject.toml")  # opening it to read would block for ever
+    made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(tmp_path)}, timeout=60)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "project: ." not in (tmp_path / "envkit.yaml").read_text()
