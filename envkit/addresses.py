@@ -5,6 +5,8 @@ The seed's compose published `"8822:22"`, and Docker listens on both families fo
 publishes on loopback by default, and on both loopbacks, so `ssh localhost` works whichever family
 the client tries first. Addresses are kept in their canonical text form: IPv6 without brackets
 and compressed. They get brackets only where a port follows (compose's `[::1]:8822:22`).
+
+May import: errors.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Durations as people write them (90, 90s, 15m, 2h, 1d): `verify --stress`, `team.idle_stop`.
-A leaf, shared by the config, the CLI and the commands."""
+A leaf, shared by the config, the CLI and the commands.
+
+May import: errors."""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 Exit codes are a contract (docs/architecture.md): 0 good, 1 checks failed, 2 bad usage or config,
 3 engine or target unreachable, 4 build failed.
+
+May import: nothing.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Files from elsewhere read safely: a regular file only (never a FIFO, a device or a
 directory), under a size cap, UTF-8 checked with the line of the first bad byte named. envkit.yaml,
-key files, CA certificates, locks, history imports and pod logs all come through here."""
+key files, CA certificates, locks, history imports and pod logs all come through here.
+
+May import: errors."""
 
 from __future__ import annotations
 

@@ -2,7 +2,9 @@
 digests (Docker's reference grammar), Debian package names and versions (Debian policy 5.6.1
 and 5.6.12), PyPI names (PEP 508) and exact versions (PEP 440), conda package names and
 builds, sha256 digests. A value that matches one is that thing, and nothing a tool could read as
-an option (none may start with "-")."""
+an option (none may start with "-").
+
+May import: errors."""
 
 from __future__ import annotations
 

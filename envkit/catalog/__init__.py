@@ -1,1 +1,3 @@
-"""Data envkit decides with: the CUDA/PyTorch compatibility table and the mirror presets."""
+"""Data envkit decides with: the CUDA/PyTorch compatibility table and the mirror presets.
+
+May import: errors."""

@@ -1,6 +1,8 @@
 """The `envkit` command: typer wiring only. Each command maps its flags onto one core call in
 envkit/commands; app.py registers them and turns an EnvkitError into one message and its exit
-code (no traceback for a user's mistake)."""
+code (no traceback for a user's mistake).
+
+May import: commands, checks, targets, verify, durations, errors."""
 
 from envkit.cli.app import app, main
 

@@ -45,9 +45,13 @@ def render(
     from envkit.commands.k8s import run_k8s_render
 
     request = K8sRequest(
-        namespace=namespace, image=image, nodes=nodes, gpus_per_node=gpus_per_node,
-        interval_s=interval, timeout_s=timeout,
-    )  # fmt: skip
+        namespace=namespace,
+        image=image,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        interval_s=interval,
+        timeout_s=timeout,
+    )
     raise typer.Exit(run_k8s_render(config, out, request))
 
 

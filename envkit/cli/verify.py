@@ -140,28 +140,64 @@ def verify(
     from envkit.commands.verify import run_verify
     from envkit.verify import request as r
 
-    asked = SlurmRequest(
-        nodes=slurm_nodes, nodelist=slurm_nodelist, partition=slurm_partition,
-        gpus_per_node=slurm_gpus_per_node, time=slurm_time, runtime=slurm_runtime,
-        wait_s=slurm_wait_s, workdir=slurm_workdir,
-    )  # fmt: skip
+    asked = _slurm_request(
+        slurm_nodes,
+        slurm_nodelist,
+        slurm_partition,
+        slurm_gpus_per_node,
+        slurm_time,
+        slurm_runtime,
+        slurm_wait_s,
+        slurm_workdir,
+    )
     if not slurm:
         _refuse_slurm_options(asked)
-    targets = r.TargetsRequest(
-        urls=tuple(target or ()), file=targets_file, local=local, image=image, python=python,
-        parallel=parallel, timeout_s=target_timeout,
-    )  # fmt: skip
-    checks = r.ChecksRequest(
-        only=tuple(only or ()), skip=tuple(skip or ()), bench=bench, require_gpu=require_gpu,
-        expected_gpus=expected_gpus, stress_s=_stress_seconds(stress),
-    )  # fmt: skip
-    reports = r.ReportsRequest(json=json_out, junit=junit_out, html=html_out, quiet=quiet)
-    history = r.HistoryRequest(record=not no_history, file=history_file, baseline=baseline)
     request = r.VerifyRequest(
-        config, targets=targets, checks=checks, reports=reports, history=history,
+        config,
+        targets=r.TargetsRequest(
+            urls=tuple(target or ()),
+            file=targets_file,
+            local=local,
+            image=image,
+            python=python,
+            parallel=parallel,
+            timeout_s=target_timeout,
+        ),
+        checks=r.ChecksRequest(
+            only=tuple(only or ()),
+            skip=tuple(skip or ()),
+            bench=bench,
+            require_gpu=require_gpu,
+            expected_gpus=expected_gpus,
+            stress_s=_stress_seconds(stress),
+        ),
+        reports=r.ReportsRequest(json=json_out, junit=junit_out, html=html_out, quiet=quiet),
+        history=r.HistoryRequest(record=not no_history, file=history_file, baseline=baseline),
         slurm=asked if slurm else None,
-    )  # fmt: skip
+    )
     raise typer.Exit(run_verify(request))
+
+
+def _slurm_request(
+    nodes: int | None,
+    nodelist: str | None,
+    partition: str | None,
+    gpus_per_node: int | None,
+    time: str | None,
+    runtime: str | None,
+    wait_s: float | None,
+    workdir: Path | None,
+) -> SlurmRequest:
+    return SlurmRequest(
+        nodes=nodes,
+        nodelist=nodelist,
+        partition=partition,
+        gpus_per_node=gpus_per_node,
+        time=time,
+        runtime=runtime,
+        wait_s=wait_s,
+        workdir=workdir,
+    )
 
 
 def _stress_seconds(given: str | None) -> float | None:

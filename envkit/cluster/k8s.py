@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 
-from envkit.checks.suite.system import parse_size
+from envkit.checks.core.contract import size_bytes
 from envkit.errors import EnvkitError
 from envkit.plan import Plan
 from envkit.render.files import make_environment
@@ -70,7 +70,7 @@ class K8sPlan:
 
 
 def _quantity(size: str | None) -> str:
-    mib = max(64, parse_size(size) // (1 << 20)) if size else 8192
+    mib = max(64, size_bytes(size) // (1 << 20)) if size else 8192
     return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
 
 

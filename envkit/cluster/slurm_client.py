@@ -109,8 +109,11 @@ def cancel(name: str, wait_s: float = 15.0) -> bool:
     while time.monotonic() < deadline:
         listed = subprocess.run(
             ["squeue", "-h", "--name", name, "-o", "%i"],
-            capture_output=True, text=True, timeout=15, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        )
         if listed.returncode == 0 and not listed.stdout.strip():
             return True
         time.sleep(0.2)

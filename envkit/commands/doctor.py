@@ -117,9 +117,11 @@ def check_builder(host: Host) -> Finding:
     if host.facts is not None and host.facts.podman:
         if wanted == "buildkit":
             return Finding(
-                "builder", "fail", "build.builder is buildkit, but the engine is Podman",
+                "builder",
+                "fail",
+                "build.builder is buildkit, but the engine is Podman",
                 "set build.builder to auto or classic: Podman builds with buildah",
-            )  # fmt: skip
+            )
         return Finding("builder", "ok", "Podman builds with buildah (the classic build call)")
     version = buildx_version()
     if version is not None:
@@ -127,9 +129,11 @@ def check_builder(host: Host) -> Finding:
         return Finding("builder", "ok", f"{used}; docker buildx: {version}")
     if wanted == "buildkit":
         return Finding(
-            "builder", "fail", "build.builder is buildkit, but the Docker CLI has no buildx",
+            "builder",
+            "fail",
+            "build.builder is buildkit, but the Docker CLI has no buildx",
             BUILDX_HINT,
-        )  # fmt: skip
+        )
     return Finding(
         "builder",
         "warn",
@@ -167,21 +171,24 @@ def check_nvidia_runtime(host: Host) -> Finding:
         names = ", ".join(facts.cdi_gpus[:4]) + (" …" if len(facts.cdi_gpus) > 4 else "")
         if facts.podman:
             return Finding(
-                "nvidia-runtime", "ok",
+                "nvidia-runtime",
+                "ok",
                 f"Podman with a CDI spec ({names}): envkit requests GPUs by CDI name",
-            )  # fmt: skip
+            )
         if version_key(facts.name.rsplit(" ", 1)[-1]) >= (25,):
             return Finding(
-                "nvidia-runtime", "ok",
+                "nvidia-runtime",
+                "ok",
                 f"CDI only ({names}), no nvidia runtime: envkit requests GPUs with driver cdi "
                 "(the engine's cdi feature must be on: `docker info` lists CDI spec dirs)",
-            )  # fmt: skip
+            )
         return _gpu_need(
-            host, "nvidia-runtime",
+            host,
+            "nvidia-runtime",
             f"a CDI spec names GPUs ({names}), but {facts.name} cannot use CDI (Docker 25+ can) "
             "and has no nvidia runtime",
             TOOLKIT_FIX,
-        )  # fmt: skip
+        )
     if facts.podman:
         problem = "Podman gives GPUs only through CDI, and no CDI spec names one"
         return _gpu_need(host, "nvidia-runtime", problem, CDI_FIX)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from envkit.checks.core.contract import STATUSES
 from envkit.checks.core.text import finite, for_terminal
 from envkit.errors import EXIT_OK, EnvkitError
 from envkit.history.compare import RunDiff, diff_runs, last_pass_and_latest
@@ -35,7 +36,7 @@ def _row(run: Run, check: str | None, history: History) -> dict[str, Any]:
         "torch": run.environment.get("torch"),
         "gpu": f"{run.gpu_count} x {run.gpu_model}" if run.gpu_model else "none",
         "image": (run.image_id or "")[7:19] or "-",
-        **{k: run.summary.get(k, 0) for k in ("pass", "fail", "skip", "error")},
+        **{k: run.summary.get(k, 0) for k in STATUSES},
     }
     if check:
         row["check"] = history.checks(run.id).get(check, "absent")

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from envkit.addresses import canonical_address, check_mapping, distinct_addresses
 from envkit.catalog.mirrors import preset_names
+from envkit.checks.core.contract import size_bytes as contract_size_bytes
 from envkit.errors import FieldError
 from envkit.names import IMAGE_REF, REGISTRY_REPO
 
@@ -211,16 +212,17 @@ Volume = Annotated[
         "write HOST_PATH:CONTAINER_PATH[:ro], e.g. '$HOME:$HOME' or './data:/data:ro'",
     ),
 ]
-SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 MIN_SHM, MAX_SHM = 1024**2, 4 * 1024**4
 
 
 def size_bytes(text: str) -> int:
-    """'16gb', '512m', '2g', '1048576' in bytes (Docker's units: powers of 1024)."""
-    found = re.fullmatch(r"([0-9]+)([bkmg]?)b?", text.lower())
-    if not found:
-        raise FieldError("not a valid size", "write a size such as '16gb', '512m' or '2g'")
-    return int(found.group(1)) * SIZE_UNITS[found.group(2)]
+    """'16gb', '512m', '2g', '1048576' in bytes: the checks' one size grammar, as a FieldError."""
+    try:
+        return contract_size_bytes(text)
+    except ValueError:
+        raise FieldError(
+            "not a valid size", "write a size such as '16gb', '512m' or '2g'"
+        ) from None
 
 
 def _sensible_size(value: str) -> str:

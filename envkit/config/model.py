@@ -19,9 +19,6 @@ from envkit.config.choices import (
     Flavor,
     Installer,
     Kex,
-    PcieWidth,
-    Persistence,
-    Regressions,
     RestartPolicy,
     SlurmRuntime,
     TorchSource,
@@ -29,7 +26,6 @@ from envkit.config.choices import (
     Variant,
 )
 from envkit.config.fields import (
-    MAX_GPUS,
     AccountId,
     AptPackage,
     BindAddresses,
@@ -45,7 +41,6 @@ from envkit.config.fields import (
     ImageRef,
     LoginHome,
     MinorVersion,
-    PeakFraction,
     PipRequirement,
     Port,
     PortMapping,
@@ -55,11 +50,9 @@ from envkit.config.fields import (
     RegistryRepo,
     Sha256,
     ShmSize,
-    ThresholdId,
     TorchVersion,
     UserName,
     Volume,
-    XidCode,
 )
 from envkit.config.notebook_fields import KernelName, LogDir, PipVersion
 from envkit.config.pip_package import PipEntry
@@ -73,6 +66,7 @@ from envkit.config.slurm_fields import (
 )
 from envkit.config.strict import Strict as _Strict
 from envkit.config.team import Team
+from envkit.config.verify_section import Verify
 from envkit.errors import FieldError
 
 
@@ -267,90 +261,6 @@ class Runtime(_Strict):
         return self
 
 
-class GpuExpectations(_Strict):
-    """What this site expects of its GPUs, where envkit's defaults (right for H100 SXM and PCIe,
-    A100, L40S and consumer cards) do not fit: the gpu.* checks' rules (docs/gpu-health.md)."""
-
-    pcie_gen: int | None = Field(
-        None, ge=1, le=6, strict=True, description="PCIe generation under load (default: each "
-        "GPU's own maximum)."
-    )  # fmt: skip
-    pcie_width: PcieWidth | None = Field(
-        None, description="PCIe lanes (default: each GPU's own maximum; some platforms train "
-        "x8 on purpose)."
-    )  # fmt: skip
-    nvlinks: int | None = Field(
-        None, ge=0, le=36, strict=True, description="Active NVLinks per GPU (default: the SKU's "
-        "count, e.g. 18 on H100 SXM; 12 or 0 on PCIe boards with or without a bridge)."
-    )  # fmt: skip
-    xid_warn: tuple[XidCode, ...] = Field(
-        (), description="XIDs that only warn here, besides the application-caused ones."
-    )
-    xid_fail: tuple[XidCode, ...] = Field((), description="XIDs that fail here, whatever class.")
-    spread: float | None = Field(
-        None, gt=0, lt=1, allow_inf_nan=False, description="How far below the median of the "
-        "node's other GPUs one GPU's benchmark may fall (default 0.15)."
-    )  # fmt: skip
-    throttle_samples: int | None = Field(
-        None, ge=0, strict=True, description="Samples with a hardware slowdown, thermal or power "
-        "brake reason tolerated in a run (default 0)."
-    )  # fmt: skip
-    nvlink_errors: int | None = Field(
-        None, ge=0, strict=True, description="NVLink CRC, replay and recovery counts a link may "
-        "add during a run (default 0)."
-    )  # fmt: skip
-    pcie_replays: int | None = Field(
-        None, ge=0, strict=True, description="PCIe replays tolerated in a run (default 80, "
-        "DCGM's)."
-    )  # fmt: skip
-    allow_processes: bool = Field(
-        False, description="Processes already holding GPU memory only warn (a shared GPU)."
-    )
-    allow_env: tuple[EnvKey, ...] = Field(
-        (), description="Variables that distort a measurement (CUDA_LAUNCH_BLOCKING, ...) "
-        "accepted on purpose."
-    )  # fmt: skip
-    persistence: Persistence = Field(
-        "any", description="required: persistence mode off fails gpu.inventory."
-    )
-
-    @model_validator(mode="after")
-    def _xid_lists_apart(self) -> GpuExpectations:
-        both = sorted(set(self.xid_warn) & set(self.xid_fail))
-        if both:
-            raise FieldError(
-                f"XID {', '.join(map(str, both))} is in both xid_warn and xid_fail",
-                "list each XID in one of them",
-            )
-        return self
-
-    def given(self) -> dict[str, object]:
-        """The expectations envkit.yaml states; for the rest, the checks' own rules apply."""
-        return self.model_dump(exclude_unset=True)
-
-
-class Verify(_Strict):
-    """What `envkit verify` demands of the environment."""
-
-    require_gpu: bool | None = Field(None, description="Default: true unless runtime.gpus is none.")
-    expected_gpus: int | None = Field(
-        None, ge=0, le=MAX_GPUS, strict=True, description="Fewer visible GPUs is a failure."
-    )
-    min_shm: ShmSize = Field("1gb", description="Smallest acceptable /dev/shm.")
-    thresholds: dict[ThresholdId, PeakFraction] = Field(
-        default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
-    )
-    checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")
-    gpu: GpuExpectations = Field(
-        GpuExpectations(), description="What the GPUs' own health checks expect at this site."
-    )
-    regressions: Regressions = Field(
-        "fail",
-        description="What `verify --baseline` does when a figure falls below its baseline: "
-        "fail the run (exit 1) or only warn.",
-    )
-
-
 class TensorBoard(_Strict):
     """TensorBoard beside JupyterLab, published the same way (it has no login of its own)."""
 
@@ -485,6 +395,7 @@ class Spec(_Strict):
     slurm: Slurm = Slurm()
     build: Build = Build()
     registry: RegistryRepo | None = Field(
-        None, description="Where the team's image is shared, HOST[:PORT][/PATH] (docs/engines.md); "
-        "credentials come from `docker login`, never from this file."
-    )  # fmt: skip
+        None,
+        description="Where the team's image is shared, HOST[:PORT][/PATH] (docs/engines.md); "
+        "credentials come from `docker login`, never from this file.",
+    )

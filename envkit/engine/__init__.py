@@ -1,1 +1,3 @@
-"""Talking to the Docker engine: building images, running the environment's containers."""
+"""Talking to the Docker engine: building images, running the environment's containers.
+
+May import: plan, checks, addresses, errors."""

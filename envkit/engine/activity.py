@@ -1,4 +1,4 @@
-"""What a container's activity watch (templates/activity.py.j2) saw: SSH sessions, notebook
+"""What a container's activity watch (envkit/runtime/activity.py) saw: SSH sessions, notebook
 kernels, GPU work and when any was last seen. A running container is asked now
 (`envkit-activity peek`); a stopped one's last record is read from its filesystem, which
 outlives the stop. Everything read is checked for shape: the container's files are its users'."""

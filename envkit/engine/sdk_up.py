@@ -10,10 +10,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envkit.addresses import parse_mapping
 from envkit.engine.facts import CDI_GPU_KIND, EngineFacts, run_container
 from envkit.errors import EnvkitError
-from envkit.plan.notebook import notebook_publications
+from envkit.plan.containers import HEALTHCHECK, KEYS_IN_CONTAINER, ContainerSpec, container_spec
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
@@ -22,29 +21,25 @@ if TYPE_CHECKING:
 SECOND_NS = 1_000_000_000
 
 
-KEYS_IN_CONTAINER = "/run/envkit/keys"
-
-
 def _volumes(
-    plan: Plan, service: Service, out_dir: Path, remote: bool
+    plan: Plan, spec: ContainerSpec, out_dir: Path, remote: bool
 ) -> dict[str, dict[str, str]]:
-    binds = {
-        f"{plan.project}_{service.name}-hostkeys": {
-            "bind": "/var/lib/envkit/hostkeys",
-            "mode": "rw",
-        },
-    }
-    if not remote:  # a remote engine gets the keys copied in (copy_keys): no path here is there
-        binds[str(out_dir / service.keys_dir)] = {"bind": KEYS_IN_CONTAINER, "mode": "ro"}
-    for volume in plan.runtime.volumes:
+    binds = {}
+    for mount in spec.mounts:
+        if mount.volume:  # compose names its volumes PROJECT_NAME; so does this path
+            binds[f"{plan.project}_{mount.source}"] = {"bind": mount.target, "mode": mount.mode}
+            continue
+        if mount.keys:
+            if not remote:  # a remote engine gets the keys copied in (copy_keys)
+                host = str(out_dir / spec.service.keys_dir)
+                binds[host] = {"bind": mount.target, "mode": mount.mode}
+            continue
         if remote:
-            _refuse_client_paths(volume)
-        parts = os.path.expandvars(volume).split(":")
-        host, container = str(Path(parts[0]).expanduser()), parts[1]
-        mode = parts[2] if len(parts) > 2 else "rw"
+            _refuse_client_paths(mount.compose)
+        host = str(Path(os.path.expandvars(mount.source)).expanduser())
         if not host.startswith("/"):  # compose resolves relative paths from its file's folder
             host = str((out_dir / host).resolve())
-        binds[host] = {"bind": container, "mode": mode}
+        binds[host] = {"bind": os.path.expandvars(mount.target), "mode": mount.mode}
     return binds
 
 
@@ -82,17 +77,14 @@ def copy_keys(container: Any, service: Service, out_dir: Path) -> None:
         )
 
 
-def _ports(plan: Plan, service: Service) -> dict[str, Any]:
+def _ports(spec: ContainerSpec) -> dict[str, Any]:
     ports: dict[str, Any] = {}
-    if plan.ssh.enabled:
-        # One binding per address: docker-py takes a list of (address, port) for a port.
-        ports["22/tcp"] = [(address, service.ssh_port) for address in plan.ssh.bind]
-    for mapping in plan.runtime.ports:
-        host_ip, host_port, container_port, proto = parse_mapping(mapping)
-        ports[f"{container_port}/{proto}"] = (host_ip, host_port)
-    for published in notebook_publications(plan.notebook, service):
-        binding = (published.address, published.host_port)
-        ports.setdefault(f"{published.container_port}/tcp", []).append(binding)
+    for port in spec.ports:
+        key = f"{port.container_port}/{port.proto}"
+        if port.single:  # runtime.ports: docker-py's (address, port) form
+            ports[key] = (port.address, port.host_port)
+        else:  # one binding per address: docker-py takes a list of (address, port)
+            ports.setdefault(key, []).append((port.address, port.host_port))
     return ports
 
 
@@ -136,43 +128,39 @@ def _gpus(service: Service, facts: EngineFacts | None) -> dict[str, Any]:
     return {"device_requests": [request]}
 
 
+def _environment(spec: ContainerSpec, remote: bool) -> dict[str, str]:
+    environment = {}
+    for setting in spec.environment:
+        value = setting.value
+        if not setting.literal:  # "$HOME" as compose would expand it
+            if remote and "$" in value:
+                raise EnvkitError(
+                    f"ssh.home {value!r}: the engine is on another machine, where this "
+                    "machine's variables mean nothing",
+                    "write the engine machine's absolute path, e.g. /home/alice",
+                )
+            value = os.path.expandvars(value)
+        environment[setting.name] = value
+    return environment
+
+
 def run_options(
     plan: Plan, service: Service, out_dir: Path, facts: EngineFacts | None = None
 ) -> dict[str, Any]:
     remote = facts is not None and facts.remote
-    environment = {
-        "ENVKIT_USER": service.user,
-        "ENVKIT_UID": str(service.uid),
-        "ENVKIT_GID": str(service.gid),
-        "ENVKIT_SUDO": "1" if plan.ssh.sudo else "0",
-        "ENVKIT_ENV_KEYS": " ".join(k for k, _ in plan.runtime.env),
-        **dict(plan.runtime.env),
-    }
-    if plan.runtime.idle_stop_s:
-        environment["ENVKIT_IDLE_STOP"] = str(plan.runtime.idle_stop_s)
-    if plan.ssh.home:  # "$HOME" as compose would expand it
-        if remote and "$" in plan.ssh.home:
-            raise EnvkitError(
-                f"ssh.home {plan.ssh.home!r}: the engine is on another machine, where this "
-                "machine's variables mean nothing",
-                "write the engine machine's absolute path, e.g. /home/alice",
-            )
-        environment["ENVKIT_HOME"] = os.path.expandvars(plan.ssh.home)
-    labels = {**dict(plan.image.labels), "io.envkit.service": service.name}
-    if service.member:
-        labels["io.envkit.member"] = service.member
+    spec = container_spec(plan, service)
     options: dict[str, Any] = {
         "name": service.container_name,
         "hostname": service.container_name,
         "detach": True,
         "init": True,
-        "environment": environment,
-        "labels": labels,
-        "volumes": _volumes(plan, service, out_dir, remote),
-        "ports": _ports(plan, service),
-        "restart_policy": {"Name": "" if plan.runtime.restart == "no" else plan.runtime.restart},
+        "environment": _environment(spec, remote),
+        "labels": dict(spec.labels),
+        "volumes": _volumes(plan, spec, out_dir, remote),
+        "ports": _ports(spec),
+        "restart_policy": {"Name": "" if spec.restart == "no" else spec.restart},
         "healthcheck": {
-            "test": ["CMD", "/usr/local/bin/envkit-healthcheck"],
+            "test": list(HEALTHCHECK),
             "interval": 10 * SECOND_NS,
             "timeout": 5 * SECOND_NS,
             "retries": 3,
@@ -184,10 +172,10 @@ def run_options(
         options["nano_cpus"] = int(service.cpus * 1e9)
     if service.memory:
         options["mem_limit"] = service.memory
-    if plan.runtime.ipc_host:
+    if spec.ipc_host:
         options["ipc_mode"] = "host"
     else:
-        options["shm_size"] = plan.runtime.shm_size
+        options["shm_size"] = spec.shm_size
     return options
 
 

@@ -1,1 +1,3 @@
-"""Every verify run kept: the store, comparisons and baselines, and what verify records."""
+"""Every verify run kept: the store, comparisons and baselines, and what verify records.
+
+May import: checks, files, errors."""

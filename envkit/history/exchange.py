@@ -12,12 +12,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from envkit.checks.core.contract import STATUSES
 from envkit.errors import EnvkitError, FieldError
 from envkit.files import decode_utf8, read_regular
 from envkit.history.store import History, HistoryError, export_lines
 
 IMPORT_LIMIT = 512 * 1024 * 1024
-STATUSES = ("pass", "fail", "skip", "error")
 LIMITS = {"uid": 200, "started_at": 64, "target": 2000, "image_id": 200, "id": 200}
 MAX_MESSAGE = 1 << 20
 MAX_FIGURE = 1e300
@@ -69,11 +69,13 @@ def _check(value: Any, where: str) -> dict[str, Any]:
     for n, metric in enumerate(_items(row.get("metrics", []), f"{where}.metrics", list)):
         at = f"{where}.metrics[{n}]"
         item = _items(metric, at, dict)
-        metrics.append({
-            "name": _text(item.get("name"), f"{at}.name", 200),
-            "value": _number(item.get("value"), f"{at}.value"),
-            "unit": _text(item.get("unit"), f"{at}.unit", 50),
-        })  # fmt: skip
+        metrics.append(
+            {
+                "name": _text(item.get("name"), f"{at}.name", 200),
+                "value": _number(item.get("value"), f"{at}.value"),
+                "unit": _text(item.get("unit"), f"{at}.unit", 50),
+            }
+        )
     return {
         "id": _text(row.get("id"), f"{where}.id", LIMITS["id"]),
         "status": status,

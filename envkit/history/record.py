@@ -110,8 +110,10 @@ def remember(
     except (sqlite3.Error, HistoryError, ValueError, TypeError, KeyError, OverflowError) as exc:
         # A file damaged in ways opening it does not show (corrupt pages, a missing table): the
         # run's own verdict and report files stand; history is only a help.
-        result = Remembered(warning=f"history file {history.path} could not be used "
-                            f"({type(exc).__name__}: {exc}); the run's verdict stands")  # fmt: skip
+        result = Remembered(
+            warning=f"history file {history.path} could not be used "
+            f"({type(exc).__name__}: {exc}); the run's verdict stands"
+        )
     finally:
         history.close()
     return result

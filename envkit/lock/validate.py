@@ -72,10 +72,12 @@ def _base(key: str, values: tuple[str, ...]) -> str | None:
         "conda-prefix": value == "-" or _is(ABSOLUTE_PATH, value),
     }
     shapes = {
-        "image": "an image name", "id": "sha256:<64 hex>",
+        "image": "an image name",
+        "id": "sha256:<64 hex>",
         "digest": "NAME@sha256:<64 hex>, or - for a base from no registry",
-        "arch": "a dpkg architecture", "conda-prefix": "an absolute path, or -",
-    }  # fmt: skip
+        "arch": "a dpkg architecture",
+        "conda-prefix": "an absolute path, or -",
+    }
     return None if checks[key] else f"[base] {key} {value!r} is not {shapes[key]}"
 
 
@@ -135,9 +137,13 @@ def _requested(key: str, values: tuple[str, ...]) -> str | None:
 
 
 RULES: dict[str, Rule] = {
-    "base": _base, "apt": _apt, "pip": _pip, "conda": _conda, "torch": _torch,
+    "base": _base,
+    "apt": _apt,
+    "pip": _pip,
+    "conda": _conda,
+    "torch": _torch,
     "requested": _requested,
-}  # fmt: skip
+}
 FIXES = {
     "base": "a lock names its base by id and registry digest as `envkit lock` wrote them",
     "apt": "apt entries are NAME:ARCH VERSION base|added, exactly as `envkit lock` wrote them",

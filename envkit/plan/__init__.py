@@ -1,5 +1,8 @@
-"""Resolve a validated Spec into a Plan: plain data the templates lay out, all decisions made."""
+"""Resolve a validated Spec into a Plan: plain data the templates lay out, all decisions made.
 
-from envkit.plan.build import HostFacts, Plan, make_plan
+May import: config, checks, catalog, addresses, files, names, errors."""
+
+from envkit.plan.build import make_plan
+from envkit.plan.model import HostFacts, Plan
 
 __all__ = ["HostFacts", "Plan", "make_plan"]

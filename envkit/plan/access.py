@@ -33,7 +33,7 @@ class Service:
     memory: str | None = None
 
 
-# Where a container's activity watch (templates/activity.py.j2) keeps its last look: in the
+# Where a container's activity watch (envkit/runtime/activity.py) keeps its last look: in the
 # container's own filesystem, so it outlives a stop and `envkit status` can read it after one.
 ACTIVITY_FILE = "/var/lib/envkit/activity.json"
 KEY_FILE_LIMIT = 256 * 1024  # a few thousand keys; a key file is never bigger

@@ -17,7 +17,10 @@ from envkit import __version__
 from envkit.addresses import with_port
 from envkit.plan import Plan
 from envkit.plan.access import ACTIVITY_FILE
+from envkit.plan.certs import SYSTEM_BUNDLE
+from envkit.plan.containers import containers_model
 from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
+from envkit.plan.layers import dockerfile_model
 from envkit.plan.locked import LockedPlan
 from envkit.plan.notebook import (
     CONTAINER_PORT,
@@ -135,41 +138,60 @@ def _project_files(plan: Plan) -> dict[str, str]:
     return {f"envkit/project/{f.path}": f.text for f in copied}
 
 
+# Files the build context carries exactly as the package has them (checked Python, not
+# templates): context path -> the package's file.
+SHIPPED = {"envkit/runtime/activity.py": "runtime/activity.py"}
+
+
+def shipped_text(context_path: str) -> str:
+    package = Path(__file__).resolve().parent.parent
+    return (package / SHIPPED[context_path]).read_text(encoding="utf-8")
+
+
+def _activity_settings() -> str:
+    """Where the activity watch looks, as data beside it (envkit/runtime/activity.py)."""
+    settings = {
+        "state_file": ACTIVITY_FILE,
+        "token_file": TOKEN_FILE,
+        "notebook_port": CONTAINER_PORT,
+    }
+    return json.dumps(settings, indent=1, sort_keys=True) + "\n"
+
+
 def render_files(plan: Plan) -> dict[str, str]:
     """Every output file's relative path and text. Pure: writes nothing."""
     env = make_environment()
-    common = {"version": __version__, "plan": plan, "ssh_enabled": plan.ssh.enabled}
+    common = {"version": __version__, "ssh_enabled": plan.ssh.enabled}
+    ca_bundle = SYSTEM_BUNDLE if plan.ca_certs else None
 
     def render(name: str, **extra: object) -> str:
         return env.get_template(name).render(**common, **extra)
 
     files = {
         # The same template twice: BuildKit's (cache mounts) and the classic builder's.
-        DOCKERFILE: render("Dockerfile.j2", buildkit=True),
-        CLASSIC_DOCKERFILE: render("Dockerfile.j2", buildkit=False),
-        "docker-compose.yml": render("docker-compose.yml.j2"),
+        DOCKERFILE: render("Dockerfile.j2", df=dockerfile_model(plan, True)),
+        CLASSIC_DOCKERFILE: render("Dockerfile.j2", df=dockerfile_model(plan, False)),
+        "docker-compose.yml": render("docker-compose.yml.j2", model=containers_model(plan)),
         "environment.yml": render(
             "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
         ),
         ".dockerignore": render("dockerignore.j2"),
-        "envkit/pip.conf": render("pip.conf.j2", pip=plan.pip),
-        "envkit/condarc": render("condarc.j2", rc=plan.conda.rc),
-        "envkit/runtime/entrypoint.sh": render("entrypoint.sh.j2"),
+        "envkit/pip.conf": render("pip.conf.j2", pip=plan.pip, ca_bundle=ca_bundle),
+        "envkit/condarc": render("condarc.j2", rc=plan.conda.rc, ca_bundle=ca_bundle),
+        "envkit/runtime/entrypoint.sh": render("entrypoint.sh.j2", notebook=plan.notebook),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
-        "envkit/runtime/activity.py": render(
-            "activity.py.j2",
-            state_file=ACTIVITY_FILE,
-            token_file=TOKEN_FILE,
-            notebook_port=CONTAINER_PORT,
-        ),
+        **{path: shipped_text(path) for path in SHIPPED},
+        "envkit/runtime/activity.json": _activity_settings(),
         "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
     files.update(_project_files(plan))
     if plan.ssh.enabled:
-        files["envkit/runtime/sshd_config"] = render("sshd_config.j2")
-        files["envkit/runtime/sshd-tune.sh"] = render("sshd-tune.sh.j2")
+        files["envkit/runtime/sshd_config"] = render("sshd_config.j2", ssh=plan.ssh)
+        files["envkit/runtime/sshd-tune.sh"] = render(
+            "sshd-tune.sh.j2", kex=plan.ssh.kex, post_quantum_only=plan.ssh.kex == "post-quantum"
+        )
     for family in plan.apt.families:
         title = plan.apt.mirror_title
         files[f"envkit/apt/{family.name}.list"] = render(

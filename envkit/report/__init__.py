@@ -1,4 +1,6 @@
-"""Reports of verification results: a readable table, JSON, JUnit XML, an HTML page."""
+"""Reports of verification results: a readable table, JSON, JUnit XML, an HTML page.
+
+May import: checks, verify."""
 
 from __future__ import annotations
 

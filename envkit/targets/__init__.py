@@ -1,6 +1,8 @@
 """Where checks run, chosen by URL scheme. The registry below is the one list of transports:
 `--target`'s help, every "not a target" message, and `open_target` are built from it. Adding a
-transport is one module plus one `Transport` entry here (see CONTRIBUTING.md)."""
+transport is one module plus one `Transport` entry here (see CONTRIBUTING.md).
+
+May import: engine, files, errors."""
 
 from __future__ import annotations
 

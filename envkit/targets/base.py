@@ -34,6 +34,18 @@ class Target(Protocol):
 
     name: str  # as the user wrote it, e.g. docker://vision-lab
 
+    @property
+    def image_id(self) -> str | None:
+        """The image the target runs (docker and image targets): history compares runs by it.
+        None where the transport cannot tell (a host over SSH, this machine)."""
+        ...
+
+    @property
+    def notes(self) -> list[str]:
+        """What the transport had to do differently (e.g. no GPUs on this engine), for the
+        report's environment."""
+        ...
+
     def put(self, data: bytes, remote_path: str) -> None: ...
 
     def run(self, argv: list[str], timeout: float) -> CommandResult: ...

@@ -60,6 +60,10 @@ class DockerTarget:
             raise refused
 
     @property
+    def notes(self) -> list[str]:
+        return []
+
+    @property
     def image_id(self) -> str | None:
         """The container's image (as the engine recorded it at start): history keys on it."""
         image = self.container.attrs.get("Image")

@@ -21,8 +21,12 @@ NO_GPU_RUNTIME = "could not select device driver"
 class ImageTarget(DockerTarget):
     def __init__(self, image: str, name: str, options: TargetOptions) -> None:
         client = docker_client()
-        self.notes: list[str] = []
-        super().__init__(_start(client, image, options, self.notes), name=name, client=client)
+        self._notes: list[str] = []
+        super().__init__(_start(client, image, options, self._notes), name=name, client=client)
+
+    @property
+    def notes(self) -> list[str]:
+        return self._notes
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # best effort; remove_throwaways catches the rest

@@ -12,6 +12,12 @@ from envkit.targets.base import CommandResult, TargetDeadlineError
 
 
 class LocalTarget:
+    image_id: str | None = None  # a host, not a container: no image to name
+
+    @property
+    def notes(self) -> list[str]:
+        return []  # nothing this transport does differently
+
     def __init__(self, name: str = "local://") -> None:
         self.name = name
 

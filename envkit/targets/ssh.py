@@ -24,6 +24,12 @@ ALIVE_INTERVAL_S = 5  # a peer that stops answering is dropped after 3 unanswere
 
 
 class SshTarget:
+    image_id: str | None = None  # a host, not a container: no image to name
+
+    @property
+    def notes(self) -> list[str]:
+        return []  # nothing this transport does differently
+
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         if not parts.hostname or not parts.username:

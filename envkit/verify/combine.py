@@ -6,7 +6,13 @@ from typing import TypedDict
 
 from envkit import __version__
 from envkit.checks import SCHEMA_VERSION
-from envkit.checks.core.contract import Counts, TargetReport, empty_counts
+from envkit.checks.core.contract import (
+    STATUSES,
+    Counts,
+    TargetReport,
+    TargetState,
+    empty_counts,
+)
 
 # One row per target; "pass" is a keyword, hence the functional spelling. `seconds` is the wall
 # time envkit spent on the target, connection included (absent for a target never started).
@@ -14,7 +20,7 @@ TargetRow = TypedDict(
     "TargetRow",
     {
         "target": str,
-        "state": str,  # passed | failed | unreachable
+        "state": TargetState,
         "pass": int,
         "fail": int,
         "skip": int,
@@ -39,7 +45,7 @@ class CombinedReport(TypedDict):
     unreachable: list[Unreachable]
 
 
-def _row(target: str, state: str, counts: Counts) -> TargetRow:
+def _row(target: str, state: TargetState, counts: Counts) -> TargetRow:
     return {
         "target": target,
         "state": state,
@@ -57,7 +63,7 @@ def _per_target(
     rows: list[TargetRow] = []
     for report in reports:
         counts = report["summary"]
-        state = "failed" if counts["fail"] or counts["error"] else "passed"
+        state: TargetState = "failed" if counts["fail"] or counts["error"] else "passed"
         rows.append(_row(report["target"], state, counts))
     for name in unreachable:
         rows.append(_row(name, "unreachable", empty_counts()))
@@ -72,7 +78,7 @@ def combine(
     unreachable: dict[str, str],
     seconds: dict[str, float] | None = None,
 ) -> CombinedReport:
-    summary = dict.fromkeys(("pass", "fail", "skip", "error"), 0)
+    summary: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for report in reports:
         counts = report["summary"]
         summary["pass"] += counts["pass"]

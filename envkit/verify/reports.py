@@ -1,16 +1,16 @@
-"""A target's report that arrives as data from elsewhere (a pod's log, a Slurm node's file on a
-shared filesystem) checked against the report's shape (checks/core/contract.py) before envkit
-reads a field of it: the writers, the history and the exit code then never meet a string where
-a number belongs, a missing key, or a figure that is not finite."""
+"""Every target's report enters envkit here, whatever carried it (docker exec, SSH, a throwaway
+container, this machine, a pod's log, a Slurm node's file on a shared filesystem): checked
+against the report's shape (checks/core/contract.py) before envkit reads a field of it, so the
+writers, the history and the exit code never meet a string where a number belongs, a missing
+key, or a figure that is not finite."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, cast
 
-from envkit.checks.core.contract import TargetReport
+from envkit.checks.core.contract import STATUSES, TargetReport
 
-STATUSES = ("pass", "fail", "skip", "error")
 MAX_CHECKS = 100_000
 MAX_TEXT = 1 << 20
 
@@ -91,3 +91,19 @@ def checked_report(value: Any) -> TargetReport:
         "checks": rows,
     }
     return cast(TargetReport, report)
+
+
+def entering_report(target: str, value: Any) -> TargetReport:
+    """A report as it arrives from TARGET, checked and named for it; an EnvkitError (the target
+    and what is wrong) when its shape is not the report's."""
+    from envkit.errors import EnvkitError
+
+    if isinstance(value, dict):
+        value = {**value, "target": target}
+    try:
+        return checked_report(value)
+    except ReportShapeError as exc:
+        raise EnvkitError(
+            f"the report from {target} is not envkit's: {exc}",
+            "the target ran another checks bundle or altered its output; run verify again",
+        ) from None

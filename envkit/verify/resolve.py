@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, get_args
+from typing import TYPE_CHECKING, TypeVar, get_args
 
+from envkit.checks.core.contract import DEFAULT_MIN_SHM, RunnerConfig
 from envkit.config.choices import Regressions, SlurmRuntime
 from envkit.errors import EnvkitError
 from envkit.verify.request import SUITE_TIMEOUT_S_INT, ChecksRequest, SlurmRequest
@@ -30,7 +31,7 @@ class VerifySettings:
 
     require_gpu: bool = False
     expected_gpus: int | None = None
-    min_shm: str = "1gb"
+    min_shm: str = DEFAULT_MIN_SHM
     thresholds: dict[str, float] = field(default_factory=dict)
     bench: bool = True
     only: tuple[str, ...] = ()
@@ -44,7 +45,8 @@ class VerifySettings:
     gpu: dict[str, object] = field(default_factory=dict)  # verify.gpu's expectations
     stress_s: float | None = None  # verify --stress: the burn-in's seconds
 
-    def runner_config(self, target: str, user_dir: str | None) -> dict[str, Any]:
+    def runner_config(self, target: str, user_dir: str | None) -> RunnerConfig:
+        """The one place the runner's settings are made (contract.RunnerConfig)."""
         return {
             "target": target,
             "require_gpu": self.require_gpu,

@@ -16,6 +16,7 @@ from envkit.errors import EnvkitError
 from envkit.targets import Target
 from envkit.targets.base import CommandResult
 from envkit.verify.bundle import build_bundle
+from envkit.verify.reports import entering_report
 from envkit.verify.resolve import SUITE_TIMEOUT_S, VerifySettings
 
 
@@ -121,14 +122,11 @@ def run_on_target(
     argv = ["sh", "-c", REMOTE_WRAPPER, REPORT_MARKER, remote, str(int(left))]
     argv += [interpreter, f"{remote}/checks.zip", "run", "--config", config]
     result = target.run(argv, timeout=left + GRACE_S)
-    report: TargetReport = _read_report(target, result, limit)
-    report["target"] = target.name
-    image_id = getattr(target, "image_id", None)
-    if isinstance(image_id, str):  # docker and image targets: what history compares runs by
-        report["environment"]["image_id"] = image_id
-    notes = getattr(target, "notes", None)
-    if notes:  # what the transport had to do differently, e.g. no GPUs on this engine
-        report["environment"]["target_notes"] = list(notes)
+    report = entering_report(target.name, _read_report(target, result, limit))
+    if target.image_id is not None:  # docker and image targets: what history compares runs by
+        report["environment"]["image_id"] = target.image_id
+    if target.notes:  # what the transport had to do differently, e.g. no GPUs on this engine
+        report["environment"]["target_notes"] = list(target.notes)
     return report
 
 

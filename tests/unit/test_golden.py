@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from envkit.render.files import SHIPPED, shipped_text
 from tests.helpers import EXAMPLE_NAMES, REPO, render_example, render_example_project
 
 GOLDEN = REPO / "tests" / "golden"
@@ -34,7 +35,19 @@ def test_example_project_files_match_their_golden_files(example: str) -> None:
     _compare(render_example_project(example), GOLDEN_PROJECT / example, example)
 
 
+def test_shipped_files_are_the_package_files_once_not_a_golden_copy_per_example() -> None:
+    """envkit/runtime/activity.py reaches every build context unchanged: compared with the
+    package's own file here, and left out of the golden folders (six identical copies were
+    six places to update)."""
+    for example in EXAMPLE_NAMES:
+        files = render_example(example)
+        for path in SHIPPED:
+            assert files[path] == shipped_text(path)
+            assert not (GOLDEN / example / path).exists()
+
+
 def _compare(files: dict[str, str], folder: Path, example: str) -> None:
+    files = {rel: text for rel, text in files.items() if rel not in SHIPPED}
     if REGENERATE:
         shutil.rmtree(folder, ignore_errors=True)
         for rel, text in files.items():

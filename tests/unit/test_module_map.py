@@ -67,6 +67,18 @@ def _rules() -> dict[str, set[str]]:
     return rules
 
 
+def test_the_map_is_the_one_the_modules_docstrings_give() -> None:
+    """The section is generated (scripts/gen_module_map.py): a module added, moved or described
+    anew without running the script shows here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen", REPO / "scripts" / "gen_module_map.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert generator.with_map(DOC) == DOC, "run `python scripts/gen_module_map.py`"
+
+
 def test_every_module_is_in_the_map() -> None:
     missing = [
         str(p.relative_to(REPO)) for p in _modules() if f"`{p.relative_to(REPO)}`" not in MAP

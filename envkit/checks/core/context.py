@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List, Optional, Tuple
 
-from .contract import Metric
+from .contract import DEFAULT_MIN_SHM, Metric, RunnerConfig
+
+
+def runner_config(data: Any) -> RunnerConfig:
+    """--config's JSON as the runner's settings: an object, else the defaults."""
+    return data if isinstance(data, dict) else {}  # type: ignore[return-value]
 
 
 class Context:
-    def __init__(self, config: dict[str, Any]) -> None:
+    """What a check reads: the runner's settings (contract.RunnerConfig) through the typed
+    properties below, each with its default, and where it puts its figures."""
+
+    def __init__(self, config: RunnerConfig) -> None:
         self.config = config
         self.metrics: list[Metric] = []
         self.current: str = ""
@@ -28,6 +36,51 @@ class Context:
         """The CUDA build envkit installed: "13.0", or "cpu"; None where it chose none."""
         value = self.config.get("expected_cuda")
         return str(value) if value else None
+
+    @property
+    def min_shm(self) -> str:
+        return self.config.get("min_shm") or DEFAULT_MIN_SHM
+
+    @property
+    def shm_path(self) -> str:
+        return self.config.get("shm_path") or "/dev/shm"  # noqa: S108 - the shared-memory mount
+
+    @property
+    def expected_pip_index(self) -> Optional[str]:
+        return self.config.get("expected_pip_index")
+
+    @property
+    def expected_apt_any(self) -> List[str]:
+        return list(self.config.get("expected_apt_any") or [])
+
+    @property
+    def python(self) -> Optional[str]:
+        """The interpreter the suite runs in, where it is not this one (tests)."""
+        return self.config.get("python")
+
+    @property
+    def stress_s(self) -> float:
+        return float(self.config.get("stress_s") or 0)
+
+    @property
+    def gpu_watch(self) -> Optional[str]:
+        return self.config.get("gpu_watch")
+
+    @property
+    def lock_path(self) -> Optional[str]:
+        return self.config.get("lock_path")
+
+    @property
+    def notebook_wait_s(self) -> float:
+        return float(self.config.get("notebook_wait_s", 60))
+
+    @property
+    def dataloader(self) -> Tuple[int, int]:
+        """(workers, floats per item) of system.dataloader's probe."""
+        config = self.config
+        return int(config.get("dataloader_workers", 2)), int(
+            config.get("dataloader_item_floats", 1 << 20)  # 4 MiB per item
+        )
 
     @property
     def expected_gpus(self) -> int | None:

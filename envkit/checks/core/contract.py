@@ -4,7 +4,15 @@ definition. Standard library only, like the rest of this package (it runs on Pyt
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, TypedDict
+import re
+from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict
+
+# The closed sets of the contract, named once: a check's status, when a check runs (in turn, or
+# after the run from what the GPU watch saw), and a target's verdict in the combined report.
+Status = Literal["pass", "fail", "skip", "error"]
+STATUSES: Tuple[Status, ...] = ("pass", "fail", "skip", "error")
+Phase = Literal["run", "after"]
+TargetState = Literal["passed", "failed", "unreachable"]
 
 # "pass" is a keyword, so the counts are spelled the functional way.
 Counts = TypedDict("Counts", {"pass": int, "fail": int, "skip": int, "error": int})
@@ -28,7 +36,7 @@ class Metric(TypedDict):
 class CheckResult(TypedDict):
     id: str
     group: str  # cuda, tensor, autograd, multigpu, system, bench, or user
-    status: str  # pass | fail | skip | error
+    status: Status
     duration_s: float
     message: str
     metrics: List[Metric]
@@ -47,7 +55,7 @@ class TargetReport(TypedDict):
 
 
 def check_result(
-    check_id: str, status: str, duration_s: float, message: str, metrics: List[Metric]
+    check_id: str, status: Status, duration_s: float, message: str, metrics: List[Metric]
 ) -> CheckResult:
     """The one constructor of a check's result, for the runner and its error paths alike."""
     return {
@@ -62,3 +70,57 @@ def check_result(
 
 def empty_counts() -> Counts:
     return {"pass": 0, "fail": 0, "skip": 0, "error": 0}
+
+
+class RunnerConfig(TypedDict, total=False):
+    """The runner's settings (`bundle.zip run --config JSON`): what envkit demands of a target,
+    made by one function on the host (verify/resolve.py's `runner_config`) and read by one class
+    here (core/context.py's `Context`). Keys absent take the defaults below."""
+
+    target: str
+    require_gpu: bool
+    expected_gpus: Optional[int]
+    min_shm: str  # a size: 1gb, 512m (SIZE_UNITS)
+    thresholds: Dict[str, float]  # check id: the smallest acceptable fraction of peak
+    bench: bool
+    only: List[str]
+    skip: List[str]
+    expected_pip_index: Optional[str]
+    expected_torch: Optional[str]
+    expected_cuda: Optional[str]
+    expected_apt_any: List[str]
+    expected_arch: Optional[str]
+    timeout_scale: float
+    user_checks_dir: Optional[str]
+    user_checks_timeout_s: float
+    gpu: Dict[str, Any]  # verify.gpu's expectations (PCIe, NVLinks, XID classes...)
+    stress_s: Optional[float]
+    torch: bool  # False: the project has no torch (torch: none); torch's checks skip
+    xid_since: Optional[float]  # the kernel log counts from here (epoch seconds)
+    # Set by the suite itself or by tests, never by envkit's host side:
+    gpu_watch: str  # the run's watch record, for the "after" checks
+    lock_path: str
+    shm_path: str
+    dataloader_workers: int
+    dataloader_item_floats: int
+    python: str
+    notebook_wait_s: float
+
+
+# The defaults, in one place: the config model, the host's settings and the checks read these.
+DEFAULT_MIN_SHM = "1gb"
+DEFAULT_USER_CHECKS_TIMEOUT_S = 600.0
+
+# Sizes as people write them (envkit.yaml's shm_size, min_shm and memory, Docker's --shm-size):
+# a whole number and an optional k, m or g, with an optional b; powers of 1024, as Docker reads
+# them. The one grammar: the config validates with it, the checks and the renders read with it.
+SIZE = re.compile(r"([0-9]+)([bkmg]?)b?")
+SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def size_bytes(text: str) -> int:
+    """'16gb' -> 17179869184; ValueError for anything else."""
+    found = SIZE.fullmatch(str(text).strip().lower())
+    if not found:
+        raise ValueError(f"not a size: {text!r} (write one such as '16gb', '512m' or '2g')")
+    return int(found.group(1)) * SIZE_UNITS[found.group(2)]

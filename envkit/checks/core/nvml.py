@@ -16,25 +16,49 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 LIBRARY = "libnvidia-ml.so.1"
 SUCCESS, NOT_SUPPORTED, INSUFFICIENT_SIZE, TIMEOUT = 0, 3, 7, 10
 ERROR_NAMES = {
-    1: "uninitialized", 2: "invalid_argument", 3: "not_supported", 4: "no_permission",
-    5: "already_initialized", 6: "not_found", 7: "insufficient_size", 8: "insufficient_power",
-    9: "driver_not_loaded", 10: "timeout", 11: "irq_issue", 12: "library_not_found",
-    13: "function_not_found", 14: "corrupted_inforom", 15: "gpu_is_lost", 16: "reset_required",
-    17: "operating_system", 18: "lib_rm_version_mismatch", 19: "in_use", 20: "memory",
-    21: "no_data", 999: "unknown",
-}  # fmt: skip
+    1: "uninitialized",
+    2: "invalid_argument",
+    3: "not_supported",
+    4: "no_permission",
+    5: "already_initialized",
+    6: "not_found",
+    7: "insufficient_size",
+    8: "insufficient_power",
+    9: "driver_not_loaded",
+    10: "timeout",
+    11: "irq_issue",
+    12: "library_not_found",
+    13: "function_not_found",
+    14: "corrupted_inforom",
+    15: "gpu_is_lost",
+    16: "reset_required",
+    17: "operating_system",
+    18: "lib_rm_version_mismatch",
+    19: "in_use",
+    20: "memory",
+    21: "no_data",
+    999: "unknown",
+}
 # nvmlClocksEventReason* bits (clocks-event, formerly "throttle", reasons)
 REASONS = {
-    0x1: "gpu_idle", 0x2: "applications_clocks", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
-    0x10: "sync_boost", 0x20: "sw_thermal", 0x40: "hw_thermal", 0x80: "hw_power_brake",
+    0x1: "gpu_idle",
+    0x2: "applications_clocks",
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x10: "sync_boost",
+    0x20: "sw_thermal",
+    0x40: "hw_thermal",
+    0x80: "hw_power_brake",
     0x100: "display_clocks",
-}  # fmt: skip
+}
 XID_EVENT = 0x8  # nvmlEventTypeXidCriticalError
 MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS on Hopper; later GPUs answer invalid_argument past theirs
 ECC_COUNTERS = (
-    ("volatile_corrected", 0, 0), ("volatile_uncorrected", 1, 0),
-    ("aggregate_corrected", 0, 1), ("aggregate_uncorrected", 1, 1),
-)  # (name, memory error type, counter type)  # fmt: skip
+    ("volatile_corrected", 0, 0),
+    ("volatile_uncorrected", 1, 0),
+    ("aggregate_corrected", 0, 1),
+    ("aggregate_uncorrected", 1, 1),
+)  # (name, memory error type, counter type)
 NVLINK_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Callable, Sequence
+
+from .contract import Phase, RunnerConfig
 
 CHECK_ID = re.compile(r"[a-z][a-z0-9]*\.[a-z][a-z0-9_]*")
 
@@ -31,12 +33,13 @@ class CheckSpec:
     reference: str  # what the result is compared with; never the op under test itself
     # "after": judged once every other check has run, from what was observed meanwhile (XID
     # events, clocks under load, counters that rose); "run": in its turn.
-    phase: str = "run"
-    stress: bool = False  # a burn-in: runs only when the run asks for one (verify --stress)
-    extra_timeout_key: Optional[str] = None  # a config key whose seconds extend timeout_s
+    phase: Phase = "run"
+    # A burn-in: runs only when the run asks for one (verify --stress), for the seconds asked
+    # beyond its own timeout.
+    stress: bool = False
 
-    def timeout_for(self, config: Dict[str, Any]) -> float:
-        extra = float(config.get(self.extra_timeout_key) or 0) if self.extra_timeout_key else 0
+    def timeout_for(self, config: RunnerConfig) -> float:
+        extra = float(config.get("stress_s") or 0) if self.stress else 0.0
         return self.timeout_s + extra
 
     @property
@@ -57,9 +60,8 @@ def check(
     reference: str,
     timeout_s: float = 60.0,
     bench: bool = False,
-    phase: str = "run",
+    phase: Phase = "run",
     stress: bool = False,
-    extra_timeout_key: Optional[str] = None,
 ) -> Callable[[Callable[..., object]], Callable[..., object]]:
     """Register a check. `reference` says what its result is compared with (docs/checks.md
     shows it): known answers, exact arithmetic, plain Python, a published figure, never the
@@ -72,9 +74,7 @@ def check(
     def register(func: Callable[..., object]) -> Callable[..., object]:
         if check_id in CHECKS:
             raise ValueError(f"check id {check_id} registered twice")
-        CHECKS[check_id] = CheckSpec(
-            check_id, func, timeout_s, bench, reference, phase, stress, extra_timeout_key
-        )
+        CHECKS[check_id] = CheckSpec(check_id, func, timeout_s, bench, reference, phase, stress)
         return func
 
     return register

@@ -15,7 +15,7 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from .contract import CheckResult, Counts, check_result, empty_counts
+from .contract import CheckResult, Counts, RunnerConfig, check_result, empty_counts
 from .location import python_code
 
 HINTS = {
@@ -95,7 +95,7 @@ class _Session:
     def __init__(
         self,
         python: str,
-        config: dict[str, Any],
+        config: RunnerConfig,
         specs: list[Any],
         modules: list[str],
         on_start: Callable[[str], None] | None = None,
@@ -181,7 +181,7 @@ class _Session:
 
 def run_checks(
     python: str,
-    config: dict[str, Any],
+    config: RunnerConfig,
     specs: list[Any],
     modules: list[str],
     environment: dict[str, Any] | None = None,

@@ -13,17 +13,18 @@ import time
 import traceback
 from typing import Any, Dict, List
 
-from .contract import CheckResult, Metric, check_result
+from .contract import CheckResult, Metric, RunnerConfig, Status, check_result
 from .location import PACKAGE
 
 
-def run_one(spec: Any, config: Dict[str, Any]) -> CheckResult:
+def run_one(spec: Any, config: RunnerConfig) -> CheckResult:
     from .context import Context
     from .registry import CheckFailed, Skip
 
     ctx = Context(config)
     ctx.current = spec.id
     started = time.perf_counter()
+    status: Status
     try:
         message = spec.func(ctx) or ""
         status = "pass"

@@ -17,7 +17,7 @@ import traceback
 from datetime import timedelta
 from typing import Any, List, Tuple
 
-from ..core.contract import Metric, check_result
+from ..core.contract import Metric, Status, check_result
 from ..suite.distributed import busbw_gbs, ddp_weights_agree, exact_allreduce, time_allreduce
 
 CHECK_ID = "multigpu.cross_node"
@@ -25,7 +25,7 @@ STEPS = 3
 TIMED = 5  # timed all-reduces for the bus bandwidth figure
 
 
-def _measure(torch: Any, dist: Any) -> Tuple[str, str, List[Metric]]:
+def _measure(torch: Any, dist: Any) -> Tuple[Status, str, List[Metric]]:
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local = int(os.environ.get("LOCAL_RANK", "0"))
     nodes = int(os.environ.get("GROUP_WORLD_SIZE") or os.environ.get("SLURM_NNODES") or 0)
@@ -67,6 +67,7 @@ def _measure(torch: Any, dist: Any) -> Tuple[str, str, List[Metric]]:
 
 def main(out_dir: str) -> int:
     started = time.perf_counter()
+    status: Status
     try:
         import torch
         import torch.distributed as dist

@@ -10,10 +10,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 from .. import SCHEMA_VERSION
-from ..core.contract import TargetReport
+from ..core.contract import (
+    DEFAULT_USER_CHECKS_TIMEOUT_S,
+    RunnerConfig,
+    TargetReport,
+)
 from ..core.session import run_checks, summarize
 from ..suite import MODULES, chosen
 from .userchecks import run_user_checks
@@ -22,7 +26,7 @@ from .watch import Watch
 WATCHED_GROUPS = ("gpu", "stress")  # a run with these checks is watched from start to end
 
 
-def run_suite(config: Dict[str, Any], python: Optional[str] = None) -> TargetReport:
+def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetReport:
     interpreter = python or sys.executable
     specs = chosen(
         list(config.get("only") or []),
@@ -44,14 +48,15 @@ def run_suite(config: Dict[str, Any], python: Optional[str] = None) -> TargetRep
             path = os.path.join(folder, "watch.json")
             with open(path, "w") as handle:
                 json.dump(record or {"available": False, "why": "no GPU check ran"}, handle)
-            later = dict(config, gpu_watch=path)
+            later: RunnerConfig = {**config, "gpu_watch": path}
             environment, more = run_checks(interpreter, later, after, MODULES, environment)
             results += more
-    if config.get("user_checks_dir"):
+    user_checks = config.get("user_checks_dir")
+    if user_checks:
         results += run_user_checks(
             interpreter,
-            config["user_checks_dir"],
-            float(config.get("user_checks_timeout_s", 600)),
+            user_checks,
+            float(config.get("user_checks_timeout_s", DEFAULT_USER_CHECKS_TIMEOUT_S)),
         )
     return {
         "schema_version": SCHEMA_VERSION,

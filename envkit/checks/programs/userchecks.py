@@ -8,11 +8,11 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ..core.contract import CheckResult, check_result
+from ..core.contract import CheckResult, Status, check_result
 from ..core.text import readable_xml
 
 
-def _row(check_id: str, status: str, duration: float, message: str) -> CheckResult:
+def _row(check_id: str, status: Status, duration: float, message: str) -> CheckResult:
     return check_result(check_id, status, round(duration, 4), message, [])
 
 
@@ -93,7 +93,7 @@ def _case(case: ET.Element) -> CheckResult:
         failure = case.find("error")
     skipped = case.find("skipped")
     if failure is not None:
-        status = "fail" if failure.tag == "failure" else "error"
+        status: Status = "fail" if failure.tag == "failure" else "error"
         return _row(name, status, duration, (failure.get("message") or "")[:500])
     if skipped is not None:
         return _row(name, "skip", duration, (skipped.get("message") or "")[:500])

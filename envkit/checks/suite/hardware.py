@@ -35,7 +35,7 @@ def snapshots(ctx: Context) -> Tuple[str, List[Dict[str, Any]]]:
 
 def observations(ctx: Context) -> Dict[str, Any]:
     """The watch's record of this run (checks/programs/watch.py), or Skip with why there is none."""
-    path = ctx.config.get("gpu_watch")
+    path = ctx.gpu_watch
     if not path:
         raise Skip("judged from the whole run's record, which this run did not keep")
     with open(path) as handle:

@@ -27,7 +27,7 @@ from ..programs.lockstate import capture
 def lock(ctx: Context) -> str:
     """Catches drift from the image's lock: a package changed, removed or torch swapped
     since the build (additions are listed, not failed)."""
-    path = str(ctx.config.get("lock_path") or IMAGE_LOCK_PATH)
+    path = str(ctx.lock_path or IMAGE_LOCK_PATH)
     if not os.path.isfile(path):
         raise Skip(f"no lock at {path}: build with `envkit lock` then `envkit build --locked`")
     with open(path, encoding="utf-8") as handle:

@@ -85,9 +85,7 @@ def notebook(ctx: Context) -> str:
     except OSError as exc:
         raise AssertionError(f"the notebook token cannot be read: {exc}") from None
     try:
-        status, _ = _answering(
-            f"{base}/api/status", token, float(ctx.config.get("notebook_wait_s", 60))
-        )
+        status, _ = _answering(f"{base}/api/status", token, ctx.notebook_wait_s)
     except (urllib.error.URLError, OSError) as exc:
         raise AssertionError(f"JupyterLab does not answer on {base}: {exc}") from None
     ensure(status == 200, f"JupyterLab refused its own token (HTTP {status})")
@@ -96,8 +94,11 @@ def notebook(ctx: Context) -> str:
     kernel = str(settings["kernel"])
     done = subprocess.run(
         [sys.executable, "-c", KERNEL_PROGRAM, kernel],
-        capture_output=True, text=True, timeout=180, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     tail = (done.stderr.strip().splitlines() or [""])[-1]
     ensure(done.returncode == 0, f"kernel {kernel} did not run: {tail}")
     said = json.loads(done.stdout.strip().splitlines()[-1])

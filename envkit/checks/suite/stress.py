@@ -25,7 +25,6 @@ START_BOUND_S = 180  # start-up, allocation and the report, beyond the duration 
     "stress.gpu",
     stress=True,
     timeout_s=START_BOUND_S,
-    extra_timeout_key="stress_s",
     reference="the first result of the same GEMM on the same GPU, bit for bit; patterns written "
     "to device memory read back; the node's other GPUs for throughput",
 )
@@ -36,7 +35,7 @@ def burn(ctx: Context) -> str:
 
     bench._cuda(ctx)
     gpus = devices.gpu_devices(ctx)
-    duration = float(ctx.config.get("stress_s") or 0)
+    duration = ctx.stress_s
     size = devices.BENCH_MATMUL_SIZE["bf16"]
     spawn = mp.get_context("spawn")
     queue = spawn.SimpleQueue()

@@ -4,7 +4,6 @@ the mirrors actually in effect."""
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -12,16 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.context import Context
+from ..core.contract import size_bytes
 from ..core.registry import Skip, check, ensure
-
-UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-
-
-def parse_size(text: str) -> int:
-    found = re.fullmatch(r"([0-9]+)\s*([bkmg]?)b?", str(text).strip().lower())
-    if not found:
-        raise ValueError(f"not a size: {text}")
-    return int(found.group(1)) * UNITS[found.group(2)]
 
 
 def _human(size: float) -> str:
@@ -36,11 +27,11 @@ def _human(size: float) -> str:
 def shm(ctx: Context) -> str:
     """Catches a /dev/shm too small for DataLoader workers (Docker's default is 64 MB:
     'Bus error ... insufficient shared memory')."""
-    path = Path(ctx.config.get("shm_path", "/dev/shm"))  # noqa: S108 - the shared-memory mount
+    path = Path(ctx.shm_path)
     ensure(path.is_dir(), f"{path} does not exist")
     stats = os.statvfs(path)
     size = stats.f_frsize * stats.f_blocks
-    minimum = parse_size(ctx.config.get("min_shm", "1g"))
+    minimum = size_bytes(ctx.min_shm)
     ctx.metric("shm_size", size, "bytes", minimum=float(minimum))
     ensure(
         size >= minimum,
@@ -74,8 +65,7 @@ def dataloader_workers(ctx: Context) -> str:
     """Catches DataLoader workers that die or hang moving tensors through shared memory."""
     from torch.utils.data import DataLoader
 
-    workers = int(ctx.config.get("dataloader_workers", 2))
-    floats = int(ctx.config.get("dataloader_item_floats", 1 << 20))  # 4 MiB per item
+    workers, floats = ctx.dataloader
     loader = DataLoader(_Squares(16, floats), batch_size=4, num_workers=workers, timeout=60)
     seen: list[int] = []
     try:
@@ -178,13 +168,13 @@ def apt_uris(root: str = "/") -> list[str]:
 def mirrors(ctx: Context) -> str:
     """Catches mirrors that are not in effect: pip's effective index and apt's sources must equal
     the spec's."""
-    want_pip = ctx.config.get("expected_pip_index")
-    want_apt = list(ctx.config.get("expected_apt_any") or [])
+    want_pip = ctx.expected_pip_index
+    want_apt = ctx.expected_apt_any
     if not want_pip and not want_apt:
         raise Skip("no mirrors to compare with (run through `envkit verify` with a spec)")
     found = []
     if want_pip:
-        have = effective_pip_index(ctx.config.get("python") or sys.executable)
+        have = effective_pip_index(ctx.python or sys.executable)
         ensure(
             have.rstrip("/") == str(want_pip).rstrip("/"),
             f"pip uses {have}, the spec says {want_pip}",

@@ -1,0 +1,114 @@
+"""The `verify:` section: what `envkit verify` demands of the environment, and what this site
+expects of its GPUs' own health (verify.gpu), where the checks' defaults do not fit."""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from envkit.checks.core.contract import DEFAULT_MIN_SHM
+from envkit.config.choices import PcieWidth, Persistence, Regressions
+from envkit.config.fields import MAX_GPUS, EnvKey, PeakFraction, ShmSize, ThresholdId, XidCode
+from envkit.config.strict import Strict as _Strict
+from envkit.errors import FieldError
+
+
+class GpuExpectations(_Strict):
+    """What this site expects of its GPUs, where envkit's defaults (right for H100 SXM and PCIe,
+    A100, L40S and consumer cards) do not fit: the gpu.* checks' rules (docs/gpu-health.md)."""
+
+    pcie_gen: int | None = Field(
+        None,
+        ge=1,
+        le=6,
+        strict=True,
+        description="PCIe generation under load (default: each GPU's own maximum).",
+    )
+    pcie_width: PcieWidth | None = Field(
+        None,
+        description="PCIe lanes (default: each GPU's own maximum; some platforms train "
+        "x8 on purpose).",
+    )
+    nvlinks: int | None = Field(
+        None,
+        ge=0,
+        le=36,
+        strict=True,
+        description="Active NVLinks per GPU (default: the SKU's "
+        "count, e.g. 18 on H100 SXM; 12 or 0 on PCIe boards with or without a bridge).",
+    )
+    xid_warn: tuple[XidCode, ...] = Field(
+        (), description="XIDs that only warn here, besides the application-caused ones."
+    )
+    xid_fail: tuple[XidCode, ...] = Field((), description="XIDs that fail here, whatever class.")
+    spread: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        allow_inf_nan=False,
+        description="How far below the median of the "
+        "node's other GPUs one GPU's benchmark may fall (default 0.15).",
+    )
+    throttle_samples: int | None = Field(
+        None,
+        ge=0,
+        strict=True,
+        description="Samples with a hardware slowdown, thermal or power "
+        "brake reason tolerated in a run (default 0).",
+    )
+    nvlink_errors: int | None = Field(
+        None,
+        ge=0,
+        strict=True,
+        description="NVLink CRC, replay and recovery counts a link may "
+        "add during a run (default 0).",
+    )
+    pcie_replays: int | None = Field(
+        None, ge=0, strict=True, description="PCIe replays tolerated in a run (default 80, DCGM's)."
+    )
+    allow_processes: bool = Field(
+        False, description="Processes already holding GPU memory only warn (a shared GPU)."
+    )
+    allow_env: tuple[EnvKey, ...] = Field(
+        (),
+        description="Variables that distort a measurement (CUDA_LAUNCH_BLOCKING, ...) "
+        "accepted on purpose.",
+    )
+    persistence: Persistence = Field(
+        "any", description="required: persistence mode off fails gpu.inventory."
+    )
+
+    @model_validator(mode="after")
+    def _xid_lists_apart(self) -> GpuExpectations:
+        both = sorted(set(self.xid_warn) & set(self.xid_fail))
+        if both:
+            raise FieldError(
+                f"XID {', '.join(map(str, both))} is in both xid_warn and xid_fail",
+                "list each XID in one of them",
+            )
+        return self
+
+    def given(self) -> dict[str, object]:
+        """The expectations envkit.yaml states; for the rest, the checks' own rules apply."""
+        return self.model_dump(exclude_unset=True)
+
+
+class Verify(_Strict):
+    """What `envkit verify` demands of the environment."""
+
+    require_gpu: bool | None = Field(None, description="Default: true unless runtime.gpus is none.")
+    expected_gpus: int | None = Field(
+        None, ge=0, le=MAX_GPUS, strict=True, description="Fewer visible GPUs is a failure."
+    )
+    min_shm: ShmSize = Field(DEFAULT_MIN_SHM, description="Smallest acceptable /dev/shm.")
+    thresholds: dict[ThresholdId, PeakFraction] = Field(
+        default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
+    )
+    checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")
+    gpu: GpuExpectations = Field(
+        GpuExpectations(), description="What the GPUs' own health checks expect at this site."
+    )
+    regressions: Regressions = Field(
+        "fail",
+        description="What `verify --baseline` does when a figure falls below its baseline: "
+        "fail the run (exit 1) or only warn.",
+    )

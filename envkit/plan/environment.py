@@ -1,0 +1,141 @@
+"""Where the image's Python comes from and what goes into it: the Python provider (the pytorch
+image's conda, Miniforge, or a venv over the system Python), the conda environment, and the
+apt packages envkit needs beside the user's."""
+
+from __future__ import annotations
+
+from envkit.catalog import compat
+from envkit.catalog.compat import TorchRelease
+from envkit.config.load import LoadedSpec
+from envkit.config.python_section import python_version
+from envkit.errors import FieldError
+from envkit.plan.mirrors import plan_condarc
+from envkit.plan.model import (
+    CONDA_PREFIX,
+    DEFAULT_PYTHON,
+    VENV_PREFIX,
+    CondaPlan,
+    PackagesPlan,
+    PythonPlan,
+)
+from envkit.plan.pip_options import split_pip
+from envkit.plan.project_files import ProjectFiles
+from envkit.plan.pyproject import read_python_project
+
+# Miniforge pinned by release and checksum: the installer runs as root in the build, so what
+# is downloaded is checked before it runs (a "latest" URL could change under a rebuild).
+# $(uname -m) is expanded by the build's shell. The sums are the release's published ones, as
+# carried by independent packagers (AUR's miniforge PKGBUILD, nebari-docker-images).
+MINIFORGE_VERSION = "25.3.0-3"
+MINIFORGE_URL = (
+    f"https://github.com/conda-forge/miniforge/releases/download/{MINIFORGE_VERSION}/"
+    f"Miniforge3-{MINIFORGE_VERSION}-Linux-$(uname -m).sh"
+)
+MINIFORGE_SHA256 = (
+    ("x86_64", "1b57f8cb991982063f79b56176881093abb1dc76d73fda32102afde60585b5a1"),
+    ("aarch64", "ac89f17b0eec4e98d38a53d1ae688e0f22c77d8ea5b5f008c2455e90ef095339"),
+)
+
+
+def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
+    spec = loaded.spec
+    if spec.base.flavor == "pytorch":
+        if python_version(spec.python) is not None:
+            where = ("python",) if isinstance(spec.python, str) else ("python", "version")
+            raise loaded.error(
+                where,
+                FieldError(
+                    "the pytorch/pytorch image fixes the Python version",
+                    "remove python, or use base.flavor: cuda to choose it",
+                ),
+                python_version(spec.python),
+            )
+        return PythonPlan("image-conda", f"{CONDA_PREFIX}/bin", None, _path(f"{CONDA_PREFIX}/bin"))
+    version = python_version(spec.python)
+    wants_conda = spec.base.flavor == "cuda" or version is not None or spec.conda is not None
+    if not wants_conda:
+        venv_env = (*_path(f"{VENV_PREFIX}/bin"), ("VIRTUAL_ENV", VENV_PREFIX))
+        return PythonPlan("venv", f"{VENV_PREFIX}/bin", None, venv_env)
+    if version is None and torch is not None:
+        version = DEFAULT_PYTHON if DEFAULT_PYTHON in torch.python else torch.python[-1]
+    if version is not None and torch is not None:
+        try:
+            compat.check_python(torch, version)
+        except FieldError as exc:
+            raise loaded.error(("python",), exc, version) from None
+    env_name = spec.conda.name if spec.conda and spec.conda.name else spec.name
+    prefix = f"{CONDA_PREFIX}/envs/{env_name}"
+    env: tuple[tuple[str, str], ...] = (
+        *_path(f"{prefix}/bin", f"{CONDA_PREFIX}/bin"),
+        ("CONDA_DEFAULT_ENV", env_name),
+        ("CONDA_PREFIX", prefix),
+    )
+    return PythonPlan("miniforge", f"{prefix}/bin", version or DEFAULT_PYTHON, env)
+
+
+def _path(*dirs: str) -> tuple[tuple[str, str]]:
+    return (("PATH", ":".join((*dirs, "$PATH"))),)
+
+
+def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> CondaPlan:
+    spec = loaded.spec
+    conda = spec.conda
+    try:
+        rc = plan_condarc(spec.mirrors, conda, base_has_conda=python.provider == "image-conda")
+    except FieldError as exc:
+        raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
+    deps = [*(conda.dependencies if conda else ()), *files.conda_dependencies, *spec.packages.conda]
+    if python.version is not None:
+        deps.insert(0, f"python={python.version}")
+    pip = (*(conda.pip if conda else ()), *files.conda_pip)
+    if pip and "pip" not in deps:
+        deps.append("pip")
+    in_image = python.provider in ("image-conda", "miniforge")
+    custom_url = conda.installer_url if conda else None
+    update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
+    return CondaPlan(
+        in_image=in_image,
+        install_miniforge=python.provider == "miniforge",
+        installer_url=custom_url or MINIFORGE_URL,
+        installer_sha256=(
+            (("*", conda.installer_sha256),)
+            if custom_url and conda and conda.installer_sha256
+            else MINIFORGE_SHA256
+        ),
+        update_env=update,
+        env_name=(conda.name if conda and conda.name else spec.name),
+        channels=tuple(
+            dict.fromkeys((*(conda.channels if conda else ("conda-forge",)), *files.conda_channels))
+        ),
+        dependencies=tuple(deps),
+        pip=pip,
+        rc=rc,
+    )
+
+
+def _apt_packages(
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(envkit's own apt packages, the user's others)."""
+    spec = loaded.spec
+    wanted = ["ca-certificates"]
+    if spec.ssh.enabled:
+        wanted.append("openssh-server")
+    if spec.ssh.sudo:
+        wanted.append("sudo")
+    if conda.install_miniforge:
+        wanted += ["curl", "bzip2"]
+    if python.provider == "venv":
+        wanted += ["python3", "python3-venv"]
+    system = tuple(dict.fromkeys(wanted))
+    user = dict.fromkeys((*spec.packages.apt, *files.apt))
+    return system, tuple(p for p in user if p not in system)
+
+
+def plan_packages(
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles, torch: str | None
+) -> PackagesPlan:
+    system, user = _apt_packages(loaded, python, conda, files)
+    pip, own = split_pip(loaded.spec.packages.pip)
+    project = read_python_project(loaded, torch)
+    return PackagesPlan(system, user, pip, files.requirements, project, own)
