@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
     project = _project()
-    from envkit.commands.project import load_project
+    from envkit.services.project import load_project
     from envkit.lock import make
 
     plan = load_project(str(project / "envkit.yaml")).plan

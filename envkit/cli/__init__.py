@@ -2,7 +2,7 @@
 envkit/commands; app.py registers them and turns an EnvkitError into one message and its exit
 code (no traceback for a user's mistake).
 
-May import: commands, checks, targets, verify, durations, errors."""
+May import: commands, services, checks, targets, verify, durations, errors."""
 
 from envkit.cli.app import app, main
 

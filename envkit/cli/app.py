@@ -1,9 +1,14 @@
-"""The app: every command and sub-app registered, and `main`, where envkit's errors become one
-message and their exit code. Heavy modules are imported inside commands so `envkit --help`
-stays fast."""
+"""The app: every command and sub-app registered with its one-line summary, the spellings of
+earlier releases translated (with a note), and `main`, where envkit's errors become one message
+and their exit code. Commands import their modules when they run, so `envkit --help` stays fast.
+
+Help is click's plain formatter (no boxes): paragraphs reflowed to the terminal, up to 120
+columns, examples kept as written (`\\b`), boolean options shown as flags, every value named in
+words (PATH, NAME, SECONDS), one line per command in the list."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -11,19 +16,25 @@ import typer
 
 from envkit import __version__
 from envkit.checks.core.text import for_terminal
-from envkit.cli import project, share, verify
+from envkit.cli import box, project, share, verify
 from envkit.cli.compat import compat_app
+from envkit.cli.completion import completion
 from envkit.cli.history import history_app
 from envkit.cli.k8s import k8s_app
 from envkit.cli.notebook import notebook_app
 from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 
+COMPLETE_VAR = "_ENVKIT_COMPLETE"  # as commands/completion.py's scripts set it
+CONTEXT = {"max_content_width": 120, "help_option_names": ["-h", "--help"]}
+
 app = typer.Typer(
     name="envkit",
     help="One command from envkit.yaml to a running, verified GPU development environment.",
-    add_completion=True,  # --install-completion / --show-completion: bash, zsh, fish
+    add_completion=False,  # `envkit completion SHELL` (typer's ignored the shell it was given)
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=CONTEXT,
 )
 
 
@@ -39,40 +50,91 @@ def _main(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
-    """envkit: render, build, run and verify GPU dev environments."""
+    """One command from envkit.yaml to a running, verified GPU development environment.
+
+    \b
+    Example: envkit init && envkit build && envkit up && envkit verify"""
 
 
-# The order of registration is the order of `envkit --help`: the flow, then the rest.
-for name, command in (
-    ("init", project.init),
-    ("render", project.render),
-    ("build", project.build),
-    ("up", project.up),
-    ("push", share.push),
-    ("pull", share.pull),
-    ("down", project.down),
-    ("start", project.start),
-    ("status", project.status),
-    ("ssh-config", project.ssh_config),
-    ("verify", verify.verify),
-    ("health", verify.health),
-    ("doctor", project.doctor),
-    ("lock", project.lock),
-    ("diff", project.diff),
-    ("schema", project.schema),
-):
-    app.command(name)(command)
-app.add_typer(compat_app, name="compat")
-app.add_typer(history_app, name="history")
-app.add_typer(k8s_app, name="k8s")
-app.add_typer(notebook_app, name="notebook")
+# The order of registration is the order of `envkit --help`: the flow, then the rest. Each
+# command's summary is one line at 80 columns (click would cut a docstring's first sentence).
+COMMANDS = (
+    ("init", project.init, "Write a starter envkit.yaml from the project's files."),
+    ("render", project.render, "Write the Dockerfile, compose file and configs."),
+    ("build", project.build, "Build the image (or pull it from the registry)."),
+    ("up", project.up, "Start the environment and wait for sshd."),
+    ("push", share.push, "Push the built image to the team's registry."),
+    ("pull", share.pull, "Pull the image these inputs build from the registry."),
+    ("down", project.down, "Stop and remove the containers."),
+    ("start", project.start, "Start stopped containers and wait for sshd."),
+    ("status", project.status, "Each container: state, GPUs, sessions, idle time."),
+    ("shell", box.shell, "A login shell in the container, without SSH."),
+    ("exec", box.exec_, "Run one command in the container, without SSH."),
+    ("logs", box.logs, "What the container printed."),
+    ("ssh-config", project.ssh_config, "Print ~/.ssh/config blocks for the containers."),
+    ("verify", verify.verify, "Run the verification suite on the environment."),
+    ("health", verify.health, "Node health checks for Slurm's HealthCheckProgram."),
+    ("doctor", project.doctor, "Check this host before anything is built."),
+    ("lock", project.lock, "Lock the built image's packages in envkit.lock."),
+    ("diff", project.diff, "What differs between two locks or targets."),
+    ("schema", project.schema, "Print the JSON Schema of envkit.yaml."),
+    ("completion", completion, "Shell completion for bash, zsh or fish."),
+)
+for name, command, summary in COMMANDS:
+    app.command(name, short_help=summary, context_settings=CONTEXT)(command)
+app.add_typer(compat_app, name="compat", short_help="The CUDA/PyTorch/image/driver table.")
+app.add_typer(history_app, name="history", short_help="Recorded verify runs.")
+app.add_typer(k8s_app, name="k8s", short_help="Run the suite through Kubernetes.")
+app.add_typer(notebook_app, name="notebook", short_help="JupyterLab: its URL and token.")
+
+# Spellings of earlier releases, still accepted: (command, old option, new option). A value
+# follows the option in both spellings.
+RENAMED = (
+    ("verify", "--json", "--json-file"),  # --json is now a flag: the report on stdout
+    ("k8s", "--json", "--json-file"),
+    ("init", "--path", "--config"),
+    ("lock", "--out", "--lock-file"),
+    ("lock", "-o", "--lock-file"),
+)
+
+
+def translated(argv: list[str]) -> tuple[list[str], list[str]]:
+    """ARGV with earlier spellings rewritten, and a note for each. `--json FILE` is the old
+    report file only where a value follows (not an option, not the end)."""
+    if not argv:
+        return argv, []
+    if argv[0] in ("--install-completion", "--show-completion"):
+        rest = argv[1:2]
+        flag = ["--install"] if argv[0] == "--install-completion" else []
+        note = f"{argv[0]} is now `envkit completion {' '.join([*rest, *flag]).strip()}`"
+        return ["completion", *rest, *flag], [note]
+    out, notes = list(argv), []
+    for command, old, new in RENAMED:
+        if out[0] != command:
+            continue
+        for index, word in enumerate(out):
+            value = out[index + 1] if index + 1 < len(out) else None
+            if word == old and (old != "--json" or (value and not value.startswith("-"))):
+                out[index] = new
+                notes.append(f"`{command} {old}` is now `{new}`")
+            elif word.startswith(old + "=") and old.startswith("--"):
+                out[index] = new + word[len(old) :]
+                notes.append(f"`{command} {old}=` is now `{new}=`")
+    return out, notes
 
 
 def main() -> None:
     # typer handles usage errors (exit 2), --help and typer.Exit itself; envkit's own errors
     # propagate out of it and become one message and their exit code here.
+    if COMPLETE_VAR in os.environ:  # the shell asking for completions (envkit completion)
+        from typer._completion_classes import completion_init
+
+        completion_init()
+    argv, notes = translated(sys.argv[1:])
+    for note in notes:
+        typer.echo(f"note: {note} (the old spelling still works)", err=True)
     try:
-        app()
+        app(args=argv, prog_name="envkit")
     except EnvkitError as exc:
         # The message may carry a value from elsewhere (a lock entry, a target's name): shown
         # with its control characters escaped, never acted on by the terminal.

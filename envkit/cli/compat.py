@@ -11,7 +11,7 @@ from envkit.cli.options import JsonFlag
 
 compat_app = typer.Typer(
     help="Show the CUDA/PyTorch/image/driver table, resolve one request, or refresh it."
-    "\n\nExample: envkit compat --torch 2.4.1",
+    "\n\n\b\nExample: envkit compat --torch 2.4.1",
     invoke_without_command=True,
     no_args_is_help=False,
 )
@@ -20,10 +20,18 @@ compat_app = typer.Typer(
 @compat_app.callback()
 def compat(
     ctx: typer.Context,
-    torch: Annotated[str | None, typer.Option(help="Resolve this torch release.")] = None,
-    cuda: Annotated[str | None, typer.Option(help="With --torch: this CUDA version.")] = None,
-    flavor: Annotated[str, typer.Option(help="pytorch | cuda | custom (which base).")] = "pytorch",
-    driver: Annotated[str | None, typer.Option(help="Judge this host driver version too.")] = None,
+    torch: Annotated[
+        str | None, typer.Option(metavar="VERSION", help="Resolve this torch release.")
+    ] = None,
+    cuda: Annotated[
+        str | None, typer.Option(metavar="VERSION", help="With --torch: this CUDA version.")
+    ] = None,
+    flavor: Annotated[
+        str, typer.Option(metavar="FLAVOR", help="Base image: pytorch, cuda or custom.")
+    ] = "pytorch",
+    driver: Annotated[
+        str | None, typer.Option(metavar="VERSION", help="Judge this host driver version too.")
+    ] = None,
     mirrors: Annotated[
         bool, typer.Option("--mirrors", help="List mirror presets instead.")
     ] = False,
@@ -31,31 +39,40 @@ def compat(
 ) -> None:
     """Show the CUDA/PyTorch/image/driver table, or resolve one request against it.
 
+    \b
     Example: envkit compat --torch 2.4.1"""
     if ctx.invoked_subcommand is not None:
         return
-    from envkit.commands.compat import compat as run_compat
+    from envkit.commands import compat as command
 
-    raise typer.Exit(run_compat(torch, cuda, flavor, driver, mirrors, as_json))
+    request = command.CompatRequest(
+        torch=torch, cuda=cuda, flavor=flavor, driver=driver, mirrors=mirrors, json=as_json
+    )
+    raise typer.Exit(command.run(request))
 
 
-@compat_app.command("refresh")
+@compat_app.command("refresh", short_help="Rebuild the table from its sources.")
 def refresh(
     table: Annotated[
-        Path | None, typer.Option(help="compat.yaml to refresh (default: the installed one).")
+        Path | None,
+        typer.Option(metavar="PATH", help="compat.yaml to refresh (default: the installed one)."),
     ] = None,
     write: Annotated[bool, typer.Option("--write", help="Write the result into --table.")] = False,
     replay: Annotated[
-        Path | None, typer.Option(help="Read the sources from this recording, not the network.")
+        Path | None,
+        typer.Option(metavar="DIR", help="Read the sources from this recording, not the network."),
     ] = None,
     record: Annotated[
-        Path | None, typer.Option(help="Keep every answer in this (new) folder for replay.")
+        Path | None,
+        typer.Option(metavar="DIR", help="Keep every answer in this (new) folder for replay."),
     ] = None,
 ) -> None:
     """Rebuild the table's release rows from PyPI, the PyTorch wheel index and Docker Hub (driver
     minimums stay hand-kept) and print the diff.
 
+    \b
     Example: envkit compat refresh --write"""
-    from envkit.commands.compat_refresh import compat_refresh as run_refresh
+    from envkit.commands import compat_refresh as command
 
-    raise typer.Exit(run_refresh(table, write, replay, record))
+    request = command.CompatRefreshRequest(table=table, write=write, replay=replay, record=record)
+    raise typer.Exit(command.run(request))

@@ -9,7 +9,7 @@ import typer
 
 def members(ctx: typer.Context, incomplete: str) -> list[str]:
     try:
-        from envkit.commands.project import load_project
+        from envkit.services.project import load_project
 
         names = load_project(ctx.params.get("config")).plan.members
     except Exception:  # no config, or a broken one: nothing to offer, and no error in the shell
@@ -25,3 +25,16 @@ def targets(ctx: typer.Context, incomplete: str) -> list[str]:
     except Exception:  # as above: a broken config completes nothing, quietly
         return []
     return [url for url in urls if url.startswith(incomplete)]
+
+
+def checks(ctx: typer.Context, incomplete: str) -> list[str]:
+    """verify's --only/--skip: the groups and every check id (the suite's own registry)."""
+    try:
+        from envkit.checks.core.registry import CHECKS
+        from envkit.checks.suite import GROUPS, load
+
+        load()
+        names = [*GROUPS, *sorted(CHECKS)]
+    except Exception:  # as above: completion never prints an error into the shell
+        return []
+    return [name for name in names if name.startswith(incomplete)]

@@ -11,71 +11,90 @@ from envkit.cli.options import HistoryFile, JsonFlag
 
 history_app = typer.Typer(
     help="Recorded verify runs: list them, diff two, export or import them."
-    "\n\nExample: envkit history --limit 5",
+    "\n\n\b\nExample: envkit history --limit 5",
     invoke_without_command=True,
     no_args_is_help=False,
 )
+TargetFilter = Annotated[
+    str | None,
+    typer.Option("--target", "-t", metavar="TARGET", help="Only the runs of this target URL."),
+]
 
 
 @history_app.callback()
 def history(
     ctx: typer.Context,
-    target: Annotated[str | None, typer.Option("--target", "-t", help="Only this target.")] = None,
-    check: Annotated[str | None, typer.Option(help="Show this check's status and figures.")] = None,
-    limit: Annotated[int, typer.Option(help="How many recent runs.")] = 20,
+    target: TargetFilter = None,
+    check: Annotated[
+        str | None, typer.Option(metavar="CHECK", help="Show this check's status and figures.")
+    ] = None,
+    limit: Annotated[int, typer.Option(metavar="N", help="How many recent runs.")] = 20,
     as_json: JsonFlag = False,
     history_file: HistoryFile = None,
 ) -> None:
     """Recent verify runs, newest first.
 
+    \b
     Example: envkit history --limit 5"""
     if ctx.invoked_subcommand is not None:
         return
-    from envkit.commands.history import history_list
+    from envkit.commands import history as command
 
-    raise typer.Exit(history_list(history_file, target, check, limit, as_json))
+    request = command.HistoryRequest(
+        history_file=history_file, target=target, check=check, limit=limit, json=as_json
+    )
+    raise typer.Exit(command.run(request))
 
 
-@history_app.command("diff")
+@history_app.command("diff", short_help="What changed between two runs.")
 def diff(
     runs: Annotated[
-        list[int] | None, typer.Argument(help="RUN_A RUN_B (default: last pass vs latest).")
+        list[int] | None,
+        typer.Argument(metavar="[RUN_A RUN_B]", help="Two run ids (default: last pass, latest)."),
     ] = None,
-    target: Annotated[
-        str | None, typer.Option("--target", "-t", help="For the default pair.")
-    ] = None,
+    target: TargetFilter = None,
     as_json: JsonFlag = False,
     history_file: HistoryFile = None,
 ) -> None:
     """What changed between two runs: versions, image, GPU, checks that flipped, figures moved.
 
+    \b
     Example: envkit history diff 12 15"""
-    from envkit.commands.history import history_diff
+    from envkit.commands import history_diff as command
 
-    raise typer.Exit(history_diff(history_file, list(runs or []), target, as_json))
+    request = command.HistoryDiffRequest(
+        history_file=history_file, runs=tuple(runs or ()), target=target, json=as_json
+    )
+    raise typer.Exit(command.run(request))
 
 
-@history_app.command("export")
+@history_app.command("export", short_help="Every run as JSON lines.")
 def export(
-    out: Annotated[Path, typer.Argument(help="JSON-lines file to write.")],
+    out: Annotated[Path, typer.Argument(metavar="FILE", help="JSON-lines file to write.")],
     history_file: HistoryFile = None,
 ) -> None:
-    """Write every recorded run as JSON lines.
+    """Write every recorded run as one JSON line each (for `envkit history import` elsewhere).
 
-    Example: envkit history export > runs.jsonl"""
-    from envkit.commands.history import history_export
+    \b
+    Example: envkit history export runs.jsonl"""
+    from envkit.commands import history_export as command
 
-    raise typer.Exit(history_export(history_file, out))
+    request = command.HistoryExportRequest(history_file=history_file, out=out)
+    raise typer.Exit(command.run(request))
 
 
-@history_app.command("import")
+@history_app.command("import", short_help="Merge another machine's runs.")
 def import_(
-    source: Annotated[Path, typer.Argument(help="A file from `envkit history export`.")],
+    source: Annotated[
+        Path, typer.Argument(metavar="FILE", help="A file made by `envkit history export`.")
+    ],
     history_file: HistoryFile = None,
 ) -> None:
-    """Merge runs exported elsewhere (runs already here are skipped).
+    """Merge an export from another machine (runs already here are skipped).
 
+    \b
     Example: envkit history import runs.jsonl"""
-    from envkit.commands.history import history_import
+    from envkit.commands import history_import as command
 
-    raise typer.Exit(history_import(history_file, source))
+    request = command.HistoryImportRequest(history_file=history_file, source=source)
+    raise typer.Exit(command.run(request))

@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from envkit.cli.options import ConfigOption
+from envkit.cli.options import ConfigOption, MemberOption
 
 notebook_app = typer.Typer(
     help="JupyterLab in the environment: the URL with its token.", no_args_is_help=True
 )
 
 
-@notebook_app.command("url")
-def url(
-    config: ConfigOption = None,
-    member: Annotated[
-        str | None, typer.Option(help="Per-member mode: whose server (team.members[].name).")
-    ] = None,
-) -> None:
+@notebook_app.command("url", short_help="The notebook's URL with its token.")
+def url(config: ConfigOption = None, member: MemberOption = None) -> None:
     """Print the notebook's URL with its token (and TensorBoard's), for a browser on this host or
     at the end of the SSH tunnel `envkit ssh-config` sets up (LocalForward).
 
+    \b
     Example: envkit notebook url --member alice"""
-    from envkit.commands.notebook import notebook_url
+    from envkit.commands import notebook as command
 
-    raise typer.Exit(notebook_url(config, member))
+    raise typer.Exit(command.run(command.NotebookUrlRequest(config=config, member=member)))

@@ -1,5 +1,6 @@
-"""The commands on one project: init, render, build, up, down, status, ssh-config, doctor,
-lock, diff and schema. Typer wiring only: each maps its flags onto one call in envkit/commands."""
+"""The commands on one project: init, render, build, up, down, start, status, ssh-config, doctor,
+lock, diff and schema. Typer wiring only: each fills its command's frozen request and calls the
+command's `run` (imported when the command runs, so `envkit --help` stays fast)."""
 
 from __future__ import annotations
 
@@ -8,58 +9,73 @@ from typing import Annotated, Literal
 
 import typer
 
-from envkit.cli.complete import members
 from envkit.cli.options import (
     BuildFlag,
     ConfigOption,
     JsonFlag,
     LockedFlag,
     LockFileOption,
+    MemberArgument,
+    MemberOption,
+    OutDir,
+    QuietFlag,
     RegistryOption,
+    SshWait,
+    TagOption,
+    VerboseFlag,
 )
+
+Progress = Literal["auto", "plain", "tty", "json"]
 
 
 def init(
-    path: Annotated[Path, typer.Option("--path", help="Where to write.")] = Path("envkit.yaml"),
-    name: Annotated[str | None, typer.Option(help="Project name (default: the folder's).")] = None,
-    preset: Annotated[str | None, typer.Option(help="Mirror preset (default: official).")] = None,
-    torch: Annotated[str | None, typer.Option(help="torch release.")] = None,
-    cuda: Annotated[str | None, typer.Option(help="CUDA version.")] = None,
-    flavor: Annotated[str, typer.Option(help="pytorch | cuda | custom.")] = "pytorch",
+    config: ConfigOption = None,
+    name: Annotated[
+        str | None, typer.Option(metavar="NAME", help="Project name (default: the folder's).")
+    ] = None,
+    preset: Annotated[
+        str | None, typer.Option(metavar="PRESET", help="Mirror preset (default: official).")
+    ] = None,
+    torch: Annotated[str | None, typer.Option(metavar="VERSION", help="torch release.")] = None,
+    cuda: Annotated[
+        str | None, typer.Option(metavar="VERSION", help="CUDA version, or cpu.")
+    ] = None,
+    flavor: Annotated[
+        str, typer.Option(metavar="FLAVOR", help="Base image: pytorch, cuda or custom.")
+    ] = "pytorch",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
     no_input: Annotated[
         bool, typer.Option("--no-input", help="Ask nothing, even on a terminal.")
     ] = False,
 ) -> None:
-    """Write a commented starter envkit.yaml, using the project files it finds. On a terminal
-    it asks for what no flag said (torch, CUDA, mirror, notebook, team).
+    """Write a commented starter envkit.yaml (where -c/--config says), using the project files it
+    finds. On a terminal it asks for what no option said (torch, CUDA, mirror, notebook, team).
 
-    Example: envkit init --preset tuna --torch 2.4.1 --no-input"""
+    \b
+    Example: envkit init --preset tuna --torch 2.4.1 --no-input
+             envkit init -c services/train/envkit.yaml"""
+    import os
     import sys
 
-    from envkit.commands.init import init as run_init
+    from envkit.commands import init as command
 
     interactive = not no_input and sys.stdin.isatty() and sys.stdout.isatty()
-    raise typer.Exit(
-        run_init(
-            path,
-            name=name,
-            preset=preset,
-            torch=torch,
-            cuda=cuda,
-            flavor=flavor,
-            force=force,
-            interactive=interactive,
-        )
+    request = command.InitRequest(
+        path=Path(config or os.environ.get("ENVKIT_CONFIG") or "envkit.yaml"),
+        name=name,
+        preset=preset,
+        torch=torch,
+        cuda=cuda,
+        flavor=flavor,
+        force=force,
+        interactive=interactive,
     )
+    raise typer.Exit(command.run(request))
 
 
 def render(
     config: ConfigOption = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Output directory (default: .envkit beside the config)."),
-    ] = None,
+    out: OutDir = None,
     check: Annotated[
         bool,
         typer.Option(
@@ -74,72 +90,98 @@ def render(
     ] = False,
 ) -> None:
     """Render the Dockerfile, compose file, environment.yml, mirror configs, and the project's
-    .devcontainer/devcontainer.json.
+    .devcontainer/devcontainer.json. `envkit build --dry-run` also shows what a build would run.
 
+    \b
     Example: envkit render --check"""
-    from envkit.commands.render import render as run_render
+    from envkit.commands import render as command
 
-    raise typer.Exit(run_render(config, out, check, force))
+    request = command.RenderRequest(config=config, out=out, check=check, force=force)
+    raise typer.Exit(command.run(request))
+
+
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Rebuild every layer.")]
+BuildArgs = Annotated[
+    list[str] | None,
+    typer.Option("--build-arg", metavar="KEY=VALUE", help="Passed to the build (repeatable)."),
+]
+ProgressOption = Annotated[
+    Progress,
+    typer.Option(
+        "--progress",
+        metavar="MODE",
+        help="How steps are shown: tty (each step's duration as it ends, cached steps marked), "
+        "plain (the same without colour), json (one object per line), or auto: tty on a "
+        "terminal, plain elsewhere.",
+    ),
+]
+DryRun = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Render and list the steps a build would run, and which the engine has cached; "
+        "build nothing.",
+    ),
+]
+BuilderOption = Annotated[
+    Literal["auto", "buildkit", "classic"] | None,
+    typer.Option(
+        "--builder",
+        metavar="BUILDER",
+        help="buildkit (docker buildx: cache mounts), classic (the docker SDK's builder) or "
+        "auto: BuildKit where the Docker CLI has buildx. Default: build.builder, auto.",
+    ),
+]
 
 
 def build(
     config: ConfigOption = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Render into this directory.")
-    ] = None,
-    tag: Annotated[str | None, typer.Option(help="Image tag (default envkit/NAME:latest).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Rebuild every layer.")] = False,
-    build_arg: Annotated[
-        list[str] | None, typer.Option("--build-arg", help="KEY=VALUE passed to the build.")
-    ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print only the tag and id.")
-    ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Progress as JSON lines.")] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Show every step's output.")
-    ] = False,
+    out: OutDir = None,
+    tag: TagOption = None,
+    no_cache: NoCache = False,
+    build_arg: BuildArgs = None,
+    quiet: QuietFlag = False,
+    as_json: JsonFlag = False,
+    verbose: VerboseFlag = False,
+    progress: ProgressOption = "auto",
+    dry_run: DryRun = False,
     locked: LockedFlag = False,
     lock_file: LockFileOption = None,
-    builder: Annotated[
-        Literal["auto", "buildkit", "classic"] | None,
-        typer.Option(
-            "--builder",
-            help="buildkit (docker buildx: cache mounts), classic (the docker SDK's builder) or "
-            "auto: BuildKit where the Docker CLI has buildx. Default: build.builder, auto.",
-        ),
-    ] = None,
+    builder: BuilderOption = None,
     registry: RegistryOption = None,
     force_build: BuildFlag = False,
 ) -> None:
-    """Render, then build the image on the Docker engine (progress step by step); where a
-    registry is set and has the image these inputs build, pull it instead.
+    """Render, then build the image (each step's duration, a summary of where the time went);
+    where a registry is set and has the image these inputs build, pull it instead.
 
-    Example: envkit build --builder buildkit --locked"""
-    from envkit.commands.build import BuildRequest, run_build
+    \b
+    Example: envkit build --builder buildkit --locked
+             envkit build --dry-run"""
+    from envkit.commands import build as command
 
-    run_build(
-        BuildRequest(
-            config=config,
-            out=out,
-            tag=tag,
-            no_cache=no_cache,
-            build_args=tuple(build_arg or ()),
-            quiet=quiet,
-            as_json=as_json,
-            verbose=verbose,
-            locked=locked,
-            lock_file=lock_file,
-            builder=builder,
-            registry=registry,
-            force_build=force_build,
-        )
+    request = command.BuildRequest(
+        config=config,
+        out=out,
+        tag=tag,
+        no_cache=no_cache,
+        build_args=tuple(build_arg or ()),
+        quiet=quiet,
+        json=as_json or progress == "json",
+        verbose=verbose,
+        progress=progress,
+        dry_run=dry_run,
+        locked=locked,
+        lock_file=lock_file,
+        builder=builder,
+        registry=registry,
+        force_build=force_build,
     )
+    raise typer.Exit(command.run(request))
 
 
 def up(
     config: ConfigOption = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd to be healthy.")] = 90.0,
+    timeout: SshWait = 90.0,
     registry: RegistryOption = None,
     force_build: BuildFlag = False,
     as_json: JsonFlag = False,
@@ -148,10 +190,14 @@ def up(
     image is missing, pull it from the registry (or build it with --build). --json: one object
     on stdout (each container's state, port and login), the progress on stderr.
 
+    \b
     Example: envkit up --registry registry.lab:5000/team"""
-    from envkit.commands.up import up as run_up
+    from envkit.commands import up as command
 
-    raise typer.Exit(run_up(config, timeout, registry, force_build, as_json))
+    request = command.UpRequest(
+        config=config, timeout=timeout, registry=registry, build=force_build, json=as_json
+    )
+    raise typer.Exit(command.run(request))
 
 
 def down(
@@ -162,10 +208,11 @@ def down(
 ) -> None:
     """Stop and remove the environment's containers (volumes kept unless --volumes).
 
+    \b
     Example: envkit down --volumes"""
-    from envkit.commands.down import down as run_down
+    from envkit.commands import down as command
 
-    raise typer.Exit(run_down(config, volumes))
+    raise typer.Exit(command.run(command.DownRequest(config=config, volumes=volumes)))
 
 
 def status(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
@@ -173,90 +220,104 @@ def status(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
     use, SSH sessions, notebook kernels and idle time; GPU processes outside envkit's
     containers. Exit 1 when no container exists.
 
+    \b
     Example: envkit status --json | jq '.containers[] | {member, idle_s, sessions}'"""
-    from envkit.commands.status import status as run_status
+    from envkit.commands import status as command
 
-    raise typer.Exit(run_status(config, as_json))
+    raise typer.Exit(command.run(command.StatusRequest(config=config, json=as_json)))
 
 
 def start(
-    member: Annotated[
-        str | None,
-        typer.Argument(help="Only this member's container (default: all).", autocompletion=members),
-    ] = None,
+    member: MemberArgument = None,
     config: ConfigOption = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for sshd.")] = 60.0,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+    timeout: SshWait = 60.0,
+    quiet: QuietFlag = False,
 ) -> None:
     """Start stopped containers (team.idle_stop, a reboot) and wait for their sshd; creates
     nothing (that is `envkit up`). The ssh-config's Match block runs it as a member connects.
 
+    \b
     Example: envkit start alice"""
-    from envkit.commands.start import start as run_start
+    from envkit.commands import start as command
 
-    raise typer.Exit(run_start(config, member, timeout, quiet))
+    request = command.StartRequest(config=config, member=member, timeout=timeout, quiet=quiet)
+    raise typer.Exit(command.run(request))
 
 
 def ssh_config(
     config: ConfigOption = None,
-    member: Annotated[
-        str | None, typer.Option(help="Only this team member's block.", autocompletion=members)
-    ] = None,
+    member: MemberOption = None,
     host: Annotated[
-        str | None, typer.Option(help="HostName to write (default: localhost).")
+        str | None,
+        typer.Option(metavar="HOST", help="HostName to write (default: localhost)."),
     ] = None,
-    identity: Annotated[str | None, typer.Option(help="IdentityFile to write.")] = None,
+    identity: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="IdentityFile to write (default: the private half of a key envkit.yaml "
+            "authorizes, where this machine has it).",
+        ),
+    ] = None,
 ) -> None:
     """Print ~/.ssh/config blocks for the environment (OpenSSH, VS Code Remote-SSH).
 
+    \b
     Example: envkit ssh-config --member alice --host gpu1.lab >> ~/.ssh/config"""
-    from envkit.commands.ssh_config import ssh_config as run_ssh_config
+    from envkit.commands import ssh_config as command
 
-    raise typer.Exit(run_ssh_config(config, member, host, identity))
+    request = command.SshConfigRequest(config=config, member=member, host=host, identity=identity)
+    raise typer.Exit(command.run(request))
 
 
 def doctor(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
     """Check this host before anything is built: engine, compose, NVIDIA runtime and driver
     against the image's CUDA, free disk, ports, and envkit.yaml. Exit 1 when something fails.
 
+    \b
     Example: envkit doctor --json"""
-    from envkit.commands.doctor import doctor as run_doctor
+    from envkit.commands import doctor as command
 
-    raise typer.Exit(run_doctor(config, as_json))
+    raise typer.Exit(command.run(command.DoctorRequest(config=config, json=as_json)))
 
 
 def lock(
     config: ConfigOption = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write here (default envkit.lock).")
-    ] = None,
-    tag: Annotated[str | None, typer.Option(help="Image to lock (default the built one).")] = None,
+    lock_file: LockFileOption = None,
+    tag: TagOption = None,
 ) -> None:
     """Lock the built image: base digest, apt, conda, pip (with sums) and torch, in envkit.lock.
 
+    \b
     Example: envkit lock && git add envkit.lock"""
-    from envkit.commands.lock import run_lock
+    from envkit.commands import lock as command
 
-    raise typer.Exit(run_lock(config, out, tag))
+    request = command.LockRequest(config=config, lock_file=lock_file, tag=tag)
+    raise typer.Exit(command.run(request))
 
 
 def diff(
-    left: Annotated[str, typer.Argument(help="A lock file or a target URL (docker://NAME, ...).")],
-    right: Annotated[str, typer.Argument(help="Another lock file or target URL.")],
+    left: Annotated[
+        str,
+        typer.Argument(metavar="LEFT", help="A lock file or a target URL (docker://NAME, ...)."),
+    ],
+    right: Annotated[str, typer.Argument(metavar="RIGHT", help="Another lock file or target URL.")],
     as_json: JsonFlag = False,
 ) -> None:
     """What differs between two locks, or a lock and a running target (exit 1 if anything).
 
+    \b
     Example: envkit diff envkit.lock docker://my-env"""
-    from envkit.commands.diff import run_diff
+    from envkit.commands import diff as command
 
-    raise typer.Exit(run_diff(left, right, as_json))
+    raise typer.Exit(command.run(command.DiffRequest(left=left, right=right, json=as_json)))
 
 
 def schema() -> None:
     """Print the JSON Schema of envkit.yaml (for editors and CI).
 
+    \b
     Example: envkit schema > envkit.schema.json"""
-    from envkit.commands.schema import schema as run_schema
+    from envkit.commands import schema as command
 
-    raise typer.Exit(run_schema())
+    raise typer.Exit(command.run(command.SchemaRequest()))

@@ -16,10 +16,14 @@ def push(
     """Push the built image to the registry, tagged by a digest of its inputs (and latest):
     every machine with the same envkit.yaml and lock then pulls it instead of building.
 
+    \b
     Example: envkit push --registry registry.lab:5000/team"""
-    from envkit.commands.share import ShareRequest, run_push
+    from envkit.commands import push as command
 
-    raise typer.Exit(run_push(ShareRequest(config, registry, locked, lock_file)))
+    request = command.PushRequest(
+        config=config, registry=registry, locked=locked, lock_file=lock_file
+    )
+    raise typer.Exit(command.run(request))
 
 
 def pull(
@@ -30,7 +34,11 @@ def pull(
 ) -> None:
     """Pull the image these inputs build from the registry and tag it as the project's image.
 
+    \b
     Example: envkit pull --registry registry.lab:5000/team"""
-    from envkit.commands.share import ShareRequest, run_pull
+    from envkit.commands import pull as command
 
-    raise typer.Exit(run_pull(ShareRequest(config, registry, locked, lock_file)))
+    request = command.PullRequest(
+        config=config, registry=registry, locked=locked, lock_file=lock_file
+    )
+    raise typer.Exit(command.run(request))

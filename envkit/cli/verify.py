@@ -4,8 +4,9 @@ unset comes from envkit.yaml or the model's defaults (verify/resolve.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -15,42 +16,72 @@ from envkit.cli.options import (
     ConfigOption,
     HistoryFile,
     HtmlReport,
-    JsonReport,
+    JsonFile,
+    JsonFlag,
     JunitReport,
+    PythonOption,
     QuietFlag,
 )
 from envkit.targets import usage as target_usage
-from envkit.verify.request import DEFAULT_PARALLEL, SUITE_TIMEOUT_S_INT, SlurmRequest
+from envkit.verify.request import (
+    DEFAULT_PARALLEL,
+    SUITE_TIMEOUT_S_INT,
+    SlurmRequest,
+    VerifyRequest,
+)
 
 # verify's options, named here so the command reads as a list of them.
 Local = Annotated[bool, typer.Option("--local", help="Verify this machine.")]
 Targets = Annotated[
     list[str] | None,
     typer.Option(
-        "--target", "-t", help=f"{target_usage()} (repeatable).", autocompletion=complete.targets
+        "--target",
+        "-t",
+        metavar="TARGET",
+        help=f"{target_usage()} (repeatable).",
+        autocompletion=complete.targets,
     ),
 ]
-Image = Annotated[str | None, typer.Option(help="Verify IMAGE in a throwaway container.")]
-Python = Annotated[
-    str | None,
-    typer.Option(help="Interpreter with torch (--local, ssh:// targets, the nodes of --slurm)."),
+Image = Annotated[
+    str | None, typer.Option(metavar="IMAGE", help="Verify IMAGE in a throwaway container.")
 ]
-Only = Annotated[list[str] | None, typer.Option(help="Only these check ids or groups.")]
-Skip = Annotated[list[str] | None, typer.Option(help="Skip these check ids or groups.")]
+Only = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="CHECK",
+        help="Only these check ids or groups (repeatable).",
+        autocompletion=complete.checks,
+    ),
+]
+Skip = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="CHECK",
+        help="Skip these check ids or groups (repeatable).",
+        autocompletion=complete.checks,
+    ),
+]
 Bench = Annotated[bool, typer.Option("--bench/--no-bench", help="Run the GPU benchmarks.")]
 RequireGpu = Annotated[
     bool | None,
     typer.Option("--require-gpu/--no-require-gpu", help="Override verify.require_gpu."),
 ]
-ExpectedGpus = Annotated[int | None, typer.Option(help="Override verify.expected_gpus.")]
+ExpectedGpus = Annotated[
+    int | None, typer.Option(metavar="N", help="Override verify.expected_gpus.")
+]
 TargetsFile = Annotated[
     Path | None,
-    typer.Option("--targets", help="File with one target URL per line ('#' comments)."),
+    typer.Option(
+        "--targets", metavar="PATH", help="File with one target URL per line ('#' comments)."
+    ),
 ]
-Parallel = Annotated[int, typer.Option(help="How many targets to verify at once.")]
+Parallel = Annotated[int, typer.Option(metavar="N", help="How many targets to verify at once.")]
 TargetTimeout = Annotated[
     float | None,
-    typer.Option(help=f"Seconds one target's suite may take (default {SUITE_TIMEOUT_S_INT})."),
+    typer.Option(
+        metavar="SECONDS",
+        help=f"How long one target's suite may take (default {SUITE_TIMEOUT_S_INT}).",
+    ),
 ]
 Stress = Annotated[
     str | None,
@@ -65,138 +96,151 @@ NoHistory = Annotated[bool, typer.Option("--no-history", help="Do not record thi
 Baseline = Annotated[
     str | None,
     typer.Option(
+        metavar="BASELINE",
         help="Flag figures worse than their baseline: auto (the median of the target's last "
         "passing runs on the same image and GPU), a run id from `envkit history`, or a "
-        "`verify --json` report file."
+        "report file of `verify --json-file`.",
     ),
 ]
 # verify --slurm's own options.
 SlurmFlag = Annotated[
     bool, typer.Option("--slurm", help="Run the suite on a Slurm cluster's nodes: one batch job.")
 ]
-SlurmNodes = Annotated[int | None, typer.Option("--nodes", help="--slurm: how many nodes.")]
+SlurmNodes = Annotated[
+    int | None, typer.Option("--nodes", metavar="N", help="--slurm: how many nodes.")
+]
 SlurmNodelist = Annotated[
-    str | None, typer.Option("--nodelist", help="--slurm: these nodes (n1,n2 or n[1-4]).")
+    str | None,
+    typer.Option("--nodelist", metavar="NODES", help="--slurm: these nodes (n1,n2 or n[1-4])."),
 ]
 SlurmPartition = Annotated[
-    str | None, typer.Option("--partition", help="--slurm: partition (default slurm.partition).")
+    str | None,
+    typer.Option(
+        "--partition", metavar="NAME", help="--slurm: partition (default slurm.partition)."
+    ),
 ]
 SlurmGpus = Annotated[
     int | None,
-    typer.Option("--gpus-per-node", help="--slurm: GPUs per node (default from runtime.gpus)."),
+    typer.Option(
+        "--gpus-per-node", metavar="N", help="--slurm: GPUs per node (default from runtime.gpus)."
+    ),
 ]
 SlurmTime = Annotated[
-    str | None, typer.Option("--time", help="--slurm: the job's limit (default slurm.time).")
+    str | None,
+    typer.Option("--time", metavar="TIME", help="--slurm: the job's limit (default slurm.time)."),
 ]
 SlurmRuntimeOption = Annotated[
     str | None,
-    typer.Option("--slurm-runtime", help="--slurm: python | pyxis | apptainer (slurm.runtime)."),
+    typer.Option(
+        "--slurm-runtime",
+        metavar="RUNTIME",
+        help="--slurm: python, pyxis or apptainer (default slurm.runtime).",
+    ),
 ]
 SlurmWait = Annotated[
     float | None,
-    typer.Option("--wait", help="--slurm: seconds to wait for the job, queueing included."),
+    typer.Option(
+        "--wait", metavar="SECONDS", help="--slurm: how long to wait for the job, queue included."
+    ),
 ]
 SlurmWorkdir = Annotated[
     Path | None,
-    typer.Option("--workdir", help="--slurm: a shared folder for the run (slurm.workdir)."),
+    typer.Option("--workdir", metavar="DIR", help="--slurm: a shared folder for the run."),
 ]
 
 
 def verify(
+    ctx: typer.Context,
     config: ConfigOption = None,
     local: Local = False,
     target: Targets = None,
     image: Image = None,
-    python: Python = None,
+    python: PythonOption = None,
     only: Only = None,
     skip: Skip = None,
     bench: Bench = True,
     require_gpu: RequireGpu = None,
     expected_gpus: ExpectedGpus = None,
     stress: Stress = None,
-    json_out: JsonReport = None,
-    junit_out: JunitReport = None,
+    as_json: JsonFlag = False,
+    json_file: JsonFile = None,
+    junit: JunitReport = None,
     quiet: QuietFlag = False,
     targets_file: TargetsFile = None,
     parallel: Parallel = DEFAULT_PARALLEL,
     target_timeout: TargetTimeout = None,
-    html_out: HtmlReport = None,
+    html: HtmlReport = None,
     no_history: NoHistory = False,
     history_file: HistoryFile = None,
     baseline: Baseline = None,
     slurm: SlurmFlag = False,
-    slurm_nodes: SlurmNodes = None,
-    slurm_nodelist: SlurmNodelist = None,
-    slurm_partition: SlurmPartition = None,
-    slurm_gpus_per_node: SlurmGpus = None,
-    slurm_time: SlurmTime = None,
+    nodes: SlurmNodes = None,
+    nodelist: SlurmNodelist = None,
+    partition: SlurmPartition = None,
+    gpus_per_node: SlurmGpus = None,
+    time: SlurmTime = None,
     slurm_runtime: SlurmRuntimeOption = None,
-    slurm_wait_s: SlurmWait = None,
-    slurm_workdir: SlurmWorkdir = None,
+    wait: SlurmWait = None,
+    workdir: SlurmWorkdir = None,
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
-    at once with --targets or several --target; on a Slurm cluster's nodes with --slurm.
-    Example: envkit verify --target ssh://dev@gpu2:8822 --junit report.xml"""
-    from envkit.commands.verify import run_verify
+    at once with --targets or several --target; on a Slurm cluster's nodes with --slurm. --json
+    prints the combined report on stdout (the table goes to stderr).
+
+    \b
+    Example: envkit verify --target ssh://dev@gpu2:8822 --junit report.xml
+             envkit verify --json | jq .summary"""
+    from envkit.commands import verify as command
+
+    raise typer.Exit(command.run(verify_request(ctx.params)))
+
+
+def verify_request(given: Mapping[str, Any]) -> VerifyRequest:
+    """verify's options, by the names typer gives them, as the typed request."""
     from envkit.verify import request as r
 
-    asked = _slurm_request(
-        slurm_nodes,
-        slurm_nodelist,
-        slurm_partition,
-        slurm_gpus_per_node,
-        slurm_time,
-        slurm_runtime,
-        slurm_wait_s,
-        slurm_workdir,
+    asked = SlurmRequest(
+        nodes=given["nodes"],
+        nodelist=given["nodelist"],
+        partition=given["partition"],
+        gpus_per_node=given["gpus_per_node"],
+        time=given["time"],
+        runtime=given["slurm_runtime"],
+        wait_s=given["wait"],
+        workdir=given["workdir"],
     )
-    if not slurm:
+    if not given["slurm"]:
         _refuse_slurm_options(asked)
-    request = r.VerifyRequest(
-        config,
+    return r.VerifyRequest(
+        config=given["config"],
         targets=r.TargetsRequest(
-            urls=tuple(target or ()),
-            file=targets_file,
-            local=local,
-            image=image,
-            python=python,
-            parallel=parallel,
-            timeout_s=target_timeout,
+            urls=tuple(given["target"] or ()),
+            file=given["targets_file"],
+            local=given["local"],
+            image=given["image"],
+            python=given["python"],
+            parallel=given["parallel"],
+            timeout_s=given["target_timeout"],
         ),
         checks=r.ChecksRequest(
-            only=tuple(only or ()),
-            skip=tuple(skip or ()),
-            bench=bench,
-            require_gpu=require_gpu,
-            expected_gpus=expected_gpus,
-            stress_s=_stress_seconds(stress),
+            only=tuple(given["only"] or ()),
+            skip=tuple(given["skip"] or ()),
+            bench=given["bench"],
+            require_gpu=given["require_gpu"],
+            expected_gpus=given["expected_gpus"],
+            stress_s=_stress_seconds(given["stress"]),
         ),
-        reports=r.ReportsRequest(json=json_out, junit=junit_out, html=html_out, quiet=quiet),
-        history=r.HistoryRequest(record=not no_history, file=history_file, baseline=baseline),
-        slurm=asked if slurm else None,
-    )
-    raise typer.Exit(run_verify(request))
-
-
-def _slurm_request(
-    nodes: int | None,
-    nodelist: str | None,
-    partition: str | None,
-    gpus_per_node: int | None,
-    time: str | None,
-    runtime: str | None,
-    wait_s: float | None,
-    workdir: Path | None,
-) -> SlurmRequest:
-    return SlurmRequest(
-        nodes=nodes,
-        nodelist=nodelist,
-        partition=partition,
-        gpus_per_node=gpus_per_node,
-        time=time,
-        runtime=runtime,
-        wait_s=wait_s,
-        workdir=workdir,
+        reports=r.ReportsRequest(
+            json_file=given["json_file"],
+            junit=given["junit"],
+            html=given["html"],
+            quiet=given["quiet"],
+            stdout_json=given["as_json"],
+        ),
+        history=r.HistoryRequest(
+            record=not given["no_history"], file=given["history_file"], baseline=given["baseline"]
+        ),
+        slurm=asked if given["slurm"] else None,
     )
 
 
@@ -227,27 +271,33 @@ def _refuse_slurm_options(given: SlurmRequest) -> None:
 
 def health(
     config: ConfigOption = None,
-    python: Annotated[
-        str | None, typer.Option(help="Interpreter with torch (default: python3 on PATH).")
-    ] = None,
+    python: PythonOption = None,
     drain: Annotated[
         bool, typer.Option("--drain", help="Drain this Slurm node when it is unhealthy.")
     ] = False,
     node: Annotated[
-        str | None, typer.Option(help="This node's Slurm name (default $SLURMD_NODENAME).")
+        str | None,
+        typer.Option(metavar="NAME", help="This node's Slurm name (default $SLURMD_NODENAME)."),
     ] = None,
     timeout: Annotated[
-        float, typer.Option(help="Watchdog, seconds (Slurm allows 60).")
+        float, typer.Option(metavar="SECONDS", help="Watchdog (Slurm allows 60).")
     ] = DEFAULT_HEALTH_TIMEOUT_S,
     write: Annotated[
         Path | None,
-        typer.Option(help="Write a HealthCheckProgram here (and its bundle beside it) instead."),
+        typer.Option(
+            metavar="PATH",
+            help="Write a HealthCheckProgram here (and its bundle beside it) instead.",
+        ),
     ] = None,
 ) -> None:
     """Fast node health checks for Slurm's HealthCheckProgram or a prolog: exit 0 healthy, else
     exit 1 with a one-line reason (and the node drained with --drain).
 
-    Example: envkit health --quiet"""
-    from envkit.commands.health import HealthRequest, run_health
+    \b
+    Example: envkit health --write /etc/slurm/envkit-health --drain"""
+    from envkit.commands import health as command
 
-    raise typer.Exit(run_health(HealthRequest(config, python, drain, node, timeout, write)))
+    request = command.HealthRequest(
+        config=config, python=python, drain=drain, node=node, timeout=timeout, write=write
+    )
+    raise typer.Exit(command.run(request))

@@ -1,4 +1,6 @@
-"""One module per CLI command: each turns the command's options into core calls and prints the
-outcome. cli.py only wires options to these.
+"""One module per CLI command, and nothing else: each has a frozen, keyword-only request
+(`XRequest`) and `run(request) -> int`, the exit code. cli/ fills the request from the options;
+what several commands share lives in services/ (or beside the engine).
 
-May import: any package above."""
+May import: any package above.
+"""

@@ -9,26 +9,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.commands.project import LOCK_FILE, Project, load_project, render_project, with_lock
+from docker.errors import DockerException, ImageNotFound
+
+from envkit.engine.build import BuildOptions
+from envkit.engine.builders import build_image, choose_backend
+from envkit.engine.client import docker_client
+from envkit.engine.facts import engine_facts
+from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
+from envkit.engine.registry import CONTEXT_LABEL
 from envkit.errors import BuildFailedError, EnvkitError
+from envkit.lock.pins import check_base
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
+from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
+from envkit.services.project import LOCK_FILE, Project, load_project, render_project, with_lock
+from envkit.services.sharing import fetch_shared, inputs_of, registry_of, shared_image
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BuildRequest:
-    config: str | None
-    out: Path | None
-    tag: str | None
-    no_cache: bool
-    build_args: tuple[str, ...]
-    quiet: bool
-    as_json: bool
-    verbose: bool
+    config: str | None = None
+    out: Path | None = None
+    tag: str | None = None
+    no_cache: bool = False
+    build_args: tuple[str, ...] = ()
+    quiet: bool = False
+    json: bool = False  # progress as JSON lines on stdout
+    verbose: bool = False
     locked: bool = False
     lock_file: Path | None = None
     builder: str | None = None  # --builder; None: the config's build.builder
     registry: str | None = None  # --registry, over the config's registry:
     force_build: bool = False  # --build: build here even where the registry has the image
+    progress: str = "auto"  # tty, plain, json, or auto (tty on a terminal)
+    dry_run: bool = False  # render and list the steps; build nothing
 
 
 def _args(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -43,12 +56,13 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
     return parsed
 
 
-def run_build(request: BuildRequest) -> str:
-    from envkit.commands.share import registry_of
-    from envkit.engine.builders import choose_backend
-    from envkit.engine.client import docker_client
-    from envkit.engine.facts import engine_facts
+def run(request: BuildRequest) -> int:
+    build_project(request)
+    return 0
 
+
+def build_project(request: BuildRequest) -> str:
+    """Render, then build (or pull where the registry has it): the image's tag."""
     project = load_project(request.config, request.out)
     build_args = _args(request.build_args)
     registry = registry_of(project, request.registry)
@@ -59,15 +73,11 @@ def run_build(request: BuildRequest) -> str:
     podman = engine_facts(client).podman
     backend = choose_backend(request.builder or project.plan.install.builder, podman)
     if lock is not None:
-        from envkit.lock.pins import check_base
-
         check_base(lock, client, request.lock_file or project.project_dir / LOCK_FILE)
     render_project(project)
     tag = request.tag or project.plan.image.tag
     shared = None
     if registry is not None:
-        from envkit.commands.share import fetch_shared, shared_image
-
         shared = shared_image(project, registry, build_args)
         if not request.force_build:
             local = fetch_shared(client, project, shared, _say_to(request))
@@ -89,15 +99,10 @@ def _build(
     build_args: dict[str, str],
     shared: Any,
 ) -> None:
-    from envkit.commands.share import inputs_of
-    from envkit.engine.build import BuildOptions
-    from envkit.engine.builders import build_image
-    from envkit.engine.registry import CONTEXT_LABEL
-
     plan, out_dir = project.plan, project.context_dir
     tag = request.tag or plan.image.tag
     reporter = _reporter(request)
-    if request.as_json:
+    if request.json:
         sys.stdout.write(json.dumps({"event": "builder", "builder": backend.name}) + "\n")
     elif not request.quiet:
         sys.stdout.write(
@@ -127,8 +132,6 @@ def _build(
 def _secrets(plan: Any, backend: str, say: Any) -> dict[str, str]:
     """The netrc a private index's layer mounts: handed to BuildKit as a secret (in no layer,
     no history). The classic builder has no secrets: the index is asked without them."""
-    from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
-
     indexes = plan.packages.private_indexes
     if not indexes:
         return {}
@@ -157,8 +160,6 @@ def _cache_from(client: Any, backend: str, shared: Any, say: Any) -> tuple[str, 
         return ()
     if backend == "buildkit":
         return (shared.latest,)
-    from docker.errors import DockerException
-
     try:
         client.images.pull(shared.repository, tag="latest")
     except DockerException:
@@ -172,7 +173,7 @@ def _tagged(
 ) -> None:
     if request.quiet:
         sys.stdout.write(f"{tag} {image_id}\n")
-    elif not request.as_json:
+    elif not request.json:
         sys.stdout.write(f"tagged {tag} ({how}); next: `envkit up`\n")
     else:
         row = {"event": "tagged", "tag": tag, "image_id": image_id}
@@ -184,7 +185,7 @@ def _say_to(request: BuildRequest) -> Any:
     is read by programs)."""
 
     def say(line: str) -> None:
-        stream = sys.stderr if request.quiet or request.as_json else sys.stdout
+        stream = sys.stderr if request.quiet or request.json else sys.stdout
         stream.write(line + "\n")
         stream.flush()
 
@@ -194,8 +195,6 @@ def _say_to(request: BuildRequest) -> Any:
 def _explain_missing_base(client: Any, base: str, failed: BuildFailedError) -> None:
     """A base image that is neither on the engine nor reachable fails either builder with a
     registry error; say what is missing instead."""
-    from docker.errors import DockerException, ImageNotFound
-
     try:
         client.images.get(base)
     except ImageNotFound:
@@ -210,9 +209,7 @@ def _explain_missing_base(client: Any, base: str, failed: BuildFailedError) -> N
 
 
 def _reporter(request: BuildRequest) -> Any:
-    from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
-
-    if request.as_json:
+    if request.json:
         return json_reporter()
     if request.quiet:
         return quiet_reporter()

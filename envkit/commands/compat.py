@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import typer
@@ -133,19 +133,22 @@ def show_mirrors(as_json: bool) -> None:
         typer.echo(f"{'':<12} conda: {row['conda'] or '(channels used directly)'}")
 
 
-def compat(
-    torch: str | None,
-    cuda: str | None,
-    flavor: str,
-    driver: str | None,
-    mirrors: bool,
-    as_json: bool,
-) -> int:
+@dataclass(frozen=True, kw_only=True)
+class CompatRequest:
+    torch: str | None = None  # resolve this release
+    cuda: str | None = None
+    flavor: str = "pytorch"
+    driver: str | None = None  # judge this host driver too
+    mirrors: bool = False  # list the mirror presets instead
+    json: bool = False
+
+
+def run(request: CompatRequest) -> int:
     """`envkit compat`: the mirror presets, the whole table, or one request resolved."""
-    if mirrors:
-        show_mirrors(as_json)
-    elif torch is None:
-        show_table(as_json)
+    if request.mirrors:
+        show_mirrors(request.json)
+    elif request.torch is None:
+        show_table(request.json)
     else:
-        show_resolution(torch, cuda, flavor, driver, as_json)
+        show_resolution(request.torch, request.cuda, request.flavor, request.driver, request.json)
     return 0

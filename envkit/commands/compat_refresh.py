@@ -3,6 +3,7 @@ show the diff; write it only when asked."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -48,9 +49,16 @@ def _fetcher(replay: Path | None, record: Path | None) -> tuple[Fetcher, str]:
     return LiveFetcher(), today
 
 
-def compat_refresh(
-    table: Path | None, write: bool, replay: Path | None, record: Path | None
-) -> int:
+@dataclass(frozen=True, kw_only=True)
+class CompatRefreshRequest:
+    table: Path | None = None  # the compat.yaml to refresh (default: the installed one)
+    write: bool = False
+    replay: Path | None = None  # read the sources from this recording
+    record: Path | None = None  # keep every answer in this new folder
+
+
+def run(request: CompatRefreshRequest) -> int:
+    table, write, replay, record = request.table, request.write, request.replay, request.record
     previous_text, path = _previous(table)
     if write and path is None:
         raise EnvkitError(

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.checks.core.text import for_terminal
 from envkit.checks.programs.lockfile import Change, Lock, drift
 from envkit.errors import EnvkitError
+from envkit.lock.make import capture_state
+from envkit.lock.pins import read_lock
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiffRequest:
+    left: str  # a lock file or a target URL
+    right: str
+    json: bool = False
 
 
 def _conda_prefix(sides: list[Lock]) -> str | None:
@@ -29,19 +39,16 @@ def _table(changes: list[Change], left: str, right: str) -> str:
     )
 
 
-def run_diff(left: str, right: str, as_json: bool) -> int:
+def run(request: DiffRequest) -> int:
+    left, right = request.left, request.right
     if "://" not in left and "://" not in right and left == right:
         raise EnvkitError("envkit diff: both sides are the same file", "name two locks or targets")
-    from envkit.lock.pins import read_lock
-
     files = {spec: read_lock(Path(spec))[0] for spec in (left, right) if "://" not in spec}
     prefix = _conda_prefix(list(files.values()))
-    from envkit.lock.make import capture_state
-
     first = files[left] if left in files else capture_state(left, prefix)[0]
     second = files[right] if right in files else capture_state(right, prefix)[0]
     changes = drift(first, second)
-    if as_json:
+    if request.json:
         keys = ("section", "name", "left", "right")
         sys.stdout.write(
             json.dumps([dict(zip(keys, c, strict=True)) for c in changes], indent=2) + "\n"

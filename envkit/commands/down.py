@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
-from envkit.commands.project import load_project
+from envkit.engine.client import containers, docker_client, project_volumes
+from envkit.engine.compose import run_compose, use_sdk
+from envkit.engine.facts import engine_facts
 from envkit.errors import EnvkitError
+from envkit.services.project import load_project
 
 
-def down(config: str | None, volumes: bool) -> int:
-    from envkit.engine.client import containers, docker_client, project_volumes
-    from envkit.engine.compose import run_compose, use_sdk
+@dataclass(frozen=True, kw_only=True)
+class DownRequest:
+    config: str | None = None
+    volumes: bool = False
 
-    project = load_project(config)
+
+def run(request: DownRequest) -> int:
+    volumes = request.volumes
+    project = load_project(request.config)
     plan, out_dir = project.plan, project.context_dir
     if not (out_dir / "docker-compose.yml").is_file():
         raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
-
-    from envkit.engine.facts import engine_facts
 
     client = docker_client()
     facts = engine_facts(client)

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.config.fields import ProjectName
+from envkit.config.schema import SCHEMA_FILE, schema_text
 from envkit.errors import EnvkitError, FieldError
-
-if TYPE_CHECKING:
-    from envkit.commands.init_survey import Survey
+from envkit.render import make_environment
+from envkit.services.questions import ask
+from envkit.services.survey import Survey, survey
 
 FLAVORS = ("pytorch", "cuda", "custom")
+
+
+@dataclass(frozen=True, kw_only=True)
+class InitRequest:
+    path: Path  # where envkit.yaml is written (-c/--config)
+    name: str | None = None
+    preset: str | None = None
+    torch: str | None = None
+    cuda: str | None = None
+    flavor: str = "pytorch"
+    force: bool = False
+    interactive: bool = False  # ask what no option said (a terminal, without --no-input)
 
 
 def _default_name(path: Path) -> str:
@@ -46,33 +59,21 @@ def _project_name(name: str | None, path: Path) -> str:
     return project
 
 
-def write_starter(
-    path: Path,
-    *,
-    name: str | None,
-    preset: str | None,
-    torch: str | None,
-    cuda: str | None,
-    flavor: str,
-    force: bool,
-    interactive: bool = False,
-) -> Path:
+def write_starter(request: InitRequest) -> Path:
+    path, preset, torch, cuda = request.path, request.preset, request.torch, request.cuda
+    flavor = request.flavor
     if preset is not None:
         _check_choice("preset", preset, preset_names())
     _check_choice("flavor", flavor, FLAVORS[:2])
-    if path.exists() and not force:
+    if path.exists() and not request.force:
         raise EnvkitError(
-            f"{path} already exists", "pass --force to overwrite it, or --path elsewhere"
+            f"{path} already exists", "pass --force to overwrite it, or -c/--config elsewhere"
         )
-    project = _project_name(name, path)  # before any question: a bad --name stops here
-    from envkit.commands.init_survey import survey
-
+    project = _project_name(request.name, path)  # before any question: a bad --name stops here
     found = survey(path.resolve().parent, Path.home())
     torch = torch or found.locked_torch  # a uv.lock's torch is the one the project runs
     notebook, members = False, tuple[tuple[str, str], ...]()
-    if interactive:
-        from envkit.commands.init_questions import ask
-
+    if request.interactive:
         answers = ask(input, torch, cuda, preset, flavor)
         torch, cuda, preset = answers.torch, answers.cuda, answers.preset
         notebook, members = answers.notebook, answers.members
@@ -82,9 +83,6 @@ def write_starter(
         chosen = compat.resolve_cuda(table, release, cuda, flavor=flavor)
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
-    from envkit.commands.schema import SCHEMA_FILE, schema_text
-    from envkit.render import make_environment
-
     text = (
         make_environment()
         .get_template("envkit.yaml.j2")
@@ -123,9 +121,9 @@ def _found_lines(found: Survey) -> list[str]:
     return lines
 
 
-def init(path: Path, **choices: Any) -> int:
+def run(request: InitRequest) -> int:
     """`envkit init`: write the starter and say what comes next."""
-    written = write_starter(path, **choices)
+    written = write_starter(request)
     sys.stdout.write(
         f"wrote {written} and {written.parent / 'envkit.schema.json'} (for editors); "
         "next: edit it, then `envkit render`\n"

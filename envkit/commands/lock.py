@@ -5,15 +5,25 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from envkit.commands.project import LOCK_FILE, load_project
+from envkit.checks.programs.lockstate import INDEX_INSTALLERS
 from envkit.errors import EnvkitError
+from envkit.lock.make import make_lock
+from envkit.services.project import LOCK_FILE, load_project
+
+
+@dataclass(frozen=True, kw_only=True)
+class LockRequest:
+    config: str | None = None
+    lock_file: Path | None = None  # where to write (default envkit.lock beside the config)
+    tag: str | None = None  # the image to lock (default the project's)
 
 
 def _write_atomically(path: Path, text: str) -> None:
     if path.is_dir():
-        raise EnvkitError(f"--out {path} is a folder", "name the lock file, e.g. envkit.lock")
+        raise EnvkitError(f"--lock-file {path} is a folder", "name the lock file, e.g. envkit.lock")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".envkit.lock.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -25,14 +35,11 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
-def run_lock(config: str | None, out: Path | None, tag: str | None) -> int:
-    from envkit.checks.programs.lockstate import INDEX_INSTALLERS
-    from envkit.lock.make import make_lock
-
-    project = load_project(config)
-    image = tag or project.plan.image.tag
+def run(request: LockRequest) -> int:
+    project = load_project(request.config)
+    image = request.tag or project.plan.image.tag
     made = make_lock(project.plan, image)
-    path = out or project.project_dir / LOCK_FILE
+    path = request.lock_file or project.project_dir / LOCK_FILE
     _write_atomically(path, made.text)
     lock = made.lock
     added = sum(1 for _, origin in lock["apt"].values() if origin == "added")

@@ -5,18 +5,25 @@ inside their container (the token file is readable by the login user)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
-from envkit.commands.project import load_project
+from docker.errors import NotFound
+
+from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
 from envkit.plan.notebook import TOKEN_FILE
+from envkit.services.project import load_project
 
 
-def notebook_url(config: str | None, member: str | None) -> int:
-    from docker.errors import NotFound
+@dataclass(frozen=True, kw_only=True)
+class NotebookUrlRequest:
+    config: str | None = None
+    member: str | None = None
 
-    from envkit.engine.client import docker_client
 
-    plan = load_project(config).plan
+def run(request: NotebookUrlRequest) -> int:
+    member = request.member
+    plan = load_project(request.config).plan
     if not plan.notebook.enabled:
         raise EnvkitError(
             "envkit.yaml serves no notebook", "set notebook.enabled: true, then build"

@@ -4,29 +4,31 @@ or with --check say whether what is on disk is out of date."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from envkit.commands.project import load_project
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK
+from envkit.render import Outputs, drift, render_outputs, write_outputs
+from envkit.services.project import load_project
 
-if TYPE_CHECKING:
-    from envkit.render import Outputs
+
+@dataclass(frozen=True, kw_only=True)
+class RenderRequest:
+    config: str | None = None
+    out: Path | None = None  # the build context's folder (default .envkit beside the config)
+    check: bool = False  # write nothing; exit 1 where the files on disk differ
+    force: bool = False  # replace files of envkit's names that envkit did not write
 
 
-def render(config: str | None, out: Path | None, check: bool, force: bool = False) -> int:
-    from envkit.render import render_outputs
-
-    project = load_project(config, out)
+def run(request: RenderRequest) -> int:
+    project = load_project(request.config, request.out)
     outputs = render_outputs(project.plan, project.context_dir, project.project_dir)
     for note in project.plan.notes:
         sys.stderr.write(f"note: {note}\n")
-    return _check(outputs) if check else _write(outputs, force)
+    return _check(outputs) if request.check else _write(outputs, request.force)
 
 
 def _check(outputs: Outputs) -> int:
-    from envkit.render import drift
-
     found = drift(outputs)
     for label, paths in (
         ("differs", found.differs),
@@ -47,8 +49,6 @@ def _check(outputs: Outputs) -> int:
 
 
 def _write(outputs: Outputs, force: bool) -> int:
-    from envkit.render import write_outputs
-
     context, beside = write_outputs(outputs, force)
     for result in (context, beside):
         for rel in result.changed:

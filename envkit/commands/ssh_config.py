@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 
-from envkit.commands.project import load_project
+from envkit.engine.endpoint import current_endpoint
+from envkit.render.ssh_config import connect_host, ssh_config_blocks
+from envkit.services.project import load_project
 
 
-def ssh_config(
-    config: str | None, member: str | None, host: str | None, identity: str | None
-) -> int:
-    from envkit.engine.endpoint import current_endpoint
-    from envkit.render.ssh_config import ssh_config_blocks
+@dataclass(frozen=True, kw_only=True)
+class SshConfigRequest:
+    config: str | None = None
+    member: str | None = None
+    host: str | None = None  # the HostName to write (default: localhost, or a remote engine's)
+    identity: str | None = None  # the IdentityFile to write
 
-    project = load_project(config)
+
+def run(request: SshConfigRequest) -> int:
+    host, member, identity = request.host, request.member, request.identity
+    project = load_project(request.config)
     plan = project.plan
     endpoint = current_endpoint()
     if host is None and endpoint.remote:  # the containers run on the engine's machine
@@ -38,8 +45,6 @@ def ssh_config(
 def target_urls(config: str | None) -> list[str]:
     """The verify targets envkit.yaml implies, for shell completion: each container by name
     (docker://) and by its SSH login (ssh://), the image, and this machine."""
-    from envkit.render.ssh_config import connect_host
-
     plan = load_project(config).plan
     urls = [f"docker://{s.container_name}" for s in plan.services]
     if plan.ssh.enabled:

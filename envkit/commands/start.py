@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from envkit.commands.project import load_project
+from docker.errors import NotFound
+
+from envkit.engine.client import docker_client
 from envkit.errors import EngineUnreachableError, EnvkitError
+from envkit.services.project import load_project
 
 READY_CHECK = ["/usr/local/bin/envkit-healthcheck"]
 
@@ -28,12 +32,17 @@ def _ready(container: Any, deadline: float) -> bool:
     return False
 
 
-def start(config: str | None, member: str | None, timeout: float, quiet: bool) -> int:
-    from docker.errors import NotFound
+@dataclass(frozen=True, kw_only=True)
+class StartRequest:
+    config: str | None = None
+    member: str | None = None  # only this member's container
+    timeout: float = 60.0  # seconds to wait for sshd
+    quiet: bool = False
 
-    from envkit.engine.client import docker_client
 
-    plan = load_project(config).plan
+def run(request: StartRequest) -> int:
+    member, timeout, quiet = request.member, request.timeout, request.quiet
+    plan = load_project(request.config).plan
     services = list(plan.services)
     if member is not None:
         services = [s for s in services if member in (s.member, s.name)]

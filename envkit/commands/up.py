@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sys
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from envkit.commands.project import Project, load_project, render_project
-from envkit.errors import EngineUnreachableError, EnvkitError
+from docker.errors import ImageNotFound
 
-if TYPE_CHECKING:
-    from envkit.engine.team_sync import KeySync
-    from envkit.plan import Plan
-    from envkit.plan.access import Service
+from envkit.commands import build
+from envkit.config.rules import missing_keys
+from envkit.engine.client import docker_client, running_containers
+from envkit.engine.compose import run_compose, taken_ports, use_sdk, wait_healthy
+from envkit.engine.endpoint import current_endpoint
+from envkit.engine.facts import engine_facts
+from envkit.engine.registry import CONTEXT_LABEL
+from envkit.engine.sdk_up import sdk_up
+from envkit.engine.team_sync import KeySync, departed, sync_keys, sync_notebook_tokens
+from envkit.errors import ConfigError, EngineUnreachableError, EnvkitError, ImageMissingError
+from envkit.plan.access import Service
+from envkit.plan.model import Plan
+from envkit.render.ssh_config import connect_host, jump_host
+from envkit.services.member_gpus import with_host_gpus
+from envkit.services.project import Project, load_project, render_project
+from envkit.services.sharing import fetch_shared, registry_of, shared_image
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpRequest:
+    config: str | None = None
+    timeout: float = 90.0  # seconds to wait for sshd to be healthy
+    registry: str | None = None  # --registry, over the config's registry:
+    build: bool = False  # --build: build here even where the registry has the image
+    json: bool = False  # one object on stdout; people's lines on stderr
 
 
 def _check_ports(client: Any, plan: Plan) -> None:
-    from envkit.engine.client import running_containers
-    from envkit.engine.compose import taken_ports
-
     taken = taken_ports(plan, running_containers(client, plan.project))
     if taken:
         raise EnvkitError(
@@ -30,9 +50,6 @@ def _check_ports(client: Any, plan: Plan) -> None:
 
 def _require_keys(project: Project) -> None:
     """sshd with no key at all locks everyone out; say so before starting it, unless asked."""
-    from envkit.config.rules import missing_keys
-    from envkit.errors import ConfigError
-
     rule = missing_keys(project.loaded.spec)
     if rule is not None:
         raise ConfigError(str(project.config), [project.loaded.issue(*rule)])
@@ -43,29 +60,9 @@ def _image_ready(
 ) -> None:
     """The project's image on the engine: built here with --build; else the local one where it
     was built from these inputs; else the registry's; else the local one, or a clear error."""
-    from docker.errors import ImageNotFound
-
-    from envkit.commands.build import BuildRequest, run_build
-    from envkit.commands.share import fetch_shared, registry_of, shared_image
-    from envkit.engine.registry import CONTEXT_LABEL
-    from envkit.errors import ImageMissingError
-
     registry = registry_of(project, registry)
     if force_build:
-        run_build(
-            BuildRequest(
-                config,
-                None,
-                None,
-                False,
-                (),
-                False,
-                False,
-                False,
-                registry=registry,
-                force_build=True,
-            )
-        )
+        build.run(build.BuildRequest(config=config, registry=registry, force_build=True))
         return
     tag = project.plan.image.tag
     try:
@@ -91,20 +88,13 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def up(
-    config: str | None,
-    timeout: float,
-    registry: str | None = None,
-    force_build: bool = False,
-    as_json: bool = False,
-) -> int:
+def run(request: UpRequest) -> int:
     """`envkit up`; with --json, every line for people goes to stderr and stdout gets one JSON
     object: each container's state and login, written even when one did not become healthy."""
-    if not as_json:
+    config, timeout, registry = request.config, request.timeout, request.registry
+    force_build = request.build
+    if not request.json:
         return _up(config, timeout, registry, force_build, {})
-    import contextlib
-    import json
-
     stdout, report = sys.stdout, dict[str, Any]()
     with contextlib.redirect_stdout(sys.stderr):
         try:
@@ -122,13 +112,6 @@ def _up(
     force_build: bool,
     report: dict[str, Any],
 ) -> int:
-    from envkit.commands.member_gpus import with_host_gpus
-    from envkit.engine.client import docker_client, running_containers
-    from envkit.engine.compose import run_compose, use_sdk, wait_healthy
-    from envkit.engine.endpoint import current_endpoint
-    from envkit.engine.facts import engine_facts
-    from envkit.engine.team_sync import departed, sync_keys, sync_notebook_tokens
-
     project = load_project(config)
     _require_keys(project)
     # Before anything is written or started: an id the host lacks stops here, counts become ids.
@@ -148,8 +131,6 @@ def _up(
     for gone in leaving:  # a member who left envkit.yaml: the container goes, its volume stays
         gone.remove(force=True)
     if use_sdk(remote or facts.podman):
-        from envkit.engine.sdk_up import sdk_up
-
         sdk_up(client, plan, out_dir, facts)
     else:
         run_compose(out_dir, plan.project, "up", "-d", "--no-build")
@@ -226,9 +207,6 @@ def _say_state(
 def _login_hint(plan: Plan, service: Service, remote: bool) -> str:
     """How to log in: on the engine's machine when it is remote (through it, with -J, where
     sshd listens only on that machine's loopback)."""
-    from envkit.engine.endpoint import current_endpoint
-    from envkit.render.ssh_config import connect_host, jump_host
-
     host = current_endpoint().host if remote else None
     jump = jump_host(plan, host)
     target = connect_host(plan, None if jump else host)

@@ -2,31 +2,43 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TextIO
 
-from envkit.commands.project import project_or_defaults
+from envkit.checks.core.contract import TargetReport
+from envkit.checks.core.text import for_terminal
+from envkit.cluster.slurm_run import verify_on_slurm
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
+from envkit.history.record import Baseline, Remembered, parse_baseline, remember
+from envkit.report.emit import emit_reports
+from envkit.report.table import print_report
+from envkit.services.project import Project, project_or_defaults
+from envkit.services.sharing import shared_image
+from envkit.targets import (
+    Target,
+    TargetOptions,
+    TargetUrl,
+    open_target,
+    parse_target,
+    read_targets_file,
+    usage,
+)
+from envkit.targets.image import remove_throwaways
 from envkit.verify.combine import combine, exit_code
 from envkit.verify.fleet import GRACE_S, verify_many
 from envkit.verify.request import VerifyRequest
-from envkit.verify.resolve import SUITE_TIMEOUT_S, RunSettings
+from envkit.verify.resolve import SUITE_TIMEOUT_S, RunSettings, resolve_slurm
 from envkit.verify.run import abort_remote, run_on_target
 
-if TYPE_CHECKING:
-    from envkit.checks.core.contract import TargetReport
-    from envkit.commands.project import Project
-    from envkit.history.record import Baseline, Remembered
-    from envkit.targets import Target, TargetUrl
-
-    Outcomes = tuple[list[TargetReport], dict[str, str], dict[str, float]]
+Outcomes = tuple[list[TargetReport], dict[str, str], dict[str, float]]
 
 IMAGE_PREFIX = "image://"  # --image IMAGE is the target image://IMAGE
 
 
 def _targets(request: VerifyRequest, settings: RunSettings) -> list[TargetUrl]:
-    from envkit.targets import parse_target, read_targets_file, usage
-
     asked = request.targets
     chosen = [parse_target(url) for url in asked.urls]
     if asked.file is not None:
@@ -73,8 +85,6 @@ class _InFlight:
 def _one(
     url: TargetUrl, request: VerifyRequest, settings: RunSettings, inflight: _InFlight
 ) -> TargetReport:
-    from envkit.targets import TargetOptions, open_target
-
     options = TargetOptions(gpus=settings.gpus, shm_size=settings.shm_size, run_id=request.run_id)
     target = open_target(url, options)
     try:
@@ -90,11 +100,17 @@ def _one(
         target.close()
 
 
-def run_verify(request: VerifyRequest) -> int:
-    from envkit.history.record import parse_baseline
-    from envkit.report.emit import emit_reports
-    from envkit.report.table import print_report
+def run(request: VerifyRequest) -> int:
+    """With --json the combined report is the one thing on stdout: the table and every line for
+    people go to stderr."""
+    if not request.reports.stdout_json:
+        return _run(request, sys.stdout)
+    stdout = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        return _run(request, stdout)
 
+
+def _run(request: VerifyRequest, stdout: TextIO) -> int:
     baseline = parse_baseline(request.history.baseline)
     project = project_or_defaults(request.config)
     settings = project.settings(request.checks)
@@ -110,6 +126,7 @@ def run_verify(request: VerifyRequest) -> int:
         request.reports,
         regressions=remembered.as_json() if remembered else [],
         history=(remembered.changes, remembered.trends) if remembered else None,
+        stdout=stdout,
     )
     code = exit_code(combined)
     warn_only = settings.regressions == "warn"
@@ -134,8 +151,6 @@ def _on_targets(request: VerifyRequest, settings: RunSettings) -> Outcomes:
         raise
     finally:
         if any(url.scheme == "image" for url in urls.values()):
-            from envkit.targets.image import remove_throwaways
-
             remove_throwaways(request.run_id)  # one abandoned at its deadline is removed here
     reports = [o.report for o in outcomes if o.report is not None]
     unreachable = {o.target: o.problem or "" for o in outcomes if o.report is None}
@@ -161,8 +176,6 @@ def _pyxis_from_registry(project: Project, image: str | None) -> bool:
 def _enroot_image(project: Project) -> str:
     """The team's image as enroot names it (REGISTRY#PATH:TAG). By its inputs tag, which names
     one set of inputs (enroot's image URIs take a tag, not a digest)."""
-    from envkit.commands.share import shared_image
-
     assert project.plan.registry is not None
     shared = shared_image(project, project.plan.registry)
     host, _, path = shared.repository.partition("/")
@@ -170,9 +183,6 @@ def _enroot_image(project: Project) -> str:
 
 
 def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettings) -> Outcomes:
-    from envkit.cluster.slurm_run import verify_on_slurm
-    from envkit.verify.resolve import resolve_slurm
-
     assert request.slurm is not None
     if request.targets.given:
         raise EnvkitError(
@@ -181,8 +191,6 @@ def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettin
         )
     slurm = resolve_slurm(project.plan, project.configured, request.slurm, request.targets.python)
     if slurm.runtime == "pyxis" and _pyxis_from_registry(project, slurm.image):
-        from dataclasses import replace
-
         slurm = replace(slurm, image=_enroot_image(project))
     checks = settings.checks(in_environment=slurm.runtime != "python")
     reports, unreachable = verify_on_slurm(
@@ -195,11 +203,6 @@ def _remember(
     request: VerifyRequest, reports: list[TargetReport], baseline: Baseline
 ) -> Remembered | None:
     """Record the runs and judge them against their baselines; say what was found."""
-    import sys
-
-    from envkit.checks.core.text import for_terminal
-    from envkit.history.record import remember
-
     if not request.history.record:
         return None
     remembered = remember(

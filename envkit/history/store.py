@@ -282,3 +282,8 @@ def export_lines(history: History) -> list[str]:
         ]
         lines.append(json.dumps(row, sort_keys=True))
     return lines
+
+
+def open_history(path: Path | None) -> History:
+    """The history at PATH, else $ENVKIT_HISTORY, else the default place."""
+    return History(path or default_path())

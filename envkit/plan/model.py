@@ -154,6 +154,15 @@ class BuildStepPlan:
 
 
 @dataclass(frozen=True)
+class WorkspacePlan:
+    """The project folder, mounted into every container: the files a member works on."""
+
+    source: str  # the host folder, absolute (on the engine's machine)
+    target: str  # where it is in the container (/workspace)
+    relative: str  # the same folder relative to the build context, as compose resolves paths
+
+
+@dataclass(frozen=True)
 class Plan:
     """Every decision between envkit.yaml and the rendered files, grouped by what it is about."""
 
@@ -179,6 +188,7 @@ class Plan:
     locked: LockedPlan | None = None  # `envkit build --locked`: pins from envkit.lock
     registry: str | None = None  # registry: where the team's image is shared
     steps: tuple[BuildStepPlan, ...] = ()  # build.steps
+    workspace: WorkspacePlan | None = None  # the project folder in the box
 
     @property
     def python_installs(self) -> bool:
@@ -193,6 +203,15 @@ class Plan:
             or self.packages.pip_own
         )
         return from_index or packages or self.notebook.enabled
+
+    def login_dir(self, service: Service) -> str:
+        """Where `envkit shell` and `envkit exec` start: the project's workspace, else the
+        login's home (ssh.home, a mounted $HOME, or the entrypoint's /home/USER)."""
+        if self.workspace is not None:
+            return self.workspace.target
+        if self.ssh.home:
+            return os.path.expandvars(self.ssh.home)
+        return f"/home/{service.user}"
 
     @property
     def conda_prefix(self) -> str | None:

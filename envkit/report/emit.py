@@ -1,11 +1,13 @@
-"""The report files a run writes (--json, --junit, --html): one emitter for `envkit verify` and
-the cluster merges (`k8s merge`), so every writer gets the same report and the same encoding."""
+"""The reports a run writes (--json-file, --junit, --html, and --json's report on stdout): one
+emitter for `envkit verify` and the cluster merges (`k8s merge`), so every writer gets the same
+report and the same encoding."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from envkit.checks.core.text import finite
 
@@ -21,15 +23,22 @@ def emit_reports(
     *,
     regressions: list[dict[str, Any]] | None = None,
     history: History | None = None,
+    stdout: TextIO | None = None,
 ) -> None:
     """Write the files asked for. `regressions` (verify's baseline findings) joins the JSON when
     given; `history` (changes and trends) joins the HTML page."""
-    if outputs.json is not None:
+    if outputs.json_file is not None or outputs.stdout_json:
         document: dict[str, Any] = dict(combined)
         if regressions is not None:
             document["regressions"] = regressions
         # NaN and infinities (a check's figure) are not JSON: they are written as null.
-        _write(outputs.json, json.dumps(finite(document), indent=2) + "\n")
+        text = json.dumps(finite(document), indent=2) + "\n"
+        if outputs.json_file is not None:
+            _write(outputs.json_file, text)
+        if outputs.stdout_json:
+            out = stdout or sys.stdout
+            out.write(text)
+            out.flush()
     if outputs.junit is not None:
         from envkit.report.junit import to_junit
 

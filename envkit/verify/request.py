@@ -12,7 +12,7 @@ DEFAULT_PARALLEL = 4  # targets verified at once
 SUITE_TIMEOUT_S_INT = 1800  # one target's suite, when nothing says otherwise
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ChecksRequest:
     """Which checks run and what they demand."""
 
@@ -24,7 +24,7 @@ class ChecksRequest:
     stress_s: float | None = None  # verify --stress: burn-in seconds on every GPU
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TargetsRequest:
     """Where the suite runs; none given means every container of the project."""
 
@@ -41,22 +41,23 @@ class TargetsRequest:
         return bool(self.urls or self.file or self.local or self.image)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportsRequest:
-    json: Path | None = None
+    json_file: Path | None = None  # --json-file: the combined report, as a file
     junit: Path | None = None
     html: Path | None = None
     quiet: bool = False
+    stdout_json: bool = False  # --json: the combined report on stdout, the table on stderr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HistoryRequest:
     record: bool = True  # keep the run in history (envkit history)
     file: Path | None = None
     baseline: str | None = None  # auto | a run id | a report file: flag figures worse than it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SlurmRequest:
     """`envkit verify --slurm`'s own options."""
 
@@ -70,7 +71,7 @@ class SlurmRequest:
     workdir: Path | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class K8sRequest:
     """`envkit k8s render`'s options."""
 
@@ -82,7 +83,7 @@ class K8sRequest:
     timeout_s: int = SUITE_TIMEOUT_S_INT  # the Job's activeDeadlineSeconds
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VerifyRequest:
     config: str | None
     targets: TargetsRequest = TargetsRequest()

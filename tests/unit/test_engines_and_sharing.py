@@ -208,8 +208,8 @@ def test_buildahs_progress_through_podmans_api_reads_as_steps() -> None:
 def test_pyxis_imports_the_teams_image_from_the_registry_by_its_inputs_tag(
     tmp_path: Path,
 ) -> None:
-    from envkit.commands.project import load_project
     from envkit.commands.verify import _enroot_image, _pyxis_from_registry
+    from envkit.services.project import load_project
 
     config = tmp_path / "envkit.yaml"
     config.write_text(

@@ -82,11 +82,13 @@ def test_bad_notebook_config_names_the_field(text: str, field: str, tmp_path: Pa
 
 
 def test_doctor_warns_when_the_notebook_is_published_beyond_loopback(tmp_path: Path) -> None:
-    from envkit.commands.doctor import check_exposure
-    from envkit.commands.doctor_findings import Host
+    from envkit.doctor.facts import HostRecord
+    from envkit.doctor.findings import check_exposure
 
-    quiet = check_exposure(Host(plan=plan_text(BASE + ON, tmp_path)))
+    quiet = check_exposure(HostRecord(True, plan=plan_text(BASE + ON, tmp_path)))
     assert quiet.status == "ok", quiet
-    loud = check_exposure(Host(plan=plan_text(BASE + ON + "  bind: 0.0.0.0\n", tmp_path)))
+    loud = check_exposure(
+        HostRecord(True, plan=plan_text(BASE + ON + "  bind: 0.0.0.0\n", tmp_path))
+    )
     assert loud.status == "warn" and "0.0.0.0:8888 (notebook, lab)" in loud.message
     assert loud.fix is not None and "notebook.bind" in loud.fix

@@ -153,8 +153,8 @@ def test_ssh_config_wake_reaches_the_shell_intact_through_real_ssh(tmp_path: Pat
     """The Match block's command as the real ssh client runs it (`ssh -G` evaluates Match exec):
     a path with spaces, a per cent sign and a token arrives intact; one with a quote gets the
     comment instead (OpenSSH releases disagree on quotes in Match lines)."""
-    from envkit.commands.project import load_project
     from envkit.render.ssh_config import ssh_config_blocks
+    from envkit.services.project import load_project
 
     _write(tmp_path, "[0]")
     config = tmp_path / "envkit.yaml"

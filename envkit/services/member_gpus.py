@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from envkit.errors import EnvkitError
 
 if TYPE_CHECKING:
-    from envkit.commands.project import Project
     from envkit.plan.access import Service
+    from envkit.services.project import Project
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""`envkit push` and `envkit pull`, and what `build` and `up` ask before building: the team's image
-in its registry, named by a digest of its inputs, so that one build serves every machine."""
+"""The team's image in its registry, named by a digest of its inputs, so that one build serves
+every machine: what `push`, `pull`, `build` and `up` ask of the registry."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from envkit.commands.project import Project, load_project, render_project, with_lock
 from envkit.engine.registry import CONTEXT_LABEL, SharedImage
 from envkit.errors import EnvkitError
 from envkit.names import REGISTRY_REPO
+from envkit.services.project import Project, load_project, render_project, with_lock
 
 NO_REGISTRY_FIX = (
     "set registry: in envkit.yaml (e.g. registry: registry.lab.example:5000/nlp) "
@@ -19,10 +19,12 @@ NO_REGISTRY_FIX = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ShareRequest:
-    config: str | None
-    registry: str | None  # --registry, over the config's registry:
+    """What `envkit push` and `envkit pull` are asked."""
+
+    config: str | None = None
+    registry: str | None = None  # --registry, over the config's registry:
     locked: bool = False
     lock_file: Path | None = None
 
@@ -96,44 +98,6 @@ def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) ->
     return local
 
 
-def run_push(request: ShareRequest) -> int:
-    from envkit.engine.client import docker_client, require_image
-    from envkit.engine.registry import push
-
-    project, image = prepared(request)
-    client = docker_client()
-    tag = project.plan.image.tag
-    local = require_image(client, tag, "run `envkit build` first, then `envkit push`")
-    built_from = local.labels.get(CONTEXT_LABEL)
-    if built_from != image.context:
-        raise EnvkitError(
-            f"{tag} was not built from what envkit.yaml renders now"
-            + (" (--locked: with the lock's pins)" if request.locked else ""),
-            f"run `envkit build{' --locked' if request.locked else ''}` first, then push: the "
-            "registry's tag must name exactly the image these inputs build",
-        )
-    digest = push(client, image, tag, _say)
-    sys.stdout.write(f"pushed {image.ref}\n")
-    if digest:
-        sys.stdout.write(f"by digest: {image.repository}@{digest}\n")
-    return 0
-
-
-def run_pull(request: ShareRequest) -> int:
-    from envkit.engine.client import docker_client
-
-    project, image = prepared(request)
-    client = docker_client()
-    local = fetch_shared(client, project, image, _say)
-    if local is None:
-        raise EnvkitError(
-            f"the registry has no {image.ref}: nobody has pushed an image built from these inputs",
-            "`envkit build` then `envkit push` on one machine; or `envkit build` here",
-        )
-    sys.stdout.write(f"pulled {image.ref} as {project.plan.image.tag} ({local.short_id})\n")
-    return 0
-
-
 def pushed_reference(client: Any, project: Project, registry: str) -> str:
     """REPOSITORY@sha256:… of the project's image in the registry, for clusters that pull it:
     refused where it was never pushed (a pod would fail to pull)."""
@@ -153,6 +117,7 @@ def with_registry(project: Project, registry: str | None) -> Project:
     return replace(project, plan=replace(project.plan, registry=registry))
 
 
-def _say(line: str) -> None:
+def say(line: str) -> None:
+    """A progress line for people, at once."""
     sys.stdout.write(line + "\n")
     sys.stdout.flush()

@@ -1,0 +1,23 @@
+"""`envkit history export FILE`: every recorded run as one JSON line, for another machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from envkit.checks.core.text import for_terminal
+from envkit.errors import EXIT_OK
+from envkit.history.exchange import write_export
+from envkit.history.store import open_history
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryExportRequest:
+    history_file: Path | None = None
+    out: Path
+
+
+def run(request: HistoryExportRequest) -> int:
+    count = write_export(open_history(request.history_file), request.out)
+    print(for_terminal(f"exported {count} runs to {request.out}"))
+    return EXIT_OK

@@ -1,0 +1,43 @@
+"""`envkit logs [MEMBER] [-f]`: what the container's entrypoint, sshd and notebook printed."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from docker.errors import NotFound
+
+from envkit.engine.client import docker_client
+from envkit.errors import EnvkitError
+from envkit.services.containers import chosen_service
+from envkit.services.project import load_project
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogsRequest:
+    config: str | None = None
+    member: str | None = None
+    follow: bool = False
+    tail: int | None = None  # only the last N lines
+
+
+def run(request: LogsRequest) -> int:
+    plan = load_project(request.config).plan
+    service = chosen_service(plan, request.member)
+    try:
+        container = docker_client().containers.get(service.container_name)
+    except NotFound:
+        raise EnvkitError(
+            f"{service.container_name} does not exist", "`envkit up` creates it"
+        ) from None
+    tail = request.tail if request.tail is not None else "all"
+    try:
+        if request.follow:
+            for chunk in container.logs(stream=True, follow=True, tail=tail):
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.buffer.flush()
+        else:
+            sys.stdout.buffer.write(container.logs(tail=tail))
+    except KeyboardInterrupt:
+        return 0
+    return 0
