@@ -17,6 +17,7 @@ import typer
 from envkit import __version__
 from envkit.checks.core.text import for_terminal
 from envkit.cli import box, project, share, verify
+from envkit.cli.arguments import show_arguments_by_name
 from envkit.cli.compat import compat_app
 from envkit.cli.completion import completion
 from envkit.cli.history import history_app
@@ -25,6 +26,7 @@ from envkit.cli.notebook import notebook_app
 from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 
 COMPLETE_VAR = "_ENVKIT_COMPLETE"  # as commands/completion.py's scripts set it
+show_arguments_by_name()
 CONTEXT = {"max_content_width": 120, "help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
@@ -95,6 +97,9 @@ RENAMED = (
     ("init", "--path", "--config"),
     ("lock", "--out", "--lock-file"),
     ("lock", "-o", "--lock-file"),
+    ("health", "--write", "--program"),
+    ("history", "--check", "--only"),
+    ("k8s", "--node", "--expect-node"),
 )
 
 

@@ -16,8 +16,10 @@ history_app = typer.Typer(
     no_args_is_help=False,
 )
 TargetFilter = Annotated[
-    str | None,
-    typer.Option("--target", "-t", metavar="TARGET", help="Only the runs of this target URL."),
+    list[str] | None,
+    typer.Option(
+        "--target", "-t", metavar="TARGET", help="Only the runs of this target URL (repeatable)."
+    ),
 ]
 
 
@@ -25,8 +27,13 @@ TargetFilter = Annotated[
 def history(
     ctx: typer.Context,
     target: TargetFilter = None,
-    check: Annotated[
-        str | None, typer.Option(metavar="CHECK", help="Show this check's status and figures.")
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            metavar="CHECK",
+            help="Show this check's status and figures per run (repeatable).",
+        ),
     ] = None,
     limit: Annotated[int, typer.Option(metavar="N", help="How many recent runs.")] = 20,
     as_json: JsonFlag = False,
@@ -41,7 +48,11 @@ def history(
     from envkit.commands import history as command
 
     request = command.HistoryRequest(
-        history_file=history_file, target=target, check=check, limit=limit, json=as_json
+        history_file=history_file,
+        targets=tuple(target or ()),
+        checks=tuple(only or ()),
+        limit=limit,
+        json=as_json,
     )
     raise typer.Exit(command.run(request))
 
@@ -50,7 +61,7 @@ def history(
 def diff(
     runs: Annotated[
         list[int] | None,
-        typer.Argument(metavar="[RUN_A RUN_B]", help="Two run ids (default: last pass, latest)."),
+        typer.Argument(metavar="RUN_A RUN_B", help="Two run ids (default: last pass, latest)."),
     ] = None,
     target: TargetFilter = None,
     as_json: JsonFlag = False,
@@ -63,7 +74,10 @@ def diff(
     from envkit.commands import history_diff as command
 
     request = command.HistoryDiffRequest(
-        history_file=history_file, runs=tuple(runs or ()), target=target, json=as_json
+        history_file=history_file,
+        runs=tuple(runs or ()),
+        targets=tuple(target or ()),
+        json=as_json,
     )
     raise typer.Exit(command.run(request))
 

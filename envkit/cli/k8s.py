@@ -13,7 +13,8 @@ from envkit.verify.request import K8sRequest
 DEFAULTS = K8sRequest()  # the option defaults shown in --help are the request's own
 
 k8s_app = typer.Typer(
-    help="Run the suite through Kubernetes: render an indexed Job / DaemonSet, merge their logs.",
+    help="Run the suite through Kubernetes: render an indexed Job / DaemonSet, merge their logs."
+    "\n\n\b\nExample: envkit k8s render --out k8s/",
     no_args_is_help=True,
 )
 
@@ -43,7 +44,7 @@ def render(
         int, typer.Option(metavar="SECONDS", help="DaemonSet: seconds between rounds.")
     ] = DEFAULTS.interval_s,
     timeout: Annotated[
-        int, typer.Option(metavar="SECONDS", help="Job: activeDeadlineSeconds.")
+        float, typer.Option(metavar="SECONDS", help="Job: activeDeadlineSeconds.")
     ] = DEFAULTS.timeout_s,
 ) -> None:
     """Write configmap.yaml, job.yaml (once per node) and daemonset.yaml (continuous).
@@ -58,7 +59,7 @@ def render(
         nodes=nodes,
         gpus_per_node=gpus_per_node,
         interval_s=interval,
-        timeout_s=timeout,
+        timeout_s=int(timeout),
     )
     request = command.K8sRenderRequest(config=config, out=out, manifests=manifests)
     raise typer.Exit(command.run(request))
@@ -72,7 +73,7 @@ def merge(
     ],
     node: Annotated[
         list[str] | None,
-        typer.Option("--node", metavar="NAME", help="A node that must report (repeatable)."),
+        typer.Option("--expect-node", metavar="NAME", help="A node that must report (repeatable)."),
     ] = None,
     expect: Annotated[
         int | None, typer.Option(metavar="N", help="How many nodes must report.")
@@ -85,7 +86,7 @@ def merge(
     """Merge the reports in pod logs: one row per node; exit codes as `envkit verify`.
 
     \b
-    Example: envkit k8s merge pods.log (pods.log: kubectl logs -l app=envkit-verify)"""
+    Example: envkit k8s merge pods.log   (kubectl logs -l app=envkit-verify)"""
     from envkit.commands import k8s_merge as command
     from envkit.verify.request import ReportsRequest
 

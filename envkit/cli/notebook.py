@@ -7,7 +7,9 @@ import typer
 from envkit.cli.options import ConfigOption, MemberOption
 
 notebook_app = typer.Typer(
-    help="JupyterLab in the environment: the URL with its token.", no_args_is_help=True
+    help="JupyterLab in the environment: the URL with its token."
+    "\n\n\b\nExample: envkit notebook url --member alice",
+    no_args_is_help=True,
 )
 
 

@@ -221,7 +221,7 @@ def status(config: ConfigOption = None, as_json: JsonFlag = False) -> None:
     containers. Exit 1 when no container exists.
 
     \b
-    Example: envkit status --json | jq '.containers[] | {member, idle_s, sessions}'"""
+    Example: envkit status --json | jq '.containers[] | {member, idle_s}'"""
     from envkit.commands import status as command
 
     raise typer.Exit(command.run(command.StatusRequest(config=config, json=as_json)))

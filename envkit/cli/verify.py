@@ -282,9 +282,10 @@ def health(
     timeout: Annotated[
         float, typer.Option(metavar="SECONDS", help="Watchdog (Slurm allows 60).")
     ] = DEFAULT_HEALTH_TIMEOUT_S,
-    write: Annotated[
+    program: Annotated[
         Path | None,
         typer.Option(
+            "--program",
             metavar="PATH",
             help="Write a HealthCheckProgram here (and its bundle beside it) instead.",
         ),
@@ -294,10 +295,10 @@ def health(
     exit 1 with a one-line reason (and the node drained with --drain).
 
     \b
-    Example: envkit health --write /etc/slurm/envkit-health --drain"""
+    Example: envkit health --program /etc/slurm/envkit-health --drain"""
     from envkit.commands import health as command
 
     request = command.HealthRequest(
-        config=config, python=python, drain=drain, node=node, timeout=timeout, write=write
+        config=config, python=python, drain=drain, node=node, timeout=timeout, write=program
     )
     raise typer.Exit(command.run(request))

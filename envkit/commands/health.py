@@ -83,7 +83,7 @@ def _write(request: HealthRequest, python: str, args: list[str]) -> int:
         if existing.exists() and not _ours(existing):
             raise EnvkitError(
                 f"{existing} exists and was not written by envkit",
-                "choose another path with --write, or move that file away",
+                "choose another path with --program, or move that file away",
             )
     path.parent.mkdir(parents=True, exist_ok=True)
     bundle.write_bytes(build_bundle())

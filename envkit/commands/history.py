@@ -20,8 +20,8 @@ MAX_LIMIT = 100_000
 @dataclass(frozen=True, kw_only=True)
 class HistoryRequest:
     history_file: Path | None = None
-    target: str | None = None
-    check: str | None = None
+    targets: tuple[str, ...] = ()  # only these targets' runs
+    checks: tuple[str, ...] = ()  # show these checks' status and figures
     limit: int = 20
     json: bool = False
 
@@ -31,7 +31,7 @@ def say(text: str) -> None:
     sys.stdout.write(for_terminal(text))
 
 
-def _row(run: Run, check: str | None, history: History) -> dict[str, Any]:
+def _row(run: Run, checks: tuple[str, ...], history: History) -> dict[str, Any]:
     row: dict[str, Any] = {
         "id": run.id,
         "started_at": run.started_at,
@@ -42,23 +42,32 @@ def _row(run: Run, check: str | None, history: History) -> dict[str, Any]:
         "image": (run.image_id or "")[7:19] or "-",
         **{k: run.summary.get(k, 0) for k in STATUSES},
     }
-    if check:
-        row["check"] = history.checks(run.id).get(check, "absent")
-        row["figures"] = {
+    if not checks:
+        return row
+    statuses, metrics = history.checks(run.id), history.metrics(run.id)
+    figures = {
+        check: {
             name: round(value, 3)
-            for (check_id, name), (value, _) in history.metrics(run.id).items()
+            for (check_id, name), (value, _) in metrics.items()
             if check_id == check
         }
+        for check in checks
+    }
+    if len(checks) == 1:  # one check: its status as a column, its figures beside the row
+        row["check"] = statuses.get(checks[0], "absent")
+        row["figures"] = figures[checks[0]]
+    else:
+        row["checks"] = {check: statuses.get(check, "absent") for check in checks}
+        row["figures"] = figures
     return row
 
 
 def run(request: HistoryRequest) -> int:
-    target, check, limit, as_json = request.target, request.check, request.limit, request.json
-    path = request.history_file
+    limit, as_json, path = request.limit, request.json, request.history_file
     if not 1 <= limit <= MAX_LIMIT:
         raise EnvkitError(f"--limit {limit} is out of range", f"choose 1 to {MAX_LIMIT}")
     history = open_history(path)
-    rows = [_row(run, check, history) for run in history.runs(target, limit)]
+    rows = [_row(run, request.checks, history) for run in history.runs(request.targets, limit)]
     if as_json:
         sys.stdout.write(json.dumps(finite(rows), indent=2) + "\n")
         return EXIT_OK

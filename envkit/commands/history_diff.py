@@ -21,7 +21,7 @@ MAX_RUN_ID = 2**62  # SQLite's integers are 64-bit signed
 class HistoryDiffRequest:
     history_file: Path | None = None
     runs: tuple[int, ...] = ()  # two run ids, or none for the default pair
-    target: str | None = None  # for the default pair
+    targets: tuple[str, ...] = ()  # for the default pair: the latest of these targets' runs
     json: bool = False
 
 
@@ -29,7 +29,7 @@ def say(text: str) -> None:
     sys.stdout.write(for_terminal(text))
 
 
-def _pick(history: History, ids: list[int], target: str | None) -> tuple[Run, Run]:
+def _pick(history: History, ids: list[int], target: tuple[str, ...]) -> tuple[Run, Run]:
     if not ids:
         pair = last_pass_and_latest(history, target)
         if pair is None:
@@ -51,7 +51,7 @@ def _pick(history: History, ids: list[int], target: str | None) -> tuple[Run, Ru
 
 def run(request: HistoryDiffRequest) -> int:
     history = open_history(request.history_file)
-    older, newer = _pick(history, list(request.runs), request.target)
+    older, newer = _pick(history, list(request.runs), request.targets)
     found = diff_runs(history, older, newer)
     if request.json:
         sys.stdout.write(json.dumps(finite(_diff_json(found)), indent=2) + "\n")

@@ -165,7 +165,9 @@ def diff_runs(history: History, older: Run, newer: Run) -> RunDiff:
     return RunDiff(older, newer, changed, flipped, moved, rose)
 
 
-def last_pass_and_latest(history: History, target: str | None) -> tuple[Run, Run] | None:
+def last_pass_and_latest(
+    history: History, target: str | tuple[str, ...] | None
+) -> tuple[Run, Run] | None:
     """The default pair for `history diff`: the latest run and the last passing one before it."""
     runs = history.runs(target, limit=1000)
     if not runs:

@@ -150,10 +150,13 @@ class History:
         with self.transaction() as db:
             return [_insert(db, report, uid) for report, uid in runs]
 
-    def runs(self, target: str | None = None, limit: int = 20) -> list[Run]:
-        if target:
+    def runs(self, target: str | tuple[str, ...] | None = None, limit: int = 20) -> list[Run]:
+        targets = (target,) if isinstance(target, str) else tuple(target or ())
+        if targets:
+            marks = ", ".join("?" for _ in targets)
             rows = self.db.execute(
-                "SELECT * FROM runs WHERE target = ? ORDER BY id DESC LIMIT ?", (target, limit)
+                f"SELECT * FROM runs WHERE target IN ({marks}) ORDER BY id DESC LIMIT ?",  # noqa: S608 - placeholders only
+                (*targets, limit),
             )
         else:
             rows = self.db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
