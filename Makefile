@@ -23,10 +23,11 @@ venv: $(STAMP)
 # its WebDriver (the HTML report is opened and inspected in a real browser), and Slurm with munge
 # (a private cluster on this machine runs `envkit verify --slurm` and `envkit health` for real),
 # and the engines and registry of the sharing tests: Debian's docker-registry with htpasswd
-# (apache2-utils), Podman's API service (podman, catatonit: its init), and an sshd in front of it.
+# (apache2-utils), Podman's API service (podman, catatonit: its init), and an sshd in front of it,
+# and zsh and fish, whose completion of envkit is tested in the real shells.
 SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
 	chromium chromium-driver slurm-wlm munge \
-	docker-registry apache2-utils podman catatonit openssh-server
+	docker-registry apache2-utils podman catatonit openssh-server zsh fish
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -50,8 +50,8 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
     project = _project()
-    from envkit.services.project import load_project
     from envkit.lock import make
+    from envkit.services.project import load_project
 
     plan = load_project(str(project / "envkit.yaml")).plan
     cases = {

@@ -21,6 +21,8 @@ from envkit.errors import BuildFailedError, EnvkitError
 from envkit.lock.pins import check_base
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
 from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
+from envkit.render.files import render_files
+from envkit.render.steps import STEPS_LABEL, Step, label, reused, steps
 from envkit.services.project import LOCK_FILE, Project, load_project, render_project, with_lock
 from envkit.services.sharing import fetch_shared, inputs_of, registry_of, shared_image
 
@@ -57,7 +59,56 @@ def _args(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def run(request: BuildRequest) -> int:
+    if request.dry_run:
+        return dry_run(request)
     build_project(request)
+    return 0
+
+
+def _steps(project: Project, backend: Any) -> list[Step]:
+    files = render_files(project.plan)
+    return steps(files[backend.dockerfile], files)
+
+
+def dry_run(request: BuildRequest) -> int:
+    """Render, then list the steps a build would run: which the engine's image of this project
+    already has (the build reuses them) and which would run. Builds nothing."""
+    project = load_project(request.config, request.out)
+    if request.locked:
+        project, _ = with_lock(project, request.lock_file)
+    client = docker_client()
+    backend = choose_backend(
+        request.builder or project.plan.install.builder, engine_facts(client).podman
+    )
+    render_project(project)
+    tag = request.tag or project.plan.image.tag
+    try:
+        labelled = client.images.get(tag).labels.get(STEPS_LABEL)
+    except ImageNotFound:
+        labelled = None
+    found = _steps(project, backend)
+    kept = reused(found, labelled)
+    if request.json:
+        rows = [
+            {"step": s.number, "instruction": s.instruction, "cached": s.number <= kept}
+            for s in found
+        ]
+        sys.stdout.write(json.dumps({"image": tag, "builder": backend.name, "steps": rows}) + "\n")
+        return 0
+    width = len(str(len(found)))
+    for step in found:
+        mark = "cached" if step.number <= kept else "run"
+        shown = step.instruction if len(step.instruction) <= 90 else step.instruction[:89] + "…"
+        sys.stdout.write(f"[{step.number:>{width}}/{len(found)}] {mark:<6} {shown}\n")
+    if labelled is None:
+        sys.stdout.write(
+            f"{tag} (built by this envkit) is not on this engine: every step would run, "
+            "unless layers of another image serve\n"
+        )
+    sys.stdout.write(
+        f"{backend.name}: {len(found) - kept} of {len(found)} steps would run; nothing built "
+        f"(context rendered in {project.context_dir})\n"
+    )
     return 0
 
 
@@ -117,7 +168,11 @@ def _build(
         no_cache=request.no_cache,
         build_args=build_args,
         network="host" if plan.runtime.build_network == "host" else None,
-        labels={INPUTS_LABEL: inputs_digest(plan), CONTEXT_LABEL: context},
+        labels={
+            INPUTS_LABEL: inputs_digest(plan),
+            CONTEXT_LABEL: context,
+            STEPS_LABEL: label(_steps(project, backend)),
+        },
         cache_from=_cache_from(client, backend.name, shared, _say_to(request)),
         secrets=_secrets(plan, backend.name, _say_to(request)),
     )
@@ -213,4 +268,5 @@ def _reporter(request: BuildRequest) -> Any:
         return json_reporter()
     if request.quiet:
         return quiet_reporter()
-    return console_reporter(verbose=request.verbose)
+    tty = request.progress == "tty" or (request.progress == "auto" and sys.stdout.isatty())
+    return console_reporter(verbose=request.verbose, tty=tty)

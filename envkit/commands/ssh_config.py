@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from envkit.engine.endpoint import current_endpoint
-from envkit.render.ssh_config import connect_host, ssh_config_blocks
+from envkit.render.ssh_config import Identity, connect_host, ssh_config_blocks
+from envkit.services.identities import agent_keys, identity_for
 from envkit.services.project import load_project
 
 
@@ -36,9 +38,11 @@ def run(request: SshConfigRequest) -> int:
         "--config",
         str(project.config.resolve()),
     ]
-    sys.stdout.write(
-        ssh_config_blocks(plan, member=member, host=host, identity=identity, wake=wake)
-    )
+    found: str | dict[str, Identity] = identity or {}
+    if identity is None:  # the key this machine has for each container's user
+        agent = agent_keys()
+        found = {s.name: identity_for(s.keys, Path.home(), agent) for s in plan.services}
+    sys.stdout.write(ssh_config_blocks(plan, member=member, host=host, identity=found, wake=wake))
     return 0
 
 

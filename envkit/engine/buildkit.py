@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envkit.engine.build import BuildOptions, BuildProgress, Reporter, fail
+from envkit.engine.build import BuildOptions, BuildProgress, Reporter, begin_step, fail, finish
 from envkit.errors import EngineUnreachableError, EnvkitError
 from envkit.plan.install import DOCKERFILE
 
@@ -29,6 +29,7 @@ VERTEX = re.compile(r"^#(\d+) (.*)$")
 STEP = re.compile(r"^\[(?:[^\]\s]+ )?\s*(\d+)/(\d+)\] (.*)$")
 LOG = re.compile(r"^\d+\.\d+ ?(.*)$")
 EXPORTED = re.compile(r"^exporting layers ([0-9.]+)s done$")
+DONE = re.compile(r"^DONE ([0-9.]+)s$")
 MOUNT_FLAGS = re.compile(r"^RUN\s+(?:--mount=\S+\s+(?:\\\s+)?)+")  # RUN's own flags only
 # What the CLI says when the engine, not the Dockerfile, failed the build.
 ENGINE_GONE = re.compile(
@@ -87,6 +88,9 @@ class PlainOutput:
             self._catch_up(report)
             return
         self._running(index, report)
+        done = DONE.match(rest)
+        if done:  # BuildKit's own figure for the step's run
+            self.progress.measured[index] = float(done.group(1))
         if rest.startswith("ERROR: "):
             self.error = rest.removeprefix("ERROR: ")
         elif not rest.startswith(("DONE ", "CANCELED")):
@@ -106,9 +110,8 @@ class PlainOutput:
     def _catch_up(self, report: Reporter) -> None:
         while self.reported + 1 in self.settled:
             self.reported += 1
-            self._enter(self.reported)
-            self.progress.log.clear()
-            report("step", self.progress, self.progress.instruction)
+            index = self.reported
+            begin_step(self.progress, index, self.headers.get(index, ""), report)
             if self.settled[self.reported]:
                 self.progress.cached.add(self.reported)
                 report("cached", self.progress, "")
@@ -173,7 +176,7 @@ def build_with_buildkit(context: Path, options: BuildOptions, report: Reporter) 
                 parsed.progress.image_id = iidfile.read_text().strip() or None
     if returncode != 0:
         _failed(parsed)
-    report("done", parsed.progress, "")
+    finish(parsed.progress, report)
     return parsed.progress
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from envkit.engine.build import BuildOptions, BuildProgress, Reporter, fail
+from envkit.engine.build import BuildOptions, BuildProgress, Reporter, begin_step, fail, finish
 from envkit.errors import EngineUnreachableError
 from envkit.plan.install import CLASSIC_DOCKERFILE
 
@@ -28,7 +28,7 @@ def follow(stream: Iterable[dict[str, Any]], report: Reporter) -> BuildProgress:
             progress.image_id = chunk["aux"]["ID"]
         for line in str(chunk.get("stream", "")).splitlines():
             _line(progress, line.rstrip(), report)
-    report("done", progress, "")
+    finish(progress, report)
     return progress
 
 
@@ -36,10 +36,8 @@ def _line(progress: BuildProgress, line: str, report: Reporter) -> None:
     line = SGR.sub("", line)
     step = STEP.match(line)
     if step:
-        progress.step, progress.total = int(step.group(1)), int(step.group(2))
-        progress.instruction = " ".join(step.group(3).split())
-        progress.log.clear()
-        report("step", progress, progress.instruction)
+        progress.total = int(step.group(2))
+        begin_step(progress, int(step.group(1)), " ".join(step.group(3).split()), report)
     elif line.strip() == "---> Using cache" or line.startswith("--> Using cache "):
         progress.cached.add(progress.step)
         report("cached", progress, "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from envkit.addresses import LOOPBACKS, is_wildcard
@@ -14,6 +15,15 @@ if TYPE_CHECKING:
     from envkit.plan.access import Service
 
 LOOPBACK = ("localhost", *LOOPBACKS)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """How this machine can log in as one container's user (services/identities.py finds it)."""
+
+    file: str | None  # an IdentityFile to write (~/.ssh/NAME), where one exists
+    agent: bool = False  # ssh-agent holds an authorized key
+    note: str | None = None  # what to say where neither
 
 
 def connect_host(plan: Plan, host: str | None = None) -> str:
@@ -71,15 +81,29 @@ def _wake(plan: Plan, service: Service, wake: list[str] | None, jump: str | None
     ]
 
 
+def _identity(identity: str | Identity | None) -> list[str]:
+    """An IdentityFile only where it exists and is authorized (or the user named it): with
+    IdentitiesOnly, a missing file would make ssh offer no key at all."""
+    if isinstance(identity, str):
+        return [f"    IdentityFile {identity}", "    IdentitiesOnly yes"]
+    if identity is None or (identity.file is None and identity.agent):
+        return ["    # IdentityFile: ssh-agent holds an authorized key"] if identity else []
+    if identity.file is not None:
+        return [f"    IdentityFile {identity.file}", "    IdentitiesOnly yes"]
+    return [f"    # IdentityFile: {identity.note}"]
+
+
 def ssh_config_blocks(
     plan: Plan,
     *,
     member: str | None = None,
     host: str | None = None,
-    identity: str | None = None,
+    identity: str | dict[str, Identity] | None = None,
     wake: list[str] | None = None,
 ) -> str:
-    """`wake`: the command line that starts a member's stopped container (its name is added)."""
+    """`identity`: the IdentityFile the user named, or per container the key this machine has
+    (services/identities.py). `wake`: the command line that starts a member's stopped
+    container (its name is added)."""
     if not plan.ssh.enabled:
         raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")
     services = list(plan.services)
@@ -105,8 +129,7 @@ def ssh_config_blocks(
             f"    Port {service.ssh_port}",
             f"    User {user}",
             *([f"    ProxyJump {jump}"] if jump else []),
-            f"    IdentityFile {identity or '~/.ssh/id_ed25519'}",
-            "    IdentitiesOnly yes",
+            *_identity(identity if not isinstance(identity, dict) else identity.get(service.name)),
             "    StrictHostKeyChecking accept-new",
             "    ServerAliveInterval 60",
             *_forwards(plan, service),

@@ -139,3 +139,115 @@ def test_classic_stream_strips_colour_and_collapses_continuations() -> None:
     assert ("step", "RUN a && b") in seen
     assert ("output", "error: it broke") in seen
     assert "\x1b" not in str(failed.value.args[0])
+
+
+def _shown(feed: Any, tty: bool) -> str:
+    import io
+
+    from envkit.engine.progress import console_reporter
+
+    out = io.StringIO()
+    feed(console_reporter(out, tty=tty))
+    return out.getvalue()
+
+
+def _buildkit(text: str) -> Any:
+    from envkit.engine.build import finish
+
+    def feed(report: Any) -> None:
+        parsed = PlainOutput()
+        for line in text.splitlines():
+            parsed.line(line, report)
+        finish(parsed.progress, report)
+
+    return feed
+
+
+def test_each_step_shows_its_duration_when_it_ends_and_the_build_a_summary() -> None:
+    """tty: a step's line gets its duration (BuildKit's own DONE figure) or "cached" as it
+    ends; the summary names the total, what was cached and the slowest steps."""
+    text = _shown(_buildkit(CACHED_OUT_OF_ORDER), tty=True)
+    lines = text.splitlines()
+    assert lines[1] == "[2/4] COPY envkit/apt/ /opt/envkit/apt/  cached"
+    assert lines[2] == "[3/4] RUN python3 -m venv /opt/venv  cached"
+    assert lines[3].startswith("[4/4] RUN /opt/envkit/uv/bin/uv pip install") and lines[3].endswith(
+        "  0.5s"
+    )
+    summary = text.split("built in ", 1)[1]
+    assert "4 steps, 2 run, 2 from cache, writing the layers 2.1s" in summary
+    assert "slowest: [4/4] 0.5s RUN /opt/envkit/uv/bin/uv" in summary
+
+
+def test_plain_progress_writes_a_line_when_a_step_begins_and_one_when_it_ends() -> None:
+    text = _shown(_buildkit(CACHED_OUT_OF_ORDER), tty=False)
+    lines = text.splitlines()
+    assert lines[:2] == ["[1/4] FROM docker.io/envkit-test/debian:bookworm", "[1/4] 0.0s"]
+    assert "[2/4] cached" in lines and "[4/4] 0.5s" in lines
+
+
+def test_classic_steps_are_timed_between_their_starts_and_shown_the_same_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import envkit.engine.build as build
+    import envkit.engine.progress as shown
+
+    now = [0.0]
+    monkeypatch.setattr(build.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(shown.time, "monotonic", lambda: now[0])
+    timed = [  # (the clock when the engine sent it, the chunk)
+        (0.0, {"stream": "Step 1/3 : FROM base\n"}),
+        (10.0, {"stream": "Step 2/3 : RUN apt-get install x\n"}),
+        (10.5, {"stream": " ---> Using cache\n"}),
+        (12.5, {"stream": "Step 3/3 : RUN pip install y\n"}),
+        (40.0, {"stream": "Successfully built abc\n"}),
+    ]
+
+    def stream() -> Any:
+        for when, chunk in timed:
+            now[0] = when
+            yield chunk
+
+    text = _shown(lambda report: follow(stream(), report), tty=True)
+    assert "[2/3] RUN apt-get install x  cached" in text
+    assert "[3/3] RUN pip install y  27.5s" in text, text
+    assert "[1/3] FROM base  10.0s" in text
+    assert "built in 40.0s: 3 steps, 2 run, 1 from cache" in text
+
+
+def test_json_progress_has_each_steps_duration_and_the_whole_list_at_the_end() -> None:
+    import io
+    import json
+
+    from envkit.engine.progress import json_reporter
+
+    out = io.StringIO()
+    _buildkit(CACHED_OUT_OF_ORDER)(json_reporter(out))
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    done = [r for r in rows if r["event"] == "step_done"]
+    assert [(r["step"], r["cached"]) for r in done] == [
+        (1, False),
+        (2, True),
+        (3, True),
+        (4, False),
+    ]
+    assert done[-1]["duration_s"] == 0.5
+    final = rows[-1]
+    assert final["event"] == "done" and [s["step"] for s in final["steps"]] == [1, 2, 3, 4]
+
+
+def test_dry_run_steps_are_keyed_by_their_text_and_copied_files_and_chained() -> None:
+    from envkit.render.steps import label, reused, steps
+
+    dockerfile = (
+        "# comment\nFROM base\nCOPY envkit/apt/ /opt/apt/\nRUN a \\\n    && b\n"
+        'COPY ["envkit/project/req.txt", "/opt/req.txt"]\nRUN pip install -r /opt/req.txt\n'
+    )
+    files = {"envkit/apt/x.sh": "1", "envkit/project/req.txt": "six\n"}
+    before = steps(dockerfile, files)
+    assert [s.instruction for s in before][2] == "RUN a && b"
+    edited = steps(dockerfile, {**files, "envkit/project/req.txt": "six\ntqdm\n"})
+    assert reused(edited, label(before)) == 3, "the edited file's COPY and all after it run"
+    assert reused(steps(dockerfile, files), label(before)) == 5
+    apt = steps(dockerfile, {**files, "envkit/apt/x.sh": "2"})
+    assert reused(apt, label(before)) == 1
+    assert reused(before, None) == 0

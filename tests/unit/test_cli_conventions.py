@@ -1,11 +1,13 @@
-"""CLI conventions (issue 29): shell completion that knows the config's members (a real bash runs
-the script envkit prints; zsh and fish, not installed here, are driven through the same
-completion protocol their scripts use), an example in every command's help, and `envkit init`
-that looks around: the project's files, the keys the user has, and a schema line for editors."""
+"""CLI conventions (issues 29, 37): shell completion that knows the config's members, verify's
+targets and check ids (the real bash, zsh and fish run the script envkit prints for them), an
+example in every command's help, and `envkit init` that looks around: the project's files, the
+keys the user has, and a schema line for editors."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -78,23 +80,82 @@ def test_bash_completes_commands_and_the_configs_members(tmp_path: Path) -> None
     assert complete("envkit", "start", "al") == [], "a broken config completes nothing, quietly"
 
 
-@pytest.mark.parametrize(
-    ("shell", "extra", "expected"),
-    [
-        ("zsh", {}, '"alice"\n"albert"'),
-        ("fish", {"_TYPER_COMPLETE_FISH_ACTION": "get-args"}, "alice\nalbert"),
-    ],
-)
-def test_zsh_and_fish_complete_members_through_their_protocol(
-    tmp_path: Path, shell: str, extra: dict[str, str], expected: str
+def _real_shell(shell: str, script: str, folder: Path) -> list[str]:
+    """SCRIPT run by the real SHELL (Debian's zsh or fish) with envkit on its PATH."""
+    done = subprocess.run(
+        [shell, "-f" if shell == "zsh" else "--no-config", "-c", script],
+        cwd=folder, capture_output=True, text=True, timeout=60, check=False,
+        env={"PATH": f"{ENVKIT_BIN}:/usr/bin:/bin", "HOME": str(folder)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def _zsh(folder: Path, *words: str) -> list[str]:
+    """The script `envkit completion zsh` prints, sourced by zsh and run for WORDS; zsh's own
+    _arguments (the completion system's, absent without a terminal) prints what it was given."""
+    quoted = " ".join(f"'{w}'" for w in words)
+    script = (
+        '_arguments() { print -rl -- "$@" }; compdef() { : }; '
+        "source <(envkit completion zsh); "
+        f"words=({quoted}); CURRENT={len(words)}; _envkit_completion"
+    )
+    found = []
+    for line in _real_shell("zsh", script, folder):  # _arguments' specs escape their colons
+        found += [v.replace("\\", "") for v in re.findall(r'"([^"]+)"', line)]
+    return found
+
+
+def _fish(folder: Path, line: str) -> list[str]:
+    script = f"envkit completion fish | source; complete -C'{line}'"
+    return [row.split("\t")[0] for row in _real_shell("fish", script, folder)]
+
+
+@pytest.mark.skipif(not shutil.which("zsh"), reason="zsh is not installed (make system-deps)")
+def test_zsh_completes_members_targets_and_check_ids_through_the_installed_script(
+    tmp_path: Path,
 ) -> None:
     (tmp_path / "envkit.yaml").write_text(TEAM)
-    env = {"_ENVKIT_COMPLETE": f"complete_{shell}", "_TYPER_COMPLETE_ARGS": "envkit start al"}
-    done = subprocess.run(
-        [str(Path(ENVKIT_BIN) / "envkit")], cwd=tmp_path, capture_output=True, text=True,
-        env={**env, **extra, "PATH": "/usr/bin:/bin"}, timeout=60, check=False,
-    )  # fmt: skip
-    assert expected in done.stdout, done.stdout + done.stderr
+    assert sorted(_zsh(tmp_path, "envkit", "start", "al")) == ["albert", "alice"]
+    assert _zsh(tmp_path, "envkit", "verify", "--target", "docker://lab-b") == ["docker://lab-bob"]
+    assert "gpu.xid" in _zsh(tmp_path, "envkit", "verify", "--only", "gpu.x")
+
+
+@pytest.mark.skipif(not shutil.which("fish"), reason="fish is not installed (make system-deps)")
+def test_fish_completes_members_targets_and_check_ids_through_the_installed_script(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "envkit.yaml").write_text(TEAM)
+    assert sorted(_fish(tmp_path, "envkit start al")) == ["albert", "alice"]
+    assert _fish(tmp_path, "envkit verify -t docker://lab-b") == ["docker://lab-bob"]
+    assert "gpu.xid" in _fish(tmp_path, "envkit verify --only gpu.x")
+    assert {"start", "status"} <= set(_fish(tmp_path, "envkit sta"))
+
+
+@pytest.mark.parametrize(
+    ("shell", "where", "says"),
+    [
+        ("bash", ".bash_completions/envkit.sh", "_ENVKIT_COMPLETE=complete_bash"),
+        ("zsh", ".zfunc/_envkit", "_ENVKIT_COMPLETE=complete_zsh"),
+        ("fish", ".config/fish/completions/envkit.fish", "_ENVKIT_COMPLETE=complete_fish"),
+    ],
+)
+def test_completion_install_writes_the_named_shells_script(
+    tmp_path: Path, shell: str, where: str, says: str
+) -> None:
+    """The shell named wins over $SHELL (typer's own option installed bash's script for any)."""
+    done = _installed(
+        "completion", shell, "--install", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    )
+    assert done.returncode == 0, done.stderr
+    assert says in (tmp_path / where).read_text()
+    detected = _installed("completion", env={"HOME": str(tmp_path), "SHELL": f"/usr/bin/{shell}"})
+    assert says in detected.stdout, "no shell named: $SHELL's"
+
+
+def test_an_unknown_shell_is_refused_with_the_ones_there_are(tmp_path: Path) -> None:
+    done = _installed("completion", "tcsh", env={"HOME": str(tmp_path)})
+    assert done.returncode == 2 and "bash, zsh, fish" in done.stderr, done.stderr
 
 
 def test_install_completion_for_bash_writes_the_script_and_sources_it(tmp_path: Path) -> None:

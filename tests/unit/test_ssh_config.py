@@ -65,3 +65,35 @@ def test_shared_mode_member_gets_the_shared_block_and_unknown_members_are_refuse
     solo = plan_example("seed-pytorch-1.11")
     with pytest.raises(EnvkitError, match=r"add the member to team\.members"):
         ssh_config_blocks(solo, member="amy")
+
+
+def _key(home: Path, name: str) -> str:
+    import subprocess
+
+    (home / ".ssh").mkdir(exist_ok=True)
+    path = home / ".ssh" / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return (home / ".ssh" / f"{name}.pub").read_text().strip()
+
+
+def test_ssh_config_names_the_private_half_of_an_authorized_key_this_machine_has(
+    tmp_path: Path,
+) -> None:
+    """The config authorizes lab_key's public half; the machine also has an unrelated
+    id_ed25519. The block names ~/.ssh/lab_key, never a file that would not log in."""
+    from tests.helpers import envkit
+
+    home = tmp_path / "home"
+    home.mkdir()
+    lab = _key(home, "lab_key")
+    _key(home, "id_ed25519")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "envkit.yaml").write_text(f"name: lab\nssh:\n  authorized_keys: ['{lab}']\n")
+    env = {"HOME": str(home), "SSH_AUTH_SOCK": ""}
+    text = envkit("ssh-config", cwd=project, env=env).stdout
+    assert "    IdentityFile ~/.ssh/lab_key\n    IdentitiesOnly yes" in text, text
+    (home / ".ssh" / "lab_key").unlink()  # the public half alone logs no one in
+    text = envkit("ssh-config", cwd=project, env=env).stdout
+    assert "IdentityFile ~/" not in text and "IdentitiesOnly" not in text, text
+    assert "# IdentityFile: none of the 1 authorized key(s)" in text
