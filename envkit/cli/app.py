@@ -16,7 +16,7 @@ import typer
 
 from envkit import __version__
 from envkit.checks.core.text import for_terminal
-from envkit.cli import box, project, share, verify
+from envkit.cli import box, data, project, share, verify
 from envkit.cli.arguments import show_arguments_by_name
 from envkit.cli.compat import compat_app
 from envkit.cli.completion import completion
@@ -79,6 +79,8 @@ COMMANDS = (
     ("doctor", project.doctor, "Check this host before anything is built."),
     ("lock", project.lock, "Lock the built image's packages in envkit.lock."),
     ("diff", project.diff, "What differs between two locks or targets."),
+    ("backup", data.backup, "Back up members' homes (and the shared cache)."),
+    ("restore", data.restore, "Put a backup back into its volume."),
     ("schema", project.schema, "Print the JSON Schema of envkit.yaml."),
     ("completion", completion, "Shell completion for bash, zsh or fish."),
 )
@@ -88,6 +90,7 @@ app.add_typer(compat_app, name="compat", short_help="The CUDA/PyTorch/image/driv
 app.add_typer(history_app, name="history", short_help="Recorded verify runs.")
 app.add_typer(k8s_app, name="k8s", short_help="Run the suite through Kubernetes.")
 app.add_typer(notebook_app, name="notebook", short_help="JupyterLab: its URL and token.")
+app.add_typer(data.member_app, name="member", short_help="A departed member's container and home.")
 
 # Spellings of earlier releases, still accepted: (command, old option, new option). A value
 # follows the option in both spellings.

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from envkit.cli import complete
 from envkit.cli.options import (
     BuildFlag,
     ConfigOption,
@@ -23,6 +24,7 @@ from envkit.cli.options import (
     SshWait,
     TagOption,
     VerboseFlag,
+    YesFlag,
 )
 
 Progress = Literal["auto", "plain", "tty", "json"]
@@ -179,23 +181,45 @@ def build(
     raise typer.Exit(command.run(request))
 
 
+KeepRunning = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--keep-running",
+        metavar="MEMBER",
+        help="Leave this member's container as it is, whatever changed (repeatable).",
+        autocompletion=complete.members,
+    ),
+]
+
+
 def up(
     config: ConfigOption = None,
     timeout: SshWait = 90.0,
     registry: RegistryOption = None,
     force_build: BuildFlag = False,
     as_json: JsonFlag = False,
+    keep_running: KeepRunning = None,
+    yes: YesFlag = False,
 ) -> None:
     """Start the environment and wait until sshd is healthy; twice changes nothing. Where the
     image is missing, pull it from the registry (or build it with --build). --json: one object
-    on stdout (each container's state, port and login), the progress on stderr.
+    on stdout (each container's state, port and login), the progress on stderr. A container
+    about to be recreated whose member installed packages by hand is named first (asked on a
+    terminal, refused in a script without --yes); homes and caches are volumes and stay.
 
     \b
-    Example: envkit up --registry registry.lab:5000/team"""
+    Example: envkit up --registry registry.lab:5000/team
+             envkit up --keep-running alice"""
     from envkit.commands import up as command
 
     request = command.UpRequest(
-        config=config, timeout=timeout, registry=registry, build=force_build, json=as_json
+        config=config,
+        timeout=timeout,
+        registry=registry,
+        build=force_build,
+        json=as_json,
+        yes=yes,
+        keep_running=tuple(keep_running or ()),
     )
     raise typer.Exit(command.run(request))
 
@@ -203,16 +227,24 @@ def up(
 def down(
     config: ConfigOption = None,
     volumes: Annotated[
-        bool, typer.Option("--volumes", help="Also remove host-key volumes.")
+        bool,
+        typer.Option(
+            "--volumes",
+            help="Also delete the project's volumes (members' homes, the shared cache, host "
+            "keys): named first, then only once the project's name is typed, or with --yes.",
+        ),
     ] = False,
+    yes: YesFlag = False,
 ) -> None:
-    """Stop and remove the environment's containers (volumes kept unless --volumes).
+    """Stop and remove the environment's containers. Members' homes, the shared cache and host
+    keys are volumes and stay; the next `envkit up` finds every file where it was.
 
     \b
-    Example: envkit down --volumes"""
+    Example: envkit down
+             envkit backup && envkit down --volumes"""
     from envkit.commands import down as command
 
-    raise typer.Exit(command.run(command.DownRequest(config=config, volumes=volumes)))
+    raise typer.Exit(command.run(command.DownRequest(config=config, volumes=volumes, yes=yes)))
 
 
 def status(config: ConfigOption = None, as_json: JsonFlag = False) -> None:

@@ -1,13 +1,18 @@
-"""`envkit down`: stop and remove the environment's containers (volumes kept unless --volumes)."""
+"""`envkit down`: stop and remove the environment's containers. Members' homes, the shared cache
+and host keys are volumes, and stay: the next `envkit up` finds every file where it was.
+`--volumes` deletes them too, and only once the project's name is typed (or --yes is given):
+it names every volume it would delete, with its size, first."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from envkit.engine.client import containers, docker_client, project_volumes
+from envkit.engine.client import containers, docker_client
 from envkit.engine.compose import run_compose, use_sdk
 from envkit.engine.facts import engine_facts
+from envkit.engine.volumes import VolumeInfo, project_volumes
 from envkit.errors import EnvkitError
 from envkit.services.project import load_project
 
@@ -15,33 +20,58 @@ from envkit.services.project import load_project
 @dataclass(frozen=True, kw_only=True)
 class DownRequest:
     config: str | None = None
-    volumes: bool = False
+    volumes: bool = False  # also delete the project's volumes: homes, cache, host keys
+    yes: bool = False  # delete them without asking (scripts); never implied
+
+
+def _size(volume: VolumeInfo) -> str:
+    return f"{volume.size / 1e6:.1f} MB" if volume.size is not None else "size unknown"
+
+
+def confirm_deletion(
+    project: str, found: list[VolumeInfo], yes: bool, ask: Callable[[str], str] | None
+) -> None:
+    """Name what would be deleted; go on only with --yes or the project's name typed."""
+    listing = "; ".join(
+        f"{v.name} ({v.kind}{' of ' + v.member if v.member else ''}, {_size(v)})" for v in found
+    )
+    if yes:
+        sys.stderr.write(f"deleting {listing} (--yes)\n")
+        return
+    fix = (
+        "`envkit backup` first; then `envkit down --volumes` on a terminal (type the project's "
+        "name), or add --yes in a script"
+    )
+    if ask is None:
+        raise EnvkitError(f"--volumes would delete {listing}: nothing was deleted", fix)
+    sys.stderr.write(f"--volumes deletes {listing}.\n")
+    if ask(f"Type the project's name ({project}) to delete them: ").strip() != project:
+        raise EnvkitError("the name did not match: nothing was deleted", fix)
 
 
 def run(request: DownRequest) -> int:
-    volumes = request.volumes
     project = load_project(request.config)
     plan, out_dir = project.plan, project.context_dir
     if not (out_dir / "docker-compose.yml").is_file():
         raise EnvkitError(f"nothing rendered in {out_dir}", "run `envkit up` first")
-
     client = docker_client()
+    found = project_volumes(client, plan.project) if request.volumes else []
+    if request.volumes and found:  # asked before anything is stopped
+        ask = input if sys.stdin.isatty() and sys.stderr.isatty() else None
+        confirm_deletion(plan.project, found, request.yes, ask)
     facts = engine_facts(client)
     if not use_sdk(facts.remote or facts.podman):
-        run_compose(out_dir, plan.project, "down")  # its network too
+        run_compose(out_dir, plan.project, "down")  # its network too; never -v
     # By label, on both paths: every container `up` made, members who have left included.
     for container in containers(client, plan.project):
         container.remove(force=True)
-    if volumes:
-        # Likewise by label: compose alone would keep the volumes of members who have left.
-        for volume in client.volumes.list(filters=project_volumes(plan.project)):
-            volume.remove(force=True)
-    sys.stdout.write(
-        f"{plan.project}: stopped"
-        + (
-            " and its volumes removed\n"
-            if volumes
-            else " (volumes kept: host keys stay the same)\n"
+    for volume in found:  # by label, members who have left included; named above
+        client.volumes.get(volume.name).remove(force=True)
+    if found:
+        sys.stdout.write(f"{plan.project}: stopped; deleted {len(found)} volume(s)\n")
+    else:
+        sys.stdout.write(
+            f"{plan.project}: stopped (homes, the shared cache and host keys are kept: "
+            "`envkit up` brings everyone back to their files)\n"
         )
-    )
     return 0

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from docker.errors import ImageNotFound
@@ -16,13 +18,15 @@ from envkit.engine.client import docker_client, running_containers
 from envkit.engine.compose import run_compose, taken_ports, use_sdk, wait_healthy
 from envkit.engine.endpoint import current_endpoint
 from envkit.engine.facts import engine_facts
+from envkit.engine.lifecycle import UpPlan, decide
 from envkit.engine.registry import CONTEXT_LABEL
-from envkit.engine.sdk_up import sdk_up
-from envkit.engine.team_sync import KeySync, departed, sync_keys, sync_notebook_tokens
+from envkit.engine.sdk_up import create_volumes, sdk_up
+from envkit.engine.team_sync import KeySync, sync_keys, sync_notebook_tokens
 from envkit.errors import ConfigError, EngineUnreachableError, EnvkitError, ImageMissingError
 from envkit.plan.access import Service
 from envkit.plan.model import Plan
 from envkit.render.ssh_config import connect_host, jump_host
+from envkit.services.keeping import guard, pending, upgrade_home
 from envkit.services.member_gpus import with_host_gpus
 from envkit.services.project import Project, load_project, render_project
 from envkit.services.sharing import fetch_shared, registry_of, shared_image
@@ -35,6 +39,8 @@ class UpRequest:
     registry: str | None = None  # --registry, over the config's registry:
     build: bool = False  # --build: build here even where the registry has the image
     json: bool = False  # one object on stdout; people's lines on stderr
+    yes: bool = False  # recreate even where a member's hand-installed packages would go
+    keep_running: tuple[str, ...] = ()  # members whose containers are not recreated
 
 
 def _check_ports(client: Any, plan: Plan) -> None:
@@ -91,28 +97,24 @@ def _say(line: str) -> None:
 def run(request: UpRequest) -> int:
     """`envkit up`; with --json, every line for people goes to stderr and stdout gets one JSON
     object: each container's state and login, written even when one did not become healthy."""
-    config, timeout, registry = request.config, request.timeout, request.registry
-    force_build = request.build
     if not request.json:
-        return _up(config, timeout, registry, force_build, {})
+        return _up(request, {})
     stdout, report = sys.stdout, dict[str, Any]()
     with contextlib.redirect_stdout(sys.stderr):
         try:
-            return _up(config, timeout, registry, force_build, report)
+            return _up(request, report)
         finally:
             if report:
                 stdout.write(json.dumps(report) + "\n")
                 stdout.flush()
 
 
-def _up(
-    config: str | None,
-    timeout: float,
-    registry: str | None,
-    force_build: bool,
-    report: dict[str, Any],
-) -> int:
-    project = load_project(config)
+def _ask() -> Callable[[str], str] | None:
+    return input if sys.stdin.isatty() and sys.stderr.isatty() else None
+
+
+def _up(request: UpRequest, report: dict[str, Any]) -> int:
+    project = load_project(request.config)
     _require_keys(project)
     # Before anything is written or started: an id the host lacks stops here, counts become ids.
     project, gpu_note = with_host_gpus(project, current_endpoint().remote)
@@ -120,38 +122,72 @@ def _up(
         _say(gpu_note)
     plan, out_dir = project.plan, project.context_dir
     client = docker_client()
-    _image_ready(client, project, config, registry, force_build)
+    _image_ready(client, project, request.config, request.registry, request.build)
     render_project(project)  # after a build's own render: this one has the GPUs made concrete
     facts = engine_facts(client)
     remote = facts.remote
     if not remote:  # a remote engine's ports are its machine's: it says itself if one is taken
         _check_ports(client, plan)
-    running_before = running_containers(client, plan.project)
-    leaving = departed(client, plan)
-    for gone in leaving:  # a member who left envkit.yaml: the container goes, its volume stays
-        gone.remove(force=True)
+    decided = decide(client, plan, request.keep_running)
+    guard(decided.at_risk, request.yes, _ask())  # before anything is recreated or removed
+    for planned in pending(decided):
+        upgrade_home(client, plan, planned, _say)
+    running_before = {p.service.container_name for p in decided.planned if p.action == "keep"}
+    for gone in decided.departed:  # a member who left envkit.yaml: the container goes, the
+        gone.container.remove(force=True)  # home stays on its volume
+    create_volumes(client, plan)
+    _workspace_ready(plan, remote)
     if use_sdk(remote or facts.podman):
-        sdk_up(client, plan, out_dir, facts)
+        sdk_up(client, plan, out_dir, facts, decided)
     else:
-        run_compose(out_dir, plan.project, "up", "-d", "--no-build")
+        _compose_up(out_dir, plan, decided)
     names = [s.container_name for s in plan.services]
-    states = wait_healthy(client, names, timeout, facts.podman)
+    states = wait_healthy(client, names, request.timeout, facts.podman)
     synced = sync_keys(client, plan, running_before, out_dir if remote else None)
     refreshed = {s.container: s for s in synced}
     for name in sync_notebook_tokens(client, plan):
         sys.stdout.write(f"{name}: the member list changed; the notebook token was rotated\n")
-    for gone in leaving:
+    for gone in decided.departed:
         sys.stdout.write(
-            f"{gone.name}: removed with its open sessions (no longer in envkit.yaml)\n"
+            f"{gone.container.name}: removed with its open sessions (no longer in envkit.yaml); "
+            "its home is kept (`envkit status` lists it)\n"
         )
     for service in plan.services:
         _say_state(plan, service, states, refreshed.get(service.container_name), remote)
-    report.update(_report(plan, states, refreshed, [g.name for g in leaving], remote))
+    leaving = [g.container.name for g in decided.departed]
+    report.update(_report(plan, states, refreshed, leaving, remote))
     if any(state != "healthy" for state in states.values()):
         raise EngineUnreachableError(
             "not every container became healthy", "see `envkit status` and `docker logs CONTAINER`"
         )
     return 0
+
+
+def _compose_up(out_dir: Path, plan: Plan, decided: UpPlan) -> None:
+    """compose recreates what changed; the containers --keep-running names are left as they
+    are (compose's --no-recreate), whatever changed."""
+    held = [p.service.name for p in decided.planned if p.why and p.action in ("keep", "start")]
+    others = [s.name for s in plan.services if s.name not in held]
+    if others:
+        run_compose(out_dir, plan.project, "up", "-d", "--no-build", *others)
+    if held:
+        run_compose(out_dir, plan.project, "up", "-d", "--no-build", "--no-recreate", *held)
+
+
+def _workspace_ready(plan: Plan, remote: bool) -> None:
+    """The project folder the containers mount: made here (as the invoking user, never root's
+    by the engine) where the config names one that does not exist yet."""
+    workspace = plan.workspace
+    if workspace is None:
+        return
+    if remote and workspace.within_project is not None:
+        _say(
+            f"note: the engine is on another machine: this machine's {workspace.source} is not "
+            f"mounted at {workspace.target} (set workspace.path to a folder on that machine)"
+        )
+        return
+    if not remote:
+        Path(workspace.source).mkdir(parents=True, exist_ok=True)
 
 
 def _report(

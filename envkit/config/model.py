@@ -67,6 +67,7 @@ from envkit.config.slurm_fields import (
 from envkit.config.strict import Strict as _Strict
 from envkit.config.team import Team
 from envkit.config.verify_section import Verify
+from envkit.config.workspace_section import Workspace, WorkspaceField
 from envkit.errors import FieldError
 
 
@@ -250,6 +251,11 @@ class Runtime(_Strict):
     build_network: BuildNetwork = Field(
         "default", description="host lets builds reach a mirror or proxy on the host's loopback."
     )
+    shared_cache: bool = Field(
+        True,
+        description="One volume of the project's for downloaded models, datasets and package "
+        "caches (HF_HOME, TORCH_HOME, XDG_CACHE_HOME point there), shared by the members.",
+    )
 
     @model_validator(mode="after")
     def _shm_or_ipc(self) -> Runtime:
@@ -389,6 +395,11 @@ class Spec(_Strict):
     mirrors: Mirrors = Mirrors()
     ssh: Ssh = Ssh()
     runtime: Runtime = Runtime()
+    workspace: WorkspaceField = Field(
+        Workspace(),
+        description="The project folder in every container: {path, target, enabled}, or a path, "
+        "or false.",
+    )
     team: Team = Team()
     verify: Verify = Verify()
     notebook: Notebook = Notebook()

@@ -12,9 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from envkit.engine.facts import CDI_GPU_KIND, EngineFacts, run_container
 from envkit.errors import EnvkitError
-from envkit.plan.containers import HEALTHCHECK, KEYS_IN_CONTAINER, ContainerSpec, container_spec
+from envkit.plan.containers import (
+    HEALTHCHECK,
+    KEYS_IN_CONTAINER,
+    ContainerSpec,
+    Mount,
+    container_spec,
+    named_volumes,
+)
 
 if TYPE_CHECKING:
+    from envkit.engine.lifecycle import UpPlan
     from envkit.plan import Plan
     from envkit.plan.access import Service
 
@@ -34,13 +42,35 @@ def _volumes(
                 host = str(out_dir / spec.service.keys_dir)
                 binds[host] = {"bind": mount.target, "mode": mount.mode}
             continue
+        if remote and _is_default_workspace(plan, mount):
+            continue  # this machine's project folder is not on the engine's (up says so)
         if remote:
             _refuse_client_paths(mount.compose)
         host = str(Path(os.path.expandvars(mount.source)).expanduser())
-        if not host.startswith("/"):  # compose resolves relative paths from its file's folder
-            host = str((out_dir / host).resolve())
         binds[host] = {"bind": os.path.expandvars(mount.target), "mode": mount.mode}
     return binds
+
+
+def _is_default_workspace(plan: Plan, mount: Mount) -> bool:
+    workspace = plan.workspace
+    return (
+        workspace is not None
+        and workspace.within_project is not None
+        and mount.target == workspace.target
+    )
+
+
+def create_volumes(client: Any, plan: Plan) -> None:
+    """Every volume the containers mount, labelled for what it is, before any container is
+    created: an engine would make a missing one unlabelled (and `down` could not tell it)."""
+    from docker.errors import NotFound
+
+    for volume in named_volumes(plan):
+        name = volume.engine_name(plan.project)
+        try:
+            client.volumes.get(name)
+        except NotFound:
+            client.volumes.create(name, labels=dict(volume.labels))
 
 
 def _refuse_client_paths(volume: str) -> None:
@@ -179,24 +209,24 @@ def run_options(
     return options
 
 
-def sdk_up(client: Any, plan: Plan, out_dir: Path, facts: EngineFacts) -> None:
-    from docker.errors import APIError, NotFound
+def sdk_up(client: Any, plan: Plan, out_dir: Path, facts: EngineFacts, decided: UpPlan) -> None:
+    """The containers as `up` decided (engine/lifecycle.py): unchanged ones kept or started as
+    they are (a stopped one keeps its writable layer), changed ones recreated, new ones made."""
+    from docker.errors import APIError
 
     remote = facts.remote
-    for service in plan.services:
-        try:
-            existing = client.containers.get(service.container_name)
-        except NotFound:
-            existing = None
-        if existing is not None and existing.status == "running":
+    for planned in decided.planned:
+        service, existing = planned.service, planned.container
+        if planned.action == "keep":
             continue  # already up: `up` twice changes nothing
-        if existing is not None:
-            existing.remove(force=True)
-        volume = f"{plan.project}_{service.name}-hostkeys"
-        try:
-            client.volumes.get(volume)
-        except NotFound:
-            client.volumes.create(volume, labels={"io.envkit.project": plan.project})
+        if planned.action == "start" and existing is not None:
+            try:
+                existing.start()
+            except APIError as exc:
+                raise start_failed(service.container_name, exc) from None
+            continue
+        if planned.action == "recreate" and existing is not None:
+            existing.remove(force=True)  # its volumes stay; the guard said what the layer held
         options = run_options(plan, service, out_dir.resolve(), facts)
         # A remote engine's container gets its keys copied in between create and its first
         # start, where the entrypoint reads them.

@@ -23,6 +23,7 @@ from envkit.plan.model import (
     RuntimePlan,
     SlurmPlan,
     VerifyPlan,
+    WorkspacePlan,
 )
 from envkit.plan.notebook import plan_notebook
 from envkit.plan.project_files import read_project_files
@@ -88,7 +89,23 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         members=tuple(m.name for m in spec.team.members),
         registry=spec.registry,
         steps=_steps(spec, host),
+        workspace=_workspace(loaded),
+        project_dir=str(loaded.path.parent.resolve()),
     )
+
+
+def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:
+    """The project folder at workspace.target, unless runtime.volumes mounts something there
+    itself (an earlier config's own workspace volume keeps working as it did)."""
+    workspace = loaded.spec.workspace
+    taken = [volume.split(":")[1] for volume in loaded.spec.runtime.volumes]
+    if not workspace.enabled or workspace.target in taken:
+        return None
+    if workspace.path.startswith("/"):
+        return WorkspacePlan(workspace.path, workspace.target, None)
+    folder = (loaded.path.parent / workspace.path).resolve()
+    within = str(Path(workspace.path))  # "code/", "./code" and "code" alike
+    return WorkspacePlan(str(folder), workspace.target, within)
 
 
 def _steps(spec: Spec, host: HostFacts) -> tuple[BuildStepPlan, ...]:
@@ -115,6 +132,7 @@ def _runtime_plan(spec: Spec) -> RuntimePlan:
         ports=runtime.ports,
         build_network=runtime.build_network,
         idle_stop_s=None if idle_stop is None else int(idle_stop),
+        shared_cache=runtime.shared_cache,
     )
 
 

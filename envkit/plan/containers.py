@@ -7,6 +7,10 @@ alike; neither decides anything of its own beyond how its engine spells it.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import posixpath
 from dataclasses import dataclass
 
 from envkit.addresses import parse_mapping, with_port
@@ -17,6 +21,19 @@ from envkit.plan.notebook import CONTAINER_PORT, TENSORBOARD_CONTAINER_PORT
 KEYS_IN_CONTAINER = "/run/envkit/keys"
 HOSTKEYS_IN_CONTAINER = "/var/lib/envkit/hostkeys"
 HEALTHCHECK = ("CMD", "/usr/local/bin/envkit-healthcheck")
+CACHE_IN_CONTAINER = "/cache"
+CACHE_VOLUME = "cache"  # compose's name; the engine's is PROJECT_cache
+# Where the shared cache is pointed at (docs/team-onboarding.md): Hugging Face's hub and
+# datasets, torch hub's checkpoints, and every XDG cache (pip's, uv's, ...).
+CACHE_ENV = (
+    ("HF_HOME", f"{CACHE_IN_CONTAINER}/huggingface"),
+    ("TORCH_HOME", f"{CACHE_IN_CONTAINER}/torch"),
+    ("XDG_CACHE_HOME", CACHE_IN_CONTAINER),
+)
+# What each volume envkit makes is, on its label: `envkit status`, `down --volumes`, `backup`
+# and `member remove` find volumes by it, never by name alone.
+VOLUME_LABEL = "io.envkit.volume"
+MEMBER_LABEL = "io.envkit.member"
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,9 @@ class GpuRequest:
 class NamedVolume:
     name: str  # compose's; the engine's is PROJECT_NAME
     labels: tuple[tuple[str, str], ...]
+
+    def engine_name(self, project: str) -> str:
+        return f"{project}_{self.name}"
 
 
 @dataclass(frozen=True)
@@ -111,6 +131,29 @@ def _ports(plan: Plan, service: Service) -> tuple[Published, ...]:
     return tuple(ports)
 
 
+def home_target(plan: Plan, service: Service) -> str | None:
+    """Where the member's home volume is mounted: the login's home, unless a bind mount (the
+    host's own home, the workspace) already puts something there."""
+    home = plan.ssh.home or f"/home/{service.user}"
+    if "$" in home:  # the invoking user's home, mounted from the host: it is kept there
+        return None
+    covered = [v.split(":")[1] for v in plan.runtime.volumes]
+    if plan.workspace is not None:
+        covered.append(plan.workspace.target)
+    if any(home == t or home.startswith(t.rstrip("/") + "/") for t in covered):
+        return None
+    return home
+
+
+def home_volume(project: str, service: Service) -> NamedVolume:
+    labels = (
+        ("io.envkit.project", project),
+        (VOLUME_LABEL, "home"),
+        (MEMBER_LABEL, service.member or service.user),
+    )
+    return NamedVolume(f"{service.name}-home", labels)
+
+
 def _environment(plan: Plan, service: Service) -> tuple[Setting, ...]:
     settings = [
         Setting("ENVKIT_USER", service.user, True),
@@ -122,12 +165,30 @@ def _environment(plan: Plan, service: Service) -> tuple[Setting, ...]:
         settings.append(Setting("ENVKIT_IDLE_STOP", str(plan.runtime.idle_stop_s), True))
     if plan.ssh.home:  # "$HOME" is meant to be expanded, like the volume's
         settings.append(Setting("ENVKIT_HOME", plan.ssh.home, False))
-    settings.append(Setting("ENVKIT_ENV_KEYS", " ".join(k for k, _ in plan.runtime.env), True))
-    settings += [Setting(key, value, True) for key, value in plan.runtime.env]
+    if home_target(plan, service) is not None:  # seeded from /etc/skel once, when empty
+        settings.append(Setting("ENVKIT_HOME_VOLUME", "1", True))
+    own = dict(plan.runtime.env)
+    cache = [(k, v) for k, v in CACHE_ENV if k not in own] if plan.runtime.shared_cache else []
+    if plan.runtime.shared_cache:
+        settings.append(Setting("ENVKIT_CACHE", CACHE_IN_CONTAINER, True))
+    names = [k for k, _ in cache] + [k for k, _ in plan.runtime.env]
+    settings.append(Setting("ENVKIT_ENV_KEYS", " ".join(names), True))
+    settings += [Setting(key, value, True) for key, value in (*cache, *plan.runtime.env)]
     return tuple(settings)
 
 
-def _mounts(plan: Plan, service: Service) -> tuple[Mount, ...]:
+def _host_path(plan: Plan, path: str, to_project: str) -> tuple[str, str]:
+    """(the engine's path, compose's spelling) of a host path: relative ones are envkit.yaml's
+    folder's (compose would read them from the build context's)."""
+    if path.startswith(("/", "$", "~")):
+        return path, path
+    return (
+        posixpath.normpath(posixpath.join(plan.project_dir, path)),
+        posixpath.normpath(posixpath.join(to_project, path)),
+    )
+
+
+def _mounts(plan: Plan, service: Service, to_project: str) -> tuple[Mount, ...]:
     hostkeys = f"{service.name}-hostkeys"
     mounts = [
         # A folder, not the file: `envkit up` rewrites the file by rename, and a file bind
@@ -148,10 +209,28 @@ def _mounts(plan: Plan, service: Service) -> tuple[Mount, ...]:
             compose=f"{hostkeys}:{HOSTKEYS_IN_CONTAINER}",
         ),
     ]
+    home = home_target(plan, service)
+    if home is not None:
+        name = home_volume(plan.project, service).name
+        mounts.append(Mount(name, home, "rw", volume=True, compose=f"{name}:{home}"))
+    workspace = plan.workspace
+    if workspace is not None:
+        source = workspace.source if workspace.within_project is None else workspace.within_project
+        host, spelled = _host_path(plan, source, to_project)
+        mounts.append(
+            Mount(
+                host, workspace.target, "rw", volume=False, compose=f"{spelled}:{workspace.target}"
+            )
+        )
+    if plan.runtime.shared_cache:
+        line = f"{CACHE_VOLUME}:{CACHE_IN_CONTAINER}"
+        mounts.append(Mount(CACHE_VOLUME, CACHE_IN_CONTAINER, "rw", volume=True, compose=line))
     for volume in plan.runtime.volumes:
         parts = volume.split(":")
         mode = parts[2] if len(parts) > 2 else "rw"
-        mounts.append(Mount(parts[0], parts[1], mode, volume=False, compose=volume))
+        host, spelled = _host_path(plan, parts[0], to_project)
+        line = ":".join([spelled, *parts[1:]])
+        mounts.append(Mount(host, parts[1], mode, volume=False, compose=line))
     return tuple(mounts)
 
 
@@ -165,7 +244,26 @@ def _gpus(gpus: str | int | tuple[str, ...]) -> GpuRequest | None:
     return GpuRequest(None, gpus)
 
 
-def container_spec(plan: Plan, service: Service) -> ContainerSpec:
+SPEC_LABEL = "io.envkit.spec"  # a digest of the container's spec: changed, `up` recreates it
+
+
+def spec_digest(spec: ContainerSpec) -> str:
+    """What the container is asked to be, as a digest (the engine's own paths left out, so the
+    same config gives the same digest on every machine)."""
+    shape = dataclasses.asdict(spec)
+    shape["mounts"] = [(m.compose or m.target, m.mode, m.volume) for m in spec.mounts]
+    shape["service"].pop("keys")  # installed in place when they change: no recreate
+    text = json.dumps(shape, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def container_spec(plan: Plan, service: Service, to_project: str = "..") -> ContainerSpec:
+    """TO_PROJECT: envkit.yaml's folder seen from the build context (compose's own folder)."""
+    spec = _spec(plan, service, to_project)
+    return dataclasses.replace(spec, labels=(*spec.labels, (SPEC_LABEL, spec_digest(spec))))
+
+
+def _spec(plan: Plan, service: Service, to_project: str) -> ContainerSpec:
     labels = (*plan.image.labels, ("io.envkit.service", service.name))
     if service.member:
         labels += (("io.envkit.member", service.member),)
@@ -179,15 +277,28 @@ def container_spec(plan: Plan, service: Service) -> ContainerSpec:
         shm_size=runtime.shm_size,
         ports=_ports(plan, service),
         environment=_environment(plan, service),
-        mounts=_mounts(plan, service),
+        mounts=_mounts(plan, service, to_project),
         labels=labels,
         gpus=_gpus(service.gpus),
     )
 
 
-def containers_model(plan: Plan) -> ContainersModel:
+def named_volumes(plan: Plan) -> tuple[NamedVolume, ...]:
+    """Every volume the project's containers use, as `up` creates them: host keys and homes
+    per container, and the shared cache."""
     project = (("io.envkit.project", plan.project),)
+    found = [
+        NamedVolume(f"{s.name}-hostkeys", (*project, (VOLUME_LABEL, "hostkeys")))
+        for s in plan.services
+    ]
+    found += [home_volume(plan.project, s) for s in plan.services if home_target(plan, s)]
+    if plan.runtime.shared_cache:
+        found.append(NamedVolume(CACHE_VOLUME, (*project, (VOLUME_LABEL, "cache"))))
+    return tuple(found)
+
+
+def containers_model(plan: Plan, to_project: str = "..") -> ContainersModel:
     return ContainersModel(
-        containers=tuple(container_spec(plan, service) for service in plan.services),
-        volumes=tuple(NamedVolume(f"{s.name}-hostkeys", project) for s in plan.services),
+        containers=tuple(container_spec(plan, s, to_project) for s in plan.services),
+        volumes=named_volumes(plan),
     )

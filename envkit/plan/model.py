@@ -103,12 +103,13 @@ class RuntimePlan:
     gpus: str | int | tuple[str, ...]
     shm_size: str | None  # None with ipc_host
     ipc_host: bool
-    volumes: tuple[str, ...]
+    volumes: tuple[str, ...]  # as written; relative host paths are envkit.yaml's folder's
     env: tuple[tuple[str, str], ...]
     restart: str
     ports: tuple[str, ...]  # runtime.ports mappings, beside the SSH port
     build_network: str
     idle_stop_s: int | None = None  # team.idle_stop: the container's activity watch stops it
+    shared_cache: bool = True  # one project volume for downloads, shared by the members
 
     @property
     def gpus_per_node(self) -> int:
@@ -159,7 +160,7 @@ class WorkspacePlan:
 
     source: str  # the host folder, absolute (on the engine's machine)
     target: str  # where it is in the container (/workspace)
-    relative: str  # the same folder relative to the build context, as compose resolves paths
+    within_project: str | None  # relative to envkit.yaml's folder ('.'); None: an absolute path
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,7 @@ class Plan:
     registry: str | None = None  # registry: where the team's image is shared
     steps: tuple[BuildStepPlan, ...] = ()  # build.steps
     workspace: WorkspacePlan | None = None  # the project folder in the box
+    project_dir: str = "."  # envkit.yaml's folder, absolute: relative host paths start here
 
     @property
     def python_installs(self) -> bool:

@@ -62,9 +62,12 @@ def _document(plan: Plan, service: Service, compose: str) -> dict[str, Any]:
 
 
 def workspace_folder(plan: Plan, service: Service) -> str:
-    """The first writable runtime.volumes target that is a plain absolute path (a read-only
-    dataset mount is no place to work), else the login directory: a mounted home at the host
-    home's own path is ${localEnv:HOME} to VS Code."""
+    """The project's folder where it is mounted (workspace.target); else the first writable
+    runtime.volumes target that is a plain absolute path (a read-only dataset mount is no place
+    to work), else the login directory: a mounted home at the host home's own path is
+    ${localEnv:HOME} to VS Code."""
+    if plan.workspace is not None:
+        return plan.workspace.target
     for volume in plan.runtime.volumes:
         parts = volume.split(":")
         target = parts[1] if len(parts) > 1 else parts[0]

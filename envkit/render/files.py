@@ -158,8 +158,10 @@ def _activity_settings() -> str:
     return json.dumps(settings, indent=1, sort_keys=True) + "\n"
 
 
-def render_files(plan: Plan) -> dict[str, str]:
-    """Every output file's relative path and text. Pure: writes nothing."""
+def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
+    """Every output file's relative path and text. Pure: writes nothing. TO_PROJECT is
+    envkit.yaml's folder seen from the build context: compose reads relative paths from its
+    own folder, and the project's are envkit.yaml's."""
     env = make_environment()
     common = {"version": __version__, "ssh_enabled": plan.ssh.enabled}
     ca_bundle = SYSTEM_BUNDLE if plan.ca_certs else None
@@ -171,7 +173,9 @@ def render_files(plan: Plan) -> dict[str, str]:
         # The same template twice: BuildKit's (cache mounts) and the classic builder's.
         DOCKERFILE: render("Dockerfile.j2", df=dockerfile_model(plan, True)),
         CLASSIC_DOCKERFILE: render("Dockerfile.j2", df=dockerfile_model(plan, False)),
-        "docker-compose.yml": render("docker-compose.yml.j2", model=containers_model(plan)),
+        "docker-compose.yml": render(
+            "docker-compose.yml.j2", model=containers_model(plan, to_project.as_posix())
+        ),
         "environment.yml": render(
             "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
         ),

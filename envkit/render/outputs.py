@@ -51,7 +51,7 @@ def render_outputs(plan: Plan, context_dir: Path, project_dir: Path) -> Outputs:
     return Outputs(
         context_dir,
         project_dir,
-        render_files(plan),
+        render_files(plan, Path(os.path.relpath(project_dir.resolve(), context_dir.resolve()))),
         devcontainer.devcontainer_files(plan, compose_file),
     )
 

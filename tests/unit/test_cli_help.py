@@ -53,8 +53,12 @@ def test_envkit_config_is_honoured_as_the_help_says(
     broken = tmp_path / "from-the-environment.yaml"
     broken.write_text("name: Not A Valid Name\n")
     monkeypatch.chdir(tmp_path)
+    command = dict(COMMANDS)[path]
+    required = [  # a placeholder for each required argument: the config is read before it
+        "x" for p in command.params if not p.opts[0].startswith("-") and p.required
+    ]
     result = CliRunner().invoke(
-        app, list(path), env={"ENVKIT_CONFIG": str(broken), "COLUMNS": "300"}
+        app, [*path, *required], env={"ENVKIT_CONFIG": str(broken), "COLUMNS": "300"}
     )
     said = result.output + (str(result.exception) if result.exception else "")
     assert "from-the-environment.yaml" in said, (path, result.exit_code, said[-600:])

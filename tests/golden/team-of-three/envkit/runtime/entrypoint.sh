@@ -53,11 +53,36 @@ ensure_user() {
     mkdir -p "$home"
     cp -rT /etc/skel "$home" 2>/dev/null || true
     chown -R "$uid:$gid" "$home"
+  elif [[ "${ENVKIT_HOME_VOLUME:-}" == 1 ]]; then
+    seed_home_volume
   fi
   if [[ "${ENVKIT_SUDO:-1}" == 1 && -d /etc/sudoers.d ]]; then
     printf '%s ALL=(ALL) NOPASSWD:ALL\n' "$user" > /etc/sudoers.d/envkit
     chmod 0440 /etc/sudoers.d/envkit
   fi
+}
+
+seed_home_volume() {
+  # The member's home is a volume (it outlives every rebuild and removal of the container): a
+  # new one is empty and root's. Seed it from /etc/skel once, and give it to the member; a home
+  # with anything in it is theirs, and nothing here writes over it.
+  if [[ -z "$(ls -A "$home" 2>/dev/null)" ]]; then
+    cp -rT /etc/skel "$home" 2>/dev/null || true
+    chown -R "$uid:$gid" "$home"
+  elif [[ "$(stat -c %u "$home")" == 0 ]]; then
+    chown "$uid:$gid" "$home"
+  fi
+  chmod 0750 "$home"
+}
+
+share_cache() {
+  # The project's cache volume: the members share one group (ENVKIT_GID), so the folder is
+  # the group's and setgid; sessions get umask 002 (the profile) so what one downloads the
+  # others may update.
+  local cache="${ENVKIT_CACHE:-}"
+  [[ -n "$cache" && "$cache" =~ ^/[A-Za-z0-9_./-]+$ ]] || return 0
+  mkdir -p "$cache"
+  chgrp "$gid" "$cache" && chmod 2775 "$cache"
 }
 
 ensure_host_keys() {
@@ -95,6 +120,9 @@ export_environment() {
     CONDA_DEFAULT_ENV CONDA_PREFIX VIRTUAL_ENV PYTHONUNBUFFERED PIP_DISABLE_PIP_VERSION_CHECK PIP_CONSTRAINT
     SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE LANG LC_ALL ${ENVKIT_ENV_KEYS:-}"
   : > "$profile"; : > /etc/environment
+  if [[ -n "${ENVKIT_CACHE:-}" ]]; then
+    echo 'umask 002  # the shared cache: what one member downloads, the others may update' >> "$profile"
+  fi
   for name in $names; do
     [[ "$name" =~ ^[A-Za-z_][A-Za-z0-9_]*$ && -n "${!name+x}" ]] || continue
     printf 'export %s=%s\n' "$name" "$(quote "${!name}")" >> "$profile"
@@ -105,6 +133,7 @@ export_environment() {
 
 ensure_group
 ensure_user
+share_cache
 /usr/local/bin/envkit-install-keys
 export_environment
 mkdir -p -m0755 /run/sshd

@@ -1,0 +1,127 @@
+"""What a member changed in a container outside its volumes: the writable layer, which a
+recreate throws away. Read through the engine's changes API (`docker diff`: works on stopped
+containers, and on Podman and remote engines alike) and named the way people think of it:
+apt packages installed by hand, pip and conda packages, other files.
+
+Homes, the workspace and the shared cache are volumes or bind mounts: they never appear here,
+and they survive the recreate."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# The engine's change kinds: 0 modified, 1 added, 2 deleted.
+ADDED, MODIFIED, DELETED = 1, 0, 2
+APT_RECORD = re.compile(r"^/var/lib/dpkg/info/([a-z0-9][a-z0-9+.-]+?)(?::[a-z0-9]+)?\.list$")
+PIP_RECORD = re.compile(r"/(?:site|dist)-packages/([A-Za-z0-9_.]+?)-[^/]+\.dist-info$")
+CONDA_RECORD = re.compile(r"/conda-meta/([a-z0-9_.-]+?)-[^-/]+-[^-/]+\.json$")
+# What changes by itself in any running box, or is envkit's own doing: not a member's work.
+NOISE = (
+    "/tmp",  # noqa: S108 - a prefix compared, not a file used
+    "/var/tmp",  # noqa: S108
+    "/run",
+    "/var/run",
+    "/var/log",
+    "/var/cache",
+    "/var/lib/apt/lists",
+    "/var/lib/envkit",
+    "/etc/ssh",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/gshadow",
+    "/etc/subuid",
+    "/etc/subgid",
+    "/etc/environment",
+    "/etc/profile.d/00-envkit.sh",
+    "/etc/sudoers.d",
+    "/root/.cache",
+    "/proc",
+    "/sys",
+    "/dev",
+)
+
+
+@dataclass(frozen=True)
+class LayerChanges:
+    """A container's own changes, outside its volumes."""
+
+    container: str
+    apt: tuple[str, ...] = ()  # packages installed by hand
+    pip: tuple[str, ...] = ()
+    conda: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()  # other added or changed files (a sample)
+    file_count: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.apt or self.pip or self.conda or self.file_count)
+
+    def describe(self, who: str) -> str:
+        parts = [
+            f"{len(names)} {kind} package{'s' if len(names) != 1 else ''} ({_few(names)})"
+            for kind, names in (("apt", self.apt), ("pip", self.pip), ("conda", self.conda))
+            if names
+        ]
+        if self.file_count:
+            parts.append(f"{self.file_count} other file(s) ({_few(self.files)})")
+        return f"{who} changed {' and '.join(parts)} inside {self.container}"
+
+
+def _few(names: tuple[str, ...], shown: int = 4) -> str:
+    more = f", +{len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _noise(path: str, mounted: tuple[str, ...]) -> bool:
+    for prefix in (*NOISE, *mounted):
+        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
+            return True
+    return False
+
+
+@dataclass
+class _Found:
+    apt: set[str] = field(default_factory=set)
+    pip: set[str] = field(default_factory=set)
+    conda: set[str] = field(default_factory=set)
+    files: list[str] = field(default_factory=list)
+
+
+def read_changes(container: Any) -> LayerChanges:
+    """The container's writable layer, as people's work: packages by name, then the rest."""
+    mounted = tuple(m.get("Destination", "") for m in container.attrs.get("Mounts") or ())
+    found = _Found()
+    for change in container.diff() or ():
+        path, kind = str(change.get("Path", "")), int(change.get("Kind", MODIFIED))
+        if kind == DELETED or _noise(path, mounted):
+            continue
+        for pattern, into in ((APT_RECORD, found.apt), (PIP_RECORD, found.pip)):
+            record = pattern.search(path)
+            if record and kind == ADDED:
+                into.add(record.group(1).lower().replace("_", "-"))
+        conda = CONDA_RECORD.search(path)
+        if conda and kind == ADDED:
+            found.conda.add(conda.group(1))
+        if _is_package_file(path):
+            continue
+        found.files.append(path)
+    files = tuple(p for p in found.files if not any(p.startswith(q + "/") for q in found.files))
+    return LayerChanges(
+        container=container.name,
+        apt=tuple(sorted(found.apt)),
+        pip=tuple(sorted(found.pip)),
+        conda=tuple(sorted(found.conda)),
+        files=files[:20],
+        file_count=len(files),
+    )
+
+
+def _is_package_file(path: str) -> bool:
+    """Files a package manager put down: counted by their packages, not one by one."""
+    return (
+        path.startswith(("/usr/", "/var/lib/dpkg", "/etc/", "/opt/", "/lib", "/bin", "/sbin"))
+        or "/site-packages/" in path
+        or "/dist-packages/" in path
+    )

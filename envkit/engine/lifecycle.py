@@ -1,0 +1,113 @@
+"""What `envkit up` will do to each container, decided before anything is done, so a recreate
+that would lose a member's work is named (and asked about) first:
+
+- create: none exists;
+- start: one exists, stopped (idle stop, a reboot, an OOM), its spec and image unchanged;
+- keep: running, unchanged (or named by --keep-running);
+- recreate: its spec (io.envkit.spec) or its image changed; the writable layer goes, the
+  volumes stay;
+- upgrade: made by an earlier envkit, its home in the writable layer: the home is copied into
+  its new volume before the container is recreated.
+
+Containers of members who left envkit.yaml are removed; their homes stay."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from docker.errors import ImageNotFound, NotFound
+
+from envkit.engine.client import containers
+from envkit.engine.layer_changes import LayerChanges, read_changes
+from envkit.plan.access import Service
+from envkit.plan.containers import SPEC_LABEL, container_spec, home_target
+from envkit.plan.model import Plan
+
+Action = Literal["create", "start", "keep", "recreate", "upgrade"]
+
+
+@dataclass(frozen=True)
+class Planned:
+    service: Service
+    action: Action
+    container: Any | None  # the existing one
+    why: str = ""  # what changed, for a recreate
+    changes: LayerChanges | None = None  # what the recreate would lose
+
+
+@dataclass(frozen=True)
+class Departed:
+    container: Any
+    changes: LayerChanges
+
+
+@dataclass(frozen=True)
+class UpPlan:
+    planned: tuple[Planned, ...]
+    departed: tuple[Departed, ...]
+
+    @property
+    def at_risk(self) -> list[tuple[str, LayerChanges]]:
+        """(who, changes) of every container a recreate or removal would lose work in."""
+        found = [
+            (p.service.member or p.service.name, p.changes)
+            for p in self.planned
+            if p.changes and p.action in ("recreate", "upgrade")
+        ]
+        found += [(_owner(d.container), d.changes) for d in self.departed]
+        return [(who, changes) for who, changes in found if changes]
+
+
+def _owner(container: Any) -> str:
+    return str(container.labels.get("io.envkit.member") or container.name)
+
+
+def _home_on_volume(container: Any, home: str | None) -> bool:
+    if home is None:
+        return True  # nothing to move: the home is a bind mount (the host's)
+    mounts = container.attrs.get("Mounts") or ()
+    return any(m.get("Destination") == home and m.get("Type") == "volume" for m in mounts)
+
+
+def _why(container: Any, wanted_spec: str, image_id: str | None) -> str:
+    reasons = []
+    if container.labels.get(SPEC_LABEL) != wanted_spec:
+        reasons.append("its settings changed")
+    if image_id is not None and container.attrs.get("Image") != image_id:
+        reasons.append("the image was rebuilt")
+    return " and ".join(reasons)
+
+
+def decide(client: Any, plan: Plan, keep: tuple[str, ...] = ()) -> UpPlan:
+    try:
+        image_id: str | None = client.images.get(plan.image.tag).id
+    except ImageNotFound:
+        image_id = None
+    planned = []
+    for service in plan.services:
+        try:
+            container = client.containers.get(service.container_name)
+        except NotFound:
+            planned.append(Planned(service, "create", None))
+            continue
+        spec = dict(container_spec(plan, service).labels)[SPEC_LABEL]
+        why = _why(container, spec, image_id)
+        named = {service.member, service.name, service.container_name} & set(keep)
+        if not _home_on_volume(container, home_target(plan, service)):
+            planned.append(
+                Planned(service, "upgrade", container, "its home is not on a volume yet", None)
+            )
+        elif why and not named:
+            planned.append(Planned(service, "recreate", container, why, read_changes(container)))
+        elif container.status == "running":  # unchanged, or kept as it is by --keep-running
+            planned.append(Planned(service, "keep", container, why))
+        else:
+            planned.append(Planned(service, "start", container, why))
+    wanted = {s.container_name for s in plan.services}
+    gone = tuple(
+        Departed(c, read_changes(c))
+        for c in containers(client, plan.project)
+        if c.name not in wanted
+    )
+    return UpPlan(tuple(planned), gone)

@@ -1,0 +1,179 @@
+"""The project's volumes: found by their labels, sized, and copied as tar streams through the
+engine's archive API (what `docker cp` uses): a backup reads a volume, a restore writes one, an
+upgrade copies a home out of an old container into its new volume. Streams end to end: a home
+of tens of GB never needs the disk twice, and every engine envkit reaches (local, remote,
+Podman) serves the same calls. A helper container (created, never started) holds the volume at
+a path while the archive API reads or writes it; it is removed afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import tarfile
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any, cast
+
+from envkit.engine.client import PROJECT_LABEL
+from envkit.errors import EnvkitError
+from envkit.plan.containers import MEMBER_LABEL, VOLUME_LABEL
+
+MOUNT_AT = "/envkit-volume"  # where a helper container holds the volume
+HELPER_LABEL = "io.envkit.helper"  # a helper left behind by an interrupted copy is found by it
+
+
+@dataclass(frozen=True)
+class VolumeInfo:
+    name: str
+    kind: str  # home, cache, hostkeys
+    member: str | None
+    size: int | None  # bytes, where the engine measured it
+
+
+def project_volumes(client: Any, project: str, kind: str | None = None) -> list[VolumeInfo]:
+    """The project's volumes (by label), with their sizes where the engine reports them."""
+    filters = [f"{PROJECT_LABEL}={project}"] + ([f"{VOLUME_LABEL}={kind}"] if kind else [])
+    sizes = volume_sizes(client)
+    found = []
+    for volume in client.volumes.list(filters={"label": filters}):
+        labels = volume.attrs.get("Labels") or {}
+        found.append(
+            VolumeInfo(
+                volume.name,
+                labels.get(VOLUME_LABEL, "?"),
+                labels.get(MEMBER_LABEL),
+                sizes.get(volume.name),
+            )
+        )
+    return sorted(found, key=lambda v: v.name)
+
+
+def volume_sizes(client: Any) -> dict[str, int]:
+    """Each volume's size as the engine measures it (`docker system df -v`); empty where the
+    engine does not say (Podman, a refused call)."""
+    try:
+        listed = client.df().get("Volumes") or []
+    except Exception:  # sizes are information: a refusal costs only the figure
+        return {}
+    sizes = {}
+    for volume in listed:
+        size = (volume.get("UsageData") or {}).get("Size")
+        if isinstance(size, int) and size >= 0:
+            sizes[str(volume.get("Name"))] = size
+    return sizes
+
+
+@contextlib.contextmanager
+def holding(client: Any, image: str, volume: str, read_only: bool) -> Iterator[Any]:
+    """A created (never started) container of IMAGE with VOLUME at MOUNT_AT, removed after."""
+    helper = client.containers.create(
+        image,
+        command=["true"],
+        entrypoint=["true"],
+        name=f"envkit-volume-{uuid.uuid4().hex[:8]}",
+        volumes={volume: {"bind": MOUNT_AT, "mode": "ro" if read_only else "rw"}},
+        labels={HELPER_LABEL: volume},
+        network_disabled=True,
+    )
+    try:
+        yield helper
+    finally:
+        with contextlib.suppress(Exception):  # best effort: a leftover is found by its label
+            helper.remove(force=True)
+
+
+def read_volume(client: Any, image: str, volume: str) -> Iterator[bytes]:
+    """The volume's files as a tar stream (owners, modes and times kept), entries under
+    `envkit-volume/`."""
+    with holding(client, image, volume, read_only=True) as helper:
+        stream, _ = helper.get_archive(MOUNT_AT)
+        yield from stream
+
+
+def volume_is_empty(client: Any, image: str, volume: str) -> bool:
+    """Whether the volume holds nothing: only its own folder in its archive."""
+    with holding(client, image, volume, read_only=True) as helper:
+        stream, _ = helper.get_archive(MOUNT_AT)
+        with tarfile.open(fileobj=cast(IO[bytes], ChunkReader(stream)), mode="r|") as archive:
+            for member in archive:
+                if member.name.strip("/") not in ("", MOUNT_AT.strip("/")):
+                    return False
+    return True
+
+
+def write_volume(client: Any, image: str, volume: str, tar_chunks: Iterable[bytes]) -> None:
+    """Unpack the tar stream TAR_CHUNKS (entries under `envkit-volume/`, as read_volume gives
+    them) into the volume, owners and modes as they are in the archive. Sent as it is read."""
+    with holding(client, image, volume, read_only=False) as helper:
+        if not helper.put_archive("/", iter(tar_chunks)):
+            raise EnvkitError(
+                f"the engine did not unpack the archive into {volume}",
+                "see the engine's log; the volume may be partly written",
+            )
+
+
+def copy_path(client: Any, source: Any, path: str, image: str, volume: str) -> None:
+    """PATH of the SOURCE container (running or stopped) into VOLUME, as the volume's top: the
+    upgrade of a home kept in an old container's writable layer."""
+    stream, _ = source.get_archive(path)
+    top = path.rstrip("/").rsplit("/", 1)[-1]
+    write_volume(client, image, volume, renamed(stream, top, MOUNT_AT.strip("/")))
+
+
+def file_chunks(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
+    """A file object read in chunks (an archive from disk, on its way to the engine)."""
+    return iter(lambda: handle.read(size), b"")
+
+
+class ChunkReader:
+    """An iterable of byte chunks as a file object tarfile can read in stream mode."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self.chunks = iter(chunks)
+        self.buffer = b""
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self.buffer) < size:
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                break
+            self.buffer += chunk
+        if size < 0:
+            data, self.buffer = self.buffer, b""
+        else:
+            data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+
+class _Collect:
+    """What a tar writer writes, taken away piece by piece."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.data += data
+        return len(data)
+
+    def take(self) -> bytes:
+        out, self.data = bytes(self.data), bytearray()
+        return out
+
+
+def renamed(chunks: Iterable[bytes], old_top: str, new_top: str) -> Iterator[bytes]:
+    """The tar stream CHUNKS with its top folder OLD_TOP renamed NEW_TOP, produced as it is
+    read (one member at a time in memory, at most)."""
+    collect = _Collect()
+    with (
+        tarfile.open(fileobj=cast(IO[bytes], ChunkReader(chunks)), mode="r|") as reader,
+        tarfile.open(
+            fileobj=cast(IO[bytes], collect), mode="w|", format=tarfile.PAX_FORMAT
+        ) as writer,
+    ):
+        for member in reader:
+            name = member.name
+            if name == old_top or name.startswith(old_top + "/"):
+                member.name = new_top + name[len(old_top) :]
+            writer.addfile(member, reader.extractfile(member) if member.isfile() else None)
+            yield collect.take()
+    yield collect.take()
