@@ -150,6 +150,15 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:  # raised outside click's own handling
         _interrupted()
+    except Exception as exc:
+        if not type(exc).__module__.startswith("docker"):
+            raise  # envkit's own bug: its traceback is what a report needs
+        # An engine that refused a call no command expected: said, never a traceback.
+        from envkit.engine.client import refused
+
+        error = refused(exc)
+        typer.secho(f"error: {for_terminal(error)}", err=True, fg=typer.colors.RED)
+        sys.exit(error.exit_code)
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED:  # click turns Ctrl-C into exit 130
             _interrupted()

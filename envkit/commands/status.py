@@ -50,6 +50,15 @@ def print_status(report: dict[str, Any]) -> None:
     wants = any(e.get("gpus") not in (None, "none", []) for e in report["containers"])
     if report["gpus_read"] != "nvml" and wants:
         write(f"GPU use not read: {report['gpus_read']}\n")
+    for volume in report.get("volumes") or ():
+        if volume["departed"]:
+            size = volume["size_bytes"]
+            shown = f"{size / 1e6:.1f} MB" if size is not None else "size unknown"
+            write(
+                f"{volume['name']}: home of {volume['member']}, who is no longer in "
+                f"team.members ({shown}); `envkit member remove {volume['member']} "
+                "--delete-home` deletes it\n"
+            )
     for other in report["other_gpu_processes"]:
         where = f"container {other['container_id']}" if other["container_id"] else "the host"
         write(

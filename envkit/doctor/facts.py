@@ -12,16 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException
 
 from envkit.catalog.compat import version_key
 from envkit.config.load import config_given
 from envkit.engine.activity import activity
 from envkit.engine.builders import buildx_version
-from envkit.engine.client import containers, docker_client, running_containers
+from envkit.engine.client import containers, docker_client, refused, running_containers
 from envkit.engine.compose import taken_ports
 from envkit.engine.facts import EngineFacts, engine_facts
 from envkit.engine.gpu_use import read_gpu_use
+from envkit.engine.volumes import VolumeInfo, project_volumes
 from envkit.errors import EnvkitError
 from envkit.plan.model import Plan
 from envkit.services.member_gpus import (
@@ -79,6 +80,7 @@ class HostRecord:
     taken: tuple[object, ...] = ()  # host ports that cannot be published
     member_gpus: MemberGpus | None = None
     idle: IdleHolders | None = None
+    departed_homes: tuple[VolumeInfo, ...] = ()  # homes of members no longer listed
 
 
 IDLE_HOLD_S = 24 * 3600  # without team.idle_stop: a day idle while holding a GPU is worth a word
@@ -96,7 +98,10 @@ def _config(config: str | None) -> tuple[Project | None, EnvkitError | None]:
 def _engine() -> tuple[EngineReading | None, EnvkitError | None]:
     try:
         client = docker_client()
-        version, info = client.version(), client.info()
+        try:
+            version, info = client.version(), client.info()
+        except APIError as exc:  # a proxy in front of the socket that forbids the call
+            raise refused(exc) from None
         return EngineReading(client, version, info, engine_facts(client, version, info)), None
     except EnvkitError as exc:
         return None, exc
@@ -212,4 +217,13 @@ def gather(config: str | None) -> HostRecord:
         taken=taken,
         member_gpus=_member_gpus(project, engine) if project is not None else None,
         idle=_idle_holders(plan, engine) if plan is not None else None,
+        departed_homes=_departed_homes(plan, engine),
     )
+
+
+def _departed_homes(plan: Plan | None, engine: EngineReading | None) -> tuple[VolumeInfo, ...]:
+    if plan is None or engine is None:
+        return ()
+    members = {s.member or s.user for s in plan.services}
+    homes = project_volumes(engine.client, plan.project, "home")
+    return tuple(v for v in homes if v.member not in members)

@@ -327,6 +327,23 @@ def check_idle_holders(host: HostRecord) -> Finding:
     )
 
 
+def check_departed_homes(host: HostRecord) -> Finding:
+    """Homes kept for members who left team.members: never deleted by a routine command."""
+    homes = host.departed_homes
+    if not homes:
+        return Finding("departed homes", "ok", "every home volume belongs to a listed member")
+    listed = ", ".join(
+        f"{v.member} ({v.size / 1e6:.1f} MB)" if v.size is not None else f"{v.member}"
+        for v in homes
+    )
+    return Finding(
+        "departed homes",
+        "info",
+        f"kept for members no longer in team.members: {listed}",
+        "`envkit backup NAME`, then `envkit member remove NAME --delete-home` when it may go",
+    )
+
+
 def findings(host: HostRecord) -> list[Finding]:
     """Every check, in the order doctor prints them; the team's only where they apply."""
     found = [check_config(host), check_engine(host), check_compose(host), check_builder(host)]
@@ -338,4 +355,6 @@ def findings(host: HostRecord) -> list[Finding]:
         found.append(check_member_gpus(host))
     if host.idle is not None:
         found.append(check_idle_holders(host))
+    if host.plan is not None and host.engine is not None:
+        found.append(check_departed_homes(host))
     return found

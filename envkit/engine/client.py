@@ -67,6 +67,31 @@ def _tolerate_ended_ssh() -> None:
     sshconn.SSHSocket.close = close
 
 
+def refused(exc: Exception) -> EngineUnreachableError:
+    """An API call the engine answered with an error that no caller expected (a socket proxy
+    that forbids /info, a Podman without an endpoint): the call, the engine, what it said."""
+    response = getattr(exc, "response", None)
+    request = getattr(response, "request", None)
+    method = getattr(request, "method", None) or "a call"
+    url = str(getattr(request, "url", "") or "")
+    path = "/" + url.split("/", 3)[3] if url.count("/") >= 3 else url
+    status = getattr(response, "status_code", None)
+    said = " ".join(str(getattr(exc, "explanation", None) or exc).split())[:300]
+    endpoint = current_endpoint()
+    where = f"the engine at {endpoint.url} ({endpoint.source})"
+    fix = "see the engine's log"
+    if status in (401, 403):
+        fix = (
+            "a proxy in front of the engine's socket forbids this call: allow it (e.g. the "
+            "docker-socket-proxy setting for that section), or point DOCKER_HOST at the engine"
+        )
+    elif status == 404:
+        fix = "this engine does not offer the call: an older or a partial Docker API"
+    return EngineUnreachableError(
+        f"{where} refused {method} {path.split('?')[0]} ({status or 'no status'}): {said}", fix
+    )
+
+
 def unreachable(endpoint: Endpoint, exc: Exception) -> EngineUnreachableError:
     """The engine did not answer: say which engine, chosen how, and the fix for that kind."""
     said = " ".join(str(exc).split())[:300]

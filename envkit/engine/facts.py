@@ -82,12 +82,19 @@ def engine_facts(
     cached = getattr(client, "_envkit_facts", None)
     if isinstance(cached, EngineFacts):
         return cached
+    from docker.errors import APIError
+
+    from envkit.engine.client import refused
+
     endpoint = current_endpoint()
-    version = version if version is not None else client.version()
+    try:
+        version = version if version is not None else client.version()
+        info = info if info is not None else client.info()
+    except APIError as exc:  # a proxy in front of the socket that forbids the call
+        raise refused(exc) from None
     components = [c.get("Name", "") for c in version.get("Components") or []]
     podman = any("podman" in str(name).lower() for name in components)
     label = "Podman Engine" if podman else "Docker Engine"
-    info = info if info is not None else client.info()
     runtimes = tuple(sorted((info.get("Runtimes") or {}).keys()))
     # The specs are the engine's machine's: readable here only where it is this machine.
     cdi = () if endpoint.remote else cdi_gpu_devices()

@@ -93,8 +93,12 @@ def read_changes(container: Any) -> LayerChanges:
     """The container's writable layer, as people's work: packages by name, then the rest."""
     mounted = tuple(m.get("Destination", "") for m in container.attrs.get("Mounts") or ())
     found = _Found()
-    for change in container.diff() or ():
-        path, kind = str(change.get("Path", "")), int(change.get("Kind", MODIFIED))
+    listed = [
+        (str(c.get("Path", "")), int(c.get("Kind", MODIFIED))) for c in container.diff() or ()
+    ]
+    # A folder is listed as changed when anything in it is: only the innermost paths count.
+    parents = {path.rsplit("/", 1)[0] for path, _ in listed}
+    for path, kind in listed:
         if kind == DELETED or _noise(path, mounted):
             continue
         for pattern, into in ((APT_RECORD, found.apt), (PIP_RECORD, found.pip)):
@@ -104,10 +108,10 @@ def read_changes(container: Any) -> LayerChanges:
         conda = CONDA_RECORD.search(path)
         if conda and kind == ADDED:
             found.conda.add(conda.group(1))
-        if _is_package_file(path):
+        if _is_package_file(path) or path in parents:
             continue
         found.files.append(path)
-    files = tuple(p for p in found.files if not any(p.startswith(q + "/") for q in found.files))
+    files = tuple(found.files)
     return LayerChanges(
         container=container.name,
         apt=tuple(sorted(found.apt)),

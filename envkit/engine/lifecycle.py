@@ -51,7 +51,7 @@ class UpPlan:
     def at_risk(self) -> list[tuple[str, LayerChanges]]:
         """(who, changes) of every container a recreate or removal would lose work in."""
         found = [
-            (p.service.member or p.service.name, p.changes)
+            (p.service.member or p.service.user, p.changes)
             for p in self.planned
             if p.changes and p.action in ("recreate", "upgrade")
         ]
@@ -93,7 +93,7 @@ def decide(client: Any, plan: Plan, keep: tuple[str, ...] = ()) -> UpPlan:
             continue
         spec = dict(container_spec(plan, service).labels)[SPEC_LABEL]
         why = _why(container, spec, image_id)
-        named = {service.member, service.name, service.container_name} & set(keep)
+        named = {service.member, service.user, service.name, service.container_name} & set(keep)
         if not _home_on_volume(container, home_target(plan, service)):
             planned.append(
                 Planned(service, "upgrade", container, "its home is not on a volume yet", None)

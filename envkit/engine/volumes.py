@@ -3,7 +3,8 @@ engine's archive API (what `docker cp` uses): a backup reads a volume, a restore
 upgrade copies a home out of an old container into its new volume. Streams end to end: a home
 of tens of GB never needs the disk twice, and every engine envkit reaches (local, remote,
 Podman) serves the same calls. A helper container (created, never started) holds the volume at
-a path while the archive API reads or writes it; it is removed afterwards."""
+a path while the archive API reads or writes it (running, idle: Podman mounts a container's
+volumes only while it runs), and is removed afterwards."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import IO, Any, cast
 
 from envkit.engine.client import PROJECT_LABEL
+from envkit.engine.facts import engine_facts, podman_ulimits
 from envkit.errors import EnvkitError
 from envkit.plan.containers import MEMBER_LABEL, VOLUME_LABEL
 
@@ -65,17 +67,19 @@ def volume_sizes(client: Any) -> dict[str, int]:
 
 @contextlib.contextmanager
 def holding(client: Any, image: str, volume: str, read_only: bool) -> Iterator[Any]:
-    """A created (never started) container of IMAGE with VOLUME at MOUNT_AT, removed after."""
+    """An idle container of IMAGE with VOLUME at MOUNT_AT, removed after."""
     helper = client.containers.create(
         image,
-        command=["true"],
-        entrypoint=["true"],
+        command=["infinity"],
+        entrypoint=["sleep"],
         name=f"envkit-volume-{uuid.uuid4().hex[:8]}",
         volumes={volume: {"bind": MOUNT_AT, "mode": "ro" if read_only else "rw"}},
         labels={HELPER_LABEL: volume},
         network_disabled=True,
+        ulimits=podman_ulimits(engine_facts(client)),  # Podman's own would exceed the host's
     )
     try:
+        helper.start()
         yield helper
     finally:
         with contextlib.suppress(Exception):  # best effort: a leftover is found by its label
@@ -86,14 +90,29 @@ def read_volume(client: Any, image: str, volume: str) -> Iterator[bytes]:
     """The volume's files as a tar stream (owners, modes and times kept), entries under
     `envkit-volume/`."""
     with holding(client, image, volume, read_only=True) as helper:
-        stream, _ = helper.get_archive(MOUNT_AT)
+        yield from archive_of(client, helper, MOUNT_AT)
+
+
+def archive_of(client: Any, container: Any, path: str) -> Iterator[bytes]:
+    """PATH of a running CONTAINER as a tar stream, owners kept: the archive API on Docker;
+    on Podman, whose archive API gives every file to the caller, the container's own tar
+    (written to the exec's stdout, which the engine frames, so binary-safe)."""
+    if not engine_facts(client).podman:
+        stream, _ = container.get_archive(path)
         yield from stream
+        return
+    parent, _, name = path.rstrip("/").rpartition("/")
+    command = ["tar", "-C", parent or "/", "--numeric-owner", "-cf", "-", name]
+    run = container.exec_run(command, stream=True, demux=True, user="root")
+    for out, _err in run.output:
+        if out:
+            yield out
 
 
 def volume_is_empty(client: Any, image: str, volume: str) -> bool:
     """Whether the volume holds nothing: only its own folder in its archive."""
     with holding(client, image, volume, read_only=True) as helper:
-        stream, _ = helper.get_archive(MOUNT_AT)
+        stream = archive_of(client, helper, MOUNT_AT)
         with tarfile.open(fileobj=cast(IO[bytes], ChunkReader(stream)), mode="r|") as archive:
             for member in archive:
                 if member.name.strip("/") not in ("", MOUNT_AT.strip("/")):
@@ -105,6 +124,8 @@ def write_volume(client: Any, image: str, volume: str, tar_chunks: Iterable[byte
     """Unpack the tar stream TAR_CHUNKS (entries under `envkit-volume/`, as read_volume gives
     them) into the volume, owners and modes as they are in the archive. Sent as it is read."""
     with holding(client, image, volume, read_only=False) as helper:
+        # The archive's owners are kept on Docker and Podman alike (without copyUIDGID, which
+        # would give every file to the container's user).
         if not helper.put_archive("/", iter(tar_chunks)):
             raise EnvkitError(
                 f"the engine did not unpack the archive into {volume}",
@@ -114,10 +135,19 @@ def write_volume(client: Any, image: str, volume: str, tar_chunks: Iterable[byte
 
 def copy_path(client: Any, source: Any, path: str, image: str, volume: str) -> None:
     """PATH of the SOURCE container (running or stopped) into VOLUME, as the volume's top: the
-    upgrade of a home kept in an old container's writable layer."""
-    stream, _ = source.get_archive(path)
-    top = path.rstrip("/").rsplit("/", 1)[-1]
-    write_volume(client, image, volume, renamed(stream, top, MOUNT_AT.strip("/")))
+    upgrade of a home kept in an old container's writable layer. On Podman the container runs
+    while its own tar reads the path (its archive API would give every file to root)."""
+    podman = engine_facts(client).podman
+    started = podman and source.status != "running"
+    if started:
+        source.start()
+    try:
+        stream = archive_of(client, source, path)
+        top = path.rstrip("/").rsplit("/", 1)[-1]
+        write_volume(client, image, volume, renamed(stream, top, MOUNT_AT.strip("/")))
+    finally:
+        if started:
+            source.stop(timeout=10)
 
 
 def file_chunks(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:

@@ -1,13 +1,16 @@
 """What `envkit up` does so that no member's work is lost: a recreate that would throw away what
 someone installed by hand is named and asked about (or refused in a script without --yes), and
 a container of an earlier envkit, its home still in its writable layer, has that home copied
-into its new volume (and checked) before anything is recreated; the old container is kept,
-stopped and renamed, until someone removes it by name."""
+into its new volume (and checked) before anything is recreated. The old container is stopped
+and renamed while its home is copied; once the copy is checked its whole state is kept as an
+image (compose would otherwise claim the renamed container as its own and remove it), until
+someone removes that image by name."""
 
 from __future__ import annotations
 
 import sys
 import tarfile
+import time
 from collections.abc import Callable
 from typing import IO, Any, cast
 
@@ -17,7 +20,8 @@ from envkit.errors import EnvkitError
 from envkit.plan.containers import home_target, home_volume
 from envkit.plan.model import Plan
 
-OLD_SUFFIX = "-envkit-old"  # an upgraded container, kept stopped under this name
+OLD_SUFFIX = "-envkit-old"  # an upgraded container, while its home is copied
+KEPT_REPOSITORY = "envkit-kept"  # the old container's state, kept as an image
 
 
 def guard(at_risk: list[tuple[str, Any]], yes: bool, ask: Callable[[str], str] | None) -> None:
@@ -81,10 +85,14 @@ def upgrade_home(client: Any, plan: Plan, planned: Planned, say: Callable[[str],
             f"({before[0]} files, {before[1]} bytes; copied {after[0]}, {after[1]})",
             f"nothing was removed: {old_name} still holds the home; see the engine's log",
         )
+    stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+    kept = f"{KEPT_REPOSITORY}/{container.name.removesuffix(OLD_SUFFIX)}:{stamp}"
+    container.commit(repository=kept.split(":")[0], tag=stamp)
+    container.remove()
     say(
         f"{service.container_name}: moved {service.user}'s home ({before[0]} files, "
-        f"{before[1] / 1e6:.1f} MB) into volume {name}; the old container is kept stopped as "
-        f"{old_name} (`docker rm {old_name}` once you have checked)"
+        f"{before[1] / 1e6:.1f} MB) into volume {name}; the old container's whole state is "
+        f"kept as image {kept} (`docker rmi {kept}` once you have checked)"
     )
 
 

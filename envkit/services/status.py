@@ -13,6 +13,7 @@ from envkit.engine.client import containers, docker_client
 from envkit.engine.endpoint import current_endpoint
 from envkit.engine.facts import CDI_GPU_KIND
 from envkit.engine.gpu_use import read_gpu_use
+from envkit.engine.volumes import project_volumes
 from envkit.services.project import load_project
 
 if TYPE_CHECKING:
@@ -133,4 +134,21 @@ def collect(config: str | None) -> dict[str, Any]:
         if use is None
         else use.unavailable or "nvml",
         "other_gpu_processes": _others(use, {c.id for c in found.values()}),
+        "volumes": _volumes(client, plan),
     }
+
+
+def _volumes(client: Any, plan: Any) -> list[dict[str, Any]]:
+    """Every volume of the project, with whose it is and its size; a home whose member has
+    left team.members is marked: it stays until `envkit member remove NAME --delete-home`."""
+    members = {s.member or s.user for s in plan.services}
+    return [
+        {
+            "name": v.name,
+            "kind": v.kind,
+            "member": v.member,
+            "size_bytes": v.size,
+            "departed": v.kind == "home" and v.member not in members,
+        }
+        for v in project_volumes(client, plan.project)
+    ]

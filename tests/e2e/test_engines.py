@@ -64,7 +64,7 @@ def _build_up_verify_down(tmp_path: Path, env: dict[str, str], port: int) -> str
         assert verified.returncode == 0, said[-1][-3000:]
         assert " 0 failed, 0 errors" in verified.stdout
     finally:
-        down = envkit("down", "--volumes", cwd=tmp_path, env=env)
+        down = envkit("down", "--volumes", "--yes", cwd=tmp_path, env=env)
         said.append(down.stdout + down.stderr)
     assert down.returncode == 0, said[-1]
     return "\n".join(said)
@@ -158,7 +158,7 @@ def test_cdi_only_podman_host_gets_cdi_requests_with_a_standin_spec_and_doctor_s
         ).stdout
         assert "ENVKIT_CDI_STANDIN=all" in seen, "the CDI device reached the container"
     finally:
-        envkit("down", "--volumes", cwd=tmp_path, env=env)
+        envkit("down", "--volumes", "--yes", cwd=tmp_path, env=env)
     cdi_standin_gpu.unlink()
     refused = envkit("up", cwd=tmp_path, env=env)
     assert refused.returncode != 0 and "no CDI spec on this host" in refused.stderr

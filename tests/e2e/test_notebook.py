@@ -50,7 +50,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         assert up.returncode == 0, up.stdout + up.stderr
         yield directory
     finally:
-        envkit("down", "--volumes", cwd=directory)
+        envkit("down", "--volumes", "--yes", cwd=directory)
 
 
 def url_of(directory: Path, *extra: str) -> tuple[int, str]:
@@ -254,5 +254,5 @@ def test_per_member_servers_come_and_go_with_the_members(box: Path, tmp_path: Pa
         assert docker("inspect", "-f", "{{.State.StartedAt}}", f"{project}-carol").stdout == started
         assert url_of(tmp_path, "--member", "carol") == (first_port, first_token)
     finally:
-        envkit("down", "--volumes", cwd=tmp_path)
+        envkit("down", "--volumes", "--yes", cwd=tmp_path)
         docker("rmi", f"envkit/{project}:latest", check=False)

@@ -83,7 +83,7 @@ def test_push_remove_and_up_pulls_the_same_image_without_building(
         code, said = run("build")
         assert code == 0 and "pulled from" in said, said
     finally:
-        envkit("down", "--volumes", cwd=tmp_path, env=env)
+        envkit("down", "--volumes", "--yes", cwd=tmp_path, env=env)
         if _image_id(ENV_IMAGE) is None:  # leave the session's image as it was found
             envkit("pull", cwd=tmp_path, env=env)
         for ref in docker("images", "--format", "{{.Repository}}:{{.Tag}}", shared).stdout.split():

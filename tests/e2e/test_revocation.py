@@ -33,7 +33,7 @@ def shared_team(env_image: str, project_dir: Path, tmp_path: Path) -> Iterator[P
     copy_project(project_dir, tmp_path)
     docker("tag", ENV_IMAGE, f"envkit/{PROJECT}:latest")
     yield tmp_path
-    envkit("down", "--volumes", cwd=tmp_path)
+    envkit("down", "--volumes", "--yes", cwd=tmp_path)
     docker("rmi", f"envkit/{PROJECT}:latest", check=False)
 
 

@@ -43,7 +43,7 @@ def team_project(env_image: str, project_dir: Path, tmp_path: Path) -> Iterator[
     copy_project(project_dir, tmp_path)
     docker("tag", ENV_IMAGE, f"envkit/{project}:latest")
     yield tmp_path, project
-    envkit("down", "--volumes", cwd=tmp_path)
+    envkit("down", "--volumes", "--yes", cwd=tmp_path)
     docker("rmi", f"envkit/{project}:latest", check=False)
 
 
@@ -137,7 +137,7 @@ def test_members_join_and_leave_without_touching_the_others(
     # down --volumes also removes bob's host-key volume, though he is no longer a service.
     label = f"label=io.envkit.project={project}"
     assert f"{project}-bob-hostkeys" in docker("volume", "ls", "-q", "--filter", label).stdout
-    assert envkit("down", "--volumes", cwd=directory).returncode == 0
+    assert envkit("down", "--volumes", "--yes", cwd=directory).returncode == 0
     assert docker("volume", "ls", "-q", "--filter", label).stdout.strip() == ""
 
 

@@ -74,7 +74,7 @@ def test_up_twice_status_ssh_config_down(
         volumes = docker("volume", "ls", "-q", "--filter", f"label=io.envkit.project={name}").stdout
         assert volumes.strip(), "down keeps the host-key volume unless --volumes"
     finally:
-        envkit("down", "--volumes", cwd=tmp_path, env=env)
+        envkit("down", "--volumes", "--yes", cwd=tmp_path, env=env)
         docker("rmi", f"envkit/{name}:latest", check=False)
 
 

@@ -38,7 +38,7 @@ def node(name: str, **changes: Any) -> TargetReport:
 
 
 def verdicts(reports: list[TargetReport]) -> dict[str, tuple[str, str]]:
-    found = {}
+    found: dict[str, tuple[str, str]] = {}
     for report in judge_nodes(reports):
         row = next(c for c in report["checks"] if c["id"] == CHECK_ID)
         found[report["target"].rsplit("/", 1)[-1]] = (row["status"], row["message"])

@@ -185,6 +185,16 @@ def test_plain_progress_writes_a_line_when_a_step_begins_and_one_when_it_ends() 
     assert "[2/4] cached" in lines and "[4/4] 0.5s" in lines
 
 
+class _Clock:
+    """time.monotonic under the test's control."""
+
+    def __init__(self, now: list[float]) -> None:
+        self.now = now
+
+    def monotonic(self) -> float:
+        return self.now[0]
+
+
 def test_classic_steps_are_timed_between_their_starts_and_shown_the_same_way(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -192,8 +202,8 @@ def test_classic_steps_are_timed_between_their_starts_and_shown_the_same_way(
     import envkit.engine.progress as shown
 
     now = [0.0]
-    monkeypatch.setattr(build.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(shown.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(build, "time", _Clock(now))
+    monkeypatch.setattr(shown, "time", _Clock(now))
     timed = [  # (the clock when the engine sent it, the chunk)
         (0.0, {"stream": "Step 1/3 : FROM base\n"}),
         (10.0, {"stream": "Step 2/3 : RUN apt-get install x\n"}),

@@ -153,7 +153,8 @@ def test_podmans_own_create_call_carries_every_option(tmp_path: Path) -> None:
     assert spec["devices"] == [{"path": "nvidia.com/gpu=all"}]
     assert spec["name"] == "gpubox" and spec["init"] is True
     assert {m["container_port"] for m in spec["portmappings"]} == {22}
-    assert [v["Dest"] for v in spec["volumes"]] == ["/var/lib/envkit/hostkeys", "/home/dev", "/cache"]
+    dests = ["/var/lib/envkit/hostkeys", "/home/dev", "/cache"]
+    assert [v["Dest"] for v in spec["volumes"]] == dests
     assert (
         spec["mounts"][0]["Destination"] == "/run/envkit/keys"
         and "ro" in spec["mounts"][0]["Options"]
