@@ -39,6 +39,7 @@ HistoryFile = Annotated[
     typer.Option(
         "--history-file",
         metavar="PATH",
+        readable=False,  # envkit says itself what is wrong with it (a verify still runs)
         help="History database (default: $ENVKIT_HISTORY, else ~/.local/state).",
     ),
 ]

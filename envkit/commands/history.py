@@ -26,6 +26,14 @@ class HistoryRequest:
     json: bool = False
 
 
+def warn_skipped(history: History) -> None:
+    """Runs read around (a row edited by hand, damaged JSON): said once, on stderr."""
+    if history.skipped:
+        shown = "; ".join(history.skipped[:3])
+        more = f"; +{len(history.skipped) - 3} more" if len(history.skipped) > 3 else ""
+        sys.stderr.write(for_terminal(f"warning: {history.path}: read around {shown}{more}\n"))
+
+
 def say(text: str) -> None:
     """To the terminal, with what a recorded string might carry (escape sequences) escaped."""
     sys.stdout.write(for_terminal(text))
@@ -68,6 +76,7 @@ def run(request: HistoryRequest) -> int:
         raise EnvkitError(f"--limit {limit} is out of range", f"choose 1 to {MAX_LIMIT}")
     history = open_history(path)
     rows = [_row(run, request.checks, history) for run in history.runs(request.targets, limit)]
+    warn_skipped(history)
     if as_json:
         sys.stdout.write(json.dumps(finite(rows), indent=2) + "\n")
         return EXIT_OK

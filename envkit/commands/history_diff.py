@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.checks.core.text import finite, for_terminal
+from envkit.commands.history import warn_skipped
 from envkit.errors import EXIT_OK, EnvkitError
 from envkit.history.compare import RunDiff, diff_runs, last_pass_and_latest
 from envkit.history.store import History, Run, open_history
@@ -45,7 +46,9 @@ def _pick(history: History, ids: list[int], target: tuple[str, ...]) -> tuple[Ru
     runs = [history.run(i) for i in ids]
     missing = [str(i) for i, run in zip(ids, runs, strict=True) if run is None]
     if missing:
-        raise EnvkitError(f"no run {', '.join(missing)} in history", "see `envkit history`")
+        raise EnvkitError(
+            f"no run {', '.join(missing)} in history file {history.path}", "see `envkit history`"
+        )
     return runs[0], runs[1]  # type: ignore[return-value]
 
 
@@ -53,6 +56,7 @@ def run(request: HistoryDiffRequest) -> int:
     history = open_history(request.history_file)
     older, newer = _pick(history, list(request.runs), request.targets)
     found = diff_runs(history, older, newer)
+    warn_skipped(history)
     if request.json:
         sys.stdout.write(json.dumps(finite(_diff_json(found)), indent=2) + "\n")
         return EXIT_OK

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.checks.core.text import for_terminal
+from envkit.commands.history import warn_skipped
 from envkit.errors import EXIT_OK
 from envkit.history.exchange import write_export
 from envkit.history.store import open_history
@@ -18,6 +19,8 @@ class HistoryExportRequest:
 
 
 def run(request: HistoryExportRequest) -> int:
-    count = write_export(open_history(request.history_file), request.out)
+    history = open_history(request.history_file)
+    count = write_export(history, request.out)
+    warn_skipped(history)
     print(for_terminal(f"exported {count} runs to {request.out}"))
     return EXIT_OK

@@ -163,7 +163,7 @@ def _refused(source: Path, line: int, problem: str) -> EnvkitError:
 def import_runs(history: History, source: Path) -> tuple[int, int]:
     """(added, already here) after one transaction of every new run in `source`."""
     records = read_records(source)
-    known = {uid for (uid,) in history.db.execute("SELECT uid FROM runs").fetchall()}
+    known = {uid for (uid,) in history._read("SELECT uid FROM runs")}
     fresh: dict[str, tuple[dict[str, Any], str]] = {}
     for report, uid in records:
         if uid not in known:

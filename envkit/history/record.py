@@ -5,7 +5,6 @@ an unusable history file is a warning and the run's own verdict stands."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,16 +106,25 @@ def remember(
         return result
     try:
         _remember(history, reports, run_uid, baseline, summarise, result)
-    except (sqlite3.Error, HistoryError, ValueError, TypeError, KeyError, OverflowError) as exc:
-        # A file damaged in ways opening it does not show (corrupt pages, a missing table): the
-        # run's own verdict and report files stand; history is only a help.
+    except Exception as exc:  # history is only a help: nothing of it decides the verdict
+        # A file damaged in ways opening it does not show (corrupt pages, a missing table, a
+        # row edited by hand): the run's own verdict and report files stand.
+        recorded = result.run_ids
         result = Remembered(
+            run_ids=recorded,
             warning=f"history file {history.path} could not be used "
-            f"({type(exc).__name__}: {exc}); the run's verdict stands"
+            f"({type(exc).__name__}: {exc}); the run's verdict stands",
         )
     finally:
         history.close()
+    if history.skipped and result.warning is None:
+        result.warning = f"history file {history.path}: {_skipped(history.skipped)}"
     return result
+
+
+def _skipped(skipped: list[str]) -> str:
+    shown = "; ".join(skipped[:3]) + (f"; +{len(skipped) - 3} more" if len(skipped) > 3 else "")
+    return f"{len(skipped)} damaged run(s) read around ({shown})"
 
 
 def _remember(

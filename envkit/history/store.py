@@ -90,25 +90,74 @@ class Run:
     summary: dict[str, int]
 
 
+RUN_COLUMNS = (
+    "id",
+    "uid",
+    "started_at",
+    "target",
+    "state",
+    "duration_s",
+    "image_id",
+    "gpu_model",
+    "gpu_count",
+    "host",
+    "environment",
+    "summary",
+)
+# The columns every reader needs, by table: a store without them (a table dropped, a column
+# renamed by hand) is refused at open, with what is missing named.
+COLUMNS = {
+    "runs": RUN_COLUMNS,
+    "checks": ("run_id", "check_id", "status", "duration_s", "message"),
+    "metrics": ("run_id", "check_id", "name", "value", "unit"),
+}
+RECOVER = (
+    "keep a copy of it; `envkit history export --history-file FILE OUT` saves what is still "
+    f"readable; then move the file away (a fresh one is made) or point {HISTORY_ENV} elsewhere"
+)
+
+
 class History:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
+        self.skipped: list[str] = []  # rows read around, with why: said as one warning
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
+            if not read_only:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = _connect(path, read_only)
+            if not read_only:
+                self._migrate()
+            self._check_schema()
         except sqlite3.DatabaseError as exc:
-            raise HistoryError(
-                f"history file {path} cannot be used: {exc}",
-                f"move it away (a new one is made), or point {HISTORY_ENV} elsewhere",
-            ) from None
+            fix = RECOVER
+            if "readonly" in str(exc) or "unable to open" in str(exc):
+                fix = f"point {HISTORY_ENV} (or --history-file) at a file this user may write"
+            raise HistoryError(f"history file {path} cannot be used: {exc}", fix) from None
         except OSError as exc:
             raise HistoryError(
                 f"cannot open history file {path}: {exc.strerror or exc}",
-                f"set {HISTORY_ENV} to a writable path, or pass --no-history",
+                f"set {HISTORY_ENV} to a path this user may write, or pass --no-history",
             ) from None
+
+    def _check_schema(self) -> None:
+        missing = []
+        for table, columns in COLUMNS.items():
+            found = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            missing += [f"{table}.{c}" for c in columns if c not in found]
+        if missing:
+            raise HistoryError(
+                f"history file {self.path} lacks {', '.join(missing[:6])}: not a store envkit "
+                "wrote, or edited by hand",
+                RECOVER,
+            )
+
+    def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """A query's rows; a damaged file (a corrupt page, a broken index) is a HistoryError
+        naming the file and what SQLite found, never a traceback."""
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise HistoryError(f"history file {self.path} is damaged: {exc}", RECOVER) from None
 
     def close(self) -> None:
         self.db.close()
@@ -137,7 +186,8 @@ class History:
         try:
             yield self.db
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back itself (a full disk)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
@@ -147,51 +197,84 @@ class History:
 
     def record_all(self, runs: list[tuple[dict[str, Any], str]]) -> list[int]:
         """Reports as runs in one transaction: all of them, or (on any error) none."""
-        with self.transaction() as db:
-            return [_insert(db, report, uid) for report, uid in runs]
+        try:
+            with self.transaction() as db:
+                return [_insert(db, report, uid) for report, uid in runs]
+        except sqlite3.Error as exc:
+            raise HistoryError(
+                f"history file {self.path} could not take the run(s): {exc}; nothing was recorded",
+                RECOVER
+                if not isinstance(exc, sqlite3.OperationalError)
+                else f"a read-only or full disk? point {HISTORY_ENV} at a writable file",
+            ) from None
 
     def runs(self, target: str | tuple[str, ...] | None = None, limit: int = 20) -> list[Run]:
         targets = (target,) if isinstance(target, str) else tuple(target or ())
+        columns = ", ".join(RUN_COLUMNS)
         if targets:
             marks = ", ".join("?" for _ in targets)
-            rows = self.db.execute(
-                f"SELECT * FROM runs WHERE target IN ({marks}) ORDER BY id DESC LIMIT ?",  # noqa: S608 - placeholders only
+            rows = self._read(
+                f"SELECT {columns} FROM runs WHERE target IN ({marks}) ORDER BY id DESC LIMIT ?",  # noqa: S608 - names and placeholders only
                 (*targets, limit),
             )
         else:
-            rows = self.db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
-        return [_run(row) for row in rows]
+            rows = self._read(
+                f"SELECT {columns} FROM runs ORDER BY id DESC LIMIT ?",  # noqa: S608 - names only
+                (limit,),
+            )
+        return [run for run in map(self._run, rows) if run is not None]
 
     def run(self, run_id: int) -> Run | None:
-        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return _run(row) if row else None
+        columns = ", ".join(RUN_COLUMNS)
+        rows = self._read(f"SELECT {columns} FROM runs WHERE id = ?", (run_id,))  # noqa: S608
+        return self._run(rows[0]) if rows else None
+
+    def _run(self, row: tuple[Any, ...]) -> Run | None:
+        """A row as a Run, or None (its why kept in `skipped`) where it is not one envkit
+        wrote: text where a figure belongs, unreadable JSON, JSON of the wrong shape."""
+        try:
+            return _run(row)
+        except (ValueError, TypeError, RecursionError) as exc:
+            self.skipped.append(f"run {row[0]!r}: {exc}")
+            return None
 
     def checks(self, run_id: int) -> dict[str, str]:
-        rows = self.db.execute("SELECT check_id, status FROM checks WHERE run_id = ?", (run_id,))
-        return dict(rows.fetchall())
+        rows = self._read("SELECT check_id, status FROM checks WHERE run_id = ?", (run_id,))
+        return {c: s for c, s in rows if isinstance(c, str) and isinstance(s, str)}
 
     def metrics(self, run_id: int) -> dict[tuple[str, str], tuple[float, str]]:
-        rows = self.db.execute(
-            "SELECT check_id, name, value, unit FROM metrics WHERE run_id = ?", (run_id,)
+        """The run's figures: numbers only (a hand-edited text, NULL or blob is left out)."""
+        rows = self._read(
+            "SELECT check_id, name, value, unit FROM metrics WHERE run_id = ?"
+            " AND typeof(value) IN ('real', 'integer')",
+            (run_id,),
         )
-        return {(c, n): (v, u) for c, n, v, u in rows.fetchall()}
+        return {
+            (c, n): (float(v), u)
+            for c, n, v, u in rows
+            if isinstance(c, str)
+            and isinstance(n, str)
+            and isinstance(u, str)
+            and math.isfinite(float(v))
+        }
 
     def figures(
         self, target: str, check_id: str, name: str, before: int, limit: int
     ) -> list[float]:
         """The metric in this target's last `limit` passing runs before run `before`, on the
         same image and GPU model as that run."""
-        rows = self.db.execute(
+        rows = self._read(
             "SELECT m.value FROM metrics m JOIN runs r ON r.id = m.run_id"
             " JOIN checks c ON c.run_id = m.run_id AND c.check_id = m.check_id"
             " JOIN runs now ON now.id = ?"
             " WHERE r.target = ? AND m.check_id = ? AND m.name = ? AND r.id < ?"
             " AND c.status = 'pass'"
             " AND r.image_id IS now.image_id AND r.gpu_model IS now.gpu_model"
+            " AND typeof(m.value) IN ('real', 'integer')"
             " ORDER BY r.id DESC LIMIT ?",
             (before, target, check_id, name, before, limit),
         )
-        return [float(value) for (value,) in rows.fetchall()]
+        return [float(value) for (value,) in rows if math.isfinite(float(value))]
 
 
 def _gpu_model(gpus: list[Any]) -> str | None:
@@ -199,20 +282,41 @@ def _gpu_model(gpus: list[Any]) -> str | None:
     return ", ".join(names) or None
 
 
+def _object(text: Any, what: str) -> dict[str, Any]:
+    found = json.loads(text) if isinstance(text, str) else None
+    if not isinstance(found, dict):
+        raise TypeError(f"{what} is not a JSON object")
+    return found
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} is not text")
+    return value
+
+
 def _run(row: tuple[Any, ...]) -> Run:
+    """A runs row (RUN_COLUMNS order) as a Run; ValueError or TypeError where a field is not
+    what envkit wrote there."""
+    summary = _object(row[11], "summary")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in summary.values()):
+        raise TypeError("summary counts are not whole numbers")
+    duration = row[5]
+    if isinstance(duration, bool) or not isinstance(duration, int | float):
+        raise TypeError("duration_s is not a number")
     return Run(
-        id=row[0],
-        uid=row[1],
-        started_at=row[2],
-        target=row[3],
-        state=row[4],
-        duration_s=row[5],
-        image_id=row[6],
-        gpu_model=row[7],
-        gpu_count=row[8],
-        host=row[9],
-        environment=json.loads(row[10]),
-        summary=json.loads(row[11]),
+        id=int(row[0]),
+        uid=_text(row[1], "uid"),
+        started_at=_text(row[2], "started_at"),
+        target=_text(row[3], "target"),
+        state=_text(row[4], "state"),
+        duration_s=float(duration),
+        image_id=row[6] if isinstance(row[6], str) else None,
+        gpu_model=row[7] if isinstance(row[7], str) else None,
+        gpu_count=row[8] if isinstance(row[8], int) else 0,
+        host=row[9] if isinstance(row[9], str) else None,
+        environment=_object(row[10], "environment"),
+        summary=summary,
     )
 
 
@@ -260,33 +364,99 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
     return run_id
 
 
-def export_lines(history: History) -> list[str]:
-    """Every run as one JSON line (checks and figures inside), oldest first."""
-    lines = []
-    for run in reversed(history.runs(limit=10**9)):
-        checks = history.db.execute(
-            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?", (run.id,)
-        ).fetchall()
-        metrics = history.metrics(run.id)
-        row = {k: v for k, v in run.__dict__.items() if k != "id"}
-        row["checks"] = [
-            {
-                "id": c,
-                "status": s,
-                "duration_s": d,
-                "message": m,
-                "metrics": [
-                    {"name": n, "value": v, "unit": u}
-                    for (check, n), (v, u) in sorted(metrics.items())
-                    if check == c
-                ],
-            }
-            for c, s, d, m in checks
+def _export_ids(history: History) -> list[int]:
+    """Every run id, oldest first. Where the runs table's pages are damaged, the ids are
+    probed one by one up to the highest ever handed out, so what can be read is saved."""
+    try:
+        return [
+            i for (i,) in history._read("SELECT id FROM runs ORDER BY id") if isinstance(i, int)
         ]
-        lines.append(json.dumps(row, sort_keys=True))
+    except HistoryError:
+        try:
+            rows = history._read("SELECT seq FROM sqlite_sequence WHERE name = 'runs'")
+        except HistoryError:
+            rows = []
+        highest = rows[0][0] if rows and isinstance(rows[0][0], int) else 10_000
+        return list(range(1, min(highest, 10**6) + 1))
+
+
+def _export_line(history: History, run: Run) -> str:
+    checks = [
+        (c, s, d, m)
+        for c, s, d, m in history._read(
+            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?",
+            (run.id,),
+        )
+        if isinstance(c, str) and isinstance(s, str) and isinstance(m, str)
+    ]
+    metrics = history.metrics(run.id)
+    row = {k: v for k, v in run.__dict__.items() if k != "id"}
+    row["checks"] = [
+        {
+            "id": c,
+            "status": s,
+            "duration_s": d,
+            "message": m,
+            "metrics": [
+                {"name": n, "value": v, "unit": u}
+                for (check, n), (v, u) in sorted(metrics.items())
+                if check == c
+            ],
+        }
+        for c, s, d, m in checks
+    ]
+    return json.dumps(row, sort_keys=True)
+
+
+def export_lines(history: History) -> list[str]:
+    """Every run as one JSON line (checks and figures inside), oldest first. A run that
+    cannot be read (a damaged page, a field envkit did not write) is left out and named in
+    `history.skipped`: export is how what is still readable is saved from a damaged store."""
+    lines = []
+    for run_id in _export_ids(history):
+        try:
+            run = history.run(run_id)
+            if run is not None:
+                lines.append(_export_line(history, run))
+        except HistoryError as exc:
+            history.skipped.append(f"run {run_id}: {exc.message}")
     return lines
 
 
-def open_history(path: Path | None) -> History:
-    """The history at PATH, else $ENVKIT_HISTORY, else the default place."""
-    return History(path or default_path())
+def open_history(path: Path | None, read_only: bool = False) -> History:
+    """The history at PATH, else $ENVKIT_HISTORY, else the default place. READ_ONLY: a file
+    this user may read but not write (a shared one) is read as it is, never migrated."""
+    path = path or default_path()
+    if not read_only and path.is_file():
+        # A shared file this user may read but not write: read as it is.
+        read_only = not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+    return History(path, read_only)
+
+
+def _connect(path: Path, read_only: bool) -> sqlite3.Connection:
+    if read_only:
+        if not path.is_file():
+            raise OSError(2, "no such file")
+        uri = path.resolve().as_uri()
+        db = sqlite3.connect(
+            f"{uri}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None
+        )
+        try:
+            db.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.OperationalError:
+            # A WAL store in a folder this user may not write: SQLite cannot make the
+            # shared-memory file a reader needs. With no write-ahead log left over (envkit
+            # checkpoints on close) the file alone is the whole store: read it as immutable.
+            wal = path.with_name(path.name + "-wal")
+            if wal.exists() and wal.stat().st_size:
+                raise
+            db.close()
+            db = sqlite3.connect(
+                f"{uri}?immutable=1", uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None
+            )
+        db.execute("PRAGMA query_only=ON")
+        return db
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA foreign_keys=ON")
+    return db

@@ -50,4 +50,12 @@ def emit_reports(
 
 
 def _write(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        from envkit.errors import EnvkitError
+
+        raise EnvkitError(
+            f"cannot write the report {path}: {exc.strerror or exc}",
+            "name a file in a folder this user may write",
+        ) from None
