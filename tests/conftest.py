@@ -25,6 +25,20 @@ def _private_history(tmp_path_factory: pytest.TempPathFactory) -> object:
         os.environ["ENVKIT_HISTORY"] = previous
 
 
+@pytest.fixture(autouse=True)
+def _private_node_state(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The node's memory (the kernel log's cursor, the GPU topology baseline) is the test's
+    own, never this machine's."""
+    path = tmp_path_factory.mktemp("node") / "node-state.json"
+    previous = os.environ.get("ENVKIT_NODE_STATE")
+    os.environ["ENVKIT_NODE_STATE"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("ENVKIT_NODE_STATE", None)
+    else:
+        os.environ["ENVKIT_NODE_STATE"] = previous
+
+
 @pytest.fixture
 def write_config(tmp_path: Path) -> Callable[[str], Path]:
     def write(text: str) -> Path:

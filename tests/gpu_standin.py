@@ -10,6 +10,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.helpers import REPO
 SOURCE = REPO / "tests" / "nvml_standin" / "nvml_standin.c"
 SCENARIOS = REPO / "tests" / "data" / "nvml"
 CACHE = Path.home() / ".cache" / "envkit-tests"
+Patch = Callable[[dict[str, Any]], None]
 
 
 def build_standin() -> Path:
@@ -49,3 +51,55 @@ def scenario(name: str) -> dict[str, Any]:
 
 def env_for(folder: Path, scenario_file: Path) -> dict[str, str]:
     return {"LD_LIBRARY_PATH": str(folder), "NVML_STANDIN_SCENARIO": str(scenario_file)}
+
+
+def statuses(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {c["id"]: (c["status"], c["message"]) for c in report["checks"]}
+
+
+def on_every_gpu(change: Patch) -> Patch:
+    def apply(world: dict[str, Any]) -> None:
+        for gpu in world["gpus"]:
+            change(gpu)
+
+    return apply
+
+
+def on_gpu(index: int, change: Patch) -> Patch:
+    return lambda world: change(world["gpus"][index])
+
+
+def world_of(base: str, *changes: Patch) -> dict[str, Any]:
+    world = scenario(base)
+    for change in changes:
+        change(world)
+    return world
+
+
+def set_field(path: str, value: Any) -> Patch:
+    """gpu["a"]["b"] = value for "a.b"; a numeric part indexes a list (a dict's keys are text:
+    "fields.230" is the field 230)."""
+
+    def step(node: Any, part: str) -> Any:
+        return int(part) if isinstance(node, list) else part
+
+    def change(gpu: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = gpu
+        for part in parents:
+            node = node[step(node, part)]
+        node[step(node, last)] = value
+
+    return change
+
+
+def xid_event(code: int, after_ms: int = 30) -> Patch:
+    return lambda gpu: gpu["xid_events"].append({"xid": code, "after_ms": after_ms})
+
+
+def links_active(count: int) -> Patch:
+    def change(gpu: dict[str, Any]) -> None:
+        for n, link in enumerate(gpu["nvlink"]):
+            link["state"] = 1 if n < count else 0
+
+    return change

@@ -36,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     health.add_argument("--drain", action="store_true", help="drain this node when unhealthy")
     health.add_argument("--node", help="the node's Slurm name (default $SLURMD_NODENAME)")
     health.add_argument("--python", default=sys.executable, help="interpreter with torch")
+    health.add_argument(
+        "--baseline",
+        choices=["reset"],
+        help="forget this node's recorded topology first (after intended hardware work)",
+    )
     collective = sub.add_parser("collective", help="multi-node all-reduce under torchrun")
     collective.add_argument("--out-dir", required=True, help="the run's shared reports folder")
     return parser
@@ -80,7 +85,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "health":
         from .programs.health import main as health
 
-        return health(json.loads(args.config), args.timeout, args.drain, args.node, args.python)
+        return health(
+            json.loads(args.config),
+            args.timeout,
+            args.drain,
+            args.node,
+            args.python,
+            reset_baseline=args.baseline == "reset",
+        )
     from .programs.crossnode import main as collective
 
     return collective(args.out_dir)

@@ -290,6 +290,15 @@ def health(
             help="Write a HealthCheckProgram here (and its bundle beside it) instead.",
         ),
     ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            metavar="BASELINE",
+            help="reset: forget this node's recorded GPU topology first (after intended "
+            "hardware work); the next healthy run records it anew.",
+        ),
+    ] = None,
 ) -> None:
     """Fast node health checks for Slurm's HealthCheckProgram or a prolog: exit 0 healthy, else
     exit 1 with a one-line reason (and the node drained with --drain).
@@ -299,6 +308,12 @@ def health(
     from envkit.commands import health as command
 
     request = command.HealthRequest(
-        config=config, python=python, drain=drain, node=node, timeout=timeout, write=program
+        config=config,
+        python=python,
+        drain=drain,
+        node=node,
+        timeout=timeout,
+        write=program,
+        baseline_reset=command.baseline_reset(baseline, program),
     )
     raise typer.Exit(command.run(request))

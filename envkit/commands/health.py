@@ -34,6 +34,22 @@ class HealthRequest:
     node: str | None = None
     timeout: float = DEFAULT_TIMEOUT_S
     write: Path | None = None
+    baseline_reset: bool = False  # forget the node's recorded GPU topology first
+
+
+def baseline_reset(value: str | None, program: Path | None) -> bool:
+    """--baseline takes one value, and only for a run here (a written program must not forget
+    the baseline on every health interval)."""
+    if value is None:
+        return False
+    if value != "reset":
+        raise EnvkitError(f"--baseline {value}: not a choice", "write --baseline reset")
+    if program is not None:
+        raise EnvkitError(
+            "--baseline reset with --program would forget the baseline on every interval",
+            "run `envkit health --baseline reset` once on the node instead",
+        )
+    return True
 
 
 def _config_json(config: str | None) -> str:
@@ -47,6 +63,8 @@ def _arguments(request: HealthRequest, config_json: str) -> list[str]:
         args.append("--drain")
     if request.node:
         args += ["--node", request.node]
+    if request.baseline_reset:
+        args += ["--baseline", "reset"]
     return args
 
 

@@ -313,6 +313,7 @@ THRESHOLD_CHECKS = (
     "bench.memory_bandwidth",
     "bench.host_device",
     "bench.allreduce_busbw",
+    "bench.p2p",
     "stress.gpu",
 )
 

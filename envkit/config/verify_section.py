@@ -59,8 +59,15 @@ class GpuExpectations(_Strict):
         None,
         ge=0,
         strict=True,
-        description="NVLink CRC, replay and recovery counts a link may "
-        "add during a run (default 0).",
+        description="NVLink replay, recovery and NVLink-5 error counts a GPU may add "
+        "during a run (default 0; CRC errors are judged as a rate, 100/s).",
+    )
+    pcie_samples: int | None = Field(
+        None,
+        ge=0,
+        strict=True,
+        description="Samples under load with the PCIe link below its rate tolerated in a run "
+        "(default 1: load ramping up).",
     )
     pcie_replays: int | None = Field(
         None, ge=0, strict=True, description="PCIe replays tolerated in a run (default 80, DCGM's)."

@@ -49,7 +49,8 @@ def _command(pid: int, proc: Path = Path("/proc")) -> str:
 
 
 def read_gpu_use() -> GpuUse:
-    from envkit.checks.core.nvml import Nvml, NvmlError, Unavailable, processes, utilization
+    from envkit.checks.core.nvml import Nvml, NvmlError, Unavailable
+    from envkit.checks.core.nvml_read import processes, utilization
 
     try:
         nvml = Nvml.open()

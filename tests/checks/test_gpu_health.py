@@ -8,58 +8,24 @@ burn-in run their per-GPU code on CPU devices (fake_gpu plants)."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.checks.conftest import RunChecks
-from tests.gpu_standin import build_standin, env_for, scenario
-
-RunGpu = Callable[..., dict[str, Any]]
-Patch = Callable[[dict[str, Any]], None]
-
-
-@pytest.fixture(scope="session")
-def standin() -> Path:
-    return build_standin()
-
-
-@pytest.fixture
-def run_gpu(run_checks: RunChecks, standin: Path, tmp_path: Path) -> RunGpu:
-    def run(
-        world: dict[str, Any], only: list[str], plant: str | None = None,
-        env: dict[str, str] | None = None, **config: Any,
-    ) -> dict[str, Any]:  # fmt: skip
-        path = tmp_path / f"scenario-{uuid.uuid4().hex[:6]}.json"
-        path.write_text(json.dumps(world))
-        # The kernel log is the test's own file, never the host's (kmsg_from_env); and one
-        # check runs in its turn, so the watch samples the GPUs for a while, as in a real run.
-        plants = ",".join(p for p in (plant, "kmsg_from_env") if p)
-        return run_checks(
-            [*only, "gpu.cuda_env"], plants, env={**env_for(standin, path), **(env or {})},
-            **config,
-        )  # fmt: skip
-
-    return run
-
-
-def statuses(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {c["id"]: (c["status"], c["message"]) for c in report["checks"]}
-
-
-def on_every_gpu(change: Patch) -> Patch:
-    def apply(world: dict[str, Any]) -> None:
-        for gpu in world["gpus"]:
-            change(gpu)
-
-    return apply
-
-
-def on_gpu(index: int, change: Patch) -> Patch:
-    return lambda world: change(world["gpus"][index])
+from tests.checks.conftest import RunChecks, RunGpu
+from tests.gpu_standin import (
+    Patch,
+    env_for,
+    links_active,
+    on_every_gpu,
+    on_gpu,
+    scenario,
+    set_field,
+    statuses,
+    world_of,
+    xid_event,
+)
 
 
 def v100(world: dict[str, Any]) -> None:
@@ -71,20 +37,18 @@ def v100(world: dict[str, Any]) -> None:
         gpu["nvlink"] = gpu["nvlink"][:6]
 
 
-def world_of(base: str, *changes: Patch) -> dict[str, Any]:
-    world = scenario(base)
-    for change in changes:
-        change(world)
-    return world
-
-
 # SKU -> the gpu.* checks that skip on it (everything else must pass).
 HEALTHY_SKIPS = {
     "h100-sxm": {"gpu.retired_pages"},
     "h100-pcie": {"gpu.retired_pages", "gpu.fabric"},
     "consumer-rtx4090": {
         "gpu.ecc", "gpu.row_remap", "gpu.retired_pages", "gpu.inforom", "gpu.fabric", "gpu.nvlink",
+        "gpu.recovery",
     },
+    # Grace Hopper on a standalone node: no NVSwitch fabric, no PCIe link (its host link is
+    # NVLink-C2C, judged by gpu.pcie through its C2C links), no retired pages
+    "gh200": {"gpu.retired_pages", "gpu.fabric"},
+    "b200-x8": {"gpu.retired_pages"},
 }  # fmt: skip
 
 
@@ -92,7 +56,7 @@ HEALTHY_SKIPS = {
 def test_standin_healthy_sku_passes_and_skips_only_what_it_lacks(sku: str, run_gpu: RunGpu) -> None:
     report = run_gpu(scenario(sku), ["gpu"])
     got = statuses(report)
-    assert len(got) == 13, sorted(got)
+    assert len(got) == 14, sorted(got)
     wrong = {k: v for k, v in got.items() if v[0] not in ("pass", "skip")}
     assert not wrong, wrong
     skipped = {k for k, (status, _) in got.items() if status == "skip"}
@@ -100,70 +64,46 @@ def test_standin_healthy_sku_passes_and_skips_only_what_it_lacks(sku: str, run_g
     assert all(got[k][1] for k in skipped), "every skip says why"
 
 
-def _set(path: str, value: Any) -> Patch:
-    """gpu["a"]["b"] = value for "a.b"; a numeric part indexes a list."""
-
-    def change(gpu: dict[str, Any]) -> None:
-        *parents, last = path.split(".")
-        node: Any = gpu
-        for part in parents:
-            node = node[int(part)] if part.isdigit() else node[part]
-        node[int(last) if last.isdigit() else last] = value
-
-    return change
-
-
-def _xid(code: int, after_ms: int = 30) -> Patch:
-    return lambda gpu: gpu["xid_events"].append({"xid": code, "after_ms": after_ms})
-
-
-def _links_active(count: int) -> Patch:
-    def change(gpu: dict[str, Any]) -> None:
-        for n, link in enumerate(gpu["nvlink"]):
-            link["state"] = 1 if n < count else 0
-
-    return change
-
-
 # (check, scenario, changes, config, phrase that the failure must carry)
 FAULTS: list[tuple[str, str, list[Patch], dict[str, Any], str]] = [
-    ("gpu.ecc", "h100-sxm", [on_gpu(1, _set("ecc.volatile.uncorrected", 3))], {},
+    ("gpu.ecc", "h100-sxm", [on_gpu(1, set_field("ecc.volatile.uncorrected", 3))], {},
      "GPU 1 (NVIDIA H100 80GB HBM3, 00000000:38:00.0): 3 uncorrectable ECC"),
-    ("gpu.row_remap", "h100-sxm", [on_gpu(0, _set("remapped_rows.pending", 1))], {},
+    ("gpu.row_remap", "h100-sxm", [on_gpu(0, set_field("remapped_rows.pending", 1))], {},
      "row remapping pending"),
-    ("gpu.row_remap", "h100-pcie", [on_gpu(1, _set("remapped_rows.failure", 1))], {},
+    ("gpu.row_remap", "h100-pcie", [on_gpu(1, set_field("remapped_rows.failure", 1))], {},
      "row remapping failed"),
-    ("gpu.retired_pages", "h100-sxm", [v100, on_gpu(0, _set("retired_pages.pending", 1))], {},
+    ("gpu.retired_pages", "h100-sxm", [v100, on_gpu(0, set_field("retired_pages.pending", 1))], {},
      "retirement is pending"),
     ("gpu.retired_pages", "h100-sxm",
-     [v100, on_gpu(1, _set("retired_pages.sbe", 40)), on_gpu(1, _set("retired_pages.dbe", 25))],
+     [v100, on_gpu(1, set_field("retired_pages.sbe", 40)), on_gpu(1, set_field("retired_pages.dbe", 25))],
      {}, "65 pages retired"),
-    ("gpu.inforom", "h100-sxm", [on_gpu(0, _set("inforom", "corrupted_inforom"))], {}, "InfoROM corrupted"),
-    ("gpu.fabric", "h100-sxm", [on_gpu(1, _set("fabric.state", 1))], {}, "registration not started"),
-    ("gpu.fabric", "h100-sxm", [on_gpu(0, _set("fabric.status", 5))], {}, "completed with error 5"),
-    ("gpu.inventory", "h100-sxm", [on_gpu(1, _set("handle", "gpu_is_lost"))], {}, "gpu_is_lost"),
+    ("gpu.inforom", "h100-sxm", [on_gpu(0, set_field("inforom", "corrupted_inforom"))], {}, "InfoROM corrupted"),
+    ("gpu.fabric", "h100-sxm", [on_gpu(1, set_field("fabric.state", 1))], {}, "registration not started"),
+    ("gpu.fabric", "h100-sxm", [on_gpu(0, set_field("fabric.status", 5))], {}, "completed with error 5"),
+    ("gpu.inventory", "h100-sxm", [on_gpu(1, set_field("handle", "gpu_is_lost"))], {}, "gpu_is_lost"),
     ("gpu.inventory", "consumer-rtx4090", [], {"gpu": {"persistence": "required"}},
      "persistence mode is off"),
-    ("gpu.xid", "h100-sxm", [on_gpu(1, _xid(79))], {}, "GPU 1: XID 79 (GPU has fallen off the bus)"),
-    ("gpu.xid", "h100-sxm", [on_gpu(0, _xid(48)), on_gpu(0, _xid(13, 60))], {}, "double-bit ECC"),
-    ("gpu.xid", "h100-sxm", [on_gpu(0, _xid(1234))], {}, "not in envkit's table"),
-    ("gpu.xid", "h100-sxm", [on_gpu(0, _xid(13))], {"gpu": {"xid_fail": [13]}}, "XID 13"),
-    ("gpu.clocks", "h100-sxm", [on_gpu(1, _set("clocks_event_reasons", [0, 4, 8]))], {}, "GPU 1 slowed itself: hw_slowdown"),
-    ("gpu.clocks", "h100-pcie", [on_gpu(0, _set("clocks_event_reasons", [0x40]))], {}, "hw_thermal"),
-    ("gpu.clocks", "consumer-rtx4090", [on_gpu(0, _set("clocks_event_reasons", [0x20]))], {}, "sw_thermal"),
-    ("gpu.clocks", "h100-sxm", [on_gpu(0, _set("clocks_event_reasons", [0, 0x84]))], {}, "hw_power_brake"),
-    ("gpu.pcie", "h100-sxm", [on_gpu(1, _set("pcie.width", 8))], {}, "PCIe link x8, expected x16"),
-    ("gpu.pcie", "h100-sxm", [on_gpu(0, _set("pcie.gen", [5, 3]))], {}, "PCIe Gen3 under load, expected Gen5"),
-    ("gpu.pcie", "h100-sxm", [on_gpu(0, _set("pcie.replays", [0, 500]))], {}, "500 PCIe replays"),
-    ("gpu.pcie", "consumer-rtx4090", [], {"gpu": {"pcie_gen": 5}}, "Gen4 under load, expected Gen5"),
-    ("gpu.nvlink", "h100-sxm", [on_gpu(1, _links_active(16))], {}, "16 NVLinks active, expected 18"),
-    ("gpu.nvlink", "h100-pcie", [on_gpu(0, _links_active(8))], {}, "8 NVLinks active, expected 12 or 0"),
-    ("gpu.nvlink", "h100-sxm", [on_gpu(0, _set("nvlink.3.crc_flit", [0, 12]))], {}, "link 3 crc_flit +12"),
-    ("gpu.nvlink", "h100-sxm", [on_gpu(1, _set("nvlink.0.recovery", [2, 3]))], {}, "link 0 recovery +1"),
+    ("gpu.xid", "h100-sxm", [on_gpu(1, xid_event(79))], {}, "GPU 1: XID 79 (GPU has fallen off the bus; RESTART_BM)"),
+    ("gpu.xid", "h100-sxm", [on_gpu(0, xid_event(48)), on_gpu(0, xid_event(13, 60))], {}, "XID 48 (Double Bit ECC Error; WORKFLOW_XID_48)"),
+    ("gpu.xid", "h100-sxm", [on_gpu(0, xid_event(1234))], {}, "not in NVIDIA's catalogue"),
+    ("gpu.xid", "h100-sxm", [on_gpu(0, xid_event(13))], {"gpu": {"xid_fail": [13]}}, "XID 13"),
+    ("gpu.clocks", "h100-sxm", [on_gpu(1, set_field("clocks_event_reasons", [0, 4, 8]))], {}, "GPU 1 slowed itself: hw_slowdown"),
+    ("gpu.clocks", "h100-pcie", [on_gpu(0, set_field("clocks_event_reasons", [0x40]))], {}, "hw_thermal"),
+    ("gpu.clocks", "consumer-rtx4090", [on_gpu(0, set_field("clocks_event_reasons", [0x20]))], {}, "sw_thermal"),
+    ("gpu.clocks", "h100-sxm", [on_gpu(0, set_field("clocks_event_reasons", [0, 0x84]))], {}, "hw_power_brake"),
+    ("gpu.pcie", "h100-sxm", [on_gpu(1, set_field("pcie.width", 8))], {}, "below Gen5 x16 (its maximum) under load: Gen5 x8 in"),
+    ("gpu.pcie", "h100-sxm", [on_gpu(0, set_field("pcie.gen", [5, 3]))], {}, "Gen3 x16 in"),
+    ("gpu.pcie", "h100-sxm", [on_gpu(0, set_field("pcie.replays", [0, 500]))], {}, "500 PCIe replays"),
+    ("gpu.pcie", "consumer-rtx4090", [], {"gpu": {"pcie_gen": 5}}, "below Gen5 x16 (verify.gpu) under load: Gen4 x16"),
+    ("gpu.nvlink", "h100-sxm", [on_gpu(1, links_active(16))], {}, "16 NVLinks active, expected 18"),
+    ("gpu.nvlink", "h100-pcie", [on_gpu(0, links_active(8))], {}, "8 NVLinks active, a healthy H100 PCIe has 12 or 0"),
+    ("gpu.nvlink", "h100-sxm", [on_gpu(0, set_field("nvlink.3.crc_flit", [0, 10**6]))], {},
+     "NVLink CRC errors at"),
+    ("gpu.nvlink", "h100-sxm", [on_gpu(1, set_field("nvlink.0.recovery", [2, 3]))], {}, "link 0 recovery +1"),
     ("gpu.nvlink", "h100-sxm", [], {"gpu": {"nvlinks": 12}}, "18 NVLinks active, expected 12"),
-    ("gpu.thermal", "h100-sxm", [on_gpu(0, _set("temperature", [40, 88]))], {}, "reached 88 C, its slowdown temperature is 87 C"),
-    ("gpu.thermal", "h100-pcie", [on_gpu(1, _set("power_mw", [60000, 450000]))], {}, "drew 450 W against a 350 W limit"),
-    ("gpu.processes", "h100-sxm", [on_gpu(1, _set("processes", [{"pid": 4242, "used_bytes": 3 << 30}]))], {},
+    ("gpu.thermal", "h100-sxm", [on_gpu(0, set_field("temperature", [40, 88]))], {}, "reached 88 C, above its max operating temperature 85 C"),
+    ("gpu.thermal", "h100-pcie", [on_gpu(1, set_field("power_mw", [60000, 450000]))], {}, "drew 450 W against a 350 W limit"),
+    ("gpu.processes", "h100-sxm", [on_gpu(1, set_field("processes", [{"pid": 4242, "used_bytes": 3 << 30}]))], {},
      "held before the run by pid 4242 (3072 MiB)"),
 ]  # fmt: skip
 
@@ -185,15 +125,16 @@ def test_standin_fault_fails_its_check(
 
 # What the site or the rules accept: the same sort of signal, and a pass.
 ACCEPTED: list[tuple[str, str, list[Patch], dict[str, Any], str]] = [
-    ("gpu.xid", "h100-sxm", [on_gpu(0, _xid(13)), on_gpu(1, _xid(31))], {}, "only application-caused"),
-    ("gpu.xid", "h100-sxm", [on_gpu(0, _xid(79))], {"gpu": {"xid_warn": [79]}}, "XID 79"),
-    ("gpu.clocks", "h100-sxm", [on_every_gpu(_set("clocks_event_reasons", [0, 4]))], {}, "power cap under load (normal)"),
-    ("gpu.pcie", "h100-sxm", [on_every_gpu(_set("pcie.width", 8))], {"gpu": {"pcie_width": 8}}, "every link"),
-    ("gpu.pcie", "h100-sxm", [on_every_gpu(_set("pcie.gen", [1]))], {"gpu": {"pcie_gen": 1}}, "every link"),
-    ("gpu.nvlink", "h100-pcie", [on_every_gpu(_links_active(0))], {}, "every NVLink up"),
-    ("gpu.nvlink", "h100-sxm", [on_gpu(0, _set("nvlink.3.crc_flit", [0, 2]))], {"gpu": {"nvlink_errors": 5}}, "every NVLink"),
-    ("gpu.thermal", "h100-sxm", [on_every_gpu(_set("power_mw", [90000, 700000]))], {}, "max 64 C"),
-    ("gpu.processes", "h100-sxm", [on_gpu(1, _set("processes", [{"pid": 7, "used_bytes": 1 << 30}]))],
+    ("gpu.xid", "h100-sxm", [on_gpu(0, xid_event(13)), on_gpu(1, xid_event(31))], {}, "warn: XIDs that fail nothing"),
+    ("gpu.xid", "h100-sxm", [on_gpu(0, xid_event(79))], {"gpu": {"xid_warn": [79]}}, "XID 79"),
+    ("gpu.clocks", "h100-sxm", [on_every_gpu(set_field("clocks_event_reasons", [0, 4]))], {}, "power cap under load (normal)"),
+    ("gpu.pcie", "h100-sxm", [on_every_gpu(set_field("pcie.width", 8))], {"gpu": {"pcie_width": 8}}, "every link"),
+    ("gpu.pcie", "h100-sxm", [on_every_gpu(set_field("pcie.gen", [1]))], {"gpu": {"pcie_gen": 1}}, "every link"),
+    ("gpu.nvlink", "h100-pcie", [on_every_gpu(links_active(0))], {}, "warn: GPU 0: 0 NVLinks active"),
+    ("gpu.nvlink", "h100-sxm", [on_gpu(0, set_field("nvlink.3.crc_flit", [0, 12]))], {}, "under 100/s: link 3 crc_flit +12"),
+    ("gpu.nvlink", "h100-sxm", [on_gpu(0, set_field("nvlink.3.replay", [0, 2]))], {"gpu": {"nvlink_errors": 5}}, "every NVLink"),
+    ("gpu.thermal", "h100-sxm", [on_every_gpu(set_field("power_mw", [90000, 700000]))], {}, "max 64 C"),
+    ("gpu.processes", "h100-sxm", [on_gpu(1, set_field("processes", [{"pid": 7, "used_bytes": 1 << 30}]))],
      {"gpu": {"allow_processes": True}}, "held before the run by pid 7"),
 ]  # fmt: skip
 
@@ -213,19 +154,19 @@ def test_standin_normal_signals_pass(
 
 
 NOT_SUPPORTED: list[tuple[str, list[Patch], str]] = [
-    ("gpu.ecc", [on_every_gpu(_set("ecc", "not_supported"))], "ECC: not supported"),
-    ("gpu.row_remap", [on_every_gpu(_set("remapped_rows", "not_supported"))], "row remapping"),
-    ("gpu.nvlink", [on_every_gpu(_set("nvlink", "not_supported"))], "NVLink: not supported"),
-    ("gpu.fabric", [on_every_gpu(_set("fabric.state", 0))], "NVSwitch fabric"),
-    ("gpu.inforom", [on_every_gpu(_set("inforom", "not_supported"))], "InfoROM"),
-    ("gpu.thermal", [on_every_gpu(_set("slowdown_temp", "not_supported"))], "temperature limits"),
-    ("gpu.processes", [on_every_gpu(_set("processes", "not_supported"))], "process list"),
+    ("gpu.ecc", [on_every_gpu(set_field("ecc", "not_supported"))], "ECC: not supported"),
+    ("gpu.row_remap", [on_every_gpu(set_field("remapped_rows", "not_supported"))], "row remapping"),
+    ("gpu.nvlink", [on_every_gpu(set_field("nvlink", "not_supported"))], "NVLink: not supported"),
+    ("gpu.fabric", [on_every_gpu(set_field("fabric.state", 0))], "NVSwitch fabric"),
+    ("gpu.inforom", [on_every_gpu(set_field("inforom", "not_supported"))], "InfoROM"),
+    ("gpu.thermal", [on_every_gpu(set_field("slowdown_temp", "not_supported"))], "temperature limits"),
+    ("gpu.processes", [on_every_gpu(set_field("processes", "not_supported"))], "process list"),
     # MIG: the parent GPU answers no clock-event reasons or utilization for its instances
-    ("gpu.clocks", [on_every_gpu(_set("mig", 1)), on_every_gpu(_set("clocks_event_reasons", "not_supported")),
-                    on_every_gpu(_set("utilization", "not_supported"))], "not readable"),
+    ("gpu.clocks", [on_every_gpu(set_field("mig", 1)), on_every_gpu(set_field("clocks_event_reasons", "not_supported")),
+                    on_every_gpu(set_field("utilization", "not_supported"))], "not readable"),
     # no load seen (benches off): clocks under load were not observed
-    ("gpu.clocks", [on_every_gpu(_set("utilization.gpu", [0]))], "not loaded"),
-    ("gpu.xid", [on_every_gpu(_set("xid_events", "not_supported"))], "no source of XIDs"),
+    ("gpu.clocks", [on_every_gpu(set_field("utilization.gpu", [0]))], "not loaded"),
+    ("gpu.xid", [on_every_gpu(set_field("xid_events", "not_supported"))], "no source of XIDs"),
 ]  # fmt: skip
 
 
@@ -243,16 +184,18 @@ def test_standin_not_supported_is_a_skip_with_the_reason(
 def test_standin_xid_in_the_kernel_log_fails_without_nvml_events(
     run_gpu: RunGpu, tmp_path: Path
 ) -> None:
-    log = tmp_path / "kmsg"
+    log, uptime = tmp_path / "kmsg", tmp_path / "uptime"
     log.write_text(
         "6,100,1000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n"
-        "3,101,2000,-;NVRM: Xid (PCI:0000:38:00): 94, pid=4242, name=python, Contained: SM\n"
+        "3,101,2000000,-;NVRM: Xid (PCI:0000:38:00): 79, GPU has fallen off the bus.\n"
     )
-    world = world_of("h100-sxm", on_every_gpu(_set("xid_events", "not_supported")))
-    report = run_gpu(world, ["gpu.xid"], "kmsg_from_env", env={"ENVKIT_TEST_KMSG": str(log)})
+    uptime.write_text("60.0 100.0\n")
+    world = world_of("h100-sxm", on_every_gpu(set_field("xid_events", "not_supported")))
+    env = {"ENVKIT_TEST_KMSG": str(log), "ENVKIT_TEST_UPTIME": str(uptime)}
+    report = run_gpu(world, ["gpu.xid"], "kmsg_from_env", env=env)
     status, message = statuses(report)["gpu.xid"]
-    assert status == "fail" and "GPU 1: XID 94 (contained ECC error" in message, message
-    assert "in the kernel log" in message
+    assert status == "fail" and "GPU 1: XID 79 (GPU has fallen off the bus" in message, message
+    assert "in the kernel log" in message and "the last 2 h" in message
 
 
 def test_standin_no_nvml_and_no_nvidia_smi_skips_unless_gpus_are_required(
@@ -333,6 +276,8 @@ def test_fake_gpu_burn_in_fails_on_a_wrong_product(
         assert "differ from the first" in message
     else:
         assert "products exact, memory patterns exact" in message
+        # CPU devices share the cores: their rates race, so they are never compared
+        assert "spread between GPUs not judged (GPU 0: wall-clock on a CPU device" in message
 
 
 def test_stress_runs_only_when_asked(run_gpu: RunGpu) -> None:
@@ -384,7 +329,7 @@ def test_standin_envkit_health_names_a_pending_row_remap_within_slurms_limit(
 
     from tests.helpers import envkit
 
-    world = world_of(base, on_gpu(1, _set("remapped_rows.pending", pending)))
+    world = world_of(base, on_gpu(1, set_field("remapped_rows.pending", pending)))
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(world))
     started = time.monotonic()
@@ -417,7 +362,7 @@ def smi_path(tmp_path: Path) -> str:
 def test_standin_smi_fallback_judges_what_nvidia_smi_can_read(
     run_checks: RunChecks, tmp_path: Path, smi_path: str
 ) -> None:
-    world = world_of("h100-sxm", on_gpu(0, _set("ecc.volatile.uncorrected", 1)))
+    world = world_of("h100-sxm", on_gpu(0, set_field("ecc.volatile.uncorrected", 1)))
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(world))
     env = {"PATH": smi_path, "LD_LIBRARY_PATH": str(tmp_path), "NVML_STANDIN_SCENARIO": str(path)}

@@ -103,6 +103,8 @@ ELSEWHERE = {
             "processes",
         )
     },
+    "gpu.recovery": "tests/checks/test_gpu_health_calibration.py (each recovery action)",
+    "bench.p2p": "tests/checks/test_gpu_health_calibration.py (a corrupting and a slow pair)",
     "bench.host_device": "tests/checks/test_gpu_health.py (a link slower than its PCIe rate)",
     "bench.allreduce_busbw": "tests/checks/test_gpu_health.py (busbw far below NVLink's rate)",
     "stress.gpu": "tests/checks/test_gpu_health.py (a product that differs from the first)",

@@ -169,6 +169,7 @@ static node *child(node *n, const char *key) {
 
 static node *scenario = NULL;
 static int initialized = 0;
+static struct timespec started; /* nvmlInit: "lost_after_ms" counts from here */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct { int index; } device;
@@ -218,9 +219,22 @@ static int read_path(node *base, const char *path, double *out) {
     return NVML_SUCCESS;
 }
 
+/* A GPU with "lost_after_ms": N answers every call with GPU_IS_LOST once N ms have passed
+ * since nvmlInit: a GPU that falls off the bus while the suite runs. */
+static int lost(void *dev) {
+    double after = 0;
+    node *gpu = gpu_of(dev);
+    if (!gpu || read_path(gpu, "lost_after_ms", &after) != NVML_SUCCESS) return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double ms = (now.tv_sec - started.tv_sec) * 1e3 + (now.tv_nsec - started.tv_nsec) / 1e6;
+    return ms >= after;
+}
+
 static int read_uint(void *dev, const char *path, unsigned int *out) {
     double value = 0;
     if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+    if (lost(dev)) return 15;
     int rc = read_path(gpu_of(dev), path, &value);
     if (rc == NVML_SUCCESS) *out = (unsigned int)value;
     return rc;
@@ -229,6 +243,7 @@ static int read_uint(void *dev, const char *path, unsigned int *out) {
 static int read_ull(void *dev, const char *path, ull *out) {
     double value = 0;
     if (!out) return NVML_ERROR_INVALID_ARGUMENT;
+    if (lost(dev)) return 15;
     int rc = read_path(gpu_of(dev), path, &value);
     if (rc == NVML_SUCCESS) *out = (ull)value;
     return rc;
@@ -236,6 +251,7 @@ static int read_ull(void *dev, const char *path, ull *out) {
 
 static int read_text(void *dev, const char *key, char *out, unsigned int length) {
     if (!initialized) return NVML_ERROR_UNINITIALIZED;
+    if (lost(dev)) return 15;
     node *n = child(gpu_of(dev), key);
     if (!n) return NVML_ERROR_NOT_SUPPORTED;
     if (n->kind != J_STRING) return NVML_ERROR_NOT_SUPPORTED;
@@ -276,6 +292,7 @@ int nvmlInit_v2(void) {
     if (init && init->kind == J_STRING) return error_code(init->string);
     scenario = parsed;
     initialized = 1;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     for (int i = 0; i < 64; i++) devices[i].index = i;
     return NVML_SUCCESS;
 }
@@ -332,7 +349,11 @@ typedef struct {
 
 int nvmlDeviceGetPciInfo_v3(void *d, pci_info *info) {
     memset(info, 0, sizeof *info);
-    return read_text(d, "bus_id", info->busId, sizeof info->busId);
+    int rc = read_text(d, "bus_id", info->busId, sizeof info->busId);
+    double product = 0; /* "pci_device_id": the product's 16-bit device id, vendor 0x10DE added */
+    if (rc == NVML_SUCCESS && read_path(gpu_of(d), "pci_device_id", &product) == NVML_SUCCESS)
+        info->pciDeviceId = ((unsigned int)product << 16) | 0x10DEu;
+    return rc;
 }
 
 int nvmlDeviceGetBrand(void *d, int *out) { return read_uint(d, "brand", (unsigned int *)out); }
@@ -508,6 +529,82 @@ int nvmlDeviceGetMigMode(void *d, unsigned int *current, unsigned int *pending) 
     if (rc == NVML_SUCCESS && pending) *pending = *current;
     return rc;
 }
+
+
+/* ------------------------------------------------------------------ newer NVML calls */
+
+/* nvmlFieldValue_t: fieldId, scopeId, timestamp, latencyUsec, valueType, nvmlReturn, value. */
+typedef struct {
+    unsigned int fieldId, scopeId;
+    long long timestamp, latencyUsec;
+    int valueType, nvmlReturn;
+    union { double d; unsigned int ui; unsigned long long ull; long long sll; int si; } value;
+} field_value;
+
+/* A field answers from "nvlink.<scopeId>.fields.<id>" where that link has it (NVLink counters
+ * are per link), else from "fields.<id>". Like NVML, the call succeeds and each entry carries
+ * its own return code. */
+int nvmlDeviceGetFieldValues(void *d, int count, field_value *values) {
+    if (!initialized) return NVML_ERROR_UNINITIALIZED;
+    if (!gpu_of(d) || count < 0 || !values) return NVML_ERROR_INVALID_ARGUMENT;
+    if (lost(d)) return 15;
+    for (int i = 0; i < count; i++) {
+        char path[96];
+        double value = 0;
+        snprintf(path, sizeof path, "nvlink.%u.fields.%u", values[i].scopeId, values[i].fieldId);
+        int rc = values[i].scopeId < 64 ? read_path(gpu_of(d), path, &value) : NVML_ERROR_NOT_SUPPORTED;
+        if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT) {
+            snprintf(path, sizeof path, "fields.%u", values[i].fieldId);
+            rc = read_path(gpu_of(d), path, &value);
+        }
+        values[i].nvmlReturn = rc;
+        values[i].valueType = 3; /* unsigned long long */
+        values[i].value.ull = rc == NVML_SUCCESS ? (ull)value : 0;
+    }
+    return NVML_SUCCESS;
+}
+
+/* DCGM's layout of nvmlUnrepairableMemoryStatus_v1_t: a version word, then the flag. */
+int nvmlDeviceGetUnrepairableMemoryFlag_v1(void *d, unsigned int *status) {
+    if (!status) return NVML_ERROR_INVALID_ARGUMENT;
+    if (status[0] != 0x01000008u) return 25; /* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+    return read_uint(d, "unrepairable_memory", &status[1]);
+}
+
+/* nvmlEccSramErrorStatus_v1_t: version at 0, counters, bThresholdExceeded at byte 96. */
+int nvmlDeviceGetSramEccErrorStatus(void *d, unsigned char *status) {
+    unsigned int version, exceeded = 0;
+    if (!status) return NVML_ERROR_INVALID_ARGUMENT;
+    memcpy(&version, status, 4);
+    if (version != 0x01000068u) return 25;
+    int rc = read_uint(d, "sram_threshold_exceeded", &exceeded);
+    if (rc == NVML_SUCCESS) memcpy(status + 96, &exceeded, 4);
+    return rc;
+}
+
+/* nvmlGpuFabricInfo_v2_t / _v3_t: version, clusterUuid[16], status, cliqueId, state (one byte,
+ * padded), healthMask; v3 adds healthSummary. "fabric.health_mask" missing answers 0 (every
+ * health field NOT_SUPPORTED), as an older fabric manager does. */
+int nvmlDeviceGetGpuFabricInfoV(void *d, unsigned char *info) {
+    unsigned int version, state = 0, status = 0, mask = 0, summary = 0;
+    if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+    memcpy(&version, info, 4);
+    if (version != 0x03000028u && version != 0x02000024u) return 25;
+    int rc = read_uint(d, "fabric.state", &state);
+    if (rc == NVML_SUCCESS) rc = read_uint(d, "fabric.status", &status);
+    if (rc != NVML_SUCCESS) return rc;
+    int masked = read_uint(d, "fabric.health_mask", &mask);
+    if (masked != NVML_SUCCESS && masked != NVML_ERROR_NOT_SUPPORTED) return masked;
+    read_uint(d, "fabric.health_summary", &summary);
+    memset(info + 4, 0, version == 0x03000028u ? 36 : 32);
+    memcpy(info + 20, &status, 4);
+    info[28] = (unsigned char)state;
+    memcpy(info + 32, &mask, 4);
+    if (version == 0x03000028u) info[36] = (unsigned char)summary;
+    return NVML_SUCCESS;
+}
+
+int nvmlDeviceGetPerformanceState(void *d, unsigned int *pstate) { return read_uint(d, "pstate", pstate); }
 
 /* ------------------------------------------------------------------ XID events */
 

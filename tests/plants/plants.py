@@ -144,7 +144,12 @@ def _bench(seconds: float, gpus: int = 1) -> None:
     _fake_gpus(gpus)
     torch.cuda.is_bf16_supported = lambda: True
     bench._cuda = lambda ctx: torch
-    bench.time_batches = lambda torch_, fn, **kwargs: [seconds] * bench.BATCHES
+
+    def timed(torch_: Any, fn: Any, **kwargs: Any) -> list[float]:
+        fn()  # the work itself runs once (its result is checked), its time is the plant's
+        return [seconds] * bench.BATCHES
+
+    bench.time_batches = timed  # type: ignore[assignment]  # a stand-in for the timer
     torch.Tensor.pin_memory = lambda self, *args, **kwargs: self  # no CUDA to pin for
 
 
@@ -158,6 +163,7 @@ def _one_slow_gpu() -> None:
 
     def timed(torch_: Any, fn: Any, **kwargs: Any) -> list[float]:
         calls["n"] += 1
+        fn()
         slow = calls["n"] % 2 == 0  # the benches time GPU 0, then GPU 1
         return [FAST_MATMUL_S / (0.6 if slow else 1.0)] * bench.BATCHES
 
@@ -197,10 +203,13 @@ def _stress_on_cpu() -> None:
 
 
 def _kmsg_from_env() -> None:
-    """The kernel log gpu.xid reads: a file the test wrote, never the host's own."""
-    from envkit.checks.suite import gpu
+    """The kernel log the watch reads, the uptime and the boot id its window is judged by:
+    files the test wrote, never the host's own."""
+    from envkit.checks.core import kernel_log
 
-    gpu.KMSG = os.environ.get("ENVKIT_TEST_KMSG", "/nonexistent/envkit-test-kmsg")
+    kernel_log.KMSG = os.environ.get("ENVKIT_TEST_KMSG", "/nonexistent/envkit-test-kmsg")
+    kernel_log.UPTIME = os.environ.get("ENVKIT_TEST_UPTIME", "/nonexistent/envkit-test-uptime")
+    kernel_log.BOOT_ID = os.environ.get("ENVKIT_TEST_BOOT_ID", "/nonexistent/envkit-test-boot")
 
 
 def _segfault() -> None:
@@ -285,6 +294,10 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "allreduce_hangs": lambda: _allreduce("hang"),
     "bench_slow": lambda: _bench(1.0),
     "bench_slow_link": lambda: _bench((4 << 20) / 1e9),  # 1 GB/s over the link
+    # device memory read + written at this many GB/s: 2 x 3 MiB per copy (the bench takes 3/4
+    # of the 4 MiB a fake GPU offers)
+    "memory_at_1800": lambda: _bench(2 * (3 << 20) / 1800e9),
+    "memory_at_2000": lambda: _bench(2 * (3 << 20) / 2000e9),
     "bench_fast_link": lambda: _bench((4 << 20) / 50e9),  # 50 GB/s: 80 % of Gen5 x16
     "one_slow_gpu": _one_slow_gpu,
     "busbw_slow": lambda: _busbw(20.0),

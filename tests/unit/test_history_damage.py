@@ -13,13 +13,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from envkit.history.store import History
 from tests.helpers import envkit
 
-REPORT = {
+REPORT: dict[str, Any] = {
     "started_at": "2026-11-22T00:00:00Z",
     "target": "local://",
     "duration_s": 1.0,

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from typing import Union
 
-from .nvml import Nvml, Unavailable
+from .nvml import Unavailable
+from .nvml_read import NvmlGpus
 from .smi import Smi
 
-Source = Union[Nvml, Smi]
+Source = Union[NvmlGpus, Smi]
 
 
 def open_gpus() -> Source:
     """An open source (close it when done), or Unavailable naming what is missing."""
     try:
-        return Nvml.open()
+        return NvmlGpus.open()
     except Unavailable as library:
         try:
             return Smi.open()

@@ -1,17 +1,13 @@
 """NVML through ctypes on libnvidia-ml.so.1, the library the NVIDIA container toolkit mounts into
-every GPU container: the GPU hardware's own state, read with the standard library alone (so the
-bundle still needs only Python and torch). Python 3.8 syntax: old images run this.
-
-Every reading is a plain JSON-able dict (a "snapshot"), so the parent process can keep what it
-saw during a run in a file the checks read. A field NVML cannot give is absent from the values
-and named in `errors` with NVML's reason: "not_supported" is a skip for the check that wanted
-it; anything else ("gpu_is_lost", "no_permission") is itself a finding."""
+every GPU container, with the standard library alone (so the bundle still needs only Python and
+torch): the session (init, handles, a call that raises NVML's reason), field values, XID events.
+What is read of each GPU is core/nvml_read.py's. Python 3.8 syntax: old images run this."""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
 LIBRARY = "libnvidia-ml.so.1"
 SUCCESS, NOT_SUPPORTED, INSUFFICIENT_SIZE, TIMEOUT = 0, 3, 7, 10
@@ -52,14 +48,7 @@ REASONS = {
     0x100: "display_clocks",
 }
 XID_EVENT = 0x8  # nvmlEventTypeXidCriticalError
-MAX_NVLINKS = 18  # NVML_NVLINK_MAX_LINKS on Hopper; later GPUs answer invalid_argument past theirs
-ECC_COUNTERS = (
-    ("volatile_corrected", 0, 0),
-    ("volatile_uncorrected", 1, 0),
-    ("aggregate_corrected", 0, 1),
-    ("aggregate_uncorrected", 1, 1),
-)  # (name, memory error type, counter type)
-NVLINK_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
+VERSION_MISMATCH = 25  # NVML_ERROR_ARGUMENT_VERSION_MISMATCH: the struct version is not this one
 
 
 class NvmlError(Exception):
@@ -106,6 +95,19 @@ class _FabricInfo(ctypes.Structure):
     ]
 
 
+class _FieldValue(ctypes.Structure):
+    # nvmlFieldValue_t (40 bytes): the value union read as its widest member
+    _fields_ = [
+        ("fieldId", ctypes.c_uint),
+        ("scopeId", ctypes.c_uint),
+        ("timestamp", ctypes.c_longlong),
+        ("latencyUsec", ctypes.c_longlong),
+        ("valueType", ctypes.c_int),
+        ("nvmlReturn", ctypes.c_int),
+        ("value", ctypes.c_ulonglong),
+    ]
+
+
 class _Utilization(ctypes.Structure):
     _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
 
@@ -118,6 +120,9 @@ class _EventData(ctypes.Structure):
         ("gpuInstanceId", ctypes.c_uint),
         ("computeInstanceId", ctypes.c_uint),
     ]
+
+
+N = TypeVar("N", bound="Nvml")
 
 
 class Nvml:
@@ -142,7 +147,7 @@ class Nvml:
             self.handles.append(handle)
 
     @classmethod
-    def open(cls) -> Nvml:
+    def open(cls: Type[N]) -> N:
         try:
             library = ctypes.CDLL(LIBRARY)
         except OSError as exc:
@@ -197,243 +202,42 @@ class Nvml:
             return None
         return buffer.value.decode("utf-8", "replace")
 
-    def snapshot(self, index: int) -> Dict[str, Any]:
-        return read_snapshot(self, index)
-
-    def sample(self, index: int) -> Dict[str, Any]:
-        return read_sample(self, index)
 
 
-class Reading:
-    """Collects fields into a snapshot: a value, or the reason NVML gave instead."""
-
-    def __init__(self, index: int) -> None:
-        self.values: Dict[str, Any] = {"index": index, "errors": {}}
-
-    def take(self, name: str, read: Callable[[], Any]) -> Any:
-        try:
-            self.values[name] = read()
-        except NvmlError as exc:
-            self.values["errors"][name] = exc.name
-        return self.values.get(name)
-
-
-def _reader(nvml: Nvml, function: str, handle: Any, *codes: int) -> Callable[[], int]:
-    """A reading of one value by `function` with integer arguments (a counter, a sensor)."""
-    args = [ctypes.c_int(code) for code in codes]
-    if function == "nvmlDeviceGetTotalEccErrors":
-        return lambda: nvml.ull(function, handle, *args)
-    return lambda: nvml.uint(function, handle, *args)
-
-
-def _identity(nvml: Nvml, handle: Any, reading: Reading) -> None:
-    reading.take("name", lambda: nvml.text("nvmlDeviceGetName", handle))
-    reading.take("uuid", lambda: nvml.text("nvmlDeviceGetUUID", handle))
-    reading.take("vbios", lambda: nvml.text("nvmlDeviceGetVbiosVersion", handle))
-    reading.take("bus_id", lambda: _bus_id(nvml, handle))
-    reading.take("brand", lambda: nvml.uint("nvmlDeviceGetBrand", handle))
-    reading.take("architecture", lambda: nvml.uint("nvmlDeviceGetArchitecture", handle))
-    reading.take("mig", lambda: _mig(nvml, handle))
-    reading.take("persistence", lambda: nvml.uint("nvmlDeviceGetPersistenceMode", handle) == 1)
-    reading.take("inforom", lambda: _inforom(nvml, handle))
+def field_values(
+    nvml: Nvml, handle: Any, wanted: List[Tuple[int, int]]
+) -> Dict[Tuple[int, int], Any]:
+    """(field id, scope id) -> its value, or NVML's reason (a str) for that one entry. The
+    call itself succeeds when any entry was filled; each entry carries its own return code."""
+    if not wanted:
+        return {}
+    values = (_FieldValue * len(wanted))()
+    for entry, (field, scope) in zip(values, wanted):
+        entry.fieldId, entry.scopeId = field, scope
+    nvml.call("nvmlDeviceGetFieldValues", handle, ctypes.c_int(len(wanted)), values)
+    found: Dict[Tuple[int, int], Any] = {}
+    for entry, key in zip(values, wanted):
+        if entry.nvmlReturn != SUCCESS:
+            found[key] = ERROR_NAMES.get(entry.nvmlReturn, f"error {entry.nvmlReturn}")
+        elif entry.valueType == 0:  # double
+            found[key] = ctypes.cast(ctypes.pointer(ctypes.c_ulonglong(entry.value)),
+                                     ctypes.POINTER(ctypes.c_double)).contents.value  # fmt: skip
+        elif entry.valueType in (4, 5):  # signed
+            found[key] = ctypes.c_longlong(entry.value).value
+        elif entry.valueType in (1, 6):  # unsigned int, short: the low word
+            found[key] = int(entry.value & 0xFFFFFFFF)
+        else:
+            found[key] = int(entry.value)
+    return found
 
 
-def _inforom(nvml: Nvml, handle: Any) -> str:
-    nvml.call("nvmlDeviceValidateInforom", handle)  # corrupted_inforom raises
-    return "ok"
-
-
-def _bus_id(nvml: Nvml, handle: Any) -> str:
-    info = _PciInfo()
-    nvml.call("nvmlDeviceGetPciInfo_v3", handle, ctypes.byref(info))
-    return str(info.busId.decode("ascii", "replace"))
-
-
-def _mig(nvml: Nvml, handle: Any) -> bool:
-    current, pending = ctypes.c_uint(0), ctypes.c_uint(0)
-    nvml.call("nvmlDeviceGetMigMode", handle, ctypes.byref(current), ctypes.byref(pending))
-    return current.value == 1
-
-
-def _memory_health(nvml: Nvml, handle: Any, reading: Reading) -> None:
-    current, pending = ctypes.c_int(0), ctypes.c_int(0)
-
-    def ecc_mode() -> bool:
-        nvml.call("nvmlDeviceGetEccMode", handle, ctypes.byref(current), ctypes.byref(pending))
-        return current.value == 1
-
-    if reading.take("ecc_mode", ecc_mode):
-        for name, kind, counter in ECC_COUNTERS:
-            reading.take(
-                f"ecc_{name}", _reader(nvml, "nvmlDeviceGetTotalEccErrors", handle, kind, counter)
-            )
-    reading.take("remapped_rows", lambda: _remapped_rows(nvml, handle))
-    reading.take("retired_pages", lambda: _retired_pages(nvml, handle))
-
-
-def _remapped_rows(nvml: Nvml, handle: Any) -> Dict[str, int]:
-    values = [ctypes.c_uint(0) for _ in range(4)]
-    nvml.call("nvmlDeviceGetRemappedRows", handle, *(ctypes.byref(v) for v in values))
-    corrected, uncorrected, pending, failed = (int(v.value) for v in values)
-    return {
-        "corrected": corrected,
-        "uncorrected": uncorrected,
-        "pending": pending,
-        "failed": failed,
-    }
-
-
-def _retired_pages(nvml: Nvml, handle: Any) -> Dict[str, int]:
-    counts = {}
-    for name, cause in (("sbe", 0), ("dbe", 1)):
-        count = ctypes.c_uint(0)
-        try:
-            nvml.call(
-                "nvmlDeviceGetRetiredPages", handle, ctypes.c_int(cause), ctypes.byref(count), None
-            )
-        except NvmlError as exc:
-            if exc.code != INSUFFICIENT_SIZE:  # the size query may answer "insufficient"
-                raise
-        counts[name] = int(count.value)
-    pending = ctypes.c_int(0)
-    nvml.call("nvmlDeviceGetRetiredPagesPendingStatus", handle, ctypes.byref(pending))
-    counts["pending"] = int(pending.value)
-    return counts
-
-
-def _links(nvml: Nvml, handle: Any, reading: Reading) -> None:
-    reading.take("pcie_gen", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkGeneration", handle))
-    reading.take("pcie_width", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkWidth", handle))
-    reading.take("pcie_max_gen", lambda: nvml.uint("nvmlDeviceGetMaxPcieLinkGeneration", handle))
-    reading.take("pcie_max_width", lambda: nvml.uint("nvmlDeviceGetMaxPcieLinkWidth", handle))
-    reading.take("pcie_replays", lambda: nvml.uint("nvmlDeviceGetPcieReplayCounter", handle))
-    reading.take("nvlinks", lambda: _nvlinks(nvml, handle))
-    reading.take("fabric", lambda: _fabric(nvml, handle))
-
-
-def _nvlinks(nvml: Nvml, handle: Any) -> List[Dict[str, Any]]:
-    """Every link NVML answers for. The first link's answer decides whether NVLink exists at
-    all (not_supported raises); past the last link NVML answers invalid_argument."""
-    links = []
-    for link in range(MAX_NVLINKS):
-        try:
-            active = nvml.uint("nvmlDeviceGetNvLinkState", handle, ctypes.c_uint(link)) == 1
-        except NvmlError as exc:
-            if link == 0:
-                raise
-            if exc.code in (2, NOT_SUPPORTED):
-                break
-            raise
-        row: Dict[str, Any] = {"link": link, "active": active}
-        if active:
-            try:
-                row["version"] = nvml.uint(
-                    "nvmlDeviceGetNvLinkVersion", handle, ctypes.c_uint(link)
-                )
-            except NvmlError:
-                row["version"] = None
-            for name, counter in NVLINK_COUNTERS:
-                try:
-                    row[name] = nvml.ull(
-                        "nvmlDeviceGetNvLinkErrorCounter",
-                        handle,
-                        ctypes.c_uint(link),
-                        ctypes.c_int(counter),
-                    )
-                except NvmlError:
-                    row[name] = None  # a counter this link does not keep
-        links.append(row)
-    return links
-
-
-def _fabric(nvml: Nvml, handle: Any) -> Dict[str, int]:
-    info = _FabricInfo()
-    nvml.call("nvmlDeviceGetGpuFabricInfo", handle, ctypes.byref(info))
-    return {"state": int(info.state), "status": int(info.status)}
-
-
-def _thermal(nvml: Nvml, handle: Any, reading: Reading) -> None:
-    reading.take(
-        "temperature", lambda: nvml.uint("nvmlDeviceGetTemperature", handle, ctypes.c_int(0))
-    )
-    for name, kind in (("shutdown_temp", 0), ("slowdown_temp", 1), ("gpu_max_temp", 3)):
-        reading.take(name, _reader(nvml, "nvmlDeviceGetTemperatureThreshold", handle, kind))
-    reading.take("power_w", lambda: nvml.uint("nvmlDeviceGetPowerUsage", handle) / 1000.0)
-    reading.take(
-        "power_limit_w", lambda: nvml.uint("nvmlDeviceGetEnforcedPowerLimit", handle) / 1000.0
-    )
-    reading.take("sm_clock", lambda: nvml.uint("nvmlDeviceGetClockInfo", handle, ctypes.c_int(1)))
-    reading.take(
-        "max_sm_clock", lambda: nvml.uint("nvmlDeviceGetMaxClockInfo", handle, ctypes.c_int(1))
-    )
-
-
-def _reasons(nvml: Nvml, handle: Any) -> int:
-    try:
-        return nvml.ull("nvmlDeviceGetCurrentClocksEventReasons", handle)
-    except NvmlError as exc:
-        if exc.code != 13:  # the function exists from r535; older drivers call it "throttle"
-            raise
-        return nvml.ull("nvmlDeviceGetCurrentClocksThrottleReasons", handle)
-
-
-def utilization(nvml: Nvml, handle: Any) -> int:
-    rates = _Utilization()
-    nvml.call("nvmlDeviceGetUtilizationRates", handle, ctypes.byref(rates))
-    return int(rates.gpu)
-
-
-def processes(nvml: Nvml, handle: Any) -> List[Dict[str, int]]:
-    """Compute processes holding memory on the GPU (host PIDs: other containers' too)."""
-    for function in (
-        "nvmlDeviceGetComputeRunningProcesses_v3",
-        "nvmlDeviceGetComputeRunningProcesses_v2",
-    ):
-        count = ctypes.c_uint(0)
-        try:
-            nvml.call(function, handle, ctypes.byref(count), None)
-        except NvmlError as exc:
-            if exc.code == 13:
-                continue
-            if exc.code != INSUFFICIENT_SIZE:
-                raise
-        if count.value == 0:
-            return []
-        infos = (_ProcessInfo * (count.value + 8))()  # room for a few that start meanwhile
-        count = ctypes.c_uint(count.value + 8)
-        nvml.call(function, handle, ctypes.byref(count), infos)
-        return [
-            {"pid": int(i.pid), "used_bytes": int(i.usedGpuMemory)} for i in infos[: count.value]
-        ]
-    raise NvmlError(13, "nvmlDeviceGetComputeRunningProcesses")
-
-
-def read_snapshot(nvml: Nvml, index: int) -> Dict[str, Any]:
-    """Everything the gpu checks judge, for one GPU."""
-    if index in nvml.lost:
-        return {"index": index, "errors": {"handle": nvml.lost[index]}}
-    handle = nvml.handles[index]
-    reading = Reading(index)
-    _identity(nvml, handle, reading)
-    _memory_health(nvml, handle, reading)
-    _links(nvml, handle, reading)
-    _thermal(nvml, handle, reading)
-    reading.take("processes", lambda: processes(nvml, handle))
-    return reading.values
-
-
-def read_sample(nvml: Nvml, index: int) -> Dict[str, Any]:
-    """What changes from moment to moment, read often while the suite loads the GPU."""
-    if index in nvml.lost:
-        return {"index": index, "errors": {"handle": nvml.lost[index]}}
-    handle = nvml.handles[index]
-    reading = Reading(index)
-    _thermal(nvml, handle, reading)
-    reading.take("reasons", lambda: _reasons(nvml, handle))
-    reading.take("utilization", lambda: utilization(nvml, handle))
-    reading.take("pcie_gen", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkGeneration", handle))
-    reading.take("pcie_width", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkWidth", handle))
-    return reading.values
+def field(nvml: Nvml, handle: Any, field_id: int, scope: int = 0) -> Any:
+    """One field's value; NvmlError with NVML's reason where it has none."""
+    value = field_values(nvml, handle, [(field_id, scope)])[(field_id, scope)]
+    if isinstance(value, str):
+        code = next((c for c, n in ERROR_NAMES.items() if n == value), 999)
+        raise NvmlError(code, f"nvmlDeviceGetFieldValues({field_id})")
+    return value
 
 
 class XidListener:

@@ -29,6 +29,7 @@ HEALTH_CHECKS = (
     "gpu.ecc",
     "gpu.row_remap",
     "gpu.retired_pages",
+    "gpu.recovery",
     "gpu.inforom",
     "gpu.fabric",
     "gpu.xid",
@@ -118,9 +119,23 @@ def drain(node: str, reason: str) -> Optional[str]:
 
 
 def main(
-    config: Dict[str, Any], timeout: float, drain_node: bool, node: Optional[str], python: str
+    config: Dict[str, Any],
+    timeout: float,
+    drain_node: bool,
+    node: Optional[str],
+    python: str,
+    reset_baseline: bool = False,
 ) -> int:
     started = time.monotonic()
+    if reset_baseline:
+        from ..suite.topology import forget
+
+        unwritten = forget()  # said on stderr: stdout is the one line Slurm reads
+        sys.stderr.write(unwritten or "envkit: the topology baseline is reset")
+        sys.stderr.write("\n")
+        if unwritten:
+            sys.stdout.write(f"envkit: {unwritten}\n")
+            return 1
     reason = run_health(python, config, timeout)
     if reason is None:
         sys.stdout.write(f"envkit: healthy ({time.monotonic() - started:.1f} s)\n")

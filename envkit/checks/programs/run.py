@@ -19,7 +19,7 @@ from ..core.contract import (
     TargetReport,
 )
 from ..core.session import run_checks, summarize
-from ..suite import MODULES, chosen
+from ..suite import MODULES, chosen, topology
 from .userchecks import run_user_checks
 from .watch import Watch
 
@@ -51,6 +51,12 @@ def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetRepor
             later: RunnerConfig = {**config, "gpu_watch": path}
             environment, more = run_checks(interpreter, later, after, MODULES, environment)
             results += more
+    if isinstance(record, dict) and record.get("available"):
+        # The node remembers where the kernel log was read to and its healthy topology.
+        note = topology.remember(record, results)
+        environment = dict(
+            environment, node_state=note or (record.get("node_state") or {}).get("path")
+        )
     user_checks = config.get("user_checks_dir")
     if user_checks:
         results += run_user_checks(

@@ -12,11 +12,14 @@ import threading
 import time
 from typing import Any, Dict, List, Optional
 
+from ..core import kernel_log
 from ..core.gpus import open_gpus
+from ..core.node_state import NodeState
 from ..core.nvml import NvmlError, Unavailable, XidListener, reason_names
 
 SAMPLE_S = 0.2
 LOADED_UTILIZATION = 50  # % busy: the benches and the burn-in keep a GPU far above this
+QUIET = ("not_supported", "function_not_found", "nvml_only")  # no reading, by design
 
 
 class GpuSummary:
@@ -28,11 +31,16 @@ class GpuSummary:
         self.reasons: Dict[str, int] = {}
         self.loaded_reasons: Dict[str, int] = {}
         self.values: Dict[str, Any] = {}
-        self.errors: Dict[str, str] = {}
+        self.errors: Dict[str, str] = {}  # each field's first reason for having no value
+        self.lost: Optional[Dict[str, Any]] = None  # when NVML first answered gpu_is_lost
+        self.pcie_loaded: Dict[str, int] = {}  # "GEN x WIDTH" -> loaded samples at it
 
-    def add(self, sample: Dict[str, Any]) -> None:
+    def add(self, sample: Dict[str, Any], at_s: float = 0.0, check: str = "") -> None:
         self.samples += 1
-        self.errors.update(sample.get("errors") or {})
+        for name, why in (sample.get("errors") or {}).items():
+            self.errors.setdefault(name, why)
+            if why == "gpu_is_lost" and self.lost is None:
+                self.lost = {"at_s": at_s, "check": check or "start-up", "field": name}
         loaded = (sample.get("utilization") or 0) >= LOADED_UTILIZATION
         self.loaded += loaded
         for name in reason_names(int(sample.get("reasons") or 0)):
@@ -40,12 +48,24 @@ class GpuSummary:
             if loaded:
                 self.loaded_reasons[name] = self.loaded_reasons.get(name, 0) + 1
         self._extreme("max_temperature", sample.get("temperature"), max)
+        self._extreme("max_memory_temperature", sample.get("memory_temperature"), max)
         self._extreme("max_power_w", sample.get("power_w"), max)
         self._extreme("min_pcie_width", sample.get("pcie_width"), min)
-        for key in ("slowdown_temp", "shutdown_temp", "gpu_max_temp", "power_limit_w"):
+        for key in (
+            "slowdown_temp",
+            "shutdown_temp",
+            "gpu_max_temp",
+            "memory_max_temp",
+            "power_limit_w",
+        ):
             if sample.get(key) is not None:
                 self.values[key] = sample[key]
         if loaded:
+            # Every loaded sample's link, so one that trains down mid-run is seen (the best
+            # generation alone would hide it); width counts only under load (DCGM: P0 only).
+            if sample.get("pcie_gen") is not None and sample.get("pcie_width") is not None:
+                link = f"{sample['pcie_gen']}x{sample['pcie_width']}"
+                self.pcie_loaded[link] = self.pcie_loaded.get(link, 0) + 1
             self._extreme("max_pcie_gen_loaded", sample.get("pcie_gen"), max)
             self._extreme("min_sm_clock_loaded", sample.get("sm_clock"), min)
             self.values["end_temperature"] = sample.get("temperature")
@@ -63,6 +83,8 @@ class GpuSummary:
             "reasons": self.reasons,
             "loaded_reasons": self.loaded_reasons,
             "errors": self.errors,
+            "lost": self.lost,
+            "pcie_loaded": self.pcie_loaded,
             **self.values,
         }
 
@@ -76,6 +98,8 @@ class Watch:
         self.summaries = [GpuSummary() for _ in range(source.count)]
         self.xids: List[Dict[str, Any]] = []
         self.problems: List[str] = []
+        self.state = NodeState()
+        self.driver = source.driver() if hasattr(source, "driver") else None
         self.before = self._snapshots()
         self.listener: Optional[XidListener] = None
         self.listener_note = f"{source.backend} gives no XID events"
@@ -112,8 +136,9 @@ class Watch:
         while not self.stopping.is_set():
             try:
                 self._listen()
+                at_s, check = self._elapsed(), self.current
                 for index, summary in enumerate(self.summaries):
-                    summary.add(self.source.sample(index))
+                    summary.add(self.source.sample(index), at_s, check)
             except Exception as exc:  # a broken reading ends the watch, never the run
                 self.problems.append(f"{type(exc).__name__}: {exc}")
                 return
@@ -132,6 +157,23 @@ class Watch:
                     {"gpu": gpu, "xid": xid, "check": self.current, "at_s": self._elapsed()}
                 )
 
+    def _kernel_window(self) -> Dict[str, Any]:
+        """The kernel log's XID lines in this run's window (from the previous run's cursor,
+        else the last 2 h), the cursor the next run starts from, and the last driver load."""
+        records, why = kernel_log.read_records()
+        if why:
+            return {"readable": False, "why": why, "events": []}
+        first, how = kernel_log.window(records, self.state.cursor)
+        lines, loaded = kernel_log.nvidia_lines(records, first)
+        last = records[-1].seq if records else first - 1
+        return {
+            "readable": True,
+            "window": how,
+            "events": lines,
+            "driver_loaded_seq": loaded.get("*"),
+            "cursor": {"boot_id": kernel_log.boot_id(), "seq": max(last, first - 1)},
+        }
+
     def _elapsed(self) -> float:
         return round(time.time() - self.started, 3)
 
@@ -141,12 +183,16 @@ class Watch:
         observations: Dict[str, Any] = {
             "available": True,
             "backend": self.source.backend,
+            "driver": self.driver,
             "seconds": self._elapsed(),
             "before": self.before,
             "after": self._snapshots(),
             "samples": [summary.as_dict() for summary in self.summaries],
             "xids": self.xids,
             "xid_listener": self.listener_note,
+            "kernel": self._kernel_window(),
+            "baseline": self.state.baseline,
+            "node_state": {"path": self.state.path, "note": self.state.note},
             "problems": self.problems,
         }
         if self.listener is not None:

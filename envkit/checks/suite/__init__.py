@@ -11,12 +11,12 @@ from ..core.registry import CheckSpec, select
 
 GROUP_MODULES: Dict[str, Tuple[str, ...]] = {
     "cuda": ("cuda",),
-    "gpu": ("gpu",),
+    "gpu": ("gpu", "gpu_run", "gpu_xid", "gpu_links"),
     "tensor": ("tensor",),
     "autograd": ("autograd",),
     "multigpu": ("multigpu",),
     "system": ("system", "lockcheck", "notebook"),
-    "bench": ("bench", "cpu_bench"),
+    "bench": ("bench", "p2p", "cpu_bench"),
     "stress": ("stress",),
 }
 GROUPS: Tuple[str, ...] = tuple(GROUP_MODULES)

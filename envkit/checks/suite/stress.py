@@ -19,6 +19,11 @@ MEMORY_SHARE = 0.8  # of each GPU's free memory, for result buffers and the patt
 GEMM_SHARE = 0.85  # of the duration; the pattern test gets the rest
 PATTERNS = (0, -1, 0x55555555, -0x55555556)  # all 0, all 1, 0101..., 1010... as int32
 START_BOUND_S = 180  # start-up, allocation and the report, beyond the duration itself
+# A GPU's burn throughput is compared with the others' only when it is stable: wall-clock time
+# of its own CUDA device (CPU devices, the stand-in's, share cores: their rates race), over at
+# least this many products and seconds.
+SPREAD_MIN_PRODUCTS = 20
+SPREAD_MIN_S = 1.0
 
 
 @check(
@@ -68,10 +73,24 @@ def burn(ctx: Context) -> str:
         raise CheckFailed("; ".join(faults))
     figures = {int(r["gpu"]): float(r["tflops"]) for r in results}
     peaks: Dict[int, Optional[float]] = {gpu: bench._peak(gpus[gpu], "bf16") for gpu in figures}
-    speed = bench.record_per_gpu(ctx, "stress.gpu", "stress_tflops", figures, "TFLOP/s", peaks)
+    unstable = {int(r["gpu"]): why for r in results for why in [_unstable(r)] if why}
+    speed = bench.record_per_gpu(
+        ctx, "stress.gpu", "stress_tflops", figures, "TFLOP/s", peaks, unstable
+    )
     total = sum(r["products"] for r in results)
     exact = f"{total} products exact, memory patterns exact"
     return f"{duration:.0f} s on {len(results)} GPU(s): {exact}; {speed}"
+
+
+def _unstable(result: Dict[str, Any]) -> str:
+    """Why one GPU's burn figure cannot be compared with the others' ("" when it can)."""
+    if result.get("device") != "cuda":
+        return "wall-clock on a CPU device sharing cores with the others"
+    if result["products"] < SPREAD_MIN_PRODUCTS:
+        return f"{result['products']} products, under {SPREAD_MIN_PRODUCTS}"
+    if result.get("seconds", 0.0) < SPREAD_MIN_S:
+        return f"{result.get('seconds', 0.0):.2f} s of products, under {SPREAD_MIN_S:.0f} s"
+    return ""
 
 
 def _burn_one(index: int, device_name: str, size: int, duration: float, queue: Any) -> None:
@@ -82,6 +101,7 @@ def _burn_one(index: int, device_name: str, size: int, duration: float, queue: A
         import torch
 
         device = torch.device(device_name)
+        report["device"] = device.type
         if device.type == "cuda":
             torch.cuda.set_device(device)
         deadline = time.monotonic() + duration * GEMM_SHARE
@@ -119,6 +139,7 @@ def _gemms(torch: Any, device: Any, size: int, deadline: float, seed: int) -> Di
     return {
         "products": products,
         "mismatches": mismatches,
+        "seconds": seconds,
         "tflops": 2 * size**3 * products / seconds / 1e12,
     }
 

@@ -1,0 +1,275 @@
+"""gpu.pcie and gpu.nvlink, judged after the run: every loaded sample's PCIe link against the
+site, the node's baseline or the GPU's maximum (a Grace part's NVLink-C2C links instead), and
+NVLink state and error counters as DCGM's health watch judges them (CRC as a rate, replay,
+recovery and NVLink-5 errors at one)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from ..core.context import Context
+from ..core.registry import CheckFailed, check
+from . import skus, topology
+from .hardware import UNSUPPORTED, expectation, field, judge_each, observations, who
+
+PCIE_REPLAYS_LIMIT = 80  # DCGM's pcie test: replays tolerated during one run
+PCIE_SAMPLES = 1  # loaded samples below the link's rate tolerated (a sample as load begins)
+# DCGM_LIMIT_MAX_NVLINK_CRC_ERROR: "RM has informed us that CRC errors only matter at rates of
+# 100+ per second"; below that DCGM warns. Replay and recovery fail at one.
+NVLINK_CRC_PER_S = 100.0
+NVLINK_CRC = ("crc_flit", "crc_data")
+NVLINK_ANY_RISE_FAILS = ("replay", "recovery", "malformed_packets", "buffer_overruns",
+                         "rx_errors", "rx_remote_errors", "rx_general_errors",
+                         "local_link_integrity_errors", "tx_discards", "recoveries_failed",
+                         "recovery_events", "effective_errors", "symbol_errors")  # fmt: skip
+NVLINK_RISE_WARNS = ("recoveries_successful",)
+
+
+@check(
+    "gpu.pcie",
+    phase="after",
+    reference="every loaded sample's link against the GPU's own maximum generation and width, "
+    "the node's baseline, or verify.gpu.pcie_gen/width (DCGM judges in P0 only); at most "
+    f"{PCIE_REPLAYS_LIMIT} replays in a run (DCGM's pcie test)",
+)
+def pcie(ctx: Context) -> str:
+    """Catches a PCIe link trained narrower or slower than it can be under load (a loose card,
+    a bad riser), one that trains down mid-run, and a link replaying packets during the run."""
+    record = observations(ctx)
+    limit = int(expectation(ctx, "pcie_replays", PCIE_REPLAYS_LIMIT))
+
+    def judge(snap: Dict[str, Any], width: Any, problems: List[str], notes: List[str]) -> None:
+        gpu = snap["index"]
+        summary = record["samples"][gpu]
+        unread = [
+            f"{name} ({why})"
+            for name, why in summary["errors"].items()
+            if name in ("pcie_gen", "pcie_width") and why not in UNSUPPORTED
+        ]
+        if unread:
+            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)} during the run")
+        _judge_loaded_link(ctx, record, snap, problems, notes)
+        _replays(snap, record["after"][gpu], limit, problems)
+
+    c2c = [s for s in record["before"] if _host_link(s) == skus.C2C]
+    said = [_judge_c2c(snap) for snap in c2c]
+    broken = [line for line in said if line.startswith("!")]
+    if broken:
+        raise CheckFailed("; ".join(line[1:] for line in broken))
+    others = [s for s in record["before"] if _host_link(s) != skus.C2C]
+    if not others:
+        return "; ".join(said)
+    message = judge_each(others, "pcie_width", judge, "PCIe link")
+    return "; ".join([*said, message or "every link at its width and generation under load"])
+
+
+def _host_link(snap: Dict[str, Any]) -> str:
+    sku = skus.sku_of(snap)
+    return sku.host_link if sku else skus.PCIE
+
+
+def _judge_c2c(snap: Dict[str, Any]) -> str:
+    """A Grace part's host link is NVLink-C2C, not PCIe: every C2C link up. A line starting
+    with "!" is a problem."""
+    links, why = field(snap, "c2c_links")
+    if why in UNSUPPORTED:
+        return f"GPU {snap['index']}: host link NVLink-C2C, its links not readable ({why})"
+    if why is not None:
+        return f"!{who(snap)}: NVML cannot read its NVLink-C2C links ({why})"
+    if links["active"] < links["count"] or not links["count"]:
+        return f"!{who(snap)}: NVLink-C2C host link: {links['active']} of {links['count']} links up"
+    return (
+        f"GPU {snap['index']}: host link NVLink-C2C, {links['active']} of {links['count']} links up"
+    )
+
+
+def _expected_link(
+    ctx: Context, record: Dict[str, Any], snap: Dict[str, Any]
+) -> Tuple[int, int, str]:
+    """Generation and width the link should run at under load: the site's, else this node's
+    baseline (a board wired narrower than its GPU can go is healthy as it was), else the
+    GPU's own maximum."""
+    site_gen, site_width = expectation(ctx, "pcie_gen"), expectation(ctx, "pcie_width")
+    base = topology.baseline_gpu(record, snap) or {}
+    if site_gen or site_width:
+        why = "verify.gpu"
+    elif base.get("pcie_gen") or base.get("pcie_width"):
+        why = "this node's baseline"
+    else:
+        why = "its maximum"
+    gen = site_gen or base.get("pcie_gen") or snap.get("pcie_max_gen") or 0
+    width = site_width or base.get("pcie_width") or snap.get("pcie_max_width") or 0
+    return int(gen), int(width), why
+
+
+def _judge_loaded_link(
+    ctx: Context,
+    record: Dict[str, Any],
+    snap: Dict[str, Any],
+    problems: List[str],
+    notes: List[str],
+) -> None:
+    gpu = snap["index"]
+    loaded: Dict[str, int] = record["samples"][gpu].get("pcie_loaded") or {}
+    if not loaded:
+        notes.append(f"GPU {gpu}: link not judged (no load seen; idle links train down)")
+        return
+    gen, width, why = _expected_link(ctx, record, snap)
+    tolerance = int(expectation(ctx, "pcie_samples", PCIE_SAMPLES))
+    short = {
+        k: n
+        for k, n in loaded.items()
+        if (gen and int(k.split("x")[0]) < gen) or (width and int(k.split("x")[1]) < width)
+    }
+    # The figures judged: the worst link once the tolerated samples are set aside.
+    ranked = sorted(
+        ((int(k.split("x")[0]), int(k.split("x")[1])) for k, n in loaded.items() for _ in range(n))
+    )
+    worst_gen = min(g for g, _ in ranked[min(tolerance, len(ranked) - 1) :])
+    ranked_width = sorted(w for _, w in ranked)
+    worst_width = ranked_width[min(tolerance, len(ranked_width) - 1)]
+    if width:
+        ctx.metric(
+            f"pcie_width.gpu{gpu}", float(worst_width), "lanes", peak=float(width), threshold=1.0
+        )
+    if gen:
+        ctx.metric(f"pcie_gen.gpu{gpu}", float(worst_gen), "gen", peak=float(gen), threshold=1.0)
+    if sum(short.values()) > tolerance:
+        seen = ", ".join(f"Gen{k.replace('x', ' x')} in {n}" for k, n in sorted(short.items()))
+        problems.append(
+            f"{who(snap)}: PCIe link below Gen{gen} x{width} ({why}) under load: {seen} of "
+            f"{sum(loaded.values())} loaded samples"
+        )
+
+
+def _replays(
+    before: Dict[str, Any], after: Dict[str, Any], limit: int, problems: List[str]
+) -> None:
+    first, _ = field(before, "pcie_replays")
+    last, _ = field(after, "pcie_replays")
+    if first is None or last is None:
+        return
+    rose = int(last) - int(first)
+    if rose > limit:
+        problems.append(f"{who(before)}: {rose} PCIe replays during the run (at most {limit})")
+
+
+@check(
+    "gpu.nvlink",
+    phase="after",
+    reference="active links against verify.gpu.nvlinks, else the node's baseline, else the "
+    "SKU's fixed count (suite/skus.py); CRC as a rate (fail at 100/s, warn below), replay, "
+    "recovery and NVLink-5 error counters at one (DCGM's NVLink health watch)",
+)
+def nvlink(ctx: Context) -> str:
+    """Catches NVLinks down (fewer active than the site, the baseline or the board says), a
+    link NVML cannot read, and links whose error counters rose during the run: CRC errors at a
+    rate that matters, any replay, recovery or NVLink-5 error."""
+    record = observations(ctx)
+    seconds = max(float(record.get("seconds") or 0.0), 1e-3)
+
+    def judge(snap: Dict[str, Any], links: Any, problems: List[str], notes: List[str]) -> None:
+        gpu = snap["index"]
+        unread = [
+            f"link {link['link']} {name} ({why})"
+            for link in links
+            for name, why in (link.get("errors") or {}).items()
+            if why not in UNSUPPORTED
+        ]
+        if unread:
+            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread[:6])}")
+        _judge_link_count(ctx, record, snap, links, problems, notes)
+        _judge_counters(ctx, snap, links, record["after"][gpu], seconds, problems, notes)
+
+    message = judge_each(record["before"], "nvlinks", judge, "NVLink")
+    return message or "every NVLink up, no error counter rose"
+
+
+def _judge_link_count(
+    ctx: Context, record: Dict[str, Any], snap: Dict[str, Any], links: List[Dict[str, Any]],
+    problems: List[str], notes: List[str],
+) -> None:  # fmt: skip
+    gpu = snap["index"]
+    active = sum(1 for link in links if link.get("active"))
+    if snap.get("mig"):
+        # DCGM (bug 200682374): NVML reports a MIG GPU's links Down; they are not judged.
+        notes.append(f"GPU {gpu}: MIG mode: link state not judged, as DCGM does")
+        return
+    configured = expectation(ctx, "nvlinks")
+    base = (topology.baseline_gpu(record, snap) or {}).get("nvlinks_active")
+    sku = skus.sku_of(snap)
+    if configured is not None:
+        wanted, why = int(configured), "verify.gpu.nvlinks"
+    elif base is not None:
+        wanted, why = (
+            int(base),
+            f"this node's baseline of {record['baseline'].get('recorded_at', '?')}",
+        )
+    elif sku is not None and sku.nvlinks is not None and not sku.varies:
+        wanted, why = sku.nvlinks[0], f"a healthy {sku.name}"
+    elif sku is not None and sku.nvlinks is not None and active not in sku.nvlinks:
+        wanted = max(sku.nvlinks)
+        counts = " or ".join(str(n) for n in sorted(sku.nvlinks, reverse=True))
+        ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links")
+        problems.append(f"{who(snap)}: {active} NVLinks active, a healthy {sku.name} has {counts}")
+        return
+    else:
+        ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links")
+        product = sku.name if sku else str(snap.get("name"))
+        notes.append(
+            f"warn: GPU {gpu}: {active} NVLinks active; a {product}'s count depends on its "
+            "bridge or topology and this node has no baseline yet (a healthy run records one; "
+            "verify.gpu.nvlinks pins it)"
+        )
+        return
+    ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links", minimum=float(wanted))
+    if active != wanted and (configured is not None or active < wanted or base is None):
+        problems.append(f"{who(snap)}: {active} NVLinks active, expected {wanted} ({why})")
+
+
+def _judge_counters(
+    ctx: Context, snap: Dict[str, Any], links: List[Dict[str, Any]], after_snap: Dict[str, Any],
+    seconds: float, problems: List[str], notes: List[str],
+) -> None:  # fmt: skip
+    gpu = snap["index"]
+    tolerance = int(expectation(ctx, "nvlink_errors", 0))
+    rose = _nvlink_rises(links, after_snap)
+    crc = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_CRC}
+    hard = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_ANY_RISE_FAILS}
+    soft = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_RISE_WARNS}
+    rate = sum(crc.values()) / seconds
+    ctx.metric(f"nvlink_crc_per_s.gpu{gpu}", rate, "errors/s", maximum=NVLINK_CRC_PER_S)
+    ctx.metric(
+        f"nvlink_errors.gpu{gpu}", float(sum(hard.values())), "count", maximum=float(tolerance)
+    )
+    if rate >= NVLINK_CRC_PER_S:
+        listed = ", ".join(f"{k} +{v}" for k, v in sorted(crc.items()))
+        problems.append(
+            f"{who(snap)}: NVLink CRC errors at {rate:.0f}/s "
+            f"(fail at {NVLINK_CRC_PER_S:.0f}/s): {listed}"
+        )
+    elif crc:
+        listed = ", ".join(f"{k} +{v}" for k, v in sorted(crc.items()))
+        notes.append(
+            f"warn: GPU {gpu}: NVLink CRC errors at {rate:.1f}/s, "
+            f"under {NVLINK_CRC_PER_S:.0f}/s: {listed}"
+        )
+    if sum(hard.values()) > tolerance:
+        listed = ", ".join(f"{k} +{v}" for k, v in sorted(hard.items()))
+        problems.append(f"{who(snap)}: NVLink error counters rose during the run: {listed}")
+    if soft:
+        listed = ", ".join(f"{k} +{v}" for k, v in sorted(soft.items()))
+        notes.append(f"warn: GPU {gpu}: NVLink recovered itself: {listed}")
+
+
+def _nvlink_rises(before: List[Dict[str, Any]], after_snap: Dict[str, Any]) -> Dict[str, int]:
+    after = {link["link"]: link for link in (after_snap.get("nvlinks") or [])}
+    rose: Dict[str, int] = {}
+    names = ("crc_flit", "crc_data", *NVLINK_ANY_RISE_FAILS, *NVLINK_RISE_WARNS)
+    for link in before:
+        later = after.get(link["link"], {})
+        for name in names:
+            first, last = link.get(name), later.get(name)
+            if first is not None and last is not None and last > first:
+                rose[f"link {link['link']} {name}"] = int(last - first)
+    return rose

@@ -1,0 +1,261 @@
+"""gpu.*, judged after the run from what the watch saw (checks/programs/watch.py): the GPUs the
+run began and ended with against the node's baseline, clocks and temperatures under load, and
+processes that held the GPUs (XIDs: suite/gpu_xid.py; PCIe and NVLink: suite/gpu_links.py).
+Not supported is a skip; any other reason NVML gives for a missing value is a finding; a GPU
+lost mid-run is named with when."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from ..core.context import Context
+from ..core.registry import CheckFailed, Skip, check
+from . import gpu_rules, skus, topology
+from .hardware import UNSUPPORTED, expectation, judge_each, observations, who
+
+POWER_OVER_LIMIT = 1.10  # drawn above the enforced limit by this much: sensor or limit broken
+
+
+def _lost(summary: Dict[str, Any]) -> Optional[str]:
+    lost = summary.get("lost")
+    if not lost:
+        return None
+    return f"lost at {lost['at_s']:.1f} s into the run, during {lost['check']} (gpu_is_lost)"
+
+
+@check(
+    "gpu.inventory",
+    phase="after",
+    reference="NVML's own GPU list against torch's device count and the node's baseline "
+    "(suite/topology.py); no GPU lost during the run; persistence mode as the site asks",
+)
+def inventory(ctx: Context) -> str:
+    """Catches a GPU the driver lost (at the start, or mid-run, named with when) or cannot
+    describe, fewer GPUs than torch sees or than this node's baseline had, a product envkit
+    does not know (named), and persistence mode off where the site requires it."""
+    record = observations(ctx)
+    snaps, samples = record["before"], record["samples"]
+    torch_count = ctx.gpu_count()
+    baseline = record.get("baseline") or {}
+    floor = max(torch_count, int(baseline.get("gpu_count") or 0))
+    ctx.metric("gpu_count", float(len(snaps)), "gpus", minimum=float(floor))
+    problems = [
+        f"{who(s)}: {name}: {why}"
+        for s in snaps
+        for name, why in (s.get("errors") or {}).items()
+        if name in ("handle", "name", "uuid") and why not in UNSUPPORTED
+    ]
+    problems += [
+        f"{who(s)}: {_lost(samples[s['index']])}" for s in snaps if _lost(samples[s["index"]])
+    ]
+    notes: List[str] = []
+    if baseline:
+        problems += _missing_against(baseline, snaps)
+        notes += _vbios_changes(record, snaps)
+    if expectation(ctx, "persistence") == "required":
+        problems += [
+            f"{who(s)}: persistence mode is off" for s in snaps if s.get("persistence") is False
+        ]
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    if not snaps:
+        raise Skip(f"{record['backend']} lists no GPU")
+    for snap in snaps:
+        if snap.get("name") and skus.sku_of(snap) is None:
+            device = snap.get("pci_device_id")
+            shown = f"device 0x{device:04X}" if device else "no PCI device id"
+            notes.append(
+                f"GPU {snap['index']}: {snap['name']} ({shown}) is not in envkit's SKU table: "
+                "judged by this node's baseline, not by a near name"
+            )
+    names = ", ".join(_described(s) for s in snaps)
+    said = f"{len(snaps)} GPU(s) through {record['backend']}: {names}"
+    return "; ".join([said, *notes])
+
+
+def _described(snap: Dict[str, Any]) -> str:
+    sku = skus.sku_of(snap)
+    persistence = snap.get("persistence")
+    state = "on" if persistence else "off" if persistence is False else "?"
+    product = f" = {sku.name}" if sku else ""
+    return (
+        f"{snap.get('name')}{product} (VBIOS {snap.get('vbios', '?')}, persistence {state}"
+        f"{', MIG' if snap.get('mig') else ''})"
+    )
+
+
+def _missing_against(baseline: Dict[str, Any], snaps: List[Dict[str, Any]]) -> List[str]:
+    seen = {topology.gpu_key(s) for s in snaps}
+    had = baseline.get("gpus") or {}
+    missing = [
+        f"{k} (GPU {v.get('index')}, {v.get('name')})" for k, v in had.items() if k not in seen
+    ]
+    problems = []
+    if len(snaps) < int(baseline.get("gpu_count") or 0):
+        problems.append(
+            f"{len(snaps)} GPU(s), this node's baseline of {baseline.get('recorded_at', '?')} "
+            f"had {baseline['gpu_count']}"
+        )
+    if missing:
+        problems.append("GPU(s) in the baseline not seen now: " + ", ".join(missing))
+    return problems
+
+
+def _vbios_changes(record: Dict[str, Any], snaps: List[Dict[str, Any]]) -> List[str]:
+    notes = []
+    for snap in snaps:
+        was = (topology.baseline_gpu(record, snap) or {}).get("vbios")
+        if was and snap.get("vbios") and was != snap["vbios"]:
+            notes.append(f"GPU {snap['index']}: VBIOS {was} in the baseline, {snap['vbios']} now")
+    return notes
+
+
+@check(
+    "gpu.clocks",
+    phase="after",
+    reference="clock-event reasons sampled during the run: hardware slowdown, thermal and power "
+    "brake are faults, the software power cap is normal (DCGM's health watch)",
+)
+def clocks(ctx: Context) -> str:
+    """Catches a GPU that slowed itself during the run: hardware slowdown, software or hardware
+    thermal slowdown, power brake. Idle and the software power cap are normal and pass."""
+    record = observations(ctx)
+    allowed = int(expectation(ctx, "throttle_samples", 0))
+    problems, notes, unsupported = [], [], []
+    for index, summary in enumerate(record["samples"]):
+        why = summary["errors"].get("reasons")
+        if why and not summary["reasons"]:
+            if why not in UNSUPPORTED:
+                problems.append(f"GPU {index}: NVML cannot read clock-event reasons: {why}")
+            else:
+                unsupported.append(f"GPU {index} ({why})")
+            continue
+        faults = {r: n for r, n in summary["reasons"].items() if r in gpu_rules.FAULT_REASONS}
+        seconds = sum(faults.values()) * summary["interval_s"]
+        ctx.metric(f"throttle_s.gpu{index}", seconds, "s", maximum=allowed * summary["interval_s"])
+        if sum(faults.values()) > allowed:
+            listed = ", ".join(
+                f"{r} in {n} of {summary['samples']} samples" for r, n in faults.items()
+            )
+            problems.append(f"GPU {index} slowed itself: {listed}")
+        elif summary["loaded"] and summary["reasons"].get("sw_power_cap"):
+            notes.append(f"GPU {index}: at its power cap under load (normal)")
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    if unsupported and len(unsupported) == len(record["samples"]):
+        raise Skip(f"clock-event reasons not readable on {', '.join(unsupported)}")
+    if not any(s["loaded"] for s in record["samples"]):
+        raise Skip(
+            "the GPUs were not loaded during this run (--no-bench, no --stress): clocks "
+            "under load were not observed"
+        )
+    loaded = sum(s["loaded"] for s in record["samples"])
+    return "; ".join(notes) or f"no slowdown in {loaded} samples under load"
+
+
+@check(
+    "gpu.thermal",
+    phase="after",
+    reference="each GPU's own max operating temperature (NVML; its slowdown temperature where "
+    "there is none, as DCGM's diag falls back) and HBM's against the memory's, and the enforced "
+    f"power limit (+{POWER_OVER_LIMIT - 1:.0%}: drawing at the limit is normal capping)",
+)
+def thermal(ctx: Context) -> str:
+    """Catches a GPU or its HBM past its own max operating temperature during the run
+    (cooling), a temperature that cannot be read, and a GPU drawing well above its enforced
+    power limit (a broken sensor or limit)."""
+    record = observations(ctx)
+
+    def judge(snap: Dict[str, Any], slowdown: Any, problems: List[str], notes: List[str]) -> None:
+        gpu = snap["index"]
+        summary = record["samples"][gpu]
+        limit, named = (
+            (snap["gpu_max_temp"], "max operating")
+            if snap.get("gpu_max_temp")
+            else (slowdown, "slowdown")
+        )
+        readings = [
+            t for t in (summary.get("max_temperature"), snap.get("temperature")) if t is not None
+        ]
+        if not readings:
+            why = summary["errors"].get("temperature") or (snap.get("errors") or {}).get(
+                "temperature"
+            )
+            problems.append(
+                f"{who(snap)}: NVML cannot read its temperature ({why or 'no reading'})"
+            )
+            return
+        hottest = max(readings)
+        ctx.metric(f"temperature_max.gpu{gpu}", float(hottest), "C", maximum=float(limit))
+        if hottest > limit:
+            problems.append(
+                f"{who(snap)}: reached {hottest} C, above its {named} temperature {limit} C"
+            )
+        memory = _memory_heat(ctx, snap, summary, problems)
+        _power(ctx, snap, summary, problems)
+        end = summary.get("end_temperature")
+        notes.append(
+            f"GPU {gpu}: max {hottest} C ({named} {limit} C){memory}"
+            + (f", {end} C at the end of the load" if end else "")
+        )
+
+    return judge_each(record["before"], "slowdown_temp", judge, "temperature limits")
+
+
+def _memory_heat(
+    ctx: Context, snap: Dict[str, Any], summary: Dict[str, Any], problems: List[str]
+) -> str:
+    limit = snap.get("memory_max_temp") or summary.get("memory_max_temp")
+    hottest = summary.get("max_memory_temperature")
+    why = summary["errors"].get("memory_temperature")
+    if why and why not in UNSUPPORTED:
+        problems.append(f"{who(snap)}: NVML cannot read its HBM temperature ({why})")
+    if hottest is None or not limit:
+        return ""
+    ctx.metric(
+        f"memory_temperature_max.gpu{snap['index']}", float(hottest), "C", maximum=float(limit)
+    )
+    if hottest > limit:
+        problems.append(f"{who(snap)}: HBM reached {hottest} C, above its max operating {limit} C")
+    return f", HBM max {hottest} C (max operating {limit} C)"
+
+
+def _power(
+    ctx: Context, snap: Dict[str, Any], summary: Dict[str, Any], problems: List[str]
+) -> None:
+    power = summary.get("max_power_w")
+    cap = summary.get("power_limit_w") or snap.get("power_limit_w")
+    if power is None or not cap:
+        return
+    share = power / cap
+    ctx.metric(f"power_of_limit.gpu{snap['index']}", share, "fraction", maximum=POWER_OVER_LIMIT)
+    if share > POWER_OVER_LIMIT:
+        problems.append(f"{who(snap)}: drew {power:.0f} W against a {cap:.0f} W limit")
+
+
+@check(
+    "gpu.processes",
+    phase="after",
+    reference="no compute process holding GPU memory when the run began (DCGM's diag precondition)",
+)
+def processes(ctx: Context) -> str:
+    """Catches processes that already held GPU memory before the suite started: another job
+    shares the GPU, so every figure is wrong and the GPU is not free."""
+    record = observations(ctx)
+    allow = bool(expectation(ctx, "allow_processes", False))
+
+    def judge(snap: Dict[str, Any], found: Any, problems: List[str], notes: List[str]) -> None:
+        ctx.metric(
+            f"processes.gpu{snap['index']}",
+            float(len(found)),
+            "count",
+            maximum=None if allow else 0.0,
+        )
+        if not found:
+            return
+        listed = ", ".join(f"pid {p['pid']} ({p['used_bytes'] / 2**20:.0f} MiB)" for p in found)
+        line = f"{who(snap)}: held before the run by {listed}"
+        (notes if allow else problems).append(line)
+
+    message = judge_each(record["before"], "processes", judge, "the GPU's process list")
+    return message or "no process held GPU memory when the run began"
