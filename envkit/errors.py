@@ -59,11 +59,21 @@ class ConfigIssue:
     value: str | None  # the offending value, shortened for display
     problem: str
     fix: str
+    file: str | None = None  # a project file the issue is in, when not envkit.yaml itself
 
     def render(self, source: str) -> str:
-        where = f"{source}:{self.line}" if self.line else source
+        place = self.file or source
+        where = f"{place}:{self.line}" if self.line else place
         shown = f" (got {self.value})" if self.value is not None else ""
-        return f"{where}: {self.path}: {self.problem}{shown}\n  fix: {self.fix}"
+        field = "" if self.file and self.path == self.file else f" {self.path}:"
+        return f"{where}:{field} {self.problem}{shown}\n  fix: {self.fix}"
+
+
+def file_issue(
+    name: str, line: int | None, value: str | None, problem: str, fix: str
+) -> ConfigIssue:
+    """An issue in a project's own file (a requirements file, pyproject.toml, uv.lock)."""
+    return ConfigIssue(name, line, value, problem, fix, file=name)
 
 
 class ConfigError(EnvkitError):

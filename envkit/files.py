@@ -40,7 +40,7 @@ def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
     if info.st_size > limit:
         raise FieldError(
             f"{what} {path} is {info.st_size} bytes, over the {limit}-byte limit",
-            f"point to the right file: a {what} is far smaller",
+            f"point to the right file: a {what} is far smaller{hint}",
         )
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))

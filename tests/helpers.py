@@ -95,9 +95,9 @@ def envkit(
     )
 
 
-def render_refused(project: Path) -> str:
+def render_refused(project: Path, env: dict[str, str] | None = None) -> str:
     """`envkit render` in PROJECT refused: exit 2, no traceback, nothing written. Its stderr."""
-    done = envkit("render", cwd=project)
+    done = envkit("render", cwd=project, env=env)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     assert not (project / ".envkit").exists(), "a refused config writes nothing"

@@ -233,3 +233,24 @@ def driver_verdict(cuda: CudaRelease, driver: str) -> tuple[str, str]:
         f"driver {driver} is older than {cuda.family_min_driver}, the oldest that runs "
         f"CUDA {cuda.version}; upgrade the driver to >= {cuda.min_driver} or pick an older CUDA"
     )
+
+
+# torch's companion packages, released with each torch and built against it (the same CUDA
+# builds on the same PyTorch index): torchvision's minor is torch's + 15 from torch 2 (torch 1's
+# + 1), torchaudio shares torch's version from 2.0 (0.minor before). The releases that broke the
+# rule are listed; a torch release the refresh adds gets its companions by the rule.
+COMPANION_EXCEPTIONS: dict[str, dict[str, str]] = {
+    "2.0.0": {"torchvision": "0.15.1", "torchaudio": "2.0.1"},
+    "2.0.1": {"torchvision": "0.15.2", "torchaudio": "2.0.2"},
+}
+COMPANIONS = ("torchvision", "torchaudio")
+
+
+def companions(torch_version: str) -> dict[str, str]:
+    """The torchvision and torchaudio releases built for this torch release."""
+    if torch_version in COMPANION_EXCEPTIONS:
+        return dict(COMPANION_EXCEPTIONS[torch_version])
+    major, minor, patch = [*version_key(torch_version), 0, 0, 0][:3]
+    if major >= 2:
+        return {"torchvision": f"0.{minor + 15}.{patch}", "torchaudio": f"{major}.{minor}.{patch}"}
+    return {"torchvision": f"0.{minor + 1}.{patch}", "torchaudio": f"0.{minor}.{patch}"}

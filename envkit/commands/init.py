@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -16,7 +16,8 @@ from envkit.config.schema import SCHEMA_FILE, schema_text
 from envkit.errors import EnvkitError, FieldError
 from envkit.render import make_environment
 from envkit.services.questions import ask
-from envkit.services.survey import Survey, survey
+from envkit.services.survey import PRECEDENCE, Candidate, Survey, survey
+from envkit.services.torch_wish import release_for
 
 FLAVORS = ("pytorch", "cuda", "custom")
 
@@ -59,57 +60,151 @@ def _project_name(name: str | None, path: Path) -> str:
     return project
 
 
+@dataclass(frozen=True)
+class _Proposal:
+    torch: str
+    cuda: str | None
+    said: str  # why this torch: the file that asked for it
+
+
+def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str:
+    """torch and cuda to write: the options', else what the chosen file asks; the reason
+    (a str) where the file asks for a torch envkit cannot give."""
+    table = compat.load_table()
+    torch, cuda, said = request.torch, request.cuda, ""
+    wish = chosen.wish if chosen is not None else None
+    if torch is None and wish is not None and (wish.specifier or wish.none or wish.cuda):
+        wished, wished_cuda, note = release_for(wish)
+        if wished is None:
+            return note
+        torch, cuda, said = wished, cuda or wished_cuda, wish.said
+        if note:
+            said = f"{said}; {note}"
+    elif wish is not None and cuda is None:
+        cuda = wish.cuda
+    if torch == "none":
+        return _Proposal("none", cuda if cuda == "cpu" else None, said)
+    try:
+        release = compat.resolve_torch(table, torch)
+        flavor = "custom" if request.flavor == "custom" else request.flavor
+        chosen_cuda = (
+            "cpu"
+            if cuda == "cpu"
+            else compat.resolve_cuda(table, release, cuda, flavor=flavor).version
+        )
+    except FieldError as exc:
+        if request.torch or request.cuda:
+            raise EnvkitError(exc.problem, exc.fix) from None
+        return exc.problem
+    return _Proposal(release.version, chosen_cuda, said)
+
+
 def write_starter(request: InitRequest) -> Path:
-    path, preset, torch, cuda = request.path, request.preset, request.torch, request.cuda
-    flavor = request.flavor
+    path, preset = request.path, request.preset
     if preset is not None:
         _check_choice("preset", preset, preset_names())
-    _check_choice("flavor", flavor, FLAVORS[:2])
+    _check_choice("flavor", request.flavor, FLAVORS)
     if path.exists() and not request.force:
         raise EnvkitError(
             f"{path} already exists", "pass --force to overwrite it, or -c/--config elsewhere"
         )
     project = _project_name(request.name, path)  # before any question: a bad --name stops here
     found = survey(path.resolve().parent, Path.home())
-    torch = torch or found.locked_torch  # a uv.lock's torch is the one the project runs
     notebook, members = False, tuple[tuple[str, str], ...]()
     if request.interactive:
-        answers = ask(input, torch, cuda, preset, flavor)
-        torch, cuda, preset = answers.torch, answers.cuda, answers.preset
-        notebook, members = answers.notebook, answers.members
-    table = compat.load_table()
-    try:
-        release = compat.resolve_torch(table, torch)
-        chosen = compat.resolve_cuda(table, release, cuda, flavor=flavor)
-    except FieldError as exc:
-        raise EnvkitError(exc.problem, exc.fix) from None
-    text = (
+        answers = ask(input, request.torch, request.cuda, preset, request.flavor)
+        request = replace(request, torch=answers.torch, cuda=answers.cuda)
+        preset, notebook, members = answers.preset, answers.notebook, answers.members
+    left: list[str] = []  # candidates tried and left out, with why
+    for chosen in (*found.candidates, None):
+        proposal = _proposal(request, chosen)
+        if isinstance(proposal, str):
+            left.append(f"{chosen.shown if chosen else 'the default'}: {proposal}")
+            continue
+        text = _starter(request, project, found, chosen, proposal, left, preset, notebook, members)
+        problem = _refused(text, path)
+        if problem is None or chosen is None:
+            break
+        left.append(f"{chosen.shown}: {problem}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    (path.parent / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
+    sys.stdout.write("".join(line + "\n" for line in _found_lines(found, chosen, left)))
+    return path
+
+
+def _starter(
+    request: InitRequest,
+    project: str,
+    found: Survey,
+    chosen: Candidate | None,
+    proposal: _Proposal,
+    left: list[str],
+    preset: str | None,
+    notebook: bool,
+    members: tuple[tuple[str, str], ...],
+) -> str:
+    flavor = request.flavor
+    if proposal.torch == "none" and flavor == "pytorch":
+        flavor = "cuda"  # pytorch/pytorch images carry torch
+    alternatives = [f"left out {why}" for why in left]
+    alternatives += [
+        f"also here, not used ({PRECEDENCE}): {c.shown}"
+        for c in found.candidates
+        if c is not chosen and not any(why.startswith(c.shown + ":") for why in left)
+    ]
+    python = (chosen.wish.python if chosen else None) or "3.11"
+    return (
         make_environment()
         .get_template("envkit.yaml.j2")
         .render(
             name=project,
             flavor=flavor,
-            torch=release.version,
-            cuda=chosen.version,
+            torch=proposal.torch,
+            torch_said=proposal.said,
+            cuda=proposal.cuda,
+            python=python,
             preset=preset or "official",
             found=found,
+            use=chosen,
+            apt_file=found.apt_file,
+            alternatives=alternatives,
             notebook=notebook,
             members=members,
             schema_file=SCHEMA_FILE,
         )
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    (path.parent / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
-    sys.stdout.write("".join(line + "\n" for line in _found_lines(found)))
-    return path
 
 
-def _found_lines(found: Survey) -> list[str]:
-    used = [*found.requirements, found.apt_file, found.conda_file]
-    used += ["pyproject.toml"] if found.pyproject else []
-    used += ["uv.lock"] if found.uv_lock else []
-    lines = [f"uses {name} (found here)" for name in used if name]
+def _refused(text: str, path: Path) -> str | None:
+    """The first problem `envkit render` would find in TEXT, or None: init proposes a file
+    only where the config it writes renders (the next command must not fail)."""
+    from envkit.config.load import load_text
+    from envkit.plan import make_plan
+
+    try:
+        make_plan(load_text(text, path=path.resolve()))
+    except EnvkitError as exc:
+        first = str(exc).splitlines()
+        return (first[1] if len(first) > 1 else first[0]).strip()[:200]
+    return None
+
+
+def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
+    lines = []
+    if chosen is not None:
+        lines.append(f"uses {chosen.shown} (found here; precedence {PRECEDENCE})")
+        if chosen.wish.said:
+            lines.append(f"torch from {chosen.wish.said}")
+    if found.apt_file:
+        lines.append(f"uses {found.apt_file} (found here)")
+    lines += [f"left out {why}" for why in left]
+    lines += [
+        f"not used: {c.shown} (an alternative: {PRECEDENCE})"
+        for c in found.candidates
+        if c is not chosen and not any(why.startswith(c.shown + ":") for why in left)
+    ]
+    lines += [f"not used: {why}" for why in found.unusable]
     lines += [f"skipped {why}" for why in found.skipped_keys]
     if found.key_file or found.agent_key:
         lines.append(f"SSH key: {found.key_file or 'the first usable key of ssh-agent'}")

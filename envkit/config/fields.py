@@ -89,9 +89,10 @@ TorchVersion = Annotated[
     str,
     _QUOTED,
     matching(
-        r"[0-9]+\.[0-9]+(?:\.[0-9]+)?",
+        r"[0-9]+\.[0-9]+(?:\.[0-9]+)?|none",
         "torch version",
-        "write a release as a quoted string, e.g. '2.4.1' (see `envkit compat`)",
+        "write a release as a quoted string, e.g. '2.4.1' (see `envkit compat`), or 'none' "
+        "for a project without torch (TensorFlow, JAX)",
     ),
 ]
 PythonVersion = Annotated[
@@ -112,15 +113,18 @@ CondaSpec = Annotated[
     matching(
         r"(?:[A-Za-z0-9_.-]+::)?[A-Za-z0-9_][A-Za-z0-9_.-]*"
         r"(?:(?:==|>=|<=|!=|=|<|>|~=| )[A-Za-z0-9_.*+!]+"
-        r"(?:[,|](?:==|>=|<=|!=|<|>|~=)?[A-Za-z0-9_.*+!]+)*)?",
+        r"(?:[,|](?:==|>=|<=|!=|<|>|~=)?[A-Za-z0-9_.*+!]+)*"
+        r"(?:[= ][A-Za-z0-9_.*+!]+)?)?",  # a build string, as `conda env export` writes them
         "conda package spec",
-        "use NAME, NAME=VERSION or CHANNEL::NAME, e.g. 'numpy=1.26' or 'conda-forge::jupyterlab'",
+        "use NAME, NAME=VERSION, NAME=VERSION=BUILD or CHANNEL::NAME, e.g. 'numpy=1.26' or "
+        "'conda-forge::jupyterlab'",
     ),
 ]
 Channel = Annotated[
     str,
     matching(
-        r"[A-Za-z0-9_][A-Za-z0-9_.-]*|https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%+-]+)*/?",
+        r"[A-Za-z0-9_][A-Za-z0-9_.-]*(?:/label/[A-Za-z0-9_.-]+)?"
+        r"|https?://[A-Za-z0-9.-]+(?::[0-9]+)?(?:/[A-Za-z0-9._~%+-]+)*/?",
         "conda channel",
         "name a channel ('conda-forge', 'nvidia', 'nodefaults') or give its https URL",
     ),
@@ -362,9 +366,10 @@ def _check_pip_requirement(value: str) -> str:
         Requirement(value)
     except InvalidRequirement as exc:
         raise FieldError(f"not a valid pip requirement ({exc})", fix) from None
-    if "'" in value or "`" in value or "$" in value:
-        # Markers may quote with "; single quotes, backticks and $ only serve shell injection.
-        raise FieldError("quotes other than \" and '$' are not allowed in a requirement", fix)
+    if "`" in value or "$" in value:
+        # PEP 508 has no use for them (markers quote with " or '); they only serve a shell. Every
+        # requirement is quoted where it is rendered all the same.
+        raise FieldError("` and $ have no place in a requirement", fix)
     return value
 
 

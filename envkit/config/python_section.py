@@ -3,7 +3,7 @@ pyproject.toml the image installs (and its uv.lock, exactly, when there is one).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Discriminator, Field, Tag
 
@@ -40,6 +40,12 @@ class PythonSection(Strict):
     )
     extras: tuple[ExtraName, ...] = Field(
         (), description="[project.optional-dependencies] groups installed too."
+    )
+    install: Literal["dependencies", "editable"] = Field(
+        "dependencies",
+        description="dependencies: the image holds what the project needs; editable: the project "
+        "itself too, installed editable from the mounted workspace at the container's first "
+        "start (your edits take effect without a rebuild).",
     )
 
 

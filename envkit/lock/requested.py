@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from envkit.checks.programs.lockfile import Entries, format_lock
 from envkit.errors import EnvkitError
+from envkit.lock.validate import REQUESTED_KINDS
 from envkit.plan import Plan
 
 # The image label that says which requests an image was built for: `envkit lock` refuses an
@@ -45,6 +46,8 @@ def requested(plan: Plan) -> Entries:
     if plan.conda.update_env:
         items += [f"conda:{_token(dependency)}" for dependency in plan.conda.dependencies]
         items += [f"conda-pip:{_token(requirement)}" for requirement in plan.conda.pip]
+    unknown = [item for item in items if item.partition(":")[0] not in REQUESTED_KINDS]
+    assert not unknown, f"[requested] kinds the lock's reader refuses: {unknown}"
     return {item: () for item in items}
 
 

@@ -40,7 +40,14 @@ PIP_SUMS = re.compile(rf"-|record:{SHA256}|sha256:{SHA256}(?:,sha256:{SHA256})*"
 CONDA_URL_FILE = re.compile(r"[A-Za-z0-9_.+!-]+\.(?:conda|tar\.bz2)")
 MD5 = re.compile(r"[a-f0-9]{32}")
 TORCH_KEYS = ("torch", "cuda", "cudnn", "nccl")
-REQUESTED_KINDS = ("apt", "base", "conda", "pip", "python", "torch", "cuda", "notebook")
+# Every kind `envkit lock` writes into [requested] (lock/requested.py), and nothing else. Their
+# values are envkit.yaml's requests as written (a marker's quotes, a URL's #fragment): printable
+# ASCII without blanks, never interpreted.
+REQUESTED_KINDS = (
+    "apt", "base", "conda", "conda-pip", "pip", "python", "torch", "cuda", "notebook",
+    "requirements", "project",
+)  # fmt: skip
+REQUESTED_VALUE = re.compile(r"[!-~]+")
 BASE_KEYS = ("arch", "conda-prefix", "digest", "id", "image")
 # Where conda's own channels live when no mirror routes them (conda's channel_alias and
 # Anaconda's defaults); a mirror's hosts join them from the plan.
@@ -131,7 +138,7 @@ def _torch(key: str, values: tuple[str, ...]) -> str | None:
 
 def _requested(key: str, values: tuple[str, ...]) -> str | None:
     kind, _, value = key.partition(":")
-    if kind not in REQUESTED_KINDS or not _is(PLAIN_TOKEN, value):
+    if kind not in REQUESTED_KINDS or not _is(REQUESTED_VALUE, value):
         return f"[requested] {key!r} is not KIND:VALUE ({', '.join(REQUESTED_KINDS)})"
     return None
 

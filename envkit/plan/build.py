@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envkit.catalog.compat import TorchRelease
+from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.catalog.mirrors import load_presets
 from envkit.config.load import LoadedSpec
 from envkit.config.model import Spec
+from envkit.config.python_section import PythonSection
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import plan_services
 from envkit.plan.certs import SYSTEM_BUNDLE, plan_ca_certs
@@ -20,6 +21,7 @@ from envkit.plan.model import (
     HostFacts,
     ImagePlan,
     Plan,
+    PythonPlan,
     RuntimePlan,
     SlurmPlan,
     VerifyPlan,
@@ -27,7 +29,9 @@ from envkit.plan.model import (
 )
 from envkit.plan.notebook import plan_notebook
 from envkit.plan.project_files import read_project_files
+from envkit.plan.pyproject import read_python_project
 from envkit.plan.ssh import plan_ssh
+from envkit.plan.torch_lines import TorchContext
 
 
 def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
@@ -42,17 +46,30 @@ def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
     return notes
 
 
+def _torch_context(
+    plan: torch_decisions.TorchPlan, cuda: CudaRelease | None, python: PythonPlan
+) -> TorchContext:
+    """What a project's own torch lines are judged against (plan/torch_lines.py)."""
+    build = plan.cuda
+    wheel = None if build is None else ("cpu" if build == "cpu" else cuda.wheel if cuda else None)
+    return TorchContext(plan.version, build, wheel, none=plan.none, python=python.version)
+
+
 def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     spec = loaded.spec
     host = host or HostFacts.current()
     torch, cuda = torch_decisions.resolve_torch(loaded)
     base_image = torch_decisions.base_image(loaded, torch, cuda)
     python = plan_python(loaded, torch)
-    files = read_project_files(loaded)
-    conda = plan_conda(loaded, python, files)
     torch_plan = torch_decisions.torch_plan(loaded, torch, cuda)
+    context = _torch_context(torch_plan, cuda, python)
+    files = read_project_files(loaded, context)
+    project = read_python_project(loaded, context)
+    asked = (*files.companions, *(project.companions if project else ()))
+    torch_plan = torch_decisions.with_companions(torch_plan, asked)
+    conda = plan_conda(loaded, python, files)
     apt = plan_apt(spec.mirrors)
-    notes = _notes(spec, torch)
+    notes = [*_notes(spec, torch), *files.notes]
     pip = plan_pip(spec.mirrors)
     ca_certs = plan_ca_certs(loaded)
     ca_bundle = SYSTEM_BUNDLE if ca_certs else None
@@ -76,7 +93,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         conda=conda,
         apt=apt,
         pip=pip,
-        packages=plan_packages(loaded, python, conda, files, torch_plan.version),
+        packages=plan_packages(loaded, python, conda, files, project),
         ca_certs=ca_certs,
         ssh=ssh,
         runtime=_runtime_plan(spec),
@@ -90,6 +107,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         registry=spec.registry,
         steps=_steps(spec, host),
         workspace=_workspace(loaded),
+        editable=_editable(loaded, files.editable),
         project_dir=str(loaded.path.parent.resolve()),
     )
 
@@ -106,6 +124,28 @@ def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:
     folder = (loaded.path.parent / workspace.path).resolve()
     within = str(Path(workspace.path))  # "code/", "./code" and "code" alike
     return WorkspacePlan(str(folder), workspace.target, within)
+
+
+def _editable(loaded: LoadedSpec, from_files: tuple[str, ...]) -> tuple[str, ...]:
+    """The project folders installed editable at first start, as paths in the container: the
+    `-e .` lines of the project's files and python.project with install: editable, where the
+    mounted workspace holds them (an image has nothing to edit)."""
+    spec = loaded.spec
+    workspace = _workspace(loaded)
+    if workspace is None or workspace.within_project is None:
+        return ()
+    folders = list(from_files)
+    section = spec.python
+    if isinstance(section, PythonSection) and section.project and section.install == "editable":
+        folders.append(section.project)
+    mounted = Path(workspace.within_project)
+    paths = []
+    for folder in folders:
+        inside = Path(folder)
+        if inside == mounted or mounted in inside.parents or str(mounted) == ".":
+            relative = inside.relative_to(mounted) if str(mounted) != "." else inside
+            paths.append((Path(workspace.target) / relative).as_posix().rstrip("/"))
+    return tuple(dict.fromkeys(p.replace("/./", "/").removesuffix("/.") for p in paths))
 
 
 def _steps(spec: Spec, host: HostFacts) -> tuple[BuildStepPlan, ...]:

@@ -100,8 +100,9 @@ class TorchStep:
     comment: tuple[str, ...]  # where torch came from, line by line
     mounts: tuple[str, ...]
     install: tuple[str, ...] | None  # None: it came with the base image or the lock
-    check: tuple[str, ...]
+    check: tuple[str, ...] | None  # None: the image's own torch, not envkit's to check
     requirement: str  # pinned for every later install
+    constrain: tuple[str, ...]  # prints the constraints file: torch, companions, what torch needs
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from envkit.errors import FieldError
 from envkit.plan.mirrors import plan_condarc
 from envkit.plan.model import (
     CONDA_PREFIX,
-    DEFAULT_PYTHON,
     VENV_PREFIX,
     CondaPlan,
     PackagesPlan,
@@ -20,7 +19,8 @@ from envkit.plan.model import (
 )
 from envkit.plan.pip_options import split_pip
 from envkit.plan.project_files import ProjectFiles
-from envkit.plan.pyproject import read_python_project
+from envkit.plan.pyproject import PythonProject
+from envkit.plan.torch import DEFAULT_PYTHON
 
 # Miniforge pinned by release and checksum: the installer runs as root in the build, so what
 # is downloaded is checked before it runs (a "latest" URL could change under a rebuild).
@@ -39,7 +39,7 @@ MINIFORGE_SHA256 = (
 
 def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
     spec = loaded.spec
-    if spec.base.flavor == "pytorch":
+    if spec.base.flavor == "pytorch" and (spec.cuda != "cpu" or spec.base.image is not None):
         if python_version(spec.python) is not None:
             where = ("python",) if isinstance(spec.python, str) else ("python", "version")
             raise loaded.error(
@@ -104,8 +104,9 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
         ),
         update_env=update,
         env_name=(conda.name if conda and conda.name else spec.name),
-        channels=tuple(
-            dict.fromkeys((*(conda.channels if conda else ("conda-forge",)), *files.conda_channels))
+        channels=_channels(
+            conda.channels if conda and "channels" in conda.model_fields_set else None,
+            files.conda_channels,
         ),
         dependencies=tuple(deps),
         pip=pip,
@@ -113,12 +114,22 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
     )
 
 
+def _channels(configured: tuple[str, ...] | None, from_file: tuple[str, ...]) -> tuple[str, ...]:
+    """The channels in priority order: envkit.yaml's, then the file's; where envkit.yaml names
+    none, the file's own order (its first channel is its highest priority), else conda-forge."""
+    if configured:
+        return tuple(dict.fromkeys((*configured, *from_file)))
+    return tuple(dict.fromkeys(from_file or ("conda-forge",)))
+
+
 def _apt_packages(
-    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles
+    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles, git: bool
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(envkit's own apt packages, the user's others)."""
     spec = loaded.spec
     wanted = ["ca-certificates"]
+    if git:  # a git+ requirement: pip and uv clone it in the build
+        wanted.append("git")
     if spec.ssh.enabled:
         wanted.append("openssh-server")
     if spec.ssh.sudo:
@@ -133,9 +144,13 @@ def _apt_packages(
 
 
 def plan_packages(
-    loaded: LoadedSpec, python: PythonPlan, conda: CondaPlan, files: ProjectFiles, torch: str | None
+    loaded: LoadedSpec,
+    python: PythonPlan,
+    conda: CondaPlan,
+    files: ProjectFiles,
+    project: PythonProject | None,
 ) -> PackagesPlan:
-    system, user = _apt_packages(loaded, python, conda, files)
+    git = files.needs_git or (project is not None and project.needs_git)
+    system, user = _apt_packages(loaded, python, conda, files, git)
     pip, own = split_pip(loaded.spec.packages.pip)
-    project = read_python_project(loaded, torch)
     return PackagesPlan(system, user, pip, files.requirements, project, own)

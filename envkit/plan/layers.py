@@ -35,6 +35,24 @@ TORCH_CHECK = (
     'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)" '
     "% (torch.__version__, got, v, c))"
 )
+# The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
+# companions installed with it (the arguments), and what torch was built against as installed
+# here: its nvidia-* CUDA libraries and triton at their versions, and numpy's major where numpy
+# came with torch's base (an apt or conda torch is built for that major).
+TORCH_CONSTRAINTS = (
+    "import sys, re, importlib.metadata as m; "
+    'd = {(x.metadata["Name"] or "").lower().replace("_", "-"): x.version '
+    "for x in m.distributions()}; "
+    't = [r for x in m.distributions() if (x.metadata["Name"] or "").lower() == "torch" '
+    'for r in (x.requires or []) if "extra ==" not in r]; '
+    'n = [re.split(r"[ ;<>=!~\\[(]", r, maxsplit=1)[0].lower().replace("_", "-") for r in t]; '
+    'o = (sys.argv[1:] or ["torch==" + d["torch"]]) if "torch" in d else []; '
+    'o += sorted({k + "==" + d[k] for k in n '
+    'if k in d and (k.startswith("nvidia-") or "triton" in k)}); '
+    'o += ["numpy>=%s,<%d" % (d["numpy"].split(".")[0], int(d["numpy"].split(".")[0]) + 1)] '
+    'if "numpy" in d and "torch" in d else []; '
+    "print(chr(10).join(o))"
+)
 ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
 CONDA_EXPLICIT = "/opt/envkit/lock/conda-explicit.txt"
 LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
@@ -214,16 +232,21 @@ def _torch_comment(plan: Plan) -> tuple[str, ...]:
 def _torch(layers: _Layers) -> TorchStep | None:
     plan = layers.plan
     torch = plan.torch
-    if not torch.version:
+    if torch.none:
         return None
+    if not torch.version:  # the base image's own torch (apt's, a custom image's): kept as it is
+        constrain: tuple[str, ...] = ("python", "-c", TORCH_CONSTRAINTS)
+        comment = ("6. the base image's own torch, if it has one, kept as it is:",)
+        return TorchStep(comment, (), None, None, "torch", constrain)
     install = None
     mounts: tuple[str, ...] = ()
     if not torch.preinstalled and not plan.locked:
         mounts = layers.cache
         indexes = layers.install.indexes(torch.index_url, only=True)
-        install = (*layers.command, *indexes, torch.requirement)
+        install = (*layers.command, *indexes, torch.requirement, *torch.companions)
     check = ("python", "-c", TORCH_CHECK, torch.version, str(torch.cuda))
-    return TorchStep(_torch_comment(plan), mounts, install, check, torch.requirement)
+    constrain = ("python", "-c", TORCH_CONSTRAINTS, torch.requirement, *torch.companions)
+    return TorchStep(_torch_comment(plan), mounts, install, check, torch.requirement, constrain)
 
 
 def _requirements(layers: _Layers) -> tuple[RequirementsStep, ...]:

@@ -23,7 +23,7 @@ from envkit.plan.torch import TorchPlan
 
 CONDA_PREFIX = "/opt/conda"
 VENV_PREFIX = "/opt/venv"
-DEFAULT_PYTHON = "3.11"
+
 # Where the image's Python comes from: the pytorch image's conda, Miniforge, or a venv over the
 # system Python.
 PythonProvider = Literal["image-conda", "miniforge", "venv"]
@@ -190,6 +190,7 @@ class Plan:
     registry: str | None = None  # registry: where the team's image is shared
     steps: tuple[BuildStepPlan, ...] = ()  # build.steps
     workspace: WorkspacePlan | None = None  # the project folder in the box
+    editable: tuple[str, ...] = ()  # folders installed editable at first start (in the box)
     project_dir: str = "."  # envkit.yaml's folder, absolute: relative host paths start here
 
     @property

@@ -3,43 +3,56 @@ packages.apt_file, conda.file): read once at plan time, each checked, and carrie
 
 Every path must stay inside the project (the folder of envkit.yaml) after symlinks are followed,
 and be a regular file under a size cap: a FIFO, a device, a symlink out or a huge file is
-refused with the line of envkit.yaml that named it. What the files hold is checked like the
-same entries written inline (torch is envkit's to pin, apt names by Debian's grammar, conda
-and pip specs by theirs); a problem inside a file is reported with that file's own line.
-Requirements files travel into the build context as they are (hashes and -r/-c includes kept),
-so a change to one rebuilds only its layer."""
+refused with the line of envkit.yaml that named it. What the files hold is read as pip and conda
+read it (plan/requirement_lines.py): a project's torch line is envkit's torch when the resolved
+torch satisfies it, refused with both values when it cannot (plan/torch_lines.py); apt names by
+Debian's grammar. Every problem in every file is reported in one run, each at its own line.
+Requirements files travel into the build context as pip reads them (hashes and -r/-c includes
+kept, torch's lines turned into comments), so a change to one rebuilds only its layer."""
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from envkit.config.fields import AptPackage, Channel, CondaSpec, PipRequirement
+from envkit.config.fields import AptPackage, Channel, CondaSpec
 from envkit.config.load import explain, parse_yaml
-from envkit.config.rules import TORCH_NAMES, conda_name, requirement_name
-from envkit.errors import ConfigError, ConfigIssue, FieldError
+from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
 from envkit.files import read_regular
+from envkit.plan.requirement_lines import RequirementsFile
+from envkit.plan.torch_lines import TorchContext, conda_parts, judge_conda
 
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec, Loc
 
-FILE_LIMIT = 1024 * 1024  # far above any requirements, apt or environment file
+LIMIT_ENV = "ENVKIT_PROJECT_FILE_LIMIT"
+DEFAULT_LIMIT_MIB = 64  # uv.lock files of large projects run to 5 MB: no real project nears this
 MAX_FILES = 64  # includes followed, in all
 SAFE_PATH = re.compile(r"[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*")
-INCLUDE = re.compile(r"(-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+)(\S+)$")
-# Options a requirements file may carry on a requirement's line: the file's own pins.
-LINE_OPTIONS = ("--hash",)
-TORCH_FIX = "set the top-level `torch:` (and `cuda:`): envkit installs, checks and pins that one"
+
+
+def file_limit() -> int:
+    """The size bound of a project file, in bytes ($ENVKIT_PROJECT_FILE_LIMIT MiB moves it)."""
+    chosen = os.environ.get(LIMIT_ENV, "")
+    return (int(chosen) if chosen.isdigit() and int(chosen) > 0 else DEFAULT_LIMIT_MIB) << 20
+
+
+def limit_hint() -> str:
+    return f" (envkit's bound is {file_limit() >> 20} MiB; {LIMIT_ENV}=MIB moves it)"
+
+
+FILE_LIMIT = file_limit()  # read by init's survey as the same bound
 
 
 @dataclass(frozen=True)
 class ProjectFile:
     path: str  # relative to the project folder, as in the build context under envkit/project/
-    text: str
+    text: str  # as the build reads it (torch's lines turned into comments)
 
 
 @dataclass(frozen=True)
@@ -55,10 +68,14 @@ class ProjectFiles:
     conda_channels: tuple[str, ...] = ()
     conda_dependencies: tuple[str, ...] = ()
     conda_pip: tuple[str, ...] = ()
+    companions: tuple[str, ...] = ()  # torchvision==X...: installed with envkit's torch
+    editable: tuple[str, ...] = ()  # project folders installed editable at first start
+    needs_git: bool = False  # a VCS requirement: git in the image
+    notes: tuple[str, ...] = ()
 
 
 def in_file(name: str, line: int, problem: str, fix: str, value: str | None = None) -> ConfigError:
-    return ConfigError(name, [ConfigIssue(name, line, value, problem, fix)])
+    return ConfigError(name, [file_issue(name, line, value, problem, fix)])
 
 
 class ProjectReader:
@@ -90,7 +107,7 @@ class ProjectReader:
                 relative,
             )
         try:
-            data = read_regular(target, FILE_LIMIT, what)
+            data = read_regular(target, file_limit(), what, limit_hint())
             return name, data.decode("utf-8")
         except FieldError as exc:
             raise self.loaded.error(loc, exc, relative) from None
@@ -100,28 +117,24 @@ class ProjectReader:
             ) from None
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """pip's view: backslash continuations joined, comments dropped, with the first line's
-    number."""
-    lines: list[tuple[int, str]] = []
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not pending:
-            start = number
-        if raw.endswith("\\"):
-            pending += raw[:-1] + " "
-            continue
-        line = re.sub(r"(^|\s)#.*$", "", pending + raw).strip()
-        pending = ""
-        if line:
-            lines.append((start, line))
-    return lines
+@dataclass
+class _Collected:
+    """What every file said, gathered before one error names every problem."""
+
+    issues: list[ConfigIssue] = field(default_factory=list)
+    companions: list[str] = field(default_factory=list)
+    editable: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    needs_git: bool = False
 
 
-def _requirements(reader: ProjectReader, loc: Loc, top: str) -> RequirementsLayer:
+def _requirements(
+    reader: ProjectReader, loc: Loc, top: str, context: TorchContext, found: _Collected
+) -> RequirementsLayer:
     name, text = reader.read(loc, top, "requirements file")
     files: dict[str, str] = {}
     queue = [(name, text)]
+    trusted = tuple(reader.loaded.spec.mirrors.trusted_hosts)
     while queue:
         current, body = queue.pop(0)
         if current in files:
@@ -130,76 +143,135 @@ def _requirements(reader: ProjectReader, loc: Loc, top: str) -> RequirementsLaye
             raise reader.loaded.error(
                 loc, FieldError(f"more than {MAX_FILES} included files", "flatten them"), top
             )
-        files[current] = body
-        for number, line in _logical_lines(body):
-            include = INCLUDE.match(line)
-            if include:
-                parent = Path(current).parent
-                relative = (parent / include.group(2)).as_posix()
-                queue.append(reader.read(loc, relative, "requirements file"))
-                continue
-            _check_requirement(current, number, line)
+        rewritten, reading = RequirementsFile(current, body, context, trusted).read()
+        files[current] = rewritten
+        found.issues += reading.issues
+        found.companions += reading.companions
+        found.needs_git |= reading.needs_git
+        parent = Path(current).parent
+        found.editable += [(parent / folder).as_posix() for folder in reading.editable]
+        for _, relative in reading.includes:
+            queue.append(reader.read(loc, (parent / relative).as_posix(), "requirements file"))
     return RequirementsLayer(name, tuple(ProjectFile(p, t) for p, t in files.items()))
 
 
-def _check_requirement(name: str, number: int, line: str) -> None:
-    words = line.split()
-    if words[0].startswith("-"):
-        raise in_file(
-            name,
-            number,
-            f"the option {words[0]} is not taken from a requirements file",
-            "indexes come from mirrors: (mirrors.pip); keep only requirements, -r/-c includes "
-            "and --hash pins in the file",
-            words[0],
-        )
-    for word in words[1:]:
-        if word.startswith("-") and not word.startswith(LINE_OPTIONS):
-            raise in_file(name, number, f"the option {word} is not taken", "keep only --hash", word)
-    requirement = " ".join(w for w in words if not w.startswith("-"))
-    if requirement_name(requirement) in TORCH_NAMES:
-        raise in_file(
-            name,
-            number,
-            "torch here would replace the torch envkit pins (its CUDA build unchecked)",
-            TORCH_FIX,
-            requirement,
-        )
-    check_as(name, number, requirement, PipRequirement)
-
-
-def _apt(reader: ProjectReader, relative: str) -> tuple[str, ...]:
+def _apt(reader: ProjectReader, relative: str, found: _Collected) -> tuple[str, ...]:
     name, text = reader.read(("packages", "apt_file"), relative, "apt package list")
     packages = []
     for number, line in enumerate(text.splitlines(), 1):
         for word in line.split("#", 1)[0].split():
-            packages.append(check_as(name, number, word, AptPackage))
+            try:
+                packages.append(check_as(name, number, word, AptPackage))
+            except ConfigError as exc:
+                found.issues += exc.issues
     return tuple(packages)
 
 
-def _conda(reader: ProjectReader, relative: str) -> tuple[tuple[str, ...], ...]:
+@dataclass(frozen=True)
+class CondaFile:
+    channels: tuple[str, ...]
+    dependencies: tuple[str, ...]
+    pip: tuple[str, ...]
+
+
+def _conda(
+    reader: ProjectReader, relative: str, context: TorchContext, found: _Collected
+) -> CondaFile:
     name, text = reader.read(("conda", "file"), relative, "conda environment file")
     data, lines = parse_yaml(text, name)  # bounded, as envkit.yaml itself is read
     if not isinstance(data, dict):
         raise in_file(name, 1, "not an environment (a mapping)", "write conda's environment.yml")
-    channels = _conda_list(name, data, lines, "channels", Channel)
+    channels = _conda_list(name, data, lines, "channels", Channel, found)
+    items = data.get("dependencies") or []
+    if not isinstance(items, list):
+        raise in_file(name, lines.get(("dependencies",), 1), "dependencies is not a list", "fix it")
     dependencies, pip = [], []
-    for index, item in enumerate(data.get("dependencies") or ()):
+    for index, item in enumerate(items):
         line = lines.get(("dependencies", index), 1)
         if isinstance(item, dict) and set(item) == {"pip"}:
-            for spec in _conda_list(name, item, {}, "pip", PipRequirement, line):
-                _not_torch(name, line, requirement_name(spec), spec)
-                pip.append(spec)
+            pip += _conda_pip(name, item.get("pip"), line, context, found)
             continue
-        spec = check_as(name, line, item, CondaSpec)
-        _not_torch(name, line, conda_name(spec), spec)
-        dependencies.append(spec)
-    return tuple(channels), tuple(dependencies), tuple(pip)
+        try:
+            spec = check_as(name, line, item, CondaSpec)
+        except ConfigError as exc:
+            found.issues += exc.issues
+            continue
+        kept = _conda_dependency(name, line, spec, context, found)
+        if kept:
+            dependencies.append(kept)
+    return CondaFile(tuple(channels), tuple(dependencies), tuple(pip))
 
 
-def _not_torch(name: str, line: int, package: str, spec: str) -> None:
-    if package in TORCH_NAMES:
-        raise in_file(name, line, "torch here would replace the torch envkit pins", TORCH_FIX, spec)
+def _conda_dependency(
+    name: str, line: int, spec: str, context: TorchContext, found: _Collected
+) -> str | None:
+    """The dependency as the environment gets it, or None where envkit provides it."""
+    _, package, rest = conda_parts(spec)
+    if package == "python":
+        _conda_python(name, line, spec, rest, context, found)
+        return None
+    if package == "pip":
+        return spec
+    verdict = judge_conda(spec, context)
+    if verdict.action == "refuse":
+        found.issues.append(file_issue(name, line, spec, verdict.why, verdict.fix))
+        return None
+    if verdict.action == "drop":
+        found.notes.append(f"{name}:{line}: {verdict.why}")
+        if verdict.companion:
+            found.companions.append(verdict.companion)
+        return None
+    return spec
+
+
+def _conda_python(
+    name: str, line: int, spec: str, rest: str, context: TorchContext, found: _Collected
+) -> None:  # the image's own python= is put first by the plan (plan_conda)
+    """A file's python=X is the image's Python's to match, never applied over it."""
+    asked = rest.lstrip("=<>!~").split(",")[0].rstrip(".*")
+    if context.python is None:
+        found.notes.append(
+            f"{name}:{line}: {spec} not applied: the base image fixes its Python (verify "
+            "reports the one it has)"
+        )
+    elif asked and not (context.python + ".").startswith(asked.rstrip(".") + "."):
+        found.issues.append(
+            file_issue(
+                name,
+                line,
+                spec,
+                f"the environment asks for Python {asked}; the image's is {context.python}",
+                f'set `python: "{asked}"` in envkit.yaml (base.flavor cuda or custom)',
+            )
+        )
+
+
+def _conda_pip(
+    name: str, items: Any, line: int, context: TorchContext, found: _Collected
+) -> list[str]:
+    """A conda file's pip: section, read as the requirements file conda hands pip."""
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        found.issues.append(
+            file_issue(name, line, None, "the pip section is not a list of lines", "fix it")
+        )
+        return []
+    text = "\n".join(items) + "\n"
+    rewritten, reading = RequirementsFile(name, text, context).read()
+    for issue in reading.issues:  # each at the pip section's own line in the file
+        found.issues.append(
+            file_issue(name, line + (issue.line or 1), issue.value, issue.problem, issue.fix)
+        )
+    for _, included in reading.includes:
+        found.issues.append(
+            file_issue(
+                name, line, included, "an include in a conda file's pip section",
+                "list the requirements in the section, or name the file in packages.requirements",
+            )
+        )  # fmt: skip
+    found.companions += reading.companions
+    found.editable += reading.editable
+    found.needs_git |= reading.needs_git
+    return [kept for kept in rewritten.splitlines() if kept.strip() and not kept.startswith("#")]
 
 
 def check_as(name: str, line: int, item: Any, kind: Any) -> str:
@@ -213,22 +285,44 @@ def check_as(name: str, line: int, item: Any, kind: Any) -> str:
 
 
 def _conda_list(
-    name: str, data: dict[str, Any], lines: dict[Any, int], key: str, kind: Any, line: int = 1
+    name: str, data: dict[str, Any], lines: dict[Any, int], key: str, kind: Any, found: _Collected
 ) -> list[str]:
     items = data.get(key) or []
     if not isinstance(items, list):
-        raise in_file(name, lines.get((key,), line), f"{key} is not a list", "write a list")
-    return [check_as(name, lines.get((key, i), line), item, kind) for i, item in enumerate(items)]
+        found.issues.append(
+            file_issue(name, lines.get((key,), 1), None, f"{key} is not a list", "write a list")
+        )
+        return []
+    kept = []
+    for index, item in enumerate(items):
+        try:
+            kept.append(check_as(name, lines.get((key, index), 1), item, kind))
+        except ConfigError as exc:
+            found.issues += exc.issues
+    return kept
 
 
-def read_project_files(loaded: LoadedSpec) -> ProjectFiles:
+def read_project_files(loaded: LoadedSpec, context: TorchContext) -> ProjectFiles:
     spec = loaded.spec
     reader = ProjectReader(loaded)
+    found = _Collected()
     requirements = tuple(
-        _requirements(reader, ("packages", "requirements", index), path)
+        _requirements(reader, ("packages", "requirements", index), path, context, found)
         for index, path in enumerate(spec.packages.requirements)
     )
-    apt = _apt(reader, spec.packages.apt_file) if spec.packages.apt_file else ()
+    apt = _apt(reader, spec.packages.apt_file, found) if spec.packages.apt_file else ()
     conda_file = spec.conda.file if spec.conda is not None else None
-    channels, dependencies, pip = _conda(reader, conda_file) if conda_file else ((), (), ())
-    return ProjectFiles(requirements, apt, channels, dependencies, pip)
+    conda = _conda(reader, conda_file, context, found) if conda_file else CondaFile((), (), ())
+    if found.issues:
+        raise ConfigError(found.issues[0].file or str(loaded.path), found.issues)
+    return ProjectFiles(
+        requirements,
+        apt,
+        conda.channels,
+        conda.dependencies,
+        conda.pip,
+        companions=tuple(dict.fromkeys(found.companions)),
+        editable=tuple(dict.fromkeys(found.editable)),
+        needs_git=found.needs_git,
+        notes=tuple(found.notes),
+    )

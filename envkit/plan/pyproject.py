@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from envkit.config.fields import PipRequirement
 from envkit.config.python_section import PythonSection
 from envkit.config.rules import TORCH_NAMES
-from envkit.errors import ConfigError
+from envkit.errors import ConfigError, ConfigIssue, file_issue
 from envkit.files import TOMLDecodeError, toml_loads
-from envkit.plan.project_files import ProjectFile, ProjectReader, check_as, in_file
+from envkit.plan.project_files import ProjectFile, ProjectReader, in_file
+from envkit.plan.requirement_lines import VCS
+from envkit.plan.torch_lines import TorchContext, judge_pip
 
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec
@@ -44,6 +45,8 @@ class PythonProject:
     requirements: tuple[str, ...]  # without a lock: what pyproject.toml names, torch left out
     not_from_lock: tuple[str, ...]  # with a lock: torch and what only torch needs
     locked: int  # packages the lock installs
+    companions: tuple[str, ...] = ()  # torchvision==X...: installed beside envkit's torch
+    needs_git: bool = False  # a git+ requirement
 
     @property
     def target(self) -> str:
@@ -107,36 +110,37 @@ def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...])
     return wanted
 
 
-def _check_wanted(name: str, text: str, wanted: list[str], torch: str | None) -> list[str]:
-    """The requirements to install (torch's line checked, then left to envkit's pin)."""
-    kept = []
+@dataclass
+class _Wanted:
+    requirements: list[str]
+    companions: list[str]
+    needs_git: bool
+
+
+def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext) -> _Wanted:
+    """The requirements to install: each parsed as pip does (PEP 508, either quote style),
+    torch's and its companions' lines judged against envkit's torch; every problem at once."""
+    found = _Wanted([], [], False)
+    issues: list[ConfigIssue] = []
     for item in wanted:
         line = _line_of(text, str(item))
-        requirement = check_as(name, line, item, PipRequirement)
         try:
-            parsed = Requirement(requirement)
+            requirement = Requirement(str(item))
         except InvalidRequirement as exc:
-            raise in_file(name, line, f"not a requirement: {exc}", "fix it", requirement) from None
-        if canonicalize_name(parsed.name) not in TORCH_NAMES:
-            kept.append(requirement)
+            problem = f"not a requirement: {exc}"
+            issues.append(file_issue(name, line, str(item)[:120], problem, "fix it"))
             continue
-        if torch is None:
-            raise in_file(
-                name,
-                line,
-                "the project needs torch and envkit.yaml installs none",
-                "set the top-level `torch:` (and `cuda:`): envkit installs and checks it",
-                requirement,
-            )
-        if not parsed.specifier.contains(torch, prereleases=True):
-            raise in_file(
-                name,
-                line,
-                f"{requirement} does not admit torch {torch}, the release envkit installs",
-                "set `torch:` in envkit.yaml to a release it admits, or widen the pin",
-                requirement,
-            )
-    return kept
+        found.needs_git |= bool(requirement.url and requirement.url.startswith(VCS))
+        verdict = judge_pip(requirement, context)
+        if verdict.action == "refuse":
+            issues.append(file_issue(name, line, str(item)[:120], verdict.why, verdict.fix))
+        elif verdict.action == "keep":
+            found.requirements.append(str(requirement))
+        elif verdict.companion:
+            found.companions.append(verdict.companion)
+    if issues:
+        raise ConfigError(name, issues)
+    return found
 
 
 def _packages(lock: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -214,16 +218,18 @@ def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, 
         raise _lock_error(name, text, "requires-dist", problem, RELOCK)
 
 
-def _check_torch(name: str, text: str, versions: list[dict[str, Any]], torch: str | None) -> None:
+def _check_torch(
+    name: str, text: str, versions: list[dict[str, Any]], context: TorchContext
+) -> None:
+    torch = context.version
     for package in versions:
         version = str(package.get("version", "")).split("+")[0]
-        if torch is None or version != torch:
+        if context.none or (torch is not None and version != torch):
             raise _lock_error(
                 name,
                 text,
                 'name = "torch"',
-                f"the lock pins torch {version}; envkit installs "
-                + (f"torch {torch}" if torch else "no torch"),
+                f"the lock pins torch {version}; envkit installs {context.said()}",
                 "set `torch:` in envkit.yaml to the locked release, or lock the one envkit "
                 "installs (`uv add torch==<it>`)",
             )
@@ -246,7 +252,7 @@ def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None
 
 
 def _from_lock(
-    name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], torch: str | None
+    name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
 ) -> tuple[tuple[str, ...], int]:
     """(the lock's packages not installed from it, how many it installs), after every check."""
     lock = _toml(name, text)
@@ -261,13 +267,13 @@ def _from_lock(
     every = _reachable(graph, start, frozenset())
     kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES))
     if "torch" in every:
-        _check_torch(name, text, packages["torch"], torch)
+        _check_torch(name, text, packages["torch"], context)
     for package_name in sorted(kept):
         _check_sources(name, text, packages.get(package_name, []))
     return tuple(sorted(every - kept)), len(kept)
 
 
-def read_python_project(loaded: LoadedSpec, torch: str | None) -> PythonProject | None:
+def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProject | None:
     """The project python.project names, read and checked (None where it names none)."""
     section = loaded.spec.python
     if not isinstance(section, PythonSection) or section.project is None:
@@ -276,17 +282,19 @@ def read_python_project(loaded: LoadedSpec, torch: str | None) -> PythonProject 
     prefix = "" if section.project == "." else f"{section.project}/"
     name, text = reader.read(LOC, f"{prefix}pyproject.toml", "pyproject.toml")
     data = _toml(name, text)
-    wanted = _wanted(name, text, data, section.extras)
-    requirements = _check_wanted(name, text, wanted, torch)
+    wanted = _check_wanted(name, text, _wanted(name, text, data, section.extras), context)
     pyproject = ProjectFile(name, text)
     lock_path = reader.root / f"{prefix}uv.lock"
     if not (lock_path.exists() or lock_path.is_symlink()):
         return PythonProject(
-            section.project, pyproject, None, section.extras, tuple(requirements), (), 0
-        )
+            section.project, pyproject, None, section.extras, tuple(wanted.requirements), (), 0,
+            tuple(dict.fromkeys(wanted.companions)), wanted.needs_git,
+        )  # fmt: skip
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:
-        left_out, locked = _from_lock(lock_name, lock_text, data["project"], section.extras, torch)
+        left_out, locked = _from_lock(
+            lock_name, lock_text, data["project"], section.extras, context
+        )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
         raise in_file(lock_name, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None
     return PythonProject(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.config.load import LoadedSpec
 from envkit.errors import FieldError
+
+DEFAULT_PYTHON = "3.11"  # where envkit chooses the Python and the torch release supports it
+NO_TORCH = "none"  # torch: none, a project without torch (TensorFlow, JAX)
+CPU_BASE = "python:{python}-slim-bookworm"  # a CPU box's base: Debian with the chosen Python
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,8 @@ class TorchPlan:
     preinstalled: bool
     index_url: str | None  # the PyTorch wheel index; None with source pypi (pip.conf's index)
     source: str = "image"  # image | pypi | pytorch-index
+    companions: tuple[str, ...] = ()  # torchvision==X...: the project asks, from torch's index
+    none: bool = False  # torch: none
 
     @property
     def requirement(self) -> str:
@@ -28,21 +34,14 @@ def resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease 
     table = compat.load_table()
     if spec.base.flavor == "custom" and spec.torch is None:
         return None, None  # torch comes with the custom image (or from apt), not from envkit
+    if spec.torch == NO_TORCH:
+        return None, _cuda_without_torch(loaded)
     try:
         torch = compat.resolve_torch(table, spec.torch)
     except FieldError as exc:
         raise loaded.error(("torch",), exc, spec.torch) from None
     if spec.cuda == "cpu":
-        if spec.base.flavor == "pytorch":
-            raise loaded.error(
-                ("cuda",),
-                FieldError(
-                    "pytorch/pytorch images are CUDA builds",
-                    "use base.flavor: custom with a plain image for a CPU-only torch",
-                ),
-                "cpu",
-            )
-        return torch, None
+        return torch, None  # a CPU wheel on a Python base (CPU_BASE) or base.image
     # An explicit base.image brings its own base, whatever the flavor says of torch.
     flavor = "custom" if spec.base.image is not None else spec.base.flavor
     try:
@@ -52,12 +51,49 @@ def resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease 
     return torch, cuda
 
 
+def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
+    """torch: none still chooses a CUDA image (TensorFlow and JAX need its libraries), unless
+    the box is a CPU one or its base is the user's."""
+    spec = loaded.spec
+    if spec.base.flavor == "pytorch" and spec.base.image is None and spec.cuda != "cpu":
+        raise loaded.error(
+            ("torch",),
+            FieldError(
+                "pytorch/pytorch images carry torch",
+                "use base.flavor: cuda (a CUDA image without torch) or custom with base.image",
+            ),
+            NO_TORCH,
+        )
+    if spec.cuda == "cpu" or spec.base.image is not None:
+        return None
+    table = compat.load_table()
+    newest = compat.resolve_torch(table, None)
+    try:
+        return compat.resolve_cuda(table, newest, spec.cuda, flavor="cuda")
+    except FieldError as exc:
+        raise loaded.error(("cuda",), exc, spec.cuda) from None
+
+
+def cpu_python(loaded: LoadedSpec, torch: TorchRelease | None) -> str:
+    """The Python of a CPU box's base image: the one asked, else the default torch supports."""
+    from envkit.config.python_section import python_version
+
+    asked = python_version(loaded.spec.python)
+    if asked:
+        return asked
+    if torch is None or DEFAULT_PYTHON in torch.python:
+        return DEFAULT_PYTHON
+    return torch.python[-1]
+
+
 def base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease | None) -> str:
     spec = loaded.spec
     if spec.base.image is not None:
         return spec.base.image
-    assert torch is not None and cuda is not None  # custom requires image; cpu needs custom
-    if spec.base.flavor == "pytorch":
+    if cuda is None:  # a CPU box (cuda: cpu), or torch: none without CUDA
+        return CPU_BASE.format(python=cpu_python(loaded, torch))
+    assert torch is not None or spec.torch == NO_TORCH
+    if spec.base.flavor == "pytorch" and torch is not None:
         if spec.cudnn is not None and int(spec.cudnn) != torch.images[cuda.version]:
             raise loaded.error(
                 ("cudnn",),
@@ -90,9 +126,10 @@ def torch_plan(
 ) -> TorchPlan:
     spec = loaded.spec
     if torch is None:
-        return TorchPlan(None, None, preinstalled=True, index_url=None)
+        none = spec.torch == NO_TORCH
+        return TorchPlan(None, None, preinstalled=not none, index_url=None, none=none)
     wheel = cuda.wheel if cuda else "cpu"
-    if spec.base.flavor == "pytorch" and spec.base.image is None:
+    if spec.base.flavor == "pytorch" and spec.base.image is None and cuda is not None:
         if spec.torch_source != "auto":
             raise loaded.error(
                 ("torch_source",),
@@ -113,3 +150,11 @@ def torch_plan(
     if source == "pypi":
         return TorchPlan(torch.version, build, False, None, source)
     return TorchPlan(torch.version, build, False, str(index), source)
+
+
+def with_companions(plan: TorchPlan, wanted: tuple[str, ...]) -> TorchPlan:
+    """The torch plan with the companions the project's files ask for, installed beside torch
+    from its index (a pytorch image carries them already)."""
+    if plan.preinstalled or not wanted:
+        return plan
+    return replace(plan, companions=tuple(sorted(set(wanted))))

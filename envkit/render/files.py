@@ -182,7 +182,9 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
         ".dockerignore": render("dockerignore.j2"),
         "envkit/pip.conf": render("pip.conf.j2", pip=plan.pip, ca_bundle=ca_bundle),
         "envkit/condarc": render("condarc.j2", rc=plan.conda.rc, ca_bundle=ca_bundle),
-        "envkit/runtime/entrypoint.sh": render("entrypoint.sh.j2", notebook=plan.notebook),
+        "envkit/runtime/entrypoint.sh": render(
+            "entrypoint.sh.j2", notebook=plan.notebook, editable=plan.editable
+        ),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
         **{path: shipped_text(path) for path in SHIPPED},
         "envkit/runtime/activity.json": _activity_settings(),

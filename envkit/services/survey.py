@@ -1,36 +1,56 @@
-"""What `envkit init` finds around it: the project's dependency files, to propose a config that
-uses them, and the public keys the user actually has, so the config names only keys that exist
-(`init` then `render` never fails on a fresh machine)."""
+"""What `envkit init` finds around it: the project's environment files, as candidates in the
+order of precedence one of them is chosen by (uv.lock > pyproject.toml > a conda environment >
+requirements.txt, as repo2docker picks one; apt.txt always), each with the torch it asks for;
+and the public keys the user actually has, so the config names only keys that exist (`init`
+then `render` never fails on a fresh machine)."""
 
 from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from envkit.errors import FieldError
-from envkit.files import read_regular
 from envkit.plan.keys import parse_public_key
+from envkit.services.torch_wish import (
+    TorchWish,
+    from_conda,
+    from_pyproject,
+    from_requirements,
+    from_uv_lock,
+    toml_file,
+)
 
 # The usual names, in the order repo2docker and envd look for them.
-REQUIREMENTS = ("requirements.txt", "binder/requirements.txt")
+REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")
 APT_FILES = ("apt.txt", "binder/apt.txt")
-CONDA_FILES = ("environment.yml", "environment.yaml", "binder/environment.yml")
+CONDA_FILES = ("environment.yml", "environment.yaml", "conda.yml", "conda.yaml",
+               "binder/environment.yml")  # fmt: skip
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
+PRECEDENCE = "uv.lock > pyproject.toml > environment.yml > requirements.txt"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One environment file (or pyproject.toml with its uv.lock) init could build from."""
+
+    kind: str  # uv.lock | pyproject | conda | requirements
+    files: tuple[str, ...]  # as envkit.yaml names them, relative to its folder
+    wish: TorchWish
+
+    @property
+    def shown(self) -> str:
+        return " and ".join(self.files)
 
 
 @dataclass(frozen=True)
 class Survey:
-    requirements: tuple[str, ...] = ()
+    candidates: tuple[Candidate, ...] = ()  # in order of precedence
+    unusable: tuple[str, ...] = ()  # files found that no candidate can use, with why
     apt_file: str | None = None
-    conda_file: str | None = None
     key_file: str | None = None  # as written in envkit.yaml: ~/.ssh/NAME.pub
     agent_key: str | None = None  # a key line from ssh-agent, when no file has one
     skipped_keys: tuple[str, ...] = ()  # files found but not usable, with why
-    pyproject: bool = False  # a pyproject.toml python.project can use
-    uv_lock: bool = False  # and a uv.lock beside it
-    locked_torch: str | None = None  # the torch its uv.lock pins
 
 
 def _usable(text: str) -> str | None:
@@ -55,32 +75,41 @@ def _agent_key() -> str | None:
     return None
 
 
-def _toml(path: Path) -> dict[str, Any] | None:
-    """A project file's TOML, read as envkit reads any file from elsewhere (a regular file under
-    the cap: a FIFO named pyproject.toml must not hang init); None where it is not usable."""
-    from envkit.files import TOMLDecodeError, toml_loads
-    from envkit.plan.project_files import FILE_LIMIT
-
-    try:
-        return toml_loads(read_regular(path, FILE_LIMIT, path.name).decode("utf-8"))
-    except (FieldError, UnicodeDecodeError, TOMLDecodeError):
-        return None
-
-
-def _locked_torch(lock: dict[str, Any]) -> str | None:
-    versions = (
-        str(p.get("version", "")).split("+")[0]
-        for p in lock.get("package") or ()
-        if isinstance(p, dict) and p.get("name") == "torch"
-    )
-    return next(versions, None)
+def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
+    found: list[Candidate] = []
+    unusable: list[str] = []
+    pyproject = toml_file(folder / "pyproject.toml")
+    if pyproject is not None:
+        # A pyproject.toml is a candidate where it describes its dependencies in [project] (a
+        # Poetry-only file, or dynamic dependencies, would fail the first render).
+        project = pyproject.get("project")
+        if not isinstance(project, dict):
+            unusable.append("pyproject.toml: no [project] table (PEP 621)")
+        elif "dependencies" in (project.get("dynamic") or ()):
+            unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
+        else:
+            lock = toml_file(folder / "uv.lock") if (folder / "uv.lock").exists() else None
+            if lock is not None:
+                wish = from_uv_lock(lock, "uv.lock")
+                found.append(Candidate("uv.lock", ("pyproject.toml", "uv.lock"), wish))
+            wish = from_pyproject(pyproject, "pyproject.toml")
+            found.append(Candidate("pyproject", ("pyproject.toml",), wish))
+    for name in CONDA_FILES:
+        if (folder / name).is_file():
+            found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
+            break
+    for name in REQUIREMENTS:
+        if (folder / name).is_file():
+            wish = from_requirements(folder / name, folder)
+            found.append(Candidate("requirements", (name,), wish))
+            break
+    return found, unusable
 
 
 def survey(folder: Path, home: Path) -> Survey:
     def first(names: tuple[str, ...]) -> str | None:
         return next((n for n in names if (folder / n).is_file()), None)
 
-    requirements = tuple(n for n in REQUIREMENTS if (folder / n).is_file())
     skipped = []
     key_file = None
     for name in KEY_FILES:
@@ -92,18 +121,11 @@ def survey(folder: Path, home: Path) -> Survey:
             key_file = f"~/.ssh/{name}"
             break
         skipped.append(f"~/.ssh/{name}: {why}")
-    # A pyproject.toml is proposed where it describes its dependencies in [project] (a
-    # Poetry-only file, or dynamic dependencies, would fail the first render).
-    project = (_toml(folder / "pyproject.toml") or {}).get("project")
-    usable = isinstance(project, dict) and "dependencies" not in (project.get("dynamic") or ())
-    lock = _toml(folder / "uv.lock") if usable and (folder / "uv.lock").exists() else None
+    candidates, unusable = _candidates(folder)
     return Survey(
-        pyproject=usable,
-        uv_lock=lock is not None,
-        locked_torch=_locked_torch(lock) if lock is not None else None,
-        requirements=requirements,
+        candidates=tuple(candidates),
+        unusable=tuple(unusable),
         apt_file=first(APT_FILES),
-        conda_file=first(CONDA_FILES),
         key_file=key_file,
         agent_key=None if key_file else _agent_key(),
         skipped_keys=tuple(skipped),

@@ -44,6 +44,7 @@ class VerifySettings:
     user_checks_dir: str | None = None
     gpu: dict[str, object] = field(default_factory=dict)  # verify.gpu's expectations
     stress_s: float | None = None  # verify --stress: the burn-in's seconds
+    torch: bool = True  # False: torch: none (the project has no torch; torch's checks skip)
 
     def runner_config(self, target: str, user_dir: str | None) -> RunnerConfig:
         """The one place the runner's settings are made (contract.RunnerConfig)."""
@@ -64,6 +65,7 @@ class VerifySettings:
             "user_checks_dir": user_dir,
             "gpu": self.gpu,
             "stress_s": self.stress_s,
+            "torch": self.torch,
         }
 
 
@@ -112,6 +114,7 @@ def resolve(plan: Plan, configured: bool, request: ChecksRequest) -> RunSettings
         user_checks_dir=verify.checks_dir,
         gpu=dict(verify.gpu),
         stress_s=request.stress_s,
+        torch=not plan.torch.none,
     )
     inside = base
     if configured:  # what envkit put into the image: only there can it be expected

@@ -43,7 +43,6 @@ BAD = [
         "3.10",
     ),
     ("python-with-pytorch", "name: a\npython: '3.11'\n", "python", 2, "flavor: cuda"),
-    ("cpu-with-pytorch", "name: a\ncuda: cpu\n", "cuda", 2, "custom"),
     (
         "cudnn-mismatch",
         "name: a\ntorch: '2.4.1'\ncuda: '12.4'\ncudnn: '8'\n",

@@ -57,12 +57,12 @@ def test_the_files_travel_into_the_context_and_each_gets_its_layer(project: Path
 @pytest.mark.parametrize(
     ("where", "text", "said"),
     [
-        ("reqs/base.txt", "torch==2.3.0\n", "reqs/base.txt:1: reqs/base.txt: torch here"),
+        ("reqs/base.txt", "numpy>=1 ; python_version >= '3.8' and\n", "reqs/base.txt:1: not a"),
         ("requirements.txt", "-r reqs/base.txt\n--index-url http://x\n", "requirements.txt:2:"),
         ("requirements.txt", "numpy --no-binary :all:\n", "the option --no-binary"),
         ("requirements.txt", "-r ../../outside.txt\n", "leaves the project"),
         ("apt.txt", "tree\nnot_a;package\n", "apt.txt:2:"),
-        ("environment.yml", "dependencies:\n  - pytorch=2.3\n", "environment.yml:2:"),
+        ("environment.yml", "dependencies:\n  - numpy\n  - numpy;rm\n", "environment.yml:3:"),
     ],
 )
 def test_what_a_file_holds_is_checked_with_its_own_line(
@@ -100,7 +100,8 @@ def test_a_symlink_out_a_fifo_and_a_huge_file_are_refused(project: Path, tmp_pat
     assert "not a regular file" in render_refused(project)
     (project / "huge.txt").write_bytes(b"#" * (2 * 1024 * 1024))
     _config(project, requirements="huge.txt")
-    assert "over the" in render_refused(project)
+    said = render_refused(project, env={"ENVKIT_PROJECT_FILE_LIMIT": "1"})
+    assert "over the" in said and "envkit's bound is 1 MiB; ENVKIT_PROJECT_FILE_LIMIT" in said
 
 
 def test_a_build_step_as_the_login_user_runs_under_its_ids(project: Path) -> None:

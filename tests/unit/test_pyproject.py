@@ -220,7 +220,8 @@ def test_init_proposes_the_project_with_its_locked_torch_and_it_renders(tmp_path
     home.mkdir()
     made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
     assert made.returncode == 0, made.stdout + made.stderr
-    assert "uses pyproject.toml (found here)" in made.stdout and "uses uv.lock" in made.stdout
+    assert "uses pyproject.toml and uv.lock (found here" in made.stdout
+    assert "torch from uv.lock locks torch 2.5.1" in made.stdout
     config = (project / "envkit.yaml").read_text()
     assert "  project: ." in config and 'torch: "2.5.1"' in config, "the lock's torch"
     rendered = envkit("render", cwd=project, env={"HOME": str(home)})

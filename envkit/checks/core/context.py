@@ -98,6 +98,9 @@ class Context:
         return dict(self.config.get("gpu") or {})
 
     def gpu_count(self) -> int:
+        """The GPUs torch sees (0 for a project without torch: nothing to compare with)."""
+        if self.config.get("torch") is False:
+            return 0
         import torch
 
         return torch.cuda.device_count() if torch.cuda.is_available() else 0

@@ -203,7 +203,6 @@ class Nvml:
         return buffer.value.decode("utf-8", "replace")
 
 
-
 def field_values(
     nvml: Nvml, handle: Any, wanted: List[Tuple[int, int]]
 ) -> Dict[Tuple[int, int], Any]:

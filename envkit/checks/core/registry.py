@@ -37,6 +37,9 @@ class CheckSpec:
     # A burn-in: runs only when the run asks for one (verify --stress), for the seconds asked
     # beyond its own timeout.
     stress: bool = False
+    # False: judged without torch (NVML, the system's own state), so it runs for a project with
+    # torch: none; every other check skips there, saying why.
+    needs_torch: bool = True
 
     def timeout_for(self, config: RunnerConfig) -> float:
         extra = float(config.get("stress_s") or 0) if self.stress else 0.0
@@ -62,6 +65,7 @@ def check(
     bench: bool = False,
     phase: Phase = "run",
     stress: bool = False,
+    needs_torch: bool = True,
 ) -> Callable[[Callable[..., object]], Callable[..., object]]:
     """Register a check. `reference` says what its result is compared with (docs/checks.md
     shows it): known answers, exact arithmetic, plain Python, a published figure, never the
@@ -74,7 +78,9 @@ def check(
     def register(func: Callable[..., object]) -> Callable[..., object]:
         if check_id in CHECKS:
             raise ValueError(f"check id {check_id} registered twice")
-        CHECKS[check_id] = CheckSpec(check_id, func, timeout_s, bench, reference, phase, stress)
+        CHECKS[check_id] = CheckSpec(
+            check_id, func, timeout_s, bench, reference, phase, stress, needs_torch
+        )
         return func
 
     return register

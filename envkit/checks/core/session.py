@@ -164,7 +164,8 @@ class _Session:
         kind = event["event"]
         if kind == "env":
             self.environment = event["environment"]
-            if self.environment.get("torch") is None:  # nothing can run without torch
+            no_torch = self.config.get("torch") is False  # torch: none: torch-free checks run
+            if self.environment.get("torch") is None and not no_torch:
                 why = self.environment.get("torch_error", "import failed")
                 for check_id in list(self.pending):
                     self._error(check_id, f"torch cannot be imported by {self.python}: {why}")

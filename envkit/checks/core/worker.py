@@ -26,6 +26,8 @@ def run_one(spec: Any, config: RunnerConfig) -> CheckResult:
     started = time.perf_counter()
     status: Status
     try:
+        if config.get("torch") is False and spec.needs_torch:
+            raise Skip("envkit.yaml says torch: none: this environment has no torch to check")
         message = spec.func(ctx) or ""
         status = "pass"
     except Skip as exc:

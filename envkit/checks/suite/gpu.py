@@ -29,6 +29,7 @@ def _unreadable(snap: Dict[str, Any], names: List[str]) -> List[str]:
 
 @check(
     "gpu.ecc",
+    needs_torch=False,
     reference="zero volatile uncorrectable ECC errors (DCGM's memory health rule); the SRAM "
     "error threshold of NVIDIA's field diagnostic (DCGM's diag warns)",
 )
@@ -74,6 +75,7 @@ def ecc(ctx: Context) -> str:
 
 @check(
     "gpu.row_remap",
+    needs_torch=False,
     reference="no remapping pending and none failed (NVIDIA's row remapping guide; DCGM r1); "
     f"{ROW_REMAP_UNCORRECTABLE_WARN}+ uncorrectable remaps warn and unrepairable memory fails "
     "(DCGM's health watch)",
@@ -112,6 +114,7 @@ def row_remap(ctx: Context) -> str:
 
 @check(
     "gpu.retired_pages",
+    needs_torch=False,
     reference=f"no retirement pending and fewer than {RETIRED_PAGES_LIMIT} pages retired "
     "(NVIDIA's page retirement guide)",
 )
@@ -138,6 +141,7 @@ def retired_pages(ctx: Context) -> str:
 
 @check(
     "gpu.recovery",
+    needs_torch=False,
     reference="the driver's GPU recovery action (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, R570 on): "
     "reset, reboot or drain-and-reset required fail, drain P2P warns (DCGM's health watch)",
 )
@@ -161,7 +165,7 @@ def recovery(ctx: Context) -> str:
     return message or "no GPU needs a recovery action"
 
 
-@check("gpu.inforom", reference="NVML's InfoROM checksum validation")
+@check("gpu.inforom", reference="NVML's InfoROM checksum validation", needs_torch=False)
 def inforom(ctx: Context) -> str:
     """Catches a corrupted InfoROM (the board's own record of ECC and configuration)."""
     _, snaps = snapshots(ctx)
@@ -211,6 +215,7 @@ def _fabric_health(mask: Any) -> List[str]:
 
 @check(
     "gpu.fabric",
+    needs_torch=False,
     reference="NVML's fabric state: registration completed with success, and the fabric "
     "manager's health mask clean (DCGM's MonitorFabricFields; NVSwitch systems)",
 )
@@ -245,6 +250,7 @@ def fabric(ctx: Context) -> str:
 
 @check(
     "gpu.cuda_env",
+    needs_torch=False,
     reference="a documented list of variables that change what is measured, each judged by its "
     "meaning (suite/gpu_rules.py)",
 )

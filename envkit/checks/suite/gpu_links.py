@@ -27,6 +27,7 @@ NVLINK_RISE_WARNS = ("recoveries_successful",)
 
 @check(
     "gpu.pcie",
+    needs_torch=False,
     phase="after",
     reference="every loaded sample's link against the GPU's own maximum generation and width, "
     "the node's baseline, or verify.gpu.pcie_gen/width (DCGM judges in P0 only); at most "
@@ -156,6 +157,7 @@ def _replays(
 
 @check(
     "gpu.nvlink",
+    needs_torch=False,
     phase="after",
     reference="active links against verify.gpu.nvlinks, else the node's baseline, else the "
     "SKU's fixed count (suite/skus.py); CRC as a rate (fail at 100/s, warn below), replay, "

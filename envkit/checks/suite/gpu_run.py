@@ -25,6 +25,7 @@ def _lost(summary: Dict[str, Any]) -> Optional[str]:
 
 @check(
     "gpu.inventory",
+    needs_torch=False,
     phase="after",
     reference="NVML's own GPU list against torch's device count and the node's baseline "
     "(suite/topology.py); no GPU lost during the run; persistence mode as the site asks",
@@ -112,6 +113,7 @@ def _vbios_changes(record: Dict[str, Any], snaps: List[Dict[str, Any]]) -> List[
 
 @check(
     "gpu.clocks",
+    needs_torch=False,
     phase="after",
     reference="clock-event reasons sampled during the run: hardware slowdown, thermal and power "
     "brake are faults, the software power cap is normal (DCGM's health watch)",
@@ -155,6 +157,7 @@ def clocks(ctx: Context) -> str:
 
 @check(
     "gpu.thermal",
+    needs_torch=False,
     phase="after",
     reference="each GPU's own max operating temperature (NVML; its slowdown temperature where "
     "there is none, as DCGM's diag falls back) and HBM's against the memory's, and the enforced "
@@ -235,6 +238,7 @@ def _power(
 
 @check(
     "gpu.processes",
+    needs_torch=False,
     phase="after",
     reference="no compute process holding GPU memory when the run began (DCGM's diag precondition)",
 )

@@ -15,6 +15,7 @@ from .hardware import expectation, observations
 
 @check(
     "gpu.xid",
+    needs_torch=False,
     phase="after",
     reference="NVIDIA's XID catalogue, each XID by its resolution bucket and the catalogue's "
     "workflows (suite/xid_rules.py); the kernel log from this node's previous run",

@@ -22,6 +22,7 @@ from ..programs.lockstate import capture
 
 @check(
     "system.lock",
+    needs_torch=False,
     reference="the versions recorded in the image's envkit.lock when it was built",
 )
 def lock(ctx: Context) -> str:

@@ -23,7 +23,7 @@ def _human(size: float) -> str:
     return f"{size:.1f} TiB"
 
 
-@check("system.shm", reference="statvfs of /dev/shm against verify.min_shm")
+@check("system.shm", reference="statvfs of /dev/shm against verify.min_shm", needs_torch=False)
 def shm(ctx: Context) -> str:
     """Catches a /dev/shm too small for DataLoader workers (Docker's default is 64 MB:
     'Bus error ... insufficient shared memory')."""
@@ -84,7 +84,11 @@ def _in_envkit_container() -> bool:
     return Path("/usr/local/bin/envkit-entrypoint").is_file()
 
 
-@check("system.sshd", reference="sshd's effective settings (sshd -T) and its banner")
+@check(
+    "system.sshd",
+    reference="sshd's effective settings (sshd -T) and its banner",
+    needs_torch=False,
+)
 def sshd(ctx: Context) -> str:
     """Catches an envkit container whose sshd is down or accepts passwords or root logins."""
     if not _in_envkit_container():
@@ -164,7 +168,11 @@ def apt_uris(root: str = "/") -> list[str]:
     return uris
 
 
-@check("system.mirrors", reference="pip's effective index and apt's sources against the spec")
+@check(
+    "system.mirrors",
+    reference="pip's effective index and apt's sources against the spec",
+    needs_torch=False,
+)
 def mirrors(ctx: Context) -> str:
     """Catches mirrors that are not in effect: pip's effective index and apt's sources must equal
     the spec's."""

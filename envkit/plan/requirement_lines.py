@@ -1,0 +1,194 @@
+"""A requirements file as pip reads it (its format: requirements, options, includes, hashes,
+editable and URL lines), every logical line judged and the file rewritten for the build: torch
+and its companions left to envkit's torch layer (plan/torch_lines.py), `-e .` installed from the
+workspace at first start, `-e git+…#egg=name` installed as `name @ git+…`; everything else kept
+as the project wrote it. Requirements are parsed with `packaging` (PEP 508: either quote style,
+extras, markers, `name @ URL`). The file is never read by a shell: it reaches pip or uv as
+`-r FILE`. Every problem is collected with its own line, so one run reports them all."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from envkit.errors import ConfigIssue, file_issue
+from envkit.plan.torch_lines import TorchContext, judge_pip
+
+INCLUDE_OPTIONS = {"-r": "requirement", "--requirement": "requirement", "-c": "constraint",
+                   "--constraint": "constraint"}  # fmt: skip
+INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+KEPT_OPTIONS = ("--pre", "--prefer-binary", "--only-binary", "--no-binary", "--require-hashes")
+LINE_OPTIONS = ("--hash",)  # options a requirement's own line may carry
+VCS = ("git+", "hg+", "svn+", "bzr+")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+@dataclass
+class FileReading:
+    """What one file's lines asked, besides the rewritten text."""
+
+    issues: list[ConfigIssue] = field(default_factory=list)
+    includes: list[tuple[int, str]] = field(default_factory=list)  # (line, relative path)
+    companions: list[str] = field(default_factory=list)  # torch's, to install beside it
+    editable: list[str] = field(default_factory=list)  # folders, relative to the file's
+    needs_git: bool = False
+    dropped: int = 0
+
+
+def logical_lines(text: str) -> list[tuple[int, int, str]]:
+    """pip's view: (first line, last line, the line) with backslash continuations joined and
+    comments dropped."""
+    lines: list[tuple[int, int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        if raw.endswith("\\"):
+            pending += raw[:-1] + " "
+            continue
+        line = re.sub(r"(^|\s)#.*$", "", pending + raw).strip()
+        pending = ""
+        if line:
+            lines.append((start, number, line))
+    return lines
+
+
+def _option(line: str) -> tuple[str, str]:
+    """("--name", "value") of an option line: "-r x", "--requirement=x", "-rx"."""
+    if line.startswith("--"):
+        name, _, value = line.partition("=") if "=" in line.split()[0] else line.partition(" ")
+        return name.strip(), value.strip()
+    return line[:2], line[2:].strip()
+
+
+class RequirementsFile:
+    def __init__(
+        self, name: str, text: str, context: TorchContext, trusted: tuple[str, ...] = ()
+    ) -> None:
+        self.name, self.text, self.context, self.trusted = name, text, context, trusted
+        self.reading = FileReading()
+        self.rewrites: dict[tuple[int, int], str] = {}
+
+    def read(self) -> tuple[str, FileReading]:
+        for first, last, line in logical_lines(self.text):
+            if CONTROL.search(line):
+                self._issue(first, line, "a control character in the line", "remove it")
+            elif line.startswith("-"):
+                self._option_line(first, last, line)
+            else:
+                self._requirement_line(first, last, line)
+        return self._rewritten(), self.reading
+
+    def _issue(self, line: int, value: str, problem: str, fix: str) -> None:
+        self.reading.issues.append(file_issue(self.name, line, value[:120], problem, fix))
+
+    def _replace(self, first: int, last: int, text: str) -> None:
+        self.rewrites[(first, last)] = text
+
+    def _rewritten(self) -> str:
+        lines = self.text.splitlines()
+        for (first, last), text in self.rewrites.items():
+            lines[first - 1] = text
+            for number in range(first, last):
+                lines[number] = ""  # the continuation lines of a replaced line
+        return "\n".join(lines) + ("\n" if self.text.endswith("\n") or lines else "")
+
+    def _option_line(self, first: int, last: int, line: str) -> None:
+        name, value = _option(line)
+        if name in INCLUDE_OPTIONS:
+            self.reading.includes.append((first, value))
+        elif name in ("-e", "--editable"):
+            self._editable(first, last, line, value)
+        elif name in INDEX_OPTIONS:
+            self._index(first, line, name, value)
+        elif name == "--trusted-host":
+            self._issue(
+                first, line, "--trusted-host turns off TLS checks for that host",
+                f"list it in envkit.yaml's mirrors.trusted_hosts: [{value}] (for a mirror on "
+                "your own network), and remove the line",
+            )  # fmt: skip
+        elif name not in KEPT_OPTIONS:
+            self._issue(
+                first, line, f"the option {name} is not one envkit passes on",
+                "keep requirements, -r/-c includes, -e, index and --find-links lines, --hash "
+                "pins, and --pre/--prefer-binary/--only-binary/--no-binary/--require-hashes",
+            )  # fmt: skip
+
+    def _index(self, line: int, text: str, name: str, url: str) -> None:
+        parts = urlsplit(url)
+        if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in self.trusted):
+            return  # kept: pip and uv read it from the file, for this file's layer
+        if parts.scheme == "http":
+            self._issue(
+                line, text, f"{name} over plain http: packages could be changed on the way",
+                f"use https, or opt in with mirrors.trusted_hosts: [{parts.hostname}]",
+            )  # fmt: skip
+        else:
+            self._issue(line, text, f"{name} needs an https URL", "write the index's https URL")
+
+    def _editable(self, first: int, last: int, line: str, target: str) -> None:
+        if target.startswith(VCS):
+            egg = EGG.search(target)
+            if not egg:
+                self._issue(
+                    first, line, "an editable VCS line without #egg=NAME",
+                    "write it as `NAME @ git+URL` (installed at build; an image has no "
+                    "checkout to edit)",
+                )  # fmt: skip
+                return
+            url = EGG.sub("", target).rstrip("#&")
+            self.reading.needs_git = True
+            self._replace(first, last, f"{egg.group(1)} @ {url}  # envkit: was {line}")
+            return
+        folder = target.split("[", 1)[0]
+        if "://" in folder or folder.startswith("/") or ".." in folder.split("/"):
+            self._issue(
+                first, line, "an editable install of a folder outside the project",
+                "install it with build.steps, or move it into the project",
+            )  # fmt: skip
+            return
+        self.reading.editable.append(folder.rstrip("/") or ".")
+        self._replace(
+            first, last, f"# envkit: {line} is installed from the workspace at first start"
+        )
+
+    def _requirement_line(self, first: int, last: int, line: str) -> None:
+        words = line.split()
+        for word in words[1:]:
+            if word.startswith("-") and not word.startswith(LINE_OPTIONS):
+                self._issue(first, line, f"the option {word} is not taken on a line", "keep --hash")
+                return
+        text = " ".join(w for w in words if not w.startswith(LINE_OPTIONS))
+        if text.startswith(VCS) or re.match(r"[a-z][a-z0-9+.-]*://", text) or text[:1] in "./":
+            self._url_line(first, line, text)
+            return
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement as exc:
+            self._issue(first, line, f"not a requirement pip can read: {exc}", "fix the line")
+            return
+        if requirement.url and requirement.url.startswith(VCS):
+            self.reading.needs_git = True
+        verdict = judge_pip(requirement, self.context)
+        if verdict.action == "refuse":
+            self._issue(first, line, verdict.why, verdict.fix)
+        elif verdict.action == "drop":
+            self.reading.dropped += 1
+            if verdict.companion:
+                self.reading.companions.append(verdict.companion)
+            self._replace(first, last, f"# envkit: {verdict.why}")
+
+    def _url_line(self, line: int, text: str, url: str) -> None:
+        if url[:1] in "./" or url.startswith("file:"):
+            self._issue(
+                line, text, "a local path: the build context holds only envkit's copy of "
+                "the project's dependency files",
+                "install the project from the workspace: `-e .` (at first start), or "
+                "python.project in envkit.yaml",
+            )  # fmt: skip
+        elif url.startswith(VCS):
+            self.reading.needs_git = True

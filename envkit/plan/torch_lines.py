@@ -1,0 +1,268 @@
+"""A project's own torch lines, judged against the torch envkit installs: a line the resolved
+torch satisfies is envkit's torch (dropped from the project's layer, installed and checked by
+envkit's torch layer), a line it cannot satisfy is refused with both values and the fix.
+torchvision and torchaudio go with torch: a line that admits the release built for envkit's
+torch is installed beside it, from the same index; conda's pytorch, pytorch-cuda, cudatoolkit
+and cpuonly are read the same way."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envkit.catalog.compat import COMPANIONS, companions
+from envkit.config.rules import TORCH_NAMES
+
+CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
+
+
+@dataclass(frozen=True)
+class TorchContext:
+    """The torch this build installs, as a project's lines are judged against it."""
+
+    version: str | None  # None: the image's own torch (base.image), not known at render
+    build: str | None  # "12.4", "cpu"; None where the image decides
+    wheel: str | None  # "cu124", "cpu": the local label of its wheels
+    none: bool = False  # torch: none (a TensorFlow or JAX project)
+    python: str | None = None  # the image's Python (X.Y), where envkit chooses it
+    machine: str = "x86_64"
+
+    def companion(self, name: str) -> str | None:
+        return companions(self.version).get(name) if self.version else None
+
+    def said(self) -> str:
+        if self.none:
+            return "no torch (torch: none)"
+        if self.version is None:
+            return "the torch of the base image"
+        build = "CPU" if self.build == "cpu" else f"CUDA {self.build}" if self.build else ""
+        return f"torch {self.version}" + (f" ({build})" if build else "")
+
+
+@dataclass
+class Verdict:
+    action: str  # keep | drop | refuse
+    why: str = ""  # drop: said in the rewritten file; refuse: the problem
+    fix: str = ""
+    companion: str | None = None  # a requirement envkit's torch layer installs beside torch
+    notes: list[str] = field(default_factory=list)
+
+
+TORCH_FIX = "set the top-level `torch:` (and `cuda:`) to what the line asks, or widen the line"
+
+
+def applies(requirement: Requirement, context: TorchContext) -> bool:
+    """Whether the line's marker holds in the image (Linux, its machine, its Python)."""
+    if requirement.marker is None:
+        return True
+    environment = {key: str(value) for key, value in default_environment().items()}
+    environment.update(
+        sys_platform="linux",
+        platform_system="Linux",
+        os_name="posix",
+        platform_machine=context.machine,
+        extra="",
+    )
+    if context.python:
+        environment.update(python_version=context.python, python_full_version=context.python)
+    try:
+        return bool(requirement.marker.evaluate(environment))
+    except Exception:  # a marker packaging cannot evaluate: pip decides in the build
+        return True
+
+
+def _split_local(specifier: SpecifierSet) -> tuple[SpecifierSet, set[str]]:
+    """The specifier with local labels (+cu124) taken off, and the labels."""
+    kept, labels = [], set()
+    for item in specifier:
+        version = item.version
+        if "+" in version:
+            version, label = version.split("+", 1)
+            labels.add(label.lower())
+        kept.append(f"{item.operator}{version}")
+    return SpecifierSet(",".join(kept)), labels
+
+
+def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
+    """The verdict on one pip requirement (keep it unless it names torch or a companion)."""
+    name = canonicalize_name(requirement.name)
+    if (name not in TORCH_NAMES and name not in COMPANIONS) or not applies(requirement, context):
+        return Verdict("keep")
+    line = str(requirement)
+    if context.none:
+        return Verdict(
+            "refuse",
+            f"{line} needs torch, and envkit.yaml says torch: none",
+            "set `torch:` (and `cuda:`) to install one, or drop the line",
+        )
+    if requirement.url:
+        return Verdict(
+            "refuse",
+            f"{line} installs {name} from a URL: its CUDA build is unchecked",
+            "set `torch:` and `cuda:`: envkit installs torch and its companions from the "
+            "PyTorch index",
+        )
+    if context.version is None:
+        if name in TORCH_NAMES:
+            return Verdict("drop", f"torch comes with the base image; {line} not installed over it")
+        return Verdict("keep")
+    specifier, labels = _split_local(requirement.specifier)
+    if labels and context.wheel and labels != {context.wheel}:
+        asked = ", ".join(sorted(labels))
+        return Verdict(
+            "refuse",
+            f"{line} asks for the {asked} build; envkit installs {context.said()}",
+            f"set `cuda:` to the line's build ({_cuda_of(asked)}), or drop +{asked} from it",
+        )
+    wanted = context.version if name in TORCH_NAMES else context.companion(name)
+    if wanted and name not in TORCH_NAMES:
+        wanted = _in_series(specifier, wanted)
+    if wanted is None or not specifier.contains(wanted, prereleases=True):
+        what = f"torch {context.version}" if name in TORCH_NAMES else f"{name} {wanted}"
+        built = "" if name in TORCH_NAMES else f", the release built for torch {context.version}"
+        return Verdict(
+            "refuse",
+            f"{line} does not admit {what}{built}; envkit installs {context.said()}",
+            TORCH_FIX + (f' (e.g. torch: "{_pinned(specifier)}")' if _pinned(specifier) else ""),
+        )
+    if name in TORCH_NAMES:
+        return Verdict("drop", f"{line}: envkit's torch layer installs {context.said()}")
+    return Verdict(
+        "drop",
+        f"{line}: installed beside torch from its index ({name}=={wanted})",
+        companion=f"{name}=={wanted}",
+    )
+
+
+def _in_series(specifier: SpecifierSet, expected: str) -> str:
+    """A companion pinned exactly to another patch of the release series built for this torch
+    (torchvision 0.15.0 where 0.15.1 is the table's for torch 2.0.0): the pin, as written."""
+    pinned = _pinned(specifier)
+    try:
+        if pinned and Version(pinned).release[:2] == Version(expected).release[:2]:
+            return pinned
+    except InvalidVersion:
+        pass
+    return expected
+
+
+def _pinned(specifier: SpecifierSet) -> str | None:
+    exact = [s.version for s in specifier if s.operator in ("==", "===") and "*" not in s.version]
+    return exact[0] if len(exact) == 1 else None
+
+
+def _cuda_of(label: str) -> str:
+    digits = label.removeprefix("cu")
+    if label == "cpu" or not digits.isdigit():
+        return label
+    return f"{digits[:-1]}.{digits[-1]}"
+
+
+CONDA_SPEC = re.compile(r"^(?:(?P<channel>[^:\s]+)::)?(?P<name>[A-Za-z0-9_.-]+)\s*(?P<rest>.*)$")
+
+
+def conda_parts(spec: str) -> tuple[str, str, str]:
+    """(channel or "", name, version spec) of a conda match spec like pytorch::pytorch=2.1.*."""
+    found = CONDA_SPEC.match(spec.strip())
+    if not found:
+        return "", spec.strip().lower(), ""
+    rest = found.group("rest").strip()
+    if " " in rest:  # "~=2.3.1 *cuda12*", ">=1.12 py3*": the version, then a build string
+        operator = re.match(r"[=<>!~]*", rest).group(0)  # type: ignore[union-attr]
+        rest = operator + rest[len(operator) :].strip().split()[0]
+    version = rest.split("=", 2) if rest.startswith("=") and not rest.startswith("==") else None
+    if version is not None:  # "=2.1.0=py3.10_cuda12.1" -> "=2.1.0" (the build string dropped)
+        rest = "=" + version[1]
+    elif rest.startswith("==") and rest.count("=") > 2:
+        rest = rest.rsplit("=", 1)[0]
+    return found.group("channel") or "", found.group("name").lower(), rest.replace(" ", "")
+
+
+def conda_specifier(rest: str) -> SpecifierSet | None:
+    """conda's version syntax as PEP 440 where it can be: =2.1 is 2.1.*, == exact, the rest as
+    written; None where it cannot be read (then nothing is judged by it)."""
+    if not rest:
+        return SpecifierSet()
+    parts = []
+    for item in rest.split(","):
+        if item.startswith("=") and not item.startswith("=="):
+            value = item[1:].rstrip(".*")
+            prefix = value.count(".") < 2 or item.endswith("*")
+            parts.append(f"=={value}.*" if prefix else f"=={value}")
+        elif re.fullmatch(r"[0-9][0-9a-zA-Z.*]*", item):
+            parts.append(f"=={item}")
+        else:
+            parts.append(item)
+    try:
+        return SpecifierSet(",".join(parts))
+    except InvalidSpecifier:
+        return None
+
+
+def judge_conda(spec: str, context: TorchContext) -> Verdict:
+    """The verdict on one conda dependency of the project's environment file."""
+    _, name, rest = conda_parts(spec)
+    if name not in (*TORCH_NAMES, *COMPANIONS, *CONDA_CUDA, "cpuonly", "pytorch-cpu"):
+        return Verdict("keep")
+    if context.none:
+        if name in (*TORCH_NAMES, *COMPANIONS):
+            return Verdict(
+                "refuse",
+                f"{spec} needs torch, and envkit.yaml says torch: none",
+                "set `torch:` to install one, or drop the line",
+            )
+        return Verdict("keep")
+    if name in ("cpuonly", "pytorch-cpu"):
+        if context.build not in ("cpu", None):
+            return Verdict(
+                "refuse",
+                f"{spec} asks for a CPU torch; envkit installs {context.said()}",
+                "set `cuda: cpu`, or drop the line",
+            )
+        return Verdict("drop", f"{spec}: envkit installs {context.said()}")
+    if name in CONDA_CUDA:
+        return _judge_conda_cuda(spec, name, rest, context)
+    as_pip = f"{'torch' if name in TORCH_NAMES else name}"
+    specifier = conda_specifier(rest)
+    if specifier is None:
+        return Verdict(
+            "refuse",
+            f"{spec}: a version envkit cannot compare with {context.said()}",
+            "write the version as conda's =X.Y or ==X.Y.Z",
+        )
+    verdict = judge_pip(Requirement(f"{as_pip}{specifier}"), context)
+    if verdict.action == "refuse":
+        verdict.why = verdict.why.replace(f"{as_pip}{specifier}", spec, 1)
+    elif verdict.action == "drop":
+        verdict.why = f"{spec}: " + verdict.why.split(": ", 1)[-1]
+    return verdict
+
+
+def _judge_conda_cuda(spec: str, name: str, rest: str, context: TorchContext) -> Verdict:
+    asked = rest.lstrip("=<>!~").split(",")[0].rstrip(".*")
+    if context.build is None or not asked:
+        return Verdict("drop", f"{spec}: the CUDA runtime comes with torch's build")
+    if context.build == "cpu":
+        return Verdict(
+            "refuse",
+            f"{spec} asks for CUDA {asked}; envkit installs {context.said()}",
+            f'set `cuda: "{asked}"`, or drop the line for a CPU box',
+        )
+    try:
+        same = Version(asked).release[:2] == Version(context.build).release[:2]
+    except InvalidVersion:
+        same = False
+    if not same:
+        return Verdict(
+            "refuse",
+            f"{spec} asks for CUDA {asked}; envkit installs {context.said()}",
+            f'set `cuda: "{asked}"` in envkit.yaml (if torch {context.version} has that '
+            "build: `envkit compat`), or change the line",
+        )
+    return Verdict("drop", f"{spec}: CUDA {asked} comes with envkit's torch build")

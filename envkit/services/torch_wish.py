@@ -1,0 +1,181 @@
+"""What torch a project's own file asks for, so `envkit init` proposes `torch:` and `cuda:` from
+it: a requirements file's torch line (its +cuXYZ label, its PyTorch index line), pyproject's
+dependency, uv.lock's pinned release, a conda file's pytorch, pytorch-cuda, cudatoolkit and
+cpuonly; and whether the project runs without torch (TensorFlow, JAX)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+from envkit.catalog import compat
+from envkit.config.rules import TORCH_NAMES
+from envkit.errors import FieldError
+from envkit.files import TOMLDecodeError, read_regular, toml_loads
+from envkit.plan.project_files import file_limit
+from envkit.plan.requirement_lines import logical_lines
+from envkit.plan.torch_lines import TorchContext, applies, conda_parts, conda_specifier
+
+OTHER_FRAMEWORKS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib", "flax",
+                    "tf-nightly", "keras")  # fmt: skip
+LINUX = TorchContext(None, None, None)  # markers judged for a Linux box
+INDEX_BUILD = re.compile(r"download\.pytorch\.org/whl/(cu\d+|cpu)")
+
+
+@dataclass(frozen=True)
+class TorchWish:
+    specifier: str | None = None  # PEP 440, local labels dropped ("==2.4.1", ">=2.1,<2.6")
+    cuda: str | None = None  # "12.1", or "cpu"
+    none: bool = False  # another framework and no torch: torch: none
+    said: str = ""  # where it came from, for init's message
+    python: str | None = None  # a conda file's python=X.Y
+
+
+def _cuda_of(label: str) -> str:
+    digits = label.removeprefix("cu")
+    return "cpu" if label == "cpu" else f"{digits[:-1]}.{digits[-1]}"
+
+
+def _text(path: Path) -> str:
+    try:
+        return read_regular(path, file_limit(), path.name).decode("utf-8")
+    except (FieldError, UnicodeDecodeError):
+        return ""
+
+
+def _from_requirements(names: list[str], where: str, lines: list[str]) -> TorchWish:
+    torch, cuda = None, None
+    for line in lines:
+        build = INDEX_BUILD.search(line)
+        if build and line.startswith(("-i", "--index-url", "--extra-index-url", "-f", "--find")):
+            cuda = _cuda_of(build.group(1))
+            continue
+        try:
+            requirement = Requirement(line.split(" --hash")[0])
+        except InvalidRequirement:
+            continue
+        if not applies(requirement, LINUX):
+            continue  # a line for another system (sys_platform == 'darwin')
+        names.append(canonicalize_name(requirement.name))
+        if canonicalize_name(requirement.name) in TORCH_NAMES and torch is None:
+            torch = requirement
+    if torch is None:
+        none = any(name in OTHER_FRAMEWORKS for name in names)
+        return TorchWish(none=none, said=f"{where} names no torch" if none else "")
+    labels = {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}
+    if labels:
+        cuda = _cuda_of(sorted(labels)[0])
+    specifier = ",".join(f"{s.operator}{s.version.split('+')[0]}" for s in torch.specifier)
+    return TorchWish(specifier or None, cuda, said=f"{where}: {torch}")
+
+
+def from_requirements(path: Path, folder: Path) -> TorchWish:
+    lines: list[str] = []
+    queue, seen = [path], set[Path]()
+    while queue and len(seen) < 32:
+        current = queue.pop(0)
+        if current in seen or not current.is_file():
+            continue
+        seen.add(current)
+        for _, _, line in logical_lines(_text(current)):
+            include = re.match(r"(-r|--requirement|-c|--constraint)[ =]*(\S+)", line)
+            if include:
+                queue.append((current.parent / include.group(2)).resolve())
+            else:
+                lines.append(line)
+    return _from_requirements([], path.relative_to(folder).as_posix(), lines)
+
+
+def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    wanted = [str(d) for d in (project or {}).get("dependencies") or ()]
+    return _from_requirements([], where, wanted)
+
+
+def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
+    for package in lock.get("package") or ():
+        if isinstance(package, dict) and package.get("name") == "torch":
+            version = str(package.get("version", ""))
+            cuda = _cuda_of(version.split("+", 1)[1]) if "+" in version else None
+            said = f"{where} locks torch {version}"
+            return TorchWish(f"=={version.split('+')[0]}", cuda, said=said)
+    return TorchWish()
+
+
+def from_conda(path: Path, folder: Path) -> TorchWish:
+    from envkit.config.load import parse_yaml
+    from envkit.errors import ConfigError
+
+    where = path.relative_to(folder).as_posix()
+    try:
+        data, _ = parse_yaml(_text(path), where)
+    except ConfigError:
+        return TorchWish()
+    items = data.get("dependencies") if isinstance(data, dict) else None
+    torch: Any = None
+    cuda: str | None = None
+    python: str | None = None
+    names: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("pip"), list):
+            pip = _from_requirements(names, where, [str(line) for line in item["pip"]])
+            torch, cuda = torch or (pip.specifier and ("pip", pip.specifier)), cuda or pip.cuda
+            continue
+        _, name, rest = conda_parts(str(item))
+        names.append(name)
+        if name == "python" and re.match(r"=*3\.\d+", rest):
+            python = ".".join(rest.lstrip("=").split(".")[:2])
+        elif name in TORCH_NAMES:
+            specifier = conda_specifier(rest)
+            torch = ("conda", str(specifier) if specifier is not None else "")
+        elif name in ("pytorch-cuda", "cudatoolkit") and rest:
+            cuda = cuda or ".".join(rest.lstrip("=<>!~").split(".")[:2]).rstrip("*.")
+        elif name in ("cpuonly", "pytorch-cpu"):
+            cuda = "cpu"
+    if not torch:
+        none = any(name in OTHER_FRAMEWORKS for name in names)
+        said = f"{where} names no torch" if none else ""
+        return TorchWish(none=none, said=said, python=python)
+    said = f"{where} asks pytorch {torch[1] or '(any)'}"
+    return TorchWish(torch[1] or None, cuda, said=said, python=python)
+
+
+def toml_file(path: Path) -> dict[str, Any] | None:
+    try:
+        found: dict[str, Any] = toml_loads(_text(path)) if path.is_file() else {}
+        return found or None
+    except TOMLDecodeError:
+        return None
+
+
+def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
+    """(torch, cuda, note) to propose: the newest release in the table the wish admits, and
+    its CUDA build; a note where the wish cannot be met as asked."""
+    table = compat.load_table()
+    if wish.none:
+        return "none", None, ""
+    releases = sorted(table.torch, key=compat.version_key, reverse=True)
+    specifier = SpecifierSet(wish.specifier or "")
+    admitted = [r for r in releases if specifier.contains(r, prereleases=True)]
+    note = ""
+    if not admitted:
+        note = f"{wish.said}: no torch release envkit's table knows admits it"
+        return None, None, note
+    # envkit's default release where the file admits it, else the newest admitted no newer than
+    # it (rows past the default may not be confirmed yet), else the newest; each preferring a
+    # release with the CUDA build the file asks for.
+    default = compat.version_key(table.default_torch)
+    settled = [r for r in admitted if compat.version_key(r) <= default] or admitted
+    with_build = [r for r in settled if wish.cuda in table.torch[r].cuda]
+    chosen = (with_build or settled)[0]
+    cuda = wish.cuda
+    if cuda and cuda != "cpu" and cuda not in table.torch[chosen].cuda:
+        note = f"torch {chosen} has no CUDA {cuda} build; its default is proposed"
+        cuda = None
+    return chosen, cuda, note

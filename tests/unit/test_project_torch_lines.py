@@ -1,0 +1,180 @@
+"""A project's files as its team has them (issue 34): a torch line the resolved torch satisfies is
+envkit's torch (dropped from the project's layer, installed by envkit's torch layer with the
+companions the project names, from the same index), a line it cannot satisfy is refused with
+both values; everything PEP 508 and pip's file format allow is read with `packaging`; every
+problem of every file is reported in one run, each at its own line. Through `envkit render`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import envkit, render_refused
+
+CONFIG = (
+    'name: proj\nbase:\n  flavor: cuda\ntorch: "2.4.1"\ncuda: "12.4"\n'
+    "ssh:\n  allow_no_keys: true\n  uid: 1000\n  gid: 1000\n"
+)
+
+
+def _project(tmp_path: Path, files: dict[str, str], extra: str) -> Path:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "envkit.yaml").write_text(CONFIG + extra)
+    return tmp_path
+
+
+def _rendered(project: Path) -> tuple[str, str]:
+    done = envkit("render", cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    context = project / ".envkit"
+    return (context / "Dockerfile").read_text(), done.stdout + done.stderr
+
+
+REQUIREMENTS = "packages:\n  requirements: [requirements.txt]\n"
+
+
+def test_a_torch_line_envkits_torch_satisfies_is_envkits_and_companions_join_its_layer(
+    tmp_path: Path,
+) -> None:
+    text = (
+        "--extra-index-url https://download.pytorch.org/whl/cu124\n"
+        "torch==2.4.1+cu124 ; sys_platform != 'win32' and sys_platform != 'darwin'\n"
+        "torchvision>=0.18\n"
+        "numpy>=1.26; python_version >= '3.10'\n"
+        "transformers[torch]==4.44.2 \\\n"
+        "    --hash=sha256:" + "ab" * 32 + "\n"
+        "git+https://github.com/openai/CLIP.git\n"
+        "-e git+https://github.com/CompVis/taming-transformers.git@master#egg=taming-transformers\n"
+        "-e .\n"
+        "torch>=3 ; sys_platform == 'darwin'\n"
+    )
+    project = _project(tmp_path, {"requirements.txt": text}, REQUIREMENTS)
+    dockerfile, _ = _rendered(project)
+    built = (project / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
+    lines = built.splitlines()
+    assert lines[0].startswith("--extra-index-url https://download.pytorch.org"), "kept"
+    assert (
+        lines[1].startswith("# envkit: torch==2.4.1+cu124")
+        and "torch 2.4.1 (CUDA 12.4)" in lines[1]
+    )
+    assert lines[2].startswith("# envkit: torchvision>=0.18: installed beside torch")
+    assert lines[3] == "numpy>=1.26; python_version >= '3.10'", "single quotes as written"
+    assert lines[4].startswith("transformers[torch]==4.44.2") and lines[5].strip().startswith(
+        "--hash"
+    )
+    assert lines[6] == "git+https://github.com/openai/CLIP.git"
+    assert lines[7].startswith(
+        "taming-transformers @ git+https://github.com/CompVis/taming-transformers.git@master"
+    )
+    assert lines[8].startswith("# envkit: -e . is installed from the workspace at first start")
+    assert lines[9] == "torch>=3 ; sys_platform == 'darwin'", "a line for another OS is pip's"
+    torch_layer = next(line for line in dockerfile.splitlines() if "torch==2.4.1 " in line)
+    assert "download.pytorch.org/whl/cu124 torch==2.4.1 torchvision==0.19.1" in torch_layer
+    assert "      git \\" in dockerfile or "      git\n" in dockerfile, "git for the git+ lines"
+    assert "torch==2.4.1 torchvision==0.19.1 > /etc/envkit/pip-constraints.txt" in dockerfile
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("torch==2.3.0", "torch==2.3.0 does not admit torch 2.4.1; envkit installs torch 2.4.1 (CUDA 12.4)"),
+        ("torch==2.4.1+cu118", "asks for the cu118 build; envkit installs torch 2.4.1 (CUDA 12.4)"),
+        ("torchvision==0.17.0", "does not admit torchvision 0.19.1, the release built for torch 2.4.1"),
+        ("torch @ https://download.pytorch.org/whl/cu118/torch-2.4.1.whl", "from a URL"),
+    ],
+)  # fmt: skip
+def test_a_torch_line_envkits_torch_cannot_satisfy_is_refused_with_both_values(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    project = _project(tmp_path, {"requirements.txt": f"numpy\n{line}\n"}, REQUIREMENTS)
+    stderr = render_refused(project)
+    assert "requirements.txt:2:" in stderr and said in stderr, stderr
+    assert "fix:" in stderr
+
+
+def test_every_problem_of_every_file_is_reported_in_one_run_at_its_own_line(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "requirements.txt": "-r more.txt\nnumpy\n--trusted-host pypi.internal\nrequests>=\n",
+        "more.txt": "torch==1.0\n--extra-index-url http://plain.example/simple\n",
+        "environment.yml": "dependencies:\n  - pytorch-cuda=11.8\n  - pip:\n    - -e ../elsewhere\n",
+    }
+    extra = REQUIREMENTS + "conda:\n  file: environment.yml\n"
+    stderr = render_refused(_project(tmp_path, files, extra))
+    for where in ("requirements.txt:3:", "requirements.txt:4:", "more.txt:1:", "more.txt:2:",
+                  "environment.yml:2:", "environment.yml:4:"):  # fmt: skip
+        assert where in stderr, (where, stderr)
+    assert "6 problems" in stderr, stderr
+    assert "mirrors.trusted_hosts: [pypi.internal]" in stderr
+
+
+def test_a_conda_files_torch_is_envkits_and_its_channel_order_is_kept(tmp_path: Path) -> None:
+    text = (
+        "channels:\n  - pytorch\n  - nvidia\n  - conda-forge\n"
+        "dependencies:\n  - python=3.11\n  - pytorch::pytorch=2.4\n  - pytorch-cuda=12.4\n"
+        "  - torchaudio\n  - numpy=1.26\n  - pip\n  - pip:\n    - einops==0.8.0\n"
+    )
+    project = _project(tmp_path, {"environment.yml": text}, "conda:\n  file: environment.yml\n")
+    dockerfile, _ = _rendered(project)
+    environment = (project / ".envkit" / "environment.yml").read_text()
+    channels = environment.split("channels:")[1].split("dependencies:")[0]
+    assert channels.index("pytorch") < channels.index("nvidia") < channels.index("conda-forge")
+    body = environment.split("dependencies:")[1]
+    assert (
+        "pytorch::pytorch" not in body and "pytorch-cuda" not in body and "torchaudio" not in body
+    )
+    assert "numpy=1.26" in body and "einops==0.8.0" in body
+    assert "torch==2.4.1 torchaudio==2.4.1" in dockerfile
+
+
+def test_a_conda_python_other_than_the_images_is_refused(tmp_path: Path) -> None:
+    project = _project(
+        tmp_path,
+        {"environment.yml": "dependencies:\n  - python=3.9\n  - numpy\n"},
+        "conda:\n  file: environment.yml\n",
+    )
+    stderr = render_refused(project)
+    assert "environment.yml:2:" in stderr and "Python 3.9; the image's is 3.11" in stderr, stderr
+    assert 'python: "3.9"' in stderr
+
+
+def test_pyproject_with_single_quoted_markers_and_its_torch_line(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "demo"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
+        "dependencies = [\n"
+        '  "torch>=2.4,<2.6",\n'
+        "  \"bitsandbytes>=0.43; sys_platform == 'linux' and platform_machine != 'aarch64'\",\n"
+        '  "torchvision",\n'
+        "]\n"
+    )
+    project = _project(tmp_path, {"pyproject.toml": pyproject}, "python:\n  project: .\n")
+    dockerfile, _ = _rendered(project)
+    assert 'bitsandbytes>=0.43; sys_platform == "linux"' in dockerfile, "quoted for the shell"
+    assert "torch==2.4.1 torchvision==0.19.1" in dockerfile
+    assert "torch>=2.4" not in dockerfile.split("# 6.")[1]
+
+
+def test_a_uv_lock_of_a_large_project_is_read(tmp_path: Path) -> None:
+    """1.5 MB: lerobot's own is 1.16 MB, and large projects' run to 5 MB."""
+    pyproject = '[project]\nname = "demo"\nversion = "0.1.0"\ndependencies = ["six"]\n'
+    padding = "".join(f"# {'x' * 96}\n" for _ in range(16_000))
+    lock = (
+        'version = 1\nrequires-python = ">=3.10"\n' + padding + "\n"
+        '[[package]]\nname = "demo"\nversion = "0.1.0"\nsource = { editable = "." }\n'
+        'dependencies = [{ name = "six" }]\n\n[package.metadata]\n'
+        'requires-dist = [{ name = "six" }]\n\n'
+        '[[package]]\nname = "six"\nversion = "1.16.0"\n'
+        'source = { registry = "https://pypi.org/simple" }\n'
+        'wheels = [{ url = "https://files.pythonhosted.org/six-1.16.0-py2.py3-none-any.whl", '
+        'hash = "sha256:' + "8a" * 32 + '" }]\n'
+    )
+    assert len(lock) > 1_500_000
+    project = _project(
+        tmp_path, {"pyproject.toml": pyproject, "uv.lock": lock}, "python:\n  project: .\n"
+    )
+    dockerfile, _ = _rendered(project)
+    assert "uv.lock" in dockerfile
