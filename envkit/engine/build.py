@@ -5,56 +5,14 @@ buildkit.py: `docker buildx build`; builders.py picks one) turn their output int
 
 from __future__ import annotations
 
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from envkit.engine.build_causes import cause
 from envkit.errors import BuildFailedError
-
-HINTS: list[tuple[re.Pattern[str], str]] = [
-    (
-        re.compile(r"Version '([^']+)' for '([^']+)' was not found"),
-        "the lock pins {1} {0}, which the apt mirror no longer serves: rebuild without --locked "
-        "and `envkit lock` again, or point mirrors.apt at a snapshot archive (docs/lock.md)",
-    ),
-    (
-        re.compile(r"THESE PACKAGES DO NOT MATCH THE HASHES|Hash mismatch for"),
-        "a file on the pip index no longer matches the sum in envkit.lock: find out why before "
-        "trusting it; `envkit lock` again only if the new file is known good",
-    ),
-    (
-        re.compile(r"Unable to locate package (\S+)"),
-        "apt has no package named {0}: check the name in packages.apt (`apt-cache search`)",
-    ),
-    (
-        re.compile(
-            r"No matching distribution found for (\S+)|"  # pip's words, then uv's
-            r"Because `?([^`\s]+?)`? (?:was not found|could not be found)|"
-            r"Because there is no version of `?([^`\s]+?)`? and"
-        ),
-        "the index has no {0}: check the name and version in packages.pip, or the mirror",
-    ),
-    (
-        re.compile(
-            r"(Could not resolve host|Temporary failure resolving|Failed to fetch|"
-            r"Connection timed out|Could not connect to|Max retries exceeded|"
-            r"error sending request for url)[^\n]*"
-        ),
-        "a mirror did not answer: try another mirrors.preset (e.g. tuna, ustc, official), or "
-        "runtime.build_network: host behind a proxy",
-    ),
-    (
-        re.compile(r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|invalid peer certificate"),
-        "TLS interception? add the proxy's CA to mirrors.ca_certificates",
-    ),
-    (
-        re.compile(r"NO_PUBKEY ([0-9A-F]+)"),
-        "apt lacks key {0}: the CUDA repo key rotated; cuda-repo.sh replaces stale lists",
-    ),
-]
 
 
 @dataclass
@@ -115,25 +73,20 @@ def slowest(progress: BuildProgress, count: int = 3) -> list[tuple[int, float, s
 
 
 def hint_for(log: Iterable[str]) -> str | None:
-    text = "\n".join(log)
-    for pattern, hint in HINTS:
-        found = pattern.search(text)
-        if found:
-            # Alternatives in one pattern: the first group that matched fills {0}.
-            groups = [g for g in found.groups() if g is not None]
-            return hint.format(*groups)
-    return None
+    """The failure's cause and its fix (engine/build_causes.py), where the log shows one."""
+    return cause(log)
 
 
 def fail(progress: BuildProgress, error: str) -> NoReturn:
     """Raise BuildFailedError naming the step, its last log lines and a hint."""
     lines = list(progress.log)[-15:]
+    # The cause may be above the last lines (uv prints its resolution before the summary).
     where = (
         f"at step {progress.step}/{progress.total}: {progress.instruction}"
         if progress.step
         else "before its first step"
     )
-    hint = hint_for([*lines, error])
+    hint = hint_for([*progress.log, error])
     message = f"the build failed {where}\n  {error.strip()}"
     if lines:
         message += "\n  last lines of its log:\n" + "\n".join(f"    | {ln}" for ln in lines)

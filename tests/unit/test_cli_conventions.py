@@ -198,7 +198,10 @@ def test_init_in_a_project_uses_its_files_and_writes_a_schema_for_editors(tmp_pa
     # Alternatives are alternatives: the conda file wins by precedence, the requirements file
     # is named as a commented-out alternative, apt.txt is used always.
     assert "file: environment.yml" in text and "apt_file: apt.txt" in text
-    assert "# also here, not used (uv.lock > pyproject.toml > environment.yml > requirements.txt): requirements.txt" in text
+    assert (
+        "# also here, not used (uv.lock > pyproject.toml > environment.yml > requirements.txt): requirements.txt"
+        in text
+    )
     assert "uses environment.yml (found here; precedence" in said
     assert "not used: requirements.txt (an alternative" in said
     rendered = envkit("render", cwd=folder, env={"HOME": str(tmp_path)})
