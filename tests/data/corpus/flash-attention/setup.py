@@ -66,11 +66,8 @@ SKIP_CUDA_BUILD = os.getenv("FLASH_ATTENTION_SKIP_CUDA_BUILD", "FALSE") == "TRUE
 FORCE_CXX11_ABI = os.getenv("FLASH_ATTENTION_FORCE_CXX11_ABI", "FALSE") == "TRUE"
 ROCM_BACKEND: Optional[Literal["triton", "ck"]] = None
 if IS_ROCM:
-    ROCM_BACKEND = (
-        "triton" if os.getenv("FLASH_ATTENTION_TRITON_AMD_ENABLE", "FALSE") == "TRUE" else "ck"
-    )
+    ROCM_BACKEND = "triton" if os.getenv("FLASH_ATTENTION_TRITON_AMD_ENABLE", "FALSE") == "TRUE" else "ck"
 NVCC_THREADS = os.getenv("NVCC_THREADS") or "4"
-
 
 @functools.lru_cache(maxsize=None)
 def cuda_archs() -> str:
@@ -82,7 +79,7 @@ def get_platform():
     Returns the platform name as used in wheel filenames.
     """
     if sys.platform.startswith("linux"):
-        return f"linux_{platform.uname().machine}"
+        return f'linux_{platform.uname().machine}'
     elif sys.platform == "darwin":
         mac_version = ".".join(platform.mac_ver()[0].split(".")[:2])
         return f"macosx_{mac_version}_x86_64"
@@ -134,6 +131,7 @@ def add_cuda_gencodes(cc_flag, archs, bare_metal_version):
             else:
                 cc_flag += ["-gencode", "arch=compute_120,code=sm_120"]
 
+
         # Thor rename: 12.9 uses sm_101; 13.0+ uses sm_110
         if "110" in archs:
             if bare_metal_version >= Version("13.0"):
@@ -154,7 +152,7 @@ def add_cuda_gencodes(cc_flag, archs, bare_metal_version):
 
 
 def get_hip_version():
-    return parse(torch.version.hip.split()[-1].rstrip("-").replace("-", "+"))
+    return parse(torch.version.hip.split()[-1].rstrip('-').replace('-', '+'))
 
 
 def check_if_cuda_home_none(global_option: str) -> None:
@@ -174,14 +172,15 @@ def check_if_rocm_home_none(global_option: str) -> None:
         return
     # warn instead of error because user could be downloading prebuilt wheels, so hipcc won't be necessary
     # in that case.
-    warnings.warn(f"{global_option} was requested, but hipcc was not found.")
+    warnings.warn(
+        f"{global_option} was requested, but hipcc was not found."
+    )
 
 
 def detect_hipify_v2():
     try:
         from torch.utils.hipify import __version__
         from packaging.version import Version
-
         if Version(__version__) >= Version("2.0.0"):
             return True
     except Exception as e:
@@ -215,24 +214,12 @@ def rename_cpp_to_cu(cpp_files, generated_rdna_bfloat16_override=None):
 
 def validate_and_update_archs(archs):
     # List of allowed architectures
-    allowed_archs = [
-        "native",
-        "gfx90a",
-        "gfx942",
-        "gfx950",
-        "gfx1100",
-        "gfx1101",
-        "gfx1102",
-        "gfx1150",
-        "gfx1151",
-        "gfx1200",
-        "gfx1201",
-    ]
+    allowed_archs = ["native", "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201"]
 
     # Validate if each element in archs is in allowed_archs
-    assert all(arch in allowed_archs for arch in archs), (
-        f"Invalid archs: {archs}. Allowed: {allowed_archs}"
-    )
+    assert all(
+        arch in allowed_archs for arch in archs
+    ), f"Invalid archs: {archs}. Allowed: {allowed_archs}"
 
     if "native" in archs and len(archs) > 1:
         raise ValueError(
@@ -270,9 +257,7 @@ ext_modules = []
 if IS_ROCM:
     if ROCM_BACKEND == "triton":
         if os.path.isdir(".git"):
-            subprocess.run(
-                ["git", "submodule", "update", "--init", "third_party/aiter"], check=True
-            )
+            subprocess.run(["git", "submodule", "update", "--init", "third_party/aiter"], check=True)
         else:
             assert os.path.isdir("third_party/aiter"), (
                 "third_party/aiter is missing, please use source distribution or git clone"
@@ -283,9 +268,7 @@ if IS_ROCM:
         )
     elif ROCM_BACKEND == "ck":
         if os.path.isdir(".git"):
-            subprocess.run(
-                ["git", "submodule", "update", "--init", "csrc/composable_kernel"], check=True
-            )
+            subprocess.run(["git", "submodule", "update", "--init", "csrc/composable_kernel"], check=True)
         else:
             assert os.path.exists("csrc/composable_kernel/example/ck_tile/01_fmha/generate.py"), (
                 "csrc/composable_kernel is missing, please use source distribution or git clone"
@@ -327,31 +310,31 @@ if not SKIP_CUDA_BUILD and not IS_ROCM:
         torch._C._GLIBCXX_USE_CXX11_ABI = True
 
     nvcc_flags = [
-        "-O3",
-        "-std=c++17",
-        "-U__CUDA_NO_HALF_OPERATORS__",
-        "-U__CUDA_NO_HALF_CONVERSIONS__",
-        "-U__CUDA_NO_HALF2_OPERATORS__",
-        "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
-        "--expt-relaxed-constexpr",
-        "--expt-extended-lambda",
-        "--use_fast_math",
-        # "--ptxas-options=-v",
-        # "--ptxas-options=-O2",
-        # "-lineinfo",
-        # "-DFLASHATTENTION_DISABLE_BACKWARD",
-        # "-DFLASHATTENTION_DISABLE_DROPOUT",
-        # "-DFLASHATTENTION_DISABLE_ALIBI",
-        # "-DFLASHATTENTION_DISABLE_SOFTCAP",
-        # "-DFLASHATTENTION_DISABLE_UNEVEN_K",
-        # "-DFLASHATTENTION_DISABLE_LOCAL",
+    "-O3",
+    "-std=c++17",
+    "-U__CUDA_NO_HALF_OPERATORS__",
+    "-U__CUDA_NO_HALF_CONVERSIONS__",
+    "-U__CUDA_NO_HALF2_OPERATORS__",
+    "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "--expt-relaxed-constexpr",
+    "--expt-extended-lambda",
+    "--use_fast_math",
+    # "--ptxas-options=-v",
+    # "--ptxas-options=-O2",
+    # "-lineinfo",
+    # "-DFLASHATTENTION_DISABLE_BACKWARD",
+    # "-DFLASHATTENTION_DISABLE_DROPOUT",
+    # "-DFLASHATTENTION_DISABLE_ALIBI",
+    # "-DFLASHATTENTION_DISABLE_SOFTCAP",
+    # "-DFLASHATTENTION_DISABLE_UNEVEN_K",
+    # "-DFLASHATTENTION_DISABLE_LOCAL",
     ]
 
-    compiler_c17_flag = ["-O3", "-std=c++17"]
+    compiler_c17_flag=["-O3", "-std=c++17"]
     # Add Windows-specific flags
-    if sys.platform == "win32" and os.getenv("DISTUTILS_USE_SDK") == "1":
+    if sys.platform == "win32" and os.getenv('DISTUTILS_USE_SDK') == '1':
         nvcc_flags.extend(["-Xcompiler", "/Zc:__cplusplus"])
-        compiler_c17_flag = ["-O2", "/std:c++17", "/Zc:__cplusplus"]
+        compiler_c17_flag=["-O2", "/std:c++17", "/Zc:__cplusplus"]
 
     # Opt-in: disable building dropout and its dependent headers (ATen philox/RNG
     # headers) from the FA2 build. This flag must be shared across both cxx and nvcc
@@ -482,7 +465,7 @@ elif not SKIP_CUDA_BUILD and IS_ROCM:
     if ROCM_BACKEND == "ck":
         ck_dir = "csrc/composable_kernel"
 
-        # use codegen get code dispatch
+        #use codegen get code dispatch
         if not os.path.exists("./build"):
             os.makedirs("build")
 
@@ -515,23 +498,7 @@ elif not SKIP_CUDA_BUILD and IS_ROCM:
         # composable_kernel submodule is up to date.
         targets_arg = ",".join(kernel_targets)
         for direction in ["fwd", "fwd_appendkv", "fwd_splitkv", "bwd"]:
-            subprocess.run(
-                [
-                    sys.executable,
-                    f"{ck_dir}/example/ck_tile/01_fmha/generate.py",
-                    "-d",
-                    direction,
-                    "--output_dir",
-                    "build",
-                    "--receipt",
-                    "2",
-                    "--optdim",
-                    optdim,
-                    "--targets",
-                    targets_arg,
-                ],
-                check=True,
-            )
+            subprocess.run([sys.executable, f"{ck_dir}/example/ck_tile/01_fmha/generate.py", "-d", direction, "--output_dir", "build", "--receipt", "2", "--optdim", optdim, "--targets", targets_arg], check=True)
 
         # Check, if ATen/CUDAGeneratorImpl.h is found, otherwise use ATen/cuda/CUDAGeneratorImpl.h
         # See https://github.com/pytorch/pytorch/pull/70650
@@ -549,15 +516,15 @@ elif not SKIP_CUDA_BUILD and IS_ROCM:
         if FORCE_CXX11_ABI:
             torch._C._GLIBCXX_USE_CXX11_ABI = True
 
-        sources = [
-            "csrc/flash_attn_ck/flash_api.cpp",
-            "csrc/flash_attn_ck/flash_common.cpp",
-            "csrc/flash_attn_ck/mha_bwd.cpp",
-            "csrc/flash_attn_ck/mha_fwd_kvcache.cpp",
-            "csrc/flash_attn_ck/mha_fwd.cpp",
-            "csrc/flash_attn_ck/mha_varlen_bwd.cpp",
-            "csrc/flash_attn_ck/mha_varlen_fwd.cpp",
-        ] + glob.glob(f"build/fmha_*wd*.cpp")
+        sources = ["csrc/flash_attn_ck/flash_api.cpp",
+                "csrc/flash_attn_ck/flash_common.cpp",
+                "csrc/flash_attn_ck/mha_bwd.cpp",
+                "csrc/flash_attn_ck/mha_fwd_kvcache.cpp",
+                "csrc/flash_attn_ck/mha_fwd.cpp",
+                "csrc/flash_attn_ck/mha_varlen_bwd.cpp",
+                "csrc/flash_attn_ck/mha_varlen_fwd.cpp"] + glob.glob(
+            f"build/fmha_*wd*.cpp"
+        )
 
         # Check if torch is using hipify v2. Until CK is updated with HIPIFY_V2 macro,
         # we must replace the incorrect APIs.
@@ -565,25 +532,22 @@ elif not SKIP_CUDA_BUILD and IS_ROCM:
         if detect_hipify_v2():
             maybe_hipify_v2_flag = ["-DHIPIFY_V2"]
 
-        cc_flag += [
-            "-O3",
-            "-std=c++20",
-            "-Wno-unknown-warning-option",
-            "-fbracket-depth=1024",
-            "-DCK_TILE_FMHA_FWD_FAST_EXP2=1",
-            "-fgpu-flush-denormals-to-zero",
-            "-DCK_ENABLE_BF16",
-            "-DCK_ENABLE_BF8",
-            "-DCK_ENABLE_FP16",
-            "-DCK_ENABLE_FP32",
-            "-DCK_ENABLE_FP64",
-            "-DCK_ENABLE_FP8",
-            "-DCK_ENABLE_INT8",
-            "-DCK_USE_XDL",
-            "-DUSE_PROF_API=1",
-            # "-DFLASHATTENTION_DISABLE_BACKWARD",
-            "-D__HIP_PLATFORM_HCC__=1",
-        ]
+        cc_flag += ["-O3","-std=c++20",
+                    "-Wno-unknown-warning-option",
+                    "-fbracket-depth=1024",
+                    "-DCK_TILE_FMHA_FWD_FAST_EXP2=1",
+                    "-fgpu-flush-denormals-to-zero",
+                    "-DCK_ENABLE_BF16",
+                    "-DCK_ENABLE_BF8",
+                    "-DCK_ENABLE_FP16",
+                    "-DCK_ENABLE_FP32",
+                    "-DCK_ENABLE_FP64",
+                    "-DCK_ENABLE_FP8",
+                    "-DCK_ENABLE_INT8",
+                    "-DCK_USE_XDL",
+                    "-DUSE_PROF_API=1",
+                    # "-DFLASHATTENTION_DISABLE_BACKWARD",
+                    "-D__HIP_PLATFORM_HCC__=1"]
 
         supported_ck_tile_bfloat16_modes = get_ck_tile_bfloat16_supported_modes(ck_dir)
         has_gfx11_or_gfx12_target = any(
@@ -602,32 +566,26 @@ elif not SKIP_CUDA_BUILD and IS_ROCM:
 
         rename_cpp_to_cu(sources, generated_rdna_bfloat16_override=generated_rdna_bfloat16_override)
 
-        renamed_sources = [
-            "csrc/flash_attn_ck/flash_api.cu",
-            "csrc/flash_attn_ck/flash_common.cu",
-            "csrc/flash_attn_ck/mha_bwd.cu",
-            "csrc/flash_attn_ck/mha_fwd_kvcache.cu",
-            "csrc/flash_attn_ck/mha_fwd.cu",
-            "csrc/flash_attn_ck/mha_varlen_bwd.cu",
-            "csrc/flash_attn_ck/mha_varlen_fwd.cu",
-        ] + glob.glob(f"build/fmha_*wd*.cu")
+        renamed_sources = ["csrc/flash_attn_ck/flash_api.cu",
+                        "csrc/flash_attn_ck/flash_common.cu",
+                        "csrc/flash_attn_ck/mha_bwd.cu",
+                        "csrc/flash_attn_ck/mha_fwd_kvcache.cu",
+                        "csrc/flash_attn_ck/mha_fwd.cu",
+                        "csrc/flash_attn_ck/mha_varlen_bwd.cu",
+                        "csrc/flash_attn_ck/mha_varlen_fwd.cu"] + glob.glob(f"build/fmha_*wd*.cu")
 
         # Imitate https://github.com/ROCm/composable_kernel/blob/c8b6b64240e840a7decf76dfaa13c37da5294c4a/CMakeLists.txt#L190-L214
         hip_version = get_hip_version()
-        if hip_version > Version("5.5.00000"):
+        if hip_version > Version('5.5.00000'):
             cc_flag += ["-mllvm", "--lsr-drop-solution=1"]
-        if hip_version > Version("5.7.23302"):
+        if hip_version > Version('5.7.23302'):
             cc_flag += ["-fno-offload-uniform-block"]
-        if hip_version > Version("6.1.40090"):
+        if hip_version > Version('6.1.40090'):
             cc_flag += ["-mllvm", "-enable-post-misched=0"]
-        if hip_version > Version("6.2.41132"):
-            cc_flag += [
-                "-mllvm",
-                "-amdgpu-early-inline-all=true",
-                "-mllvm",
-                "-amdgpu-function-calls=false",
-            ]
-        if hip_version > Version("6.2.41133") and hip_version < Version("6.3.00000"):
+        if hip_version > Version('6.2.41132'):
+            cc_flag += ["-mllvm", "-amdgpu-early-inline-all=true",
+                        "-mllvm", "-amdgpu-function-calls=false"]
+        if hip_version > Version('6.2.41133') and hip_version < Version('6.3.00000'):
             cc_flag += ["-mllvm", "-amdgpu-coerce-illegal-types=1"]
 
         extra_compile_args = {
@@ -745,7 +703,7 @@ class NinjaBuildExtension(BuildExtension):
             max_num_jobs_cores = max(1, os.cpu_count() // 2)
 
             # calculate the maximum allowed NUM_JOBS based on free memory
-            free_memory_gb = psutil.virtual_memory().available / (1024**3)  # free memory in GB
+            free_memory_gb = psutil.virtual_memory().available / (1024 ** 3)  # free memory in GB
             # Assume worst-case peak observed memory usage of ~5GB per NVCC thread.
             # Limit: peak_threads = max_jobs * nvcc_threads and peak_threads * 5GB <= free_memory.
             max_num_jobs_memory = max(1, int(free_memory_gb / (5 * nvcc_threads)))

@@ -27,13 +27,11 @@ import subprocess
 import subprocess
 import sys
 
-
 def install_torch():
     try:
         import torch
     except ImportError:
         subprocess.check_call([sys.executable, "-m", "pip", "install", "torch"])
-
 
 # Call the function to ensure torch is installed
 install_torch()
@@ -84,9 +82,7 @@ def get_extensions():
     extra_compile_args = {"cxx": []}
     define_macros = []
 
-    if CUDA_HOME is not None and (
-        torch.cuda.is_available() or "TORCH_CUDA_ARCH_LIST" in os.environ
-    ):
+    if CUDA_HOME is not None and (torch.cuda.is_available() or "TORCH_CUDA_ARCH_LIST" in os.environ):
         print("Compiling with CUDA")
         extension = CUDAExtension
         sources += source_cuda

@@ -17,7 +17,12 @@ import urllib.error
 from wheel.bdist_wheel import bdist_wheel as _bdist_wheel
 
 import torch
-from torch.utils.cpp_extension import BuildExtension, CUDAExtension, CUDA_HOME, HIP_HOME
+from torch.utils.cpp_extension import (
+    BuildExtension,
+    CUDAExtension,
+    CUDA_HOME,
+    HIP_HOME
+)
 
 
 with open("README.md", "r", encoding="utf-8") as fh:
@@ -55,7 +60,9 @@ def get_platform():
 
 
 def get_cuda_bare_metal_version(cuda_dir):
-    raw_output = subprocess.check_output([cuda_dir + "/bin/nvcc", "-V"], universal_newlines=True)
+    raw_output = subprocess.check_output(
+        [cuda_dir + "/bin/nvcc", "-V"], universal_newlines=True
+    )
     output = raw_output.split()
     release_idx = output.index("release") + 1
     bare_metal_ver = parse(output[release_idx].split(",")[0])
@@ -67,16 +74,18 @@ def get_hip_version(rocm_dir):
 
     hipcc_bin = "hipcc" if rocm_dir is None else os.path.join(rocm_dir, "bin", "hipcc")
     try:
-        raw_output = subprocess.check_output([hipcc_bin, "--version"], universal_newlines=True)
+        raw_output = subprocess.check_output(
+            [hipcc_bin, "--version"], universal_newlines=True
+        )
     except Exception as e:
-        print(f"hip installation not found: {e} ROCM_PATH={os.environ.get('ROCM_PATH')}")
+        print(
+            f"hip installation not found: {e} ROCM_PATH={os.environ.get('ROCM_PATH')}"
+        )
         return None, None
 
     for line in raw_output.split("\n"):
         if "HIP version" in line:
-            rocm_version = parse(
-                line.split()[-1].rstrip("-").replace("-", "+")
-            )  # local version is not parsed correctly
+            rocm_version = parse(line.split()[-1].rstrip('-').replace('-', '+')) # local version is not parsed correctly
             return line, rocm_version
 
     return None, None
@@ -85,7 +94,7 @@ def get_hip_version(rocm_dir):
 def get_torch_hip_version():
 
     if torch.version.hip:
-        return parse(torch.version.hip.split()[-1].rstrip("-").replace("-", "+"))
+        return parse(torch.version.hip.split()[-1].rstrip('-').replace('-', '+'))
     else:
         return None
 
@@ -146,7 +155,7 @@ if KEEP_CUDA_BUILD:
                 warnings.warn(
                     f"{PACKAGE_NAME} requires a patch to be applied when running on ROCm 6.0. "
                     "Refer to the README.md for detailed instructions.",
-                    UserWarning,
+                    UserWarning
                 )
 
         cc_flag.append("-DBUILD_PYTHON_PACKAGE")
@@ -191,6 +200,7 @@ if KEEP_CUDA_BUILD:
             cc_flag.append("-gencode")
             cc_flag.append("arch=compute_121,code=sm_121")
 
+
     # HACK: The compiler flag -D_GLIBCXX_USE_CXX11_ABI is set to be the same as
     # torch._C._GLIBCXX_USE_CXX11_ABI
     # https://github.com/pytorch/pytorch/blob/8472c24e3b5b60150096486616d98b7bea01500b/torch/utils/cpp_extension.py#L920
@@ -198,6 +208,7 @@ if KEEP_CUDA_BUILD:
         torch._C._GLIBCXX_USE_CXX11_ABI = True
 
     if HIP_BUILD:
+
         extra_compile_args = {
             "cxx": ["-O3", "-std=c++17"],
             "nvcc": [
@@ -287,7 +298,7 @@ def get_wheel_url():
             torch_cuda_version = parse("13.0")
         else:
             raise ValueError(f"CUDA version {torch_cuda_version} not supported")
-
+        
         cuda_version = f"{torch_cuda_version.major}"
 
     gpu_compute_version = hip_ver if HIP_BUILD else cuda_version
@@ -308,7 +319,9 @@ def get_wheel_url():
 
     # Determine wheel URL based on CUDA version, torch version, python version and OS
     wheel_filename = f"{PACKAGE_NAME}-{mamba_ssm_version}+{cuda_or_hip}{gpu_compute_version}torch{torch_version}cxx11abi{cxx11_abi}-{python_version}-{python_version}-{platform_name}.whl"
-    wheel_url = BASE_WHEEL_URL.format(tag_name=f"v{mamba_ssm_version}", wheel_name=wheel_filename)
+    wheel_url = BASE_WHEEL_URL.format(
+        tag_name=f"v{mamba_ssm_version}", wheel_name=wheel_filename
+    )
     return wheel_url, wheel_filename
 
 
@@ -345,7 +358,6 @@ class CachedWheelsCommand(_bdist_wheel):
             print("Precompiled wheel not found. Building from source...")
             # If the wheel could not be downloaded, build from source
             super().run()
-
 
 setup(
     name=PACKAGE_NAME,

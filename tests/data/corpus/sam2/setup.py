@@ -115,6 +115,7 @@ try:
     from torch.utils.cpp_extension import BuildExtension
 
     class BuildExtensionIgnoreErrors(BuildExtension):
+
         def finalize_options(self):
             try:
                 super().finalize_options()

@@ -96,9 +96,13 @@ def get_cuda_version(cuda_dir) -> int:
 def get_hip_version(rocm_dir) -> Optional[str]:
     hipcc_bin = "hipcc" if rocm_dir is None else os.path.join(rocm_dir, "bin", "hipcc")
     try:
-        raw_output = subprocess.check_output([hipcc_bin, "--version"], universal_newlines=True)
+        raw_output = subprocess.check_output(
+            [hipcc_bin, "--version"], universal_newlines=True
+        )
     except Exception as e:
-        print(f"hip installation not found: {e} ROCM_PATH={os.environ.get('ROCM_PATH')}")
+        print(
+            f"hip installation not found: {e} ROCM_PATH={os.environ.get('ROCM_PATH')}"
+        )
         return None
     for line in raw_output.split("\n"):
         if "HIP version" in line:
@@ -135,7 +139,9 @@ def get_extensions():
         source_cuda = [f for f in source_cuda if pattern in str(f)]
 
     cutlass_dir = os.path.join(this_dir, "third_party", "cutlass", "include")
-    cutlass_util_dir = os.path.join(this_dir, "third_party", "cutlass", "tools", "util", "include")
+    cutlass_util_dir = os.path.join(
+        this_dir, "third_party", "cutlass", "tools", "util", "include"
+    )
     cutlass_examples_dir = os.path.join(this_dir, "third_party", "cutlass", "examples")
     if not os.path.exists(cutlass_dir):
         raise RuntimeError(
@@ -165,7 +171,11 @@ def get_extensions():
     hip_version = None
 
     if (
-        (torch.cuda.is_available() and (CUDA_HOME is not None) and (torch.version.cuda is not None))
+        (
+            torch.cuda.is_available()
+            and (CUDA_HOME is not None)
+            and (torch.version.cuda is not None)
+        )
         or os.getenv("FORCE_CUDA", "0") == "1"
         or os.getenv("TORCH_CUDA_ARCH_LIST", "") != ""
     ):
@@ -218,7 +228,9 @@ def get_extensions():
         extra_compile_args["cxx"].extend(stable_args)
         extra_compile_args["nvcc"].extend(stable_args + ["-DUSE_CUDA"])
 
-        if "--device-debug" not in nvcc_flags and "-G" not in nvcc_flags:  # (incompatible with -G)
+        if (
+            "--device-debug" not in nvcc_flags and "-G" not in nvcc_flags
+        ):  # (incompatible with -G)
             extra_compile_args["nvcc"] += [
                 # Workaround for a regression with nvcc > 11.6
                 # See https://github.com/facebookresearch/xformers/issues/712
@@ -244,7 +256,9 @@ def get_extensions():
             Path(this_dir) / "xformers" / "csrc" / "attention" / "hip_decoder",
         ]
 
-        include_dirs += [Path(this_dir) / "third_party" / "composable_kernel_tiled" / "include"]
+        include_dirs += [
+            Path(this_dir) / "third_party" / "composable_kernel_tiled" / "include"
+        ]
 
         cc_flag = ["-DBUILD_PYTHON_PACKAGE"]
         use_rtn_bf16_convert = os.getenv("ENABLE_HIP_FMHA_RTN_BF16_CONVERT", "0")
@@ -363,7 +377,9 @@ class BuildExtensionWithExtraFiles(BuildExtension):
         super().build_extensions()
 
         for filename, content in self.xformers_build_metadata.items():
-            with open(os.path.join(self.build_lib, self.pkg_name, filename), "w+") as fp:
+            with open(
+                os.path.join(self.build_lib, self.pkg_name, filename), "w+"
+            ) as fp:
                 fp.write(content)
 
     def copy_extensions_to_source(self) -> None:
