@@ -81,9 +81,9 @@ def _packages_reach_the_build(folder: Path, config: dict, uses: str) -> None:  #
         assert all(n in environment for n in kept), (kept, environment[:2000])
         return
     if uses == "pyproject.toml":  # its dependencies are installed from the Dockerfile itself
-        import tomllib
+        from envkit.files import toml_loads
 
-        data = tomllib.loads((folder / "pyproject.toml").read_text())
+        data = toml_loads((folder / "pyproject.toml").read_text())
         dockerfile = (context / "Dockerfile").read_text()
         names = [
             re.split(r"[\s\[;<>=!~@(]", str(d), maxsplit=1)[0].lower()
