@@ -27,7 +27,8 @@ venv: $(STAMP)
 # and zsh and fish, whose completion of envkit is tested in the real shells.
 SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
 	chromium chromium-driver slurm-wlm munge \
-	docker-registry apache2-utils podman catatonit openssh-server zsh fish
+	docker-registry apache2-utils podman catatonit openssh-server zsh fish \
+	prometheus prometheus-node-exporter
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

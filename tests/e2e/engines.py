@@ -72,11 +72,40 @@ def _unmount_under(root: Path) -> None:
     assert not left, f"still mounted: {left}"
 
 
+# Podman's storage lives outside pytest's temp tree: a run killed before its teardown leaves the
+# overlay mounted, and pytest's clean-up of old temp folders in a later run then fails on it.
+# Each run's folder is named by its pid, so a later run unmounts and removes those whose run died.
+PODMAN_ROOTS = Path("/tmp/envkit-test-podman")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep_dead_roots() -> None:
+    if not PODMAN_ROOTS.is_dir():
+        return
+    for root in PODMAN_ROOTS.iterdir():
+        owner = root.name.split("-", 1)[0]
+        if owner.isdigit() and not _pid_alive(int(owner)):
+            _unmount_under(root)
+            shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
-def podman_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PodmanEngine]:
+def podman_engine() -> Iterator[PodmanEngine]:
     if find_tool("podman") is None or not Path("/usr/libexec/podman/catatonit").is_file():
         pytest.fail("podman and catatonit are missing: `make system-deps` installs them")
-    with running_podman(tmp_path_factory.mktemp("podman")) as engine:
+    _sweep_dead_roots()
+    root = PODMAN_ROOTS / f"{os.getpid()}-{time.monotonic_ns()}"
+    root.mkdir(parents=True)
+    with running_podman(root) as engine:
         yield engine
 
 
