@@ -37,6 +37,11 @@ def _parser() -> argparse.ArgumentParser:
     health.add_argument("--node", help="the node's Slurm name (default $SLURMD_NODENAME)")
     health.add_argument("--python", default=sys.executable, help="interpreter with torch")
     health.add_argument(
+        "--npd",
+        action="store_true",
+        help="node-problem-detector's plugin protocol: exit 0 ok, 1 problem, 2 unknown",
+    )
+    health.add_argument(
         "--baseline",
         choices=["reset"],
         help="forget this node's recorded topology first (after intended hardware work)",
@@ -92,6 +97,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             args.node,
             args.python,
             reset_baseline=args.baseline == "reset",
+            npd=args.npd,
         )
     from .programs.crossnode import main as collective
 

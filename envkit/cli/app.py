@@ -16,7 +16,7 @@ import typer
 
 from envkit import __version__
 from envkit.checks.core.text import for_terminal
-from envkit.cli import box, data, project, share, verify
+from envkit.cli import box, data, metrics, project, share, verify
 from envkit.cli.arguments import show_arguments_by_name
 from envkit.cli.compat import compat_app
 from envkit.cli.completion import completion
@@ -76,6 +76,7 @@ COMMANDS = (
     ("ssh-config", project.ssh_config, "Print ~/.ssh/config blocks for the containers."),
     ("verify", verify.verify, "Run the verification suite on the environment."),
     ("health", verify.health, "Node health checks for Slurm's HealthCheckProgram."),
+    ("metrics", metrics.metrics, "Prometheus metrics: checks, GPUs, members."),
     ("doctor", project.doctor, "Check this host before anything is built."),
     ("lock", project.lock, "Lock the built image's packages in envkit.lock."),
     ("diff", project.diff, "What differs between two locks or targets."),

@@ -299,12 +299,22 @@ def health(
             "hardware work); the next healthy run records it anew.",
         ),
     ] = None,
+    npd: Annotated[
+        bool,
+        typer.Option(
+            "--npd",
+            help="node-problem-detector's custom-plugin protocol: exit 0 ok, 1 a problem, "
+            "2 unknown (no GPU read, no answer in time), one line of at most 80 bytes.",
+        ),
+    ] = False,
 ) -> None:
     """Fast node health checks for Slurm's HealthCheckProgram or a prolog: exit 0 healthy, else
-    exit 1 with a one-line reason (and the node drained with --drain).
+    exit 1 with a one-line reason (and the node drained with --drain); with --npd, as a
+    Kubernetes node-problem-detector plugin (docs/cluster.md).
 
     \b
-    Example: envkit health --program /etc/slurm/envkit-health --drain"""
+    Example: envkit health --program /etc/slurm/envkit-health --drain
+    Example: envkit health --npd"""
     from envkit.commands import health as command
 
     request = command.HealthRequest(
@@ -315,5 +325,6 @@ def health(
         timeout=timeout,
         write=program,
         baseline_reset=command.baseline_reset(baseline, program),
+        npd=npd,
     )
     raise typer.Exit(command.run(request))

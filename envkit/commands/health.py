@@ -35,6 +35,7 @@ class HealthRequest:
     timeout: float = DEFAULT_TIMEOUT_S
     write: Path | None = None
     baseline_reset: bool = False  # forget the node's recorded GPU topology first
+    npd: bool = False  # node-problem-detector's plugin protocol (exit 0/1/2, 80 bytes)
 
 
 def baseline_reset(value: str | None, program: Path | None) -> bool:
@@ -65,6 +66,13 @@ def _arguments(request: HealthRequest, config_json: str) -> list[str]:
         args += ["--node", request.node]
     if request.baseline_reset:
         args += ["--baseline", "reset"]
+    if request.npd:
+        if request.drain:
+            raise EnvkitError(
+                "--npd with --drain: on Kubernetes the node condition is the verdict",
+                "leave out --drain (a taint or NVSentinel-style controller acts on the condition)",
+            )
+        args.append("--npd")
     return args
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from envkit.checks.core.contract import STATUSES
 from envkit.errors import EnvkitError, FieldError
 from envkit.files import decode_utf8, read_regular
-from envkit.history.store import History, HistoryError, export_lines
+from envkit.history.store import History, HistoryError, Run
 
 IMPORT_LIMIT = 512 * 1024 * 1024
 LIMITS = {"uid": 200, "started_at": 64, "target": 2000, "image_id": 200, "id": 200}
@@ -187,3 +187,62 @@ def write_export(history: History, out: Path) -> int:
             "name a file in a folder you can write, with room on its disk",
         ) from None
     return len(lines)
+
+
+def _export_ids(history: History) -> list[int]:
+    """Every run id, oldest first. Where the runs table's pages are damaged, the ids are
+    probed one by one up to the highest ever handed out, so what can be read is saved."""
+    try:
+        return [
+            i for (i,) in history._read("SELECT id FROM runs ORDER BY id") if isinstance(i, int)
+        ]
+    except HistoryError:
+        try:
+            rows = history._read("SELECT seq FROM sqlite_sequence WHERE name = 'runs'")
+        except HistoryError:
+            rows = []
+        highest = rows[0][0] if rows and isinstance(rows[0][0], int) else 10_000
+        return list(range(1, min(highest, 10**6) + 1))
+
+
+def _export_line(history: History, run: Run) -> str:
+    checks = [
+        (c, s, d, m)
+        for c, s, d, m in history._read(
+            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?",
+            (run.id,),
+        )
+        if isinstance(c, str) and isinstance(s, str) and isinstance(m, str)
+    ]
+    metrics = history.metrics(run.id)
+    row = {k: v for k, v in run.__dict__.items() if k != "id"}
+    row["checks"] = [
+        {
+            "id": c,
+            "status": s,
+            "duration_s": d,
+            "message": m,
+            "metrics": [
+                {"name": n, "value": v, "unit": u}
+                for (check, n), (v, u) in sorted(metrics.items())
+                if check == c
+            ],
+        }
+        for c, s, d, m in checks
+    ]
+    return json.dumps(row, sort_keys=True)
+
+
+def export_lines(history: History) -> list[str]:
+    """Every run as one JSON line (checks and figures inside), oldest first. A run that
+    cannot be read (a damaged page, a field envkit did not write) is left out and named in
+    `history.skipped`: export is how what is still readable is saved from a damaged store."""
+    lines = []
+    for run_id in _export_ids(history):
+        try:
+            run = history.run(run_id)
+            if run is not None:
+                lines.append(_export_line(history, run))
+        except HistoryError as exc:
+            history.skipped.append(f"run {run_id}: {exc.message}")
+    return lines

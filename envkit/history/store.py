@@ -58,6 +58,11 @@ MIGRATIONS = [
     CREATE INDEX runs_by_target ON runs(target, id);
     CREATE INDEX metrics_by_name ON metrics(check_id, name);
     """,
+    # The published peak a figure was measured against (`envkit metrics` exports the fraction);
+    # NULL for figures without one and for runs recorded before it was kept.
+    """
+    ALTER TABLE metrics ADD COLUMN peak REAL;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -258,6 +263,45 @@ class History:
             and math.isfinite(float(v))
         }
 
+    def peaks(self, run_id: int) -> dict[tuple[str, str], float]:
+        """The published peaks the run's figures were measured against, where there was one
+        (a store read as it is, from before peaks were kept, has none)."""
+        found = {row[1] for row in self._read("PRAGMA table_info(metrics)")}
+        if "peak" not in found:
+            return {}
+        rows = self._read(
+            "SELECT check_id, name, peak FROM metrics WHERE run_id = ?"
+            " AND typeof(peak) IN ('real', 'integer')",
+            (run_id,),
+        )
+        return {
+            (c, n): float(p)
+            for c, n, p in rows
+            if isinstance(c, str) and isinstance(n, str) and math.isfinite(float(p)) and p > 0
+        }
+
+    def latest_per_target(self, limit: int = 200) -> list[Run]:
+        """Each target's most recent run, newest first, at most LIMIT targets."""
+        columns = ", ".join(f"r.{c}" for c in RUN_COLUMNS)
+        rows = self._read(
+            f"SELECT {columns} FROM runs r JOIN (SELECT target, MAX(id) AS last FROM runs"  # noqa: S608 - names only
+            " GROUP BY target) l ON r.id = l.last ORDER BY r.id DESC LIMIT ?",
+            (limit,),
+        )
+        return [run for run in map(self._run, rows) if run is not None]
+
+    def check_rows(self, run_id: int) -> list[tuple[str, str, float]]:
+        """The run's checks as (id, status, duration in seconds)."""
+        rows = self._read(
+            "SELECT check_id, status, duration_s FROM checks WHERE run_id = ? ORDER BY check_id",
+            (run_id,),
+        )
+        return [
+            (c, s, float(d))
+            for c, s, d in rows
+            if isinstance(c, str) and isinstance(s, str) and isinstance(d, int | float)
+        ]
+
     def figures(
         self, target: str, check_id: str, name: str, before: int, limit: int
     ) -> list[float]:
@@ -320,6 +364,13 @@ def _run(row: tuple[Any, ...]) -> Run:
     )
 
 
+def _positive(value: Any) -> float | None:
+    """A finite, positive number (a published peak), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
 def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
     """One run's rows. Figures that are not finite numbers are not kept: a baseline or a chart
     cannot use them, and JSON (export, --json) cannot carry them."""
@@ -357,70 +408,13 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
                 continue
             if not math.isfinite(value):
                 continue
+            peak = _positive(metric.get("peak"))
             db.execute(
-                "INSERT OR REPLACE INTO metrics VALUES (?, ?, ?, ?, ?)",
-                (run_id, check["id"], metric["name"], float(value), metric["unit"]),
+                "INSERT OR REPLACE INTO metrics (run_id, check_id, name, value, unit, peak)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (run_id, check["id"], metric["name"], float(value), metric["unit"], peak),
             )
     return run_id
-
-
-def _export_ids(history: History) -> list[int]:
-    """Every run id, oldest first. Where the runs table's pages are damaged, the ids are
-    probed one by one up to the highest ever handed out, so what can be read is saved."""
-    try:
-        return [
-            i for (i,) in history._read("SELECT id FROM runs ORDER BY id") if isinstance(i, int)
-        ]
-    except HistoryError:
-        try:
-            rows = history._read("SELECT seq FROM sqlite_sequence WHERE name = 'runs'")
-        except HistoryError:
-            rows = []
-        highest = rows[0][0] if rows and isinstance(rows[0][0], int) else 10_000
-        return list(range(1, min(highest, 10**6) + 1))
-
-
-def _export_line(history: History, run: Run) -> str:
-    checks = [
-        (c, s, d, m)
-        for c, s, d, m in history._read(
-            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?",
-            (run.id,),
-        )
-        if isinstance(c, str) and isinstance(s, str) and isinstance(m, str)
-    ]
-    metrics = history.metrics(run.id)
-    row = {k: v for k, v in run.__dict__.items() if k != "id"}
-    row["checks"] = [
-        {
-            "id": c,
-            "status": s,
-            "duration_s": d,
-            "message": m,
-            "metrics": [
-                {"name": n, "value": v, "unit": u}
-                for (check, n), (v, u) in sorted(metrics.items())
-                if check == c
-            ],
-        }
-        for c, s, d, m in checks
-    ]
-    return json.dumps(row, sort_keys=True)
-
-
-def export_lines(history: History) -> list[str]:
-    """Every run as one JSON line (checks and figures inside), oldest first. A run that
-    cannot be read (a damaged page, a field envkit did not write) is left out and named in
-    `history.skipped`: export is how what is still readable is saved from a damaged store."""
-    lines = []
-    for run_id in _export_ids(history):
-        try:
-            run = history.run(run_id)
-            if run is not None:
-                lines.append(_export_line(history, run))
-        except HistoryError as exc:
-            history.skipped.append(f"run {run_id}: {exc.message}")
-    return lines
 
 
 def open_history(path: Path | None, read_only: bool = False) -> History:

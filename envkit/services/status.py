@@ -133,6 +133,7 @@ def collect(config: str | None) -> dict[str, Any]:
         "gpus_read": "the engine is on another machine"
         if use is None
         else use.unavailable or "nvml",
+        "host_gpus": len(use.gpus) if use is not None and not use.unavailable else None,
         "other_gpu_processes": _others(use, {c.id for c in found.values()}),
         "volumes": _volumes(client, plan),
     }

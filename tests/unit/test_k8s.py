@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from envkit.cluster.k8s import MARKER, plan_k8s, render_k8s
+from envkit.cluster.k8s import MANIFESTS, MARKER, NPD_CONDITION, plan_k8s, render_k8s
 from envkit.verify.bundle import build_bundle
 from envkit.verify.request import K8sRequest
 from tests.helpers import REPO, copy_example, envkit, plan_example
@@ -70,6 +70,40 @@ def test_the_monitor_claims_no_gpus_and_skips_benchmarks() -> None:
     assert "sleep 600" in container["command"][2]
 
 
+def test_the_node_condition_runs_health_npd_beside_node_problem_detector() -> None:
+    docs = _docs("pytorch-2-tuna", gpus_per_node=8)
+    pod = docs["npd-daemonset.yaml"]["spec"]["template"]["spec"]
+    health, npd = pod["containers"]
+    assert "resources" not in health  # GPUs seen, none claimed
+    assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in health["env"]
+    assert "health --npd" in health["command"][2]
+    assert json.loads(health["args"][0])["bench"] is False
+    monitor_path = npd["command"][2].split("=", 1)[1]
+    config = docs["npd-config.yaml"]["data"]
+    monitor = json.loads(config[Path(monitor_path).name])
+    assert monitor["plugin"] == "custom" and monitor["conditions"][0]["type"] == NPD_CONDITION
+    plugin = monitor["rules"][0]["path"]
+    assert Path(plugin).name in config and plugin.startswith("/config/")
+    assert monitor["pluginConfig"]["max_output_length"] == 80
+    mounts = {m["name"]: m["mountPath"] for m in npd["volumeMounts"]}
+    assert mounts["npd-config"] == "/config" and mounts["status"] == "/status"
+    assert pod["serviceAccountName"] == docs["npd-serviceaccount.yaml"]["metadata"]["name"]
+    binding = docs["npd-clusterrolebinding.yaml"]
+    assert binding["roleRef"]["name"] == docs["npd-clusterrole.yaml"]["metadata"]["name"]
+    verbs = {r["resources"][0]: r["verbs"] for r in docs["npd-clusterrole.yaml"]["rules"]}
+    assert verbs["nodes/status"] == ["patch"]
+
+
+def test_the_preflight_runs_the_gpu_group_on_the_pods_own_gpus_before_its_containers() -> None:
+    pod = _docs("pytorch-2-tuna", gpus_per_node=4)["preflight-pod.yaml"]["spec"]
+    init = pod["initContainers"][0]
+    assert init["resources"]["limits"]["nvidia.com/gpu"] == 4
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 4
+    config = json.loads(init["args"][0])
+    assert config["only"] == ["gpu"] and config["expected_gpus"] == 4
+    assert pod["restartPolicy"] == "Never"  # a failed preflight fails the pod
+
+
 def test_the_configmap_carries_the_bundle_byte_for_byte() -> None:
     data = _docs("debian-bookworm-cpu")["configmap.yaml"]["binaryData"]["envkit-checks.zip"]
     assert base64.b64decode(data) == build_bundle()
@@ -77,7 +111,8 @@ def test_the_configmap_carries_the_bundle_byte_for_byte() -> None:
 
 def test_job_and_daemonset_match_their_golden_files() -> None:
     files = render_k8s(plan_k8s(plan_example("pytorch-2-tuna"), K8sRequest(nodes=2)))
-    for name in ("job.yaml", "daemonset.yaml"):  # the ConfigMap follows the checks' code
+    # The ConfigMap follows the checks' code.
+    for name in ("job.yaml", "daemonset.yaml", "npd-daemonset.yaml", "preflight-pod.yaml"):
         if REGENERATE:
             GOLDEN.mkdir(exist_ok=True)
             (GOLDEN / name).write_text(files[name])
@@ -105,11 +140,7 @@ def test_render_writes_and_refuses_to_overwrite_a_file_it_did_not_write(tmp_path
     config = copy_example("pytorch-2-tuna", tmp_path)
     done = envkit("k8s", "render", "--config", str(config), "--nodes", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (config.parent / "envkit-k8s").iterdir()) == [
-        "configmap.yaml",
-        "daemonset.yaml",
-        "job.yaml",
-    ]
+    assert sorted(p.name for p in (config.parent / "envkit-k8s").iterdir()) == sorted(MANIFESTS)
     again = envkit("k8s", "render", "--config", str(config), cwd=tmp_path)
     assert again.returncode == 0, again.stderr  # its own files are replaced
     (config.parent / "envkit-k8s" / "job.yaml").write_text("kind: Mine\n")

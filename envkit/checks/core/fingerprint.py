@@ -87,7 +87,7 @@ def fingerprint() -> dict[str, Any]:
         "hostname": socket.gethostname(),
         "driver": driver_version(),
         "driver_cuda": driver_cuda_version(),
-        "vbios": _vbios(),
+        **_nvml_identities(),
         "nccl_env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")},
     }
     try:
@@ -108,23 +108,37 @@ def fingerprint() -> dict[str, Any]:
     return info
 
 
-def _vbios() -> list[str] | None:
-    """Each GPU's VBIOS from NVML (None where NVML cannot be loaded): nodes of one job must
-    agree on it (verify/agreement.py)."""
+def _nvml_identities() -> dict[str, Any]:
+    """Each GPU's VBIOS from NVML (None where NVML cannot be loaded: nodes of one job must agree
+    on it, verify/agreement.py), and each GPU's identity as NVML names it (index, UUID, PCI bus
+    id, product name): `envkit metrics` labels a GPU's series with them, as dcgm-exporter does."""
     from .nvml import Nvml, NvmlError, Unavailable
+    from .nvml_read import pci_info
 
     try:
         nvml = Nvml.open()
     except Unavailable:
-        return None
+        return {"vbios": None}
+    versions: list[str] = []
+    identities: list[dict[str, Any]] = []
     try:
-        versions = []
-        for handle in nvml.handles:
+        for index, handle in enumerate(nvml.handles):
             try:
                 versions.append(nvml.text("nvmlDeviceGetVbiosVersion", handle))
             except NvmlError as exc:
                 versions.append(f"({exc.name})")
-        return versions
+            identity: dict[str, Any] = {"index": index}
+            for key, function in (("uuid", "nvmlDeviceGetUUID"), ("name", "nvmlDeviceGetName")):
+                try:
+                    identity[key] = nvml.text(function, handle)
+                except NvmlError:
+                    identity[key] = None
+            try:
+                identity["bus_id"] = pci_info(nvml, handle)["bus_id"]
+            except NvmlError:
+                identity["bus_id"] = None
+            identities.append(identity)
+        return {"vbios": versions, "nvml_gpus": identities}
     finally:
         nvml.close()
 

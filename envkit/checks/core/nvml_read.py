@@ -84,7 +84,7 @@ def _identity(nvml: Nvml, handle: Any, reading: Reading) -> None:
     reading.take("name", lambda: nvml.text("nvmlDeviceGetName", handle))
     reading.take("uuid", lambda: nvml.text("nvmlDeviceGetUUID", handle))
     reading.take("vbios", lambda: nvml.text("nvmlDeviceGetVbiosVersion", handle))
-    pci = reading.take("pci", lambda: _pci(nvml, handle))
+    pci = reading.take("pci", lambda: pci_info(nvml, handle))
     if pci:
         reading.values.update(reading.values.pop("pci"))
     elif "pci" in reading.values["errors"]:
@@ -101,7 +101,7 @@ def _inforom(nvml: Nvml, handle: Any) -> str:
     return "ok"
 
 
-def _pci(nvml: Nvml, handle: Any) -> Dict[str, Any]:
+def pci_info(nvml: Nvml, handle: Any) -> Dict[str, Any]:
     """The bus id, and the product's PCI device id (the upper half of pciDeviceId, whose lower
     half is NVIDIA's vendor id): the SKU table's key (suite/skus.py)."""
     info = _PciInfo()

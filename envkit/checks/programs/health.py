@@ -3,6 +3,8 @@ under a watchdog (Slurm kills the program after 60 s), exit 0 when healthy, othe
 with one line saying why, and optionally the node drained with that line as the reason.
 
     python bundle.zip health [--config JSON] [--timeout 50] [--drain] [--node NAME] [--python P]
+    python bundle.zip health --npd ...     node-problem-detector's custom plugin: exit 0 healthy,
+                                           1 a problem, 2 unknown; one line of <= 80 bytes
 
 (main.py parses those options and calls `main` here.)
 
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 # Quick and telling: the GPU hardware's own state (memory errors, XIDs, links, fabric,
 # temperatures), a GPU that vanished, a driver older than the runtime, wrong math, a tiny
@@ -49,6 +51,11 @@ HEALTH_CHECKS = (
 )
 DEFAULT_TIMEOUT_S = 50.0
 REASON_LIMIT = 200  # Slurm shows the reason in one sinfo -R column
+HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
+# node-problem-detector's custom-plugin protocol: the exit code is the condition's state, and the
+# first NPD_MESSAGE_BYTES bytes of stdout its message.
+NPD_EXIT = {HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2}
+NPD_MESSAGE_BYTES = 80
 
 
 def _child_argv(python: str, config: Dict[str, Any], out: str) -> List[str]:
@@ -75,8 +82,28 @@ def reason_for(report: Dict[str, Any]) -> Optional[str]:
     return f"envkit: {first['id']}: {_first_line(str(first.get('message', '')))}{more}"
 
 
-def run_health(python: str, config: Dict[str, Any], timeout: float) -> Optional[str]:
-    """Run the subset under the watchdog; the one-line reason, or None when healthy."""
+def _unknown_reason(report: Dict[str, Any]) -> Optional[str]:
+    """Why the GPUs could not be judged at all (node-problem-detector's Unknown): no GPU was
+    read. Never healthy: a value that could not be read is not a pass."""
+    inventory = next((c for c in report.get("checks", []) if c.get("id") == "gpu.inventory"), None)
+    if inventory is None or inventory.get("status") != "pass":
+        why = _first_line(str((inventory or {}).get("message") or "gpu.inventory did not run"))
+        return f"envkit: no GPU read: {why}"
+    return None
+
+
+def _gpu_count(report: Dict[str, Any]) -> Optional[int]:
+    for check in report.get("checks", []):
+        if check.get("id") == "gpu.inventory":
+            for metric in check.get("metrics", []):
+                if metric.get("name") == "gpu_count":
+                    return int(metric["value"])
+    return None
+
+
+def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[str, str]:
+    """Run the subset under the watchdog: (HEALTHY, UNHEALTHY or UNKNOWN, one line saying why).
+    UNKNOWN where nothing could be judged: the watchdog ran out, the checks could not start."""
     settings = dict(config, only=list(config.get("only") or HEALTH_CHECKS), bench=False)
     with tempfile.TemporaryDirectory(prefix="envkit-health-") as folder:
         out = os.path.join(folder, "report.json")
@@ -91,15 +118,39 @@ def run_health(python: str, config: Dict[str, Any], timeout: float) -> Optional[
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
-            return f"envkit: health checks did not finish within {timeout:.0f} s"
+            return UNKNOWN, f"envkit: health checks did not finish within {timeout:.0f} s"
         if not os.path.exists(out):
             lines = stderr.decode(errors="replace").strip().splitlines()
             tail = lines[-1] if lines else ""
-            return f"envkit: the checks could not start with {python}" + (
+            return UNKNOWN, f"envkit: the checks could not start with {python}" + (
                 f": {tail}" if tail else ""
             )
         with open(out) as handle:
-            return reason_for(json.load(handle))
+            report = json.load(handle)
+    reason = reason_for(report)
+    if reason is not None:
+        return UNHEALTHY, reason
+    unknown = _unknown_reason(report)
+    if unknown is not None:
+        return UNKNOWN, unknown
+    count = _gpu_count(report)
+    return HEALTHY, f"envkit: {count if count is not None else 'every'} GPU(s) healthy"
+
+
+def run_health(python: str, config: Dict[str, Any], timeout: float) -> Optional[str]:
+    """Slurm's reading: the one-line reason, or None when healthy. A run that could not finish
+    is a reason (Slurm drains on it); a node without GPUs is judged by its other checks."""
+    state, line = judge_health(python, config, timeout)
+    if state == UNHEALTHY or (state == UNKNOWN and not line.startswith("envkit: no GPU read")):
+        return line
+    return None
+
+
+def npd_message(line: str) -> str:
+    """One line of at most NPD_MESSAGE_BYTES bytes of UTF-8 (node-problem-detector cuts a
+    plugin's message there; cutting it here keeps a character whole)."""
+    data = line.replace("\n", " ").encode("utf-8")[:NPD_MESSAGE_BYTES]
+    return data.decode("utf-8", errors="ignore")
 
 
 def node_name(given: Optional[str]) -> str:
@@ -125,6 +176,7 @@ def main(
     node: Optional[str],
     python: str,
     reset_baseline: bool = False,
+    npd: bool = False,
 ) -> int:
     started = time.monotonic()
     if reset_baseline:
@@ -136,6 +188,10 @@ def main(
         if unwritten:
             sys.stdout.write(f"envkit: {unwritten}\n")
             return 1
+    if npd:
+        state, line = judge_health(python, config, timeout)
+        sys.stdout.write(npd_message(line) + "\n")
+        return NPD_EXIT[state]
     reason = run_health(python, config, timeout)
     if reason is None:
         sys.stdout.write(f"envkit: healthy ({time.monotonic() - started:.1f} s)\n")

@@ -37,11 +37,15 @@ def xid(ctx: Context) -> str:
         events, warn, fail, _driver_major(record.get("driver")), live,
         kernel.get("driver_loaded_seq"),
     )  # fmt: skip
-    counts: Dict[int, int] = {}
-    for event in events:
-        counts[event["xid"]] = counts.get(event["xid"], 0) + 1
-    for code, count in sorted(counts.items()):
-        ctx.metric(f"xid_{code}", float(count), "count")
+    # Each XID counted per GPU and verdict (`envkit metrics` exports them by code, bucket and
+    # verdict); an event whose GPU could not be told (a bus id no GPU has) has no GPU suffix.
+    counts: Dict[Tuple[int, int, str], int] = {}
+    for event, verdict, _ in judged:
+        key = (int(event["gpu"]), int(event["xid"]), verdict)
+        counts[key] = counts.get(key, 0) + 1
+    for (gpu, code, verdict), count in sorted(counts.items()):
+        suffix = f".gpu{gpu}" if gpu >= 0 else ""
+        ctx.metric(f"xid_{code}_{verdict}{suffix}", float(count), "count")
     faults = [j for j in judged if j[1] == "fail"]
     ctx.metric("xid_faults", float(len(faults)), "events", maximum=0.0)
     where = _sources(listener, kernel, record)

@@ -1,0 +1,77 @@
+"""Samples written as Prometheus reads them: the text exposition format 0.0.4 (what
+node_exporter's textfile collector and every Prometheus accept) or OpenMetrics 1.0 (asked for by
+a scraper's Accept header or --openmetrics). Label values are escaped as both formats define
+(backslash, double quote, newline); families come in the catalogue's order, each with its HELP
+and TYPE once, and a series is written once (the first sample of a label set wins)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from envkit.metrics.catalogue import FAMILIES, Family
+
+TEXT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+LABEL_VALUE_LIMIT = 256  # a target's or member's name, cut: no label carries free text
+
+
+@dataclass(frozen=True)
+class Sample:
+    family: Family
+    labels: tuple[tuple[str, str], ...]
+    value: float
+
+
+def sample(family: Family, value: float, **labels: object) -> Sample:
+    """A sample of FAMILY; labels whose value is None are left out (an absent label and an empty
+    one are the same series to Prometheus), and every label must be one the family declares."""
+    unknown = set(labels) - set(family.labels)
+    if unknown:
+        raise ValueError(f"{family.name} has no label {sorted(unknown)}")
+    kept = tuple(
+        (name, str(labels[name])[:LABEL_VALUE_LIMIT])
+        for name in family.labels
+        if labels.get(name) is not None
+    )
+    return Sample(family, kept, float(value))
+
+
+def escape_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+def render(samples: Iterable[Sample], openmetrics: bool = False) -> str:
+    by_family: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for one in samples:
+        series = by_family.setdefault(one.family.name, {})
+        series.setdefault(one.labels, one.value)
+    lines: list[str] = []
+    for family in FAMILIES:
+        written = by_family.get(family.name)
+        if not written:
+            continue
+        lines.append(f"# HELP {family.name} {_escape_help(family.help)}")
+        lines.append(f"# TYPE {family.name} gauge")
+        for labels, value in written.items():
+            inside = ",".join(f'{name}="{escape_label(text)}"' for name, text in labels)
+            lines.append(f"{family.name}{{{inside}}} {_number(value)}" if inside else
+                         f"{family.name} {_number(value)}")  # fmt: skip
+    if openmetrics:
+        lines.append("# EOF")
+    return "\n".join(lines) + "\n" if lines else ("# EOF\n" if openmetrics else "")

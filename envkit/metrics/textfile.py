@@ -1,0 +1,42 @@
+"""`envkit metrics --textfile DIR`: the exposition written for node_exporter's textfile collector
+(`--collector.textfile.directory DIR`), the usual way on a Slurm node or any host where a
+long-running exporter is unwelcome (a timer runs envkit; node_exporter serves the file). Written
+to a temporary name the collector does not read (it reads only *.prom), then renamed over the
+file: a scrape sees the previous file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from envkit.errors import EnvkitError
+
+FILE_NAME = "envkit.prom"
+
+
+def write_textfile(folder: Path, text: str) -> Path:
+    if not folder.is_dir():
+        raise EnvkitError(
+            f"--textfile {folder}: not a folder",
+            "give the folder node_exporter's --collector.textfile.directory names (it must exist)",
+        )
+    target = folder / FILE_NAME
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{FILE_NAME}.", suffix=".tmp")
+    except OSError as exc:
+        raise EnvkitError(
+            f"cannot write in {folder}: {exc.strerror or exc}",
+            "run as a user who may write there (node_exporter's textfile folder)",
+        ) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        Path(temporary).chmod(0o644)  # node_exporter runs as a user of its own
+        Path(temporary).replace(target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target

@@ -1,0 +1,114 @@
+"""`envkit metrics` over real runs: the checks runner on the NVML stand-in's 8-GPU B200 scenario
+(no GPU here), healthy and with one faulty GPU, recorded in a real history store; the exposition
+checked by promtool (the Prometheus project's own linter), and `health --npd`'s exit codes and
+message for node-problem-detector on the same scenarios."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from envkit.checks.programs.health import NPD_MESSAGE_BYTES
+from envkit.history.store import open_history
+from envkit.metrics.catalogue import HARDWARE
+from envkit.metrics.exposition import render
+from envkit.metrics.from_history import history_samples
+from tests.checks.conftest import RunGpu
+from tests.gpu_standin import env_for, scenario
+from tests.helpers import PLANTS_DIR, REPO
+from tests.metrics_world import FAULTY_GPU, faulty_b200, promtool, record, series
+
+pytestmark = pytest.mark.slow
+
+
+def _exposition(history_file: Path, openmetrics: bool = False) -> str:
+    history = open_history(history_file, read_only=True)
+    try:
+        return render(history_samples(history), openmetrics)
+    finally:
+        history.close()
+
+
+def test_promtool_is_clean_on_healthy_and_faulty_8_gpu_standin_runs_and_the_faulty_gpu_shows(
+    run_gpu: RunGpu, tmp_path: Path
+) -> None:
+    history_file = tmp_path / "history.sqlite3"
+    healthy = run_gpu(scenario("b200-x8"), ["gpu"])
+    faulty = run_gpu(faulty_b200(), ["gpu"])
+    record(history_file, healthy, "node-a")
+    record(history_file, faulty, "node-b")
+    text = _exposition(history_file)
+    checked = promtool("check", "metrics", stdin=text)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    gpu3 = f'gpu="{FAULTY_GPU}"'
+    volatile = series(text, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL")
+    assert len(volatile) == 16, volatile  # 8 GPUs x 2 targets
+    bad = [line for line in volatile if 'target="node-b"' in line and gpu3 in line]
+    assert len(bad) == 1 and bad[0].endswith(" 2"), bad
+    assert 'UUID="GPU-0000b200-aaaa-bbbb-cccc-000000000003"' in bad[0]
+    assert 'pci_bus_id="00000000:48:00.0"' in bad[0] and 'model_name="NVIDIA B200"' in bad[0]
+    assert all(line.endswith(" 0") for line in volatile if line not in bad)
+
+    failing = [
+        line for line in series(text, "envkit_check_status")
+        if 'status="fail"' in line and line.endswith(" 1")
+    ]  # fmt: skip
+    assert {("node-b", "gpu.ecc"), ("node-b", "gpu.xid")} <= {
+        (line.split('target="')[1].split('"')[0], line.split('check="')[1].split('"')[0])
+        for line in failing
+    }, failing
+    assert not [line for line in failing if 'target="node-a"' in line], failing
+    xids = series(text, "envkit_gpu_xid_events")
+    assert len(xids) == 1 and 'xid="79"' in xids[0] and 'verdict="fail"' in xids[0], xids
+    assert gpu3 in xids[0] and 'target="node-b"' in xids[0] and xids[0].endswith(" 1"), xids
+    healthy_line = [s for s in series(text, "envkit_run_healthy") if 'target="node-a"' in s]
+    assert healthy_line and healthy_line[0].endswith(" 1"), healthy_line
+
+    # Every hardware family is fed by a figure the gpu checks really emit (a figure renamed in
+    # the checks would leave its family empty): 8 series per target each.
+    for family in HARDWARE:
+        assert len(series(text, family.name)) == 16, family.name
+
+    openmetrics = _exposition(history_file, openmetrics=True)
+    assert openmetrics.endswith("# EOF\n") and openmetrics.count("# EOF") == 1
+
+
+def _npd(run_env: dict[str, str], torch_python: str, world: dict[str, object] | None,
+         tmp_path: Path) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    env = dict(os.environ, ENVKIT_NODE_STATE=str(tmp_path / "node-state.json"),
+               PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}", ENVKIT_TEST_PLANT="kmsg_from_env",
+               **run_env)  # fmt: skip
+    if world is not None:
+        path = tmp_path / "scenario.json"
+        path.write_text(json.dumps(world))
+        env["NVML_STANDIN_SCENARIO"] = str(path)
+    else:
+        env["NVML_STANDIN_SCENARIO"] = str(tmp_path / "no-such-scenario.json")
+    return subprocess.run(
+        [torch_python, "-m", "envkit.checks", "health", "--npd", "--timeout", "50"],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("world", "code", "phrase"),
+    [
+        ("healthy", 0, "8 GPU(s) healthy"),
+        ("faulty", 1, "gpu.ecc: GPU 3"),
+        ("no nvml", 2, "no GPU read"),
+    ],
+)
+def test_health_npd_speaks_node_problem_detectors_protocol_on_the_standin(
+    world: str, code: int, phrase: str, standin: Path, torch_python: str, tmp_path: Path
+) -> None:
+    chosen = {"healthy": scenario("b200-x8"), "faulty": faulty_b200(), "no nvml": None}[world]
+    done = _npd(env_for(standin, tmp_path / "unused.json"), torch_python, chosen, tmp_path)
+    assert done.returncode == code, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 and phrase in lines[0], done.stdout
+    assert len(lines[0].encode()) <= NPD_MESSAGE_BYTES

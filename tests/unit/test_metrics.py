@@ -1,0 +1,234 @@
+"""`envkit metrics` piece by piece: the exposition's escaping and shape (checked by promtool),
+the catalogue against the checks that emit its figures, figures against their peaks and their
+node's other GPUs, the history store before and after it kept peaks, the textfile written
+atomically, the dashboard, node-problem-detector's plugin script under a real sh, and the
+command's refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envkit.checks.core.contract import check_result
+from envkit.cluster.k8s import NPD_PLUGIN, VERDICT
+from envkit.history.store import MIGRATIONS, open_history
+from envkit.metrics import catalogue as c
+from envkit.metrics.collect import Reading, exported, read_history
+from envkit.metrics.dashboard import dashboard, panel_query
+from envkit.metrics.exposition import escape_label, render, sample
+from envkit.metrics.from_history import history_samples
+from envkit.metrics.textfile import FILE_NAME, write_textfile
+from tests.helpers import envkit
+from tests.metrics_world import promtool, record, series
+
+NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+def _metric(name: str, value: float, unit: str, peak: float | None = None) -> Any:
+    return {"name": name, "value": value, "unit": unit, "peak": peak,
+            "fraction_of_peak": value / peak if peak else None, "threshold": None,
+            "minimum": None, "maximum": None}  # fmt: skip
+
+
+def _report(checks: list[Any], **environment: Any) -> dict[str, Any]:
+    counts = {s: sum(1 for x in checks if x["status"] == s) for s in c.STATUSES}
+    return {
+        "schema_version": 1, "target": "t", "started_at": "2026-11-25T10:00:00+00:00",
+        "duration_s": 12.5, "environment": {"hostname": "node-1", **environment},
+        "summary": counts, "checks": checks,
+    }  # fmt: skip
+
+
+def _exposition(history_file: Path) -> str:
+    history = open_history(history_file, read_only=True)
+    try:
+        return render(history_samples(history))
+    finally:
+        history.close()
+
+
+def test_catalogue_names_and_labels_are_valid_and_unique() -> None:
+    names = [f.name for f in c.FAMILIES]
+    assert len(names) == len(set(names))
+    for family in c.FAMILIES:
+        assert NAME.match(family.name) and family.help and family.source, family
+        assert all(LABEL.match(label) for label in family.labels), family
+        assert len(set(family.labels)) == len(family.labels), family
+        assert family.dcgm == family.name.startswith("DCGM_FI_"), family
+        assert not family.name.endswith("_total"), "every family is a gauge"
+
+
+def test_hostile_label_values_are_escaped_and_promtool_accepts_them() -> None:
+    hostile = 'node "a"\\b\nc ☃'
+    text = render([sample(c.RUN_HEALTHY, 1, target=hostile, Hostname="h")])
+    line = series(text, "envkit_run_healthy")[0]
+    assert line == 'envkit_run_healthy{target="node \\"a\\"\\\\b\\nc ☃",Hostname="h"} 1'
+    assert escape_label(hostile) in line and "\n" not in line
+    checked = promtool("check", "metrics", stdin=text)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_series_is_written_once_with_help_and_type_once_per_family() -> None:
+    text = render([
+        sample(c.SOURCE_UP, 1, source="history"), sample(c.SOURCE_UP, 0, source="history"),
+        sample(c.SOURCE_UP, 0, source="members"),
+    ])  # fmt: skip
+    assert text.count("# TYPE envkit_metrics_source_up gauge") == 1
+    assert series(text, "envkit_metrics_source_up") == [
+        'envkit_metrics_source_up{source="history"} 1',
+        'envkit_metrics_source_up{source="members"} 0',
+    ]
+    assert render([], openmetrics=True) == "# EOF\n" and render([]) == ""
+
+
+def test_a_label_the_family_does_not_declare_is_refused() -> None:
+    with pytest.raises(ValueError, match="has no label"):
+        sample(c.RUN_HEALTHY, 1, target="t", run_id="42")  # no run ids as labels
+
+
+def test_figures_carry_their_fraction_of_peak_and_of_the_nodes_other_gpus(
+    tmp_path: Path,
+) -> None:
+    figures = [_metric(f"tflops.gpu{n}", v, "TFLOP/s", 1000.0)
+               for n, v in enumerate((700.0, 720.0, 710.0, 350.0))]  # fmt: skip
+    report = _report([check_result("bench.matmul", "fail", 3.0, "GPU 3 slow", figures)])
+    record(tmp_path / "h.sqlite3", report, "docker://box")
+    text = _exposition(tmp_path / "h.sqlite3")
+    peak = {line.split('gpu="')[1][0]: float(line.rsplit(" ", 1)[1])
+            for line in series(text, "envkit_check_figure_peak_ratio")}  # fmt: skip
+    assert peak == {"0": 0.7, "1": 0.72, "2": 0.71, "3": 0.35}
+    peers = {line.split('gpu="')[1][0]: float(line.rsplit(" ", 1)[1])
+             for line in series(text, "envkit_check_figure_peer_ratio")}  # fmt: skip
+    assert peers["3"] == pytest.approx(350 / 710)
+    assert all(peers[g] > 0.98 for g in "012"), peers
+    assert promtool("check", "metrics", stdin=text).returncode == 0
+
+
+def test_a_store_from_before_peaks_were_kept_is_read_and_then_migrated(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite3"
+    with sqlite3.connect(db) as made:
+        made.executescript(MIGRATIONS[0])
+        made.execute("PRAGMA user_version = 1")
+    db.chmod(0o444)  # read as it is: never migrated by a reader
+    try:
+        history = open_history(db, read_only=True)
+        assert history.peaks(1) == {} and history_samples(history) == []
+        history.close()
+    finally:
+        db.chmod(0o644)
+    record(db, _report([check_result("bench.matmul", "pass", 1.0, "ok",
+                                     [_metric("tflops.gpu0", 500.0, "TFLOP/s", 1000.0)])]),
+           "docker://box")  # fmt: skip
+    text = _exposition(db)  # recorded by a writer: migrated, and the peak kept
+    assert series(text, "envkit_check_figure_peak_ratio")[0].endswith(" 0.5")
+    with sqlite3.connect(db) as opened:
+        assert opened.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+def test_read_history_says_what_is_wrong_and_exports_no_stale_values(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_bytes(b"not a database " * 100)
+    reading = read_history(broken)
+    assert reading.problem and "cannot be used" in reading.problem
+    text = render(exported([reading]))
+    assert series(text, "envkit_metrics_source_up") == [
+        'envkit_metrics_source_up{source="history"} 0'
+    ]
+    assert series(text, "envkit_run_healthy") == []
+    nothing = read_history(tmp_path / "never-written.sqlite3")
+    assert nothing.problem is None and nothing.samples == []
+
+
+def test_the_textfile_is_replaced_whole_and_readable_by_another_user(tmp_path: Path) -> None:
+    folder = tmp_path / "textfile"
+    folder.mkdir()
+    (folder / FILE_NAME).write_text("old\n")
+    written = write_textfile(folder, render([sample(c.SOURCE_UP, 1, source="history")]))
+    assert written.read_text().startswith("# HELP envkit_metrics_source_up")
+    assert sorted(p.name for p in folder.iterdir()) == [FILE_NAME]  # no temporary left
+    assert written.stat().st_mode & 0o777 == 0o644
+
+
+def test_the_dashboard_has_a_panel_for_every_family_that_asks_for_one() -> None:
+    board = dashboard()
+    assert board["__inputs"][0]["name"] == "DS_PROMETHEUS"
+    assert json.loads(json.dumps(board)) == board
+    exprs = [p["targets"][0]["expr"] for p in board["panels"]]
+    assert exprs == [panel_query(f) for f in c.FAMILIES if f.panel]
+    assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
+    assert {v["name"] for v in board["templating"]["list"]} == {"target", "project"}
+
+
+def _plugin(
+    tmp_path: Path, verdict: str | None, age_s: float = 0
+) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "envkit-health"
+    script = tmp_path / "plugin.sh"
+    script.write_text(NPD_PLUGIN.replace(VERDICT, str(path)) % {"verdict": path, "stale": 900})
+    if verdict is not None:
+        path.write_text(verdict)
+        then = time.time() - age_s
+        os.utime(path, (then, then))
+    return subprocess.run(["sh", str(script)], capture_output=True, text=True, timeout=10,
+                          check=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("verdict", "age_s", "code", "said"),
+    [
+        ("0\nenvkit: 8 GPU(s) healthy\n", 0, 0, "envkit: 8 GPU(s) healthy"),
+        ("1\nenvkit: gpu.ecc: GPU 3: 2 uncorrectable ECC errors\n", 0, 1, "gpu.ecc: GPU 3"),
+        ("2\nenvkit: no GPU read\n", 0, 2, "no GPU read"),
+        ("0\nenvkit: 8 GPU(s) healthy\n", 3600, 2, "s old"),
+        (None, 0, 2, "no health verdict yet"),
+        ("banana\n", 0, 2, "unreadable"),
+        ("1\n" + "x" * 300 + "\n", 0, 1, "x" * 80),
+    ],
+)
+def test_the_npd_plugin_script_reports_the_latest_fresh_verdict_under_a_real_sh(
+    tmp_path: Path, verdict: str | None, age_s: float, code: int, said: str
+) -> None:
+    done = _plugin(tmp_path, verdict, age_s)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert said in done.stdout and len(done.stdout.strip()) <= 80, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "phrase"),
+    [
+        (["--serve", ":9842", "--rules"], "--serve and --rules ask for different things"),
+        (["--textfile", ".", "--openmetrics"], "reads only the text format"),
+        (["--serve", "localhost:80"], "localhost is not an IP address"),
+        (["--serve", "127.0.0.1:99999"], "not HOST:PORT"),
+        (["--textfile", "/nonexistent/folder"], "not a folder"),
+        (["--interval", "0", "--serve", ":1"], "too short"),
+    ],
+)
+def test_bad_options_are_refused_with_the_fix(tmp_path: Path, args: list[str], phrase: str) -> None:
+    done = envkit("metrics", *args, cwd=tmp_path, env={"ENVKIT_HISTORY": str(tmp_path / "h")})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert phrase in done.stderr and "fix:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_printing_once_exports_the_history_and_says_the_sources(tmp_path: Path) -> None:
+    record(tmp_path / "h.sqlite3", _report([check_result("system.shm", "pass", 0.1, "ok", [])]),
+           "docker://box")  # fmt: skip
+    done = envkit("metrics", cwd=tmp_path, env={"ENVKIT_HISTORY": str(tmp_path / "h.sqlite3")})
+    assert done.returncode == 0, done.stderr
+    assert (
+        'envkit_check_status{target="docker://box",Hostname="node-1",check="system.shm",'
+        'group="system",status="pass"} 1' in done.stdout
+    )
+    assert series(done.stdout, "envkit_metrics_source_up") == [
+        'envkit_metrics_source_up{source="history"} 1'
+    ]  # no envkit.yaml here: no members source
+    assert Reading("x").problem is None
