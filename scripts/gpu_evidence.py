@@ -6,7 +6,9 @@ On the GPU machine, from a checkout:
 writes OUT/report.json (the suite's report: the gpu group, the benchmarks and a 60 s burn-in on
 every GPU, GPUs required), OUT/fingerprint.json (the machine: GPUs, driver, VBIOS, torch, CUDA,
 cuDNN, NCCL), OUT/matmul-method.json (the suite's matmul figure beside a plain tuned loop,
-benchmarks/bench_matmul_method.py) and OUT/date.txt. Then, where envkit is installed:
+benchmarks/bench_matmul_method.py), OUT/health.txt (`health` as Slurm and node-problem-detector
+read it), OUT/metrics.prom (the run as `envkit metrics` exports it) and OUT/date.txt.
+Then, where envkit is installed:
     python scripts/gpu_evidence.py publish OUT
 adds OUT/report.html (envkit's HTML report) and copies the four files to
 docs/evidence/<date>-<gpu>/. The exit status of `run` is the suite's: 0 only when every check
@@ -54,9 +56,36 @@ def run(out: Path, require_gpu: bool, stress_s: float) -> int:
         check=False,
     )
     (out / "date.txt").write_text(time.strftime("%Y-%m-%dT%H:%M:%S%z") + "\n")
+    _health_and_metrics(out, report)
     counts = report["summary"]
     print(f"{counts} -> {out}")
     return done.returncode
+
+
+def _health_and_metrics(out: Path, report: dict) -> None:
+    """The node's verdict as Slurm and node-problem-detector read it (health.txt: each mode's
+    line and exit code), and the run as `envkit metrics` exports it (metrics.prom), from a
+    history store of its own: both need only the standard library and torch here."""
+    lines = []
+    for mode in ([], ["--npd"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "envkit.checks", "health", *mode],
+            cwd=REPO, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        lines.append(f"$ health {' '.join(mode)}\n{done.stdout}{done.stderr}exit {done.returncode}")
+    (out / "health.txt").write_text("\n".join(lines) + "\n")
+    sys.path.insert(0, str(REPO))
+    import tempfile
+
+    from envkit.history.store import History
+    from envkit.metrics.exposition import render
+    from envkit.metrics.from_history import history_samples
+
+    with tempfile.TemporaryDirectory() as folder:
+        history = History(Path(folder) / "history.sqlite3")
+        history.record(dict(report, target="local://gpu-evidence"), "gpu-evidence")
+        (out / "metrics.prom").write_text(render(history_samples(history)))
+        history.close()
 
 
 def publish(out: Path, evidence: Path = EVIDENCE) -> Path:
@@ -73,6 +102,9 @@ def publish(out: Path, evidence: Path = EVIDENCE) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for name in ("report.json", "report.html", "fingerprint.json", "date.txt"):
         shutil.copy(out / name, target / name)
+    for name in ("health.txt", "metrics.prom"):  # where the run made them
+        if (out / name).is_file():
+            shutil.copy(out / name, target / name)
     if (out / "matmul-method.json").is_file():  # only where a GPU measured it
         shutil.copy(out / "matmul-method.json", target / "matmul-method.json")
     return target
