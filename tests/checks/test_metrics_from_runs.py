@@ -83,6 +83,9 @@ def _npd(run_env: dict[str, str], torch_python: str, world: dict[str, object] | 
     env = dict(os.environ, ENVKIT_NODE_STATE=str(tmp_path / "node-state.json"),
                PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}", ENVKIT_TEST_PLANT="kmsg_from_env",
                **run_env)  # fmt: skip
+    # The stand-in's GPUs only: on a GPU machine the real GPU would answer torch's questions
+    # while the stand-in answers NVML's (two machines in one run; seen on an H200).
+    env["CUDA_VISIBLE_DEVICES"] = ""
     if world is not None:
         path = tmp_path / "scenario.json"
         path.write_text(json.dumps(world))
