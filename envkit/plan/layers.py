@@ -35,6 +35,11 @@ TORCH_CHECK = (
     'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)" '
     "% (torch.__version__, got, v, c))"
 )
+# A hashed install (a uv.lock, a locked build) runs without the constraints file: pip and uv
+# refuse any line that is not pinned with == in --require-hashes mode, constraints included
+# (numpy's major range). What it installs was solved as a whole and judged against envkit's
+# torch when the plan was made (plan/torch_lines.py, plan/pyproject.py).
+WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
 # The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
 # companions installed with it (the arguments), and what torch was built against as installed
 # here: its nvidia-* CUDA libraries and triton at their versions, and numpy's major where numpy
@@ -197,7 +202,7 @@ def _locked_pip(layers: _Layers) -> LockedPipStep | None:
     torch_index = plan.torch.index_url if not plan.torch.preinstalled else None
     command = [*layers.command, "--no-deps"]
     if locked.pip_hashed:
-        command.append("--require-hashes")
+        command = [*WITHOUT_CONSTRAINTS, *command, "--require-hashes"]
     command += layers.install.indexes(torch_index)
     for url in packages.private_indexes:
         command += ["--extra-index-url", url]
@@ -268,7 +273,10 @@ def _project(layers: _Layers) -> tuple[ProjectLockStep | None, ProjectStep | Non
     if project is None:
         return None, None
     if project.lock is not None:
-        install = (*layers.command, "--no-deps", "--require-hashes", *layers.install.indexes())
+        install = (
+            *WITHOUT_CONSTRAINTS, *layers.command, "--no-deps", "--require-hashes",
+            *layers.install.indexes(),
+        )  # fmt: skip
         step = ProjectLockStep(
             locked=project.locked,
             not_from_lock=", ".join(project.not_from_lock),
