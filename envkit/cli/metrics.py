@@ -71,8 +71,14 @@ def metrics(
     from envkit.commands import metrics as command
 
     request = command.MetricsRequest(
-        config=config, history_file=history_file, textfile=textfile, serve=serve,
-        interval=interval, openmetrics=openmetrics, rules=rules, stale_hours=stale_hours,
+        config=config,
+        history_file=history_file,
+        textfile=textfile,
+        serve=serve,
+        interval=interval,
+        openmetrics=openmetrics,
+        rules=rules,
+        stale_hours=stale_hours,
         dashboard=dashboard,
-    )  # fmt: skip
+    )
     raise typer.Exit(command.run(request))

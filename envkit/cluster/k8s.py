@@ -111,8 +111,10 @@ class K8sPlan:
     @property
     def health_script(self) -> str:
         return HEALTH_LOOP % {
-            "bundle": BUNDLE_KEY, "verdict": VERDICT, "interval": HEALTH_INTERVAL_S,
-        }  # fmt: skip
+            "bundle": BUNDLE_KEY,
+            "verdict": VERDICT,
+            "interval": HEALTH_INTERVAL_S,
+        }
 
     @property
     def npd_plugin_script(self) -> str:
@@ -229,7 +231,13 @@ class _Npd:
 
 NPD = _Npd()
 MANIFESTS = (
-    "configmap.yaml", "job.yaml", "daemonset.yaml", "npd-config.yaml", "npd-serviceaccount.yaml",
-    "npd-clusterrole.yaml", "npd-clusterrolebinding.yaml", "npd-daemonset.yaml",
+    "configmap.yaml",
+    "job.yaml",
+    "daemonset.yaml",
+    "npd-config.yaml",
+    "npd-serviceaccount.yaml",
+    "npd-clusterrole.yaml",
+    "npd-clusterrolebinding.yaml",
+    "npd-daemonset.yaml",
     "preflight-pod.yaml",
-)  # fmt: skip
+)

@@ -44,9 +44,18 @@ TORCH_KEYS = ("torch", "cuda", "cudnn", "nccl")
 # values are envkit.yaml's requests as written (a marker's quotes, a URL's #fragment): printable
 # ASCII without blanks, never interpreted.
 REQUESTED_KINDS = (
-    "apt", "base", "conda", "conda-pip", "pip", "python", "torch", "cuda", "notebook",
-    "requirements", "project",
-)  # fmt: skip
+    "apt",
+    "base",
+    "conda",
+    "conda-pip",
+    "pip",
+    "python",
+    "torch",
+    "cuda",
+    "notebook",
+    "requirements",
+    "project",
+)
 REQUESTED_VALUE = re.compile(r"[!-~]+")
 BASE_KEYS = ("arch", "conda-prefix", "digest", "id", "image")
 # Where conda's own channels live when no mirror routes them (conda's channel_alias and

@@ -24,8 +24,15 @@ STATUSES = ("pass", "fail", "skip", "error")
 # The states the engine reports a container in, and envkit's own for one not created: a closed
 # set, so a state label never grows the number of series.
 CONTAINER_STATES = (
-    "running", "created", "restarting", "paused", "exited", "removing", "dead", "not created",
-)  # fmt: skip
+    "running",
+    "created",
+    "restarting",
+    "paused",
+    "exited",
+    "removing",
+    "dead",
+    "not created",
+)
 
 
 @dataclass(frozen=True)
@@ -44,149 +51,281 @@ def _gpu(name: str, help: str, figure: str, source: str, dcgm: bool = False) -> 
 
 
 RUN_TIMESTAMP = Family(
-    "envkit_run_timestamp_seconds", "When the target's latest verify or health run started.",
-    RUN_LABELS, "history: the run's started_at", panel="table",
-)  # fmt: skip
+    "envkit_run_timestamp_seconds",
+    "When the target's latest verify or health run started.",
+    RUN_LABELS,
+    "history: the run's started_at",
+    panel="table",
+)
 RUN_DURATION = Family(
-    "envkit_run_duration_seconds", "How long the target's latest run took.", RUN_LABELS,
+    "envkit_run_duration_seconds",
+    "How long the target's latest run took.",
+    RUN_LABELS,
     "history: the run's duration",
-)  # fmt: skip
+)
 RUN_HEALTHY = Family(
-    "envkit_run_healthy", "1 when the target's latest run had no failed or errored check.",
-    RUN_LABELS, "history: the run's state", panel="stat",
-)  # fmt: skip
+    "envkit_run_healthy",
+    "1 when the target's latest run had no failed or errored check.",
+    RUN_LABELS,
+    "history: the run's state",
+    panel="stat",
+)
 CHECK_STATUS = Family(
     "envkit_check_status",
     "Each check of the latest run, one series per status: 1 for the status it had, else 0.",
-    (*CHECK_LABELS, "status"), "history: the check's status", panel="table",
-)  # fmt: skip
+    (*CHECK_LABELS, "status"),
+    "history: the check's status",
+    panel="table",
+)
 CHECK_DURATION = Family(
-    "envkit_check_duration_seconds", "How long each check of the latest run took.",
-    CHECK_LABELS, "history: the check's duration",
-)  # fmt: skip
+    "envkit_check_duration_seconds",
+    "How long each check of the latest run took.",
+    CHECK_LABELS,
+    "history: the check's duration",
+)
 FIGURE = Family(
     "envkit_check_figure",
     "A figure a check of the latest run measured (a benchmark's TFLOP/s, /dev/shm's bytes), in "
     "the unit its label names; a GPU's figure carries its index.",
-    FIGURE_LABELS, "history: the check's figures", panel="timeseries",
-)  # fmt: skip
+    FIGURE_LABELS,
+    "history: the check's figures",
+    panel="timeseries",
+)
 FIGURE_OF_PEAK = Family(
     "envkit_check_figure_peak_ratio",
     "A figure as a fraction of the GPU's published peak (1.0 is the datasheet's figure).",
-    FIGURE_LABELS, "history: the figure and the peak it was measured against",
+    FIGURE_LABELS,
+    "history: the figure and the peak it was measured against",
     panel="timeseries",
-)  # fmt: skip
+)
 FIGURE_OF_PEERS = Family(
     "envkit_check_figure_peer_ratio",
     "A benchmark figure of one GPU as a fraction of the median of the node's other GPUs in the "
     "same run (below 1.0: slower than its peers).",
-    FIGURE_LABELS, "history: the bench group's per-GPU figures", panel="timeseries",
-)  # fmt: skip
+    FIGURE_LABELS,
+    "history: the bench group's per-GPU figures",
+    panel="timeseries",
+)
 GPU_INFO = Family(
-    "envkit_gpu_info", "1 for each GPU the latest run saw, labelled with its identity.",
-    (*GPU_LABELS, "vbios"), "history: the run's fingerprint (NVML)", panel="table",
-)  # fmt: skip
+    "envkit_gpu_info",
+    "1 for each GPU the latest run saw, labelled with its identity.",
+    (*GPU_LABELS, "vbios"),
+    "history: the run's fingerprint (NVML)",
+    panel="table",
+)
 XID_EVENTS = Family(
     "envkit_gpu_xid_events",
     "XIDs in the latest run's window (NVML's events and the kernel log since the node's previous "
     "run), by code, NVIDIA's resolution bucket and envkit's verdict.",
-    (*GPU_LABELS, "xid", "bucket", "verdict"), "history: gpu.xid's counts", panel="table",
-)  # fmt: skip
+    (*GPU_LABELS, "xid", "bucket", "verdict"),
+    "history: gpu.xid's counts",
+    panel="table",
+)
 HARDWARE = (
-    _gpu("DCGM_FI_DEV_ECC_SBE_AGG_TOTAL", "Corrected (single-bit) ECC errors over the GPU's "
-         "life.", "ecc_aggregate_corrected", "gpu.ecc", dcgm=True),
-    _gpu("DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "Uncorrected (double-bit) ECC errors over the GPU's "
-         "life.", "ecc_aggregate_uncorrected", "gpu.ecc", dcgm=True),
-    _gpu("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "Uncorrected ECC errors since the driver loaded.",
-         "ecc_volatile_uncorrected", "gpu.ecc", dcgm=True),
-    _gpu("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "Rows remapped for uncorrectable errors.",
-         "remapped_rows_uncorrectable", "gpu.row_remap", dcgm=True),
-    _gpu("DCGM_FI_DEV_ROW_REMAP_PENDING", "1 when a row remap waits for a GPU reset.",
-         "remap_pending", "gpu.row_remap", dcgm=True),
-    _gpu("DCGM_FI_DEV_ROW_REMAP_FAILURE", "1 when a row remap failed (the GPU needs service).",
-         "remap_failed", "gpu.row_remap", dcgm=True),
-    _gpu("DCGM_FI_DEV_PCIE_LINK_GEN", "The PCIe link's generation under load (the lowest seen).",
-         "pcie_gen", "gpu.pcie", dcgm=True),
-    _gpu("DCGM_FI_DEV_PCIE_LINK_WIDTH", "The PCIe link's width in lanes under load (the lowest "
-         "seen).", "pcie_width", "gpu.pcie", dcgm=True),
-    _gpu("envkit_gpu_recovery_required", "1 when the driver says the GPU needs a recovery "
-         "action (a reset, a reboot, a drain).", "recovery_required", "gpu.recovery"),
-    _gpu("envkit_gpu_temperature_max_celsius", "The GPU's highest temperature during the run.",
-         "temperature_max", "gpu.thermal"),
-    _gpu("envkit_gpu_memory_temperature_max_celsius", "The GPU memory's (HBM's) highest "
-         "temperature during the run.", "memory_temperature_max", "gpu.thermal"),
-    _gpu("envkit_gpu_power_limit_ratio", "The GPU's highest power draw during the run as a "
-         "fraction of its limit.", "power_of_limit", "gpu.thermal"),
-    _gpu("envkit_gpu_throttle_seconds", "Seconds the GPU's clocks were held down for a fault "
-         "reason (thermal, power brake, sync boost) during the run.", "throttle_s",
-         "gpu.clocks"),
+    _gpu(
+        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+        "Corrected (single-bit) ECC errors over the GPU's life.",
+        "ecc_aggregate_corrected",
+        "gpu.ecc",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+        "Uncorrected (double-bit) ECC errors over the GPU's life.",
+        "ecc_aggregate_uncorrected",
+        "gpu.ecc",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "Uncorrected ECC errors since the driver loaded.",
+        "ecc_volatile_uncorrected",
+        "gpu.ecc",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "Rows remapped for uncorrectable errors.",
+        "remapped_rows_uncorrectable",
+        "gpu.row_remap",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_ROW_REMAP_PENDING",
+        "1 when a row remap waits for a GPU reset.",
+        "remap_pending",
+        "gpu.row_remap",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        "1 when a row remap failed (the GPU needs service).",
+        "remap_failed",
+        "gpu.row_remap",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_PCIE_LINK_GEN",
+        "The PCIe link's generation under load (the lowest seen).",
+        "pcie_gen",
+        "gpu.pcie",
+        dcgm=True,
+    ),
+    _gpu(
+        "DCGM_FI_DEV_PCIE_LINK_WIDTH",
+        "The PCIe link's width in lanes under load (the lowest seen).",
+        "pcie_width",
+        "gpu.pcie",
+        dcgm=True,
+    ),
+    _gpu(
+        "envkit_gpu_recovery_required",
+        "1 when the driver says the GPU needs a recovery action (a reset, a reboot, a drain).",
+        "recovery_required",
+        "gpu.recovery",
+    ),
+    _gpu(
+        "envkit_gpu_temperature_max_celsius",
+        "The GPU's highest temperature during the run.",
+        "temperature_max",
+        "gpu.thermal",
+    ),
+    _gpu(
+        "envkit_gpu_memory_temperature_max_celsius",
+        "The GPU memory's (HBM's) highest temperature during the run.",
+        "memory_temperature_max",
+        "gpu.thermal",
+    ),
+    _gpu(
+        "envkit_gpu_power_limit_ratio",
+        "The GPU's highest power draw during the run as a fraction of its limit.",
+        "power_of_limit",
+        "gpu.thermal",
+    ),
+    _gpu(
+        "envkit_gpu_throttle_seconds",
+        "Seconds the GPU's clocks were held down for a fault "
+        "reason (thermal, power brake, sync boost) during the run.",
+        "throttle_s",
+        "gpu.clocks",
+    ),
     _gpu("envkit_gpu_nvlinks_active", "NVLinks up.", "nvlinks_active", "gpu.nvlink"),
-    _gpu("envkit_gpu_nvlink_errors", "NVLink replay, recovery and NVLink-5 errors that rose "
-         "during the run.", "nvlink_errors", "gpu.nvlink"),
-    _gpu("envkit_gpu_nvlink_crc_errors_per_second", "NVLink CRC errors per second during the "
-         "run.", "nvlink_crc_per_s", "gpu.nvlink"),
-    _gpu("envkit_gpu_processes", "Processes that held the GPU's memory when the run began.",
-         "processes", "gpu.processes"),
-)  # fmt: skip
+    _gpu(
+        "envkit_gpu_nvlink_errors",
+        "NVLink replay, recovery and NVLink-5 errors that rose during the run.",
+        "nvlink_errors",
+        "gpu.nvlink",
+    ),
+    _gpu(
+        "envkit_gpu_nvlink_crc_errors_per_second",
+        "NVLink CRC errors per second during the run.",
+        "nvlink_crc_per_s",
+        "gpu.nvlink",
+    ),
+    _gpu(
+        "envkit_gpu_processes",
+        "Processes that held the GPU's memory when the run began.",
+        "processes",
+        "gpu.processes",
+    ),
+)
 MEMBER_STATE = Family(
     "envkit_member_state",
     "Each member container's state, one series per state: 1 for the state it is in, else 0.",
-    (*MEMBER_LABELS, "state"), "envkit status: the container's state", panel="table",
-)  # fmt: skip
+    (*MEMBER_LABELS, "state"),
+    "envkit status: the container's state",
+    panel="table",
+)
 MEMBER_GPUS = Family(
-    "envkit_member_gpus_assigned", "GPUs the member's container was given (a count).",
-    MEMBER_LABELS, "envkit status: the container's device requests", panel="table",
-)  # fmt: skip
+    "envkit_member_gpus_assigned",
+    "GPUs the member's container was given (a count).",
+    MEMBER_LABELS,
+    "envkit status: the container's device requests",
+    panel="table",
+)
 MEMBER_GPU_MEMORY = Family(
     "envkit_member_gpu_memory_used_bytes",
     "GPU memory held by the processes of the member's container, per GPU.",
-    (*MEMBER_LABELS, "gpu"), "envkit status: NVML's compute processes by container",
+    (*MEMBER_LABELS, "gpu"),
+    "envkit status: NVML's compute processes by container",
     panel="timeseries",
-)  # fmt: skip
+)
 MEMBER_GPU_UTILIZATION = Family(
     "envkit_member_gpu_utilization_ratio",
     "How busy a GPU the member's processes use is (0 to 1; the GPU's, shared by all its users).",
-    (*MEMBER_LABELS, "gpu"), "envkit status: NVML's utilisation of the GPU",
+    (*MEMBER_LABELS, "gpu"),
+    "envkit status: NVML's utilisation of the GPU",
     panel="timeseries",
-)  # fmt: skip
+)
 MEMBER_GPU_PROCESSES = Family(
-    "envkit_member_gpu_processes", "Processes of the member's container on a GPU.",
-    (*MEMBER_LABELS, "gpu"), "envkit status: NVML's compute processes by container",
-)  # fmt: skip
+    "envkit_member_gpu_processes",
+    "Processes of the member's container on a GPU.",
+    (*MEMBER_LABELS, "gpu"),
+    "envkit status: NVML's compute processes by container",
+)
 MEMBER_SESSIONS = Family(
-    "envkit_member_ssh_sessions", "Open SSH sessions in the member's container.", MEMBER_LABELS,
-    "envkit status: the activity watch", panel="timeseries",
-)  # fmt: skip
+    "envkit_member_ssh_sessions",
+    "Open SSH sessions in the member's container.",
+    MEMBER_LABELS,
+    "envkit status: the activity watch",
+    panel="timeseries",
+)
 MEMBER_KERNELS = Family(
-    "envkit_member_notebook_kernels", "Notebook kernels in the member's container.",
-    MEMBER_LABELS, "envkit status: the activity watch",
-)  # fmt: skip
+    "envkit_member_notebook_kernels",
+    "Notebook kernels in the member's container.",
+    MEMBER_LABELS,
+    "envkit status: the activity watch",
+)
 MEMBER_IDLE = Family(
     "envkit_member_idle_seconds",
     "Seconds since anything happened in the member's container (a session, a kernel, GPU work).",
-    MEMBER_LABELS, "envkit status: the activity watch", panel="timeseries",
-)  # fmt: skip
+    MEMBER_LABELS,
+    "envkit status: the activity watch",
+    panel="timeseries",
+)
 IDLE_STOP = Family(
     "envkit_team_idle_stop_seconds",
     "team.idle_stop: how long a member's container may stay idle before it is stopped.",
-    ("project",), "envkit.yaml: team.idle_stop",
-)  # fmt: skip
+    ("project",),
+    "envkit.yaml: team.idle_stop",
+)
 SOURCE_UP = Family(
     "envkit_metrics_source_up",
     "1 when the source (history, members) was read; 0 when it could not be (its series are then "
     "missing, never stale values presented as fresh).",
-    ("source",), "envkit metrics itself", panel="stat",
-)  # fmt: skip
+    ("source",),
+    "envkit metrics itself",
+    panel="stat",
+)
 SOURCE_AGE = Family(
     "envkit_metrics_source_age_seconds",
     "Seconds since the source was last read (served metrics are refreshed in the background).",
-    ("source",), "envkit metrics itself",
-)  # fmt: skip
+    ("source",),
+    "envkit metrics itself",
+)
 
 FAMILIES: tuple[Family, ...] = (
-    RUN_TIMESTAMP, RUN_DURATION, RUN_HEALTHY, CHECK_STATUS, CHECK_DURATION, FIGURE,
-    FIGURE_OF_PEAK, FIGURE_OF_PEERS, GPU_INFO, XID_EVENTS, *HARDWARE, MEMBER_STATE, MEMBER_GPUS,
-    MEMBER_GPU_MEMORY, MEMBER_GPU_UTILIZATION, MEMBER_GPU_PROCESSES, MEMBER_SESSIONS,
-    MEMBER_KERNELS, MEMBER_IDLE, IDLE_STOP, SOURCE_UP, SOURCE_AGE,
-)  # fmt: skip
+    RUN_TIMESTAMP,
+    RUN_DURATION,
+    RUN_HEALTHY,
+    CHECK_STATUS,
+    CHECK_DURATION,
+    FIGURE,
+    FIGURE_OF_PEAK,
+    FIGURE_OF_PEERS,
+    GPU_INFO,
+    XID_EVENTS,
+    *HARDWARE,
+    MEMBER_STATE,
+    MEMBER_GPUS,
+    MEMBER_GPU_MEMORY,
+    MEMBER_GPU_UTILIZATION,
+    MEMBER_GPU_PROCESSES,
+    MEMBER_SESSIONS,
+    MEMBER_KERNELS,
+    MEMBER_IDLE,
+    IDLE_STOP,
+    SOURCE_UP,
+    SOURCE_AGE,
+)
 BY_FIGURE = {f.figure: f for f in HARDWARE if f.figure}

@@ -25,8 +25,11 @@ def panel_query(family: c.Family) -> str:
 
 
 def _legend(family: c.Family) -> str:
-    shown = [name for name in family.labels if name not in ("Hostname", "UUID", "pci_bus_id",
-                                                           "model_name", "project")]  # fmt: skip
+    shown = [
+        name
+        for name in family.labels
+        if name not in ("Hostname", "UUID", "pci_bus_id", "model_name", "project")
+    ]
     return " ".join(f"{{{{{name}}}}}" for name in shown)
 
 

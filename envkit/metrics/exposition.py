@@ -70,8 +70,11 @@ def render(samples: Iterable[Sample], openmetrics: bool = False) -> str:
         lines.append(f"# TYPE {family.name} gauge")
         for labels, value in written.items():
             inside = ",".join(f'{name}="{escape_label(text)}"' for name, text in labels)
-            lines.append(f"{family.name}{{{inside}}} {_number(value)}" if inside else
-                         f"{family.name} {_number(value)}")  # fmt: skip
+            lines.append(
+                f"{family.name}{{{inside}}} {_number(value)}"
+                if inside
+                else f"{family.name} {_number(value)}"
+            )
     if openmetrics:
         lines.append("# EOF")
     return "\n".join(lines) + "\n" if lines else ("# EOF\n" if openmetrics else "")

@@ -67,9 +67,12 @@ def run_samples(history: History, run: Run) -> list[Sample]:
 
 
 def _figure_samples(
-    history: History, run: Run, where: dict[str, Any], gpus: dict[str, dict[str, Any]],
+    history: History,
+    run: Run,
+    where: dict[str, Any],
+    gpus: dict[str, dict[str, Any]],
     groups: dict[str, str],
-) -> list[Sample]:  # fmt: skip
+) -> list[Sample]:
     """Hardware counters under their families, XIDs by code, bucket and verdict, and every
     other figure with its fraction of peak and (bench, per GPU) of the node's other GPUs."""
 
@@ -87,8 +90,16 @@ def _figure_samples(
         family = c.BY_FIGURE.get(figure) if check.startswith("gpu.") and gpu else None
         if xid:
             code = int(xid["xid"])
-            out.append(sample(c.XID_EVENTS, value, **gpu_labels(gpu), xid=code,
-                              bucket=bucket_of(code), verdict=xid["verdict"]))  # fmt: skip
+            out.append(
+                sample(
+                    c.XID_EVENTS,
+                    value,
+                    **gpu_labels(gpu),
+                    xid=code,
+                    bucket=bucket_of(code),
+                    verdict=xid["verdict"],
+                )
+            )
         elif family is not None:
             out.append(sample(family, value, **gpu_labels(gpu)))
         else:

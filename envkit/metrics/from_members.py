@@ -51,9 +51,10 @@ def member_samples(report: dict[str, Any], host_gpus: int | None = None) -> list
             if isinstance(gpu.get("utilization"), int | float):
                 out.append(sample(c.MEMBER_GPU_UTILIZATION, gpu["utilization"] / 100, **at))
         for family, key in (
-            (c.MEMBER_SESSIONS, "sessions"), (c.MEMBER_KERNELS, "kernels"),
+            (c.MEMBER_SESSIONS, "sessions"),
+            (c.MEMBER_KERNELS, "kernels"),
             (c.MEMBER_IDLE, "idle_s"),
-        ):  # fmt: skip
+        ):
             if isinstance(entry.get(key), int | float):
                 out.append(sample(family, entry[key], **who))
     return out

@@ -274,9 +274,12 @@ def _project(layers: _Layers) -> tuple[ProjectLockStep | None, ProjectStep | Non
         return None, None
     if project.lock is not None:
         install = (
-            *WITHOUT_CONSTRAINTS, *layers.command, "--no-deps", "--require-hashes",
+            *WITHOUT_CONSTRAINTS,
+            *layers.command,
+            "--no-deps",
+            "--require-hashes",
             *layers.install.indexes(),
-        )  # fmt: skip
+        )
         step = ProjectLockStep(
             locked=project.locked,
             not_from_lock=", ".join(project.not_from_lock),

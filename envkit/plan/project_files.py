@@ -264,10 +264,13 @@ def _conda_pip(
     for _, included in reading.includes:
         found.issues.append(
             file_issue(
-                name, line, included, "an include in a conda file's pip section",
+                name,
+                line,
+                included,
+                "an include in a conda file's pip section",
                 "list the requirements in the section, or name the file in packages.requirements",
             )
-        )  # fmt: skip
+        )
     found.companions += reading.companions
     found.editable += reading.editable
     found.needs_git |= reading.needs_git

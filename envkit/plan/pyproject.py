@@ -287,9 +287,16 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     lock_path = reader.root / f"{prefix}uv.lock"
     if not (lock_path.exists() or lock_path.is_symlink()):
         return PythonProject(
-            section.project, pyproject, None, section.extras, tuple(wanted.requirements), (), 0,
-            tuple(dict.fromkeys(wanted.companions)), wanted.needs_git,
-        )  # fmt: skip
+            section.project,
+            pyproject,
+            None,
+            section.extras,
+            tuple(wanted.requirements),
+            (),
+            0,
+            tuple(dict.fromkeys(wanted.companions)),
+            wanted.needs_git,
+        )
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:
         left_out, locked = _from_lock(

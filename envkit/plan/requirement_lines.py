@@ -17,8 +17,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from envkit.errors import ConfigIssue, file_issue
 from envkit.plan.torch_lines import TorchContext, judge_pip
 
-INCLUDE_OPTIONS = {"-r": "requirement", "--requirement": "requirement", "-c": "constraint",
-                   "--constraint": "constraint"}  # fmt: skip
+INCLUDE_OPTIONS = {
+    "-r": "requirement",
+    "--requirement": "requirement",
+    "-c": "constraint",
+    "--constraint": "constraint",
+}
 INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 KEPT_OPTIONS = ("--pre", "--prefer-binary", "--only-binary", "--no-binary", "--require-hashes")
 LINE_OPTIONS = ("--hash",)  # options a requirement's own line may carry
@@ -107,16 +111,20 @@ class RequirementsFile:
             self._index(first, line, name, value)
         elif name == "--trusted-host":
             self._issue(
-                first, line, "--trusted-host turns off TLS checks for that host",
+                first,
+                line,
+                "--trusted-host turns off TLS checks for that host",
                 f"list it in envkit.yaml's mirrors.trusted_hosts: [{value}] (for a mirror on "
                 "your own network), and remove the line",
-            )  # fmt: skip
+            )
         elif name not in KEPT_OPTIONS:
             self._issue(
-                first, line, f"the option {name} is not one envkit passes on",
+                first,
+                line,
+                f"the option {name} is not one envkit passes on",
                 "keep requirements, -r/-c includes, -e, index and --find-links lines, --hash "
                 "pins, and --pre/--prefer-binary/--only-binary/--no-binary/--require-hashes",
-            )  # fmt: skip
+            )
 
     def _index(self, line: int, text: str, name: str, url: str) -> None:
         parts = urlsplit(url)
@@ -124,9 +132,11 @@ class RequirementsFile:
             return  # kept: pip and uv read it from the file, for this file's layer
         if parts.scheme == "http":
             self._issue(
-                line, text, f"{name} over plain http: packages could be changed on the way",
+                line,
+                text,
+                f"{name} over plain http: packages could be changed on the way",
                 f"use https, or opt in with mirrors.trusted_hosts: [{parts.hostname}]",
-            )  # fmt: skip
+            )
         else:
             self._issue(line, text, f"{name} needs an https URL", "write the index's https URL")
 
@@ -135,10 +145,12 @@ class RequirementsFile:
             egg = EGG.search(target)
             if not egg:
                 self._issue(
-                    first, line, "an editable VCS line without #egg=NAME",
+                    first,
+                    line,
+                    "an editable VCS line without #egg=NAME",
                     "write it as `NAME @ git+URL` (installed at build; an image has no "
                     "checkout to edit)",
-                )  # fmt: skip
+                )
                 return
             url = EGG.sub("", target).rstrip("#&")
             self.reading.needs_git = True
@@ -147,9 +159,11 @@ class RequirementsFile:
         folder = target.split("[", 1)[0]
         if "://" in folder or folder.startswith("/") or ".." in folder.split("/"):
             self._issue(
-                first, line, "an editable install of a folder outside the project",
+                first,
+                line,
+                "an editable install of a folder outside the project",
                 "install it with build.steps, or move it into the project",
-            )  # fmt: skip
+            )
             return
         self.reading.editable.append(folder.rstrip("/") or ".")
         self._replace(
@@ -185,10 +199,12 @@ class RequirementsFile:
     def _url_line(self, line: int, text: str, url: str) -> None:
         if url[:1] in "./" or url.startswith("file:"):
             self._issue(
-                line, text, "a local path: the build context holds only envkit's copy of "
+                line,
+                text,
+                "a local path: the build context holds only envkit's copy of "
                 "the project's dependency files",
                 "install the project from the workspace: `-e .` (at first start), or "
                 "python.project in envkit.yaml",
-            )  # fmt: skip
+            )
         elif url.startswith(VCS):
             self.reading.needs_git = True

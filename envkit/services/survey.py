@@ -24,8 +24,13 @@ from envkit.services.torch_wish import (
 # The usual names, in the order repo2docker and envd look for them.
 REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")
 APT_FILES = ("apt.txt", "binder/apt.txt")
-CONDA_FILES = ("environment.yml", "environment.yaml", "conda.yml", "conda.yaml",
-               "binder/environment.yml")  # fmt: skip
+CONDA_FILES = (
+    "environment.yml",
+    "environment.yaml",
+    "conda.yml",
+    "conda.yaml",
+    "binder/environment.yml",
+)
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = "uv.lock > pyproject.toml > environment.yml > requirements.txt"
 

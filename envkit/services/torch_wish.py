@@ -22,8 +22,16 @@ from envkit.plan.project_files import file_limit
 from envkit.plan.requirement_lines import logical_lines
 from envkit.plan.torch_lines import TorchContext, applies, conda_parts, conda_specifier
 
-OTHER_FRAMEWORKS = ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "jax", "jaxlib", "flax",
-                    "tf-nightly", "keras")  # fmt: skip
+OTHER_FRAMEWORKS = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "jax",
+    "jaxlib",
+    "flax",
+    "tf-nightly",
+    "keras",
+)
 LINUX = TorchContext(None, None, None)  # markers judged for a Linux box
 INDEX_BUILD = re.compile(r"download\.pytorch\.org/whl/(cu\d+|cpu)")
 

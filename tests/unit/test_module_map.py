@@ -131,3 +131,15 @@ def test_no_module_over_500_lines_no_function_over_60() -> None:
                 if length > 60:
                     too_long.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name}: {length}")
     assert not too_long, too_long
+
+
+def test_no_formatter_escape_hatch_in_envkit() -> None:
+    """The caps are a prompt to split by meaning: no `# fmt: skip` packs code under them."""
+    marker = "fmt: " + "skip"
+    found = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in PACKAGE.rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if marker in line
+    ]
+    assert not found, found

@@ -219,8 +219,9 @@ def field_values(
         if entry.nvmlReturn != SUCCESS:
             found[key] = ERROR_NAMES.get(entry.nvmlReturn, f"error {entry.nvmlReturn}")
         elif entry.valueType == 0:  # double
-            found[key] = ctypes.cast(ctypes.pointer(ctypes.c_ulonglong(entry.value)),
-                                     ctypes.POINTER(ctypes.c_double)).contents.value  # fmt: skip
+            found[key] = ctypes.cast(
+                ctypes.pointer(ctypes.c_ulonglong(entry.value)), ctypes.POINTER(ctypes.c_double)
+            ).contents.value
         elif entry.valueType in (4, 5):  # signed
             found[key] = ctypes.c_longlong(entry.value).value
         elif entry.valueType in (1, 6):  # unsigned int, short: the low word

@@ -97,9 +97,13 @@ def record_per_gpu(
     for index, value in figures.items():
         floor = (floors or {}).get(index)
         ctx.metric(
-            f"{name}.gpu{index}", value, unit, peak=peaks.get(index), threshold=threshold,
+            f"{name}.gpu{index}",
+            value,
+            unit,
+            peak=peaks.get(index),
+            threshold=threshold,
             minimum=floor,
-        )  # fmt: skip
+        )
     median = statistics.median(figures.values())
     peak = peaks.get(next(iter(figures)))
     ctx.metric(name, median, unit, peak=peak, threshold=threshold)

@@ -17,8 +17,12 @@ from .hardware import UNSUPPORTED, expectation, judge_each, snapshots, who
 
 RETIRED_PAGES_LIMIT = 60  # NVIDIA's replacement criterion for page retirement (pre-Ampere)
 ROW_REMAP_UNCORRECTABLE_WARN = 512  # DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE: the health watch warns
-ECC_COUNTERS = ("volatile_uncorrected", "volatile_corrected", "aggregate_corrected",
-                "aggregate_uncorrected")  # fmt: skip
+ECC_COUNTERS = (
+    "volatile_uncorrected",
+    "volatile_corrected",
+    "aggregate_corrected",
+    "aggregate_uncorrected",
+)
 
 
 def _unreadable(snap: Dict[str, Any], names: List[str]) -> List[str]:

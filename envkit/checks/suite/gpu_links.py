@@ -18,10 +18,21 @@ PCIE_SAMPLES = 1  # loaded samples below the link's rate tolerated (a sample as 
 # 100+ per second"; below that DCGM warns. Replay and recovery fail at one.
 NVLINK_CRC_PER_S = 100.0
 NVLINK_CRC = ("crc_flit", "crc_data")
-NVLINK_ANY_RISE_FAILS = ("replay", "recovery", "malformed_packets", "buffer_overruns",
-                         "rx_errors", "rx_remote_errors", "rx_general_errors",
-                         "local_link_integrity_errors", "tx_discards", "recoveries_failed",
-                         "recovery_events", "effective_errors", "symbol_errors")  # fmt: skip
+NVLINK_ANY_RISE_FAILS = (
+    "replay",
+    "recovery",
+    "malformed_packets",
+    "buffer_overruns",
+    "rx_errors",
+    "rx_remote_errors",
+    "rx_general_errors",
+    "local_link_integrity_errors",
+    "tx_discards",
+    "recoveries_failed",
+    "recovery_events",
+    "effective_errors",
+    "symbol_errors",
+)
 NVLINK_RISE_WARNS = ("recoveries_successful",)
 
 
@@ -188,9 +199,13 @@ def nvlink(ctx: Context) -> str:
 
 
 def _judge_link_count(
-    ctx: Context, record: Dict[str, Any], snap: Dict[str, Any], links: List[Dict[str, Any]],
-    problems: List[str], notes: List[str],
-) -> None:  # fmt: skip
+    ctx: Context,
+    record: Dict[str, Any],
+    snap: Dict[str, Any],
+    links: List[Dict[str, Any]],
+    problems: List[str],
+    notes: List[str],
+) -> None:
     gpu = snap["index"]
     active = sum(1 for link in links if link.get("active"))
     if snap.get("mig"):
@@ -230,9 +245,14 @@ def _judge_link_count(
 
 
 def _judge_counters(
-    ctx: Context, snap: Dict[str, Any], links: List[Dict[str, Any]], after_snap: Dict[str, Any],
-    seconds: float, problems: List[str], notes: List[str],
-) -> None:  # fmt: skip
+    ctx: Context,
+    snap: Dict[str, Any],
+    links: List[Dict[str, Any]],
+    after_snap: Dict[str, Any],
+    seconds: float,
+    problems: List[str],
+    notes: List[str],
+) -> None:
     gpu = snap["index"]
     tolerance = int(expectation(ctx, "nvlink_errors", 0))
     rose = _nvlink_rises(links, after_snap)
