@@ -52,7 +52,7 @@ def read_members(config: str | None) -> Reading:
     from envkit.services.status import collect
 
     try:
-        report = collect(config)
+        report = collect(config, volumes=False)
     except EnvkitError as exc:
         return Reading(MEMBERS, problem=exc.message)
     except Exception as exc:  # an engine that broke mid-answer: an exporter says so, and lives

@@ -115,7 +115,9 @@ def _others(use: GpuUse | None, ids: set[str]) -> list[dict[str, Any]]:
     ]
 
 
-def collect(config: str | None) -> dict[str, Any]:
+def collect(config: str | None, volumes: bool = True) -> dict[str, Any]:
+    """The report; VOLUMES: also each volume's size (the engine's disk usage, the slow part,
+    which `envkit metrics` does not export)."""
     plan = load_project(config).plan
     client = docker_client()
     found = {c.name: c for c in containers(client, plan.project)}
@@ -135,7 +137,7 @@ def collect(config: str | None) -> dict[str, Any]:
         else use.unavailable or "nvml",
         "host_gpus": len(use.gpus) if use is not None and not use.unavailable else None,
         "other_gpu_processes": _others(use, {c.id for c in found.values()}),
-        "volumes": _volumes(client, plan),
+        "volumes": _volumes(client, plan) if volumes else [],
     }
 
 
