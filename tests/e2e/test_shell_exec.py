@@ -23,8 +23,12 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PROJECT = "envkit-shell"
 
 
-@pytest.fixture
-def box(env_image: str, project_dir: Path, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+@pytest.fixture(scope="module")
+def box(
+    env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """One container for the module's tests: they change nothing in it."""
+    tmp_path = tmp_path_factory.mktemp("shell")
     project = tmp_path / "project"
     project.mkdir()
     config = copy_project(project_dir, project)
