@@ -132,7 +132,10 @@ def test_members_join_and_leave_without_touching_the_others(
         if not line.startswith(" ")  # a container's line, not its activity below it
     ]
     short = image.strip().removeprefix("sha256:")[:12]
-    assert len(status) == 2 and all(f"image {short}" in line for line in status), status
+    containers = [line for line in status if "home of " not in line]
+    assert len(containers) == 2 and all(f"image {short}" in line for line in containers), status
+    # bob's home stays (nothing a member wrote is lost), and status says how to delete it.
+    assert any("home of bob, who is no longer in team.members" in line for line in status), status
 
     # down --volumes also removes bob's host-key volume, though he is no longer a service.
     label = f"label=io.envkit.project={project}"

@@ -67,7 +67,7 @@ def test_up_twice_status_ssh_config_down(
         )
         assert login.returncode == 0 and login.stdout.strip() == "dev", login.stderr
         down = envkit("down", cwd=tmp_path, env=env)
-        assert down.returncode == 0 and "volumes kept" in down.stdout
+        assert down.returncode == 0 and "are kept" in down.stdout
         assert (
             docker("ps", "-aq", "--filter", f"label=io.envkit.project={name}").stdout.strip() == ""
         )

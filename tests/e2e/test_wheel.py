@@ -51,16 +51,12 @@ def test_wheel_installs_into_a_fresh_venv_and_renders(tmp_path: Path) -> None:
     work = tmp_path / "elsewhere"  # not the checkout: templates must come from the wheel
     work.mkdir()
     example = "team-of-three"
-    out = work / "out"
+    config = copy_example(example, work)
+    # The build context where render puts it by default: the workspace mount in the compose file
+    # is the project's folder relative to it, as in the golden files.
+    out = config.parent / ".envkit"
     result = subprocess.run(
-        [
-            str(env_dir / "bin" / "envkit"),
-            "render",
-            "-c",
-            str(copy_example(example, work)),
-            "-o",
-            str(out),
-        ],
+        [str(env_dir / "bin" / "envkit"), "render", "-c", str(config), "-o", str(out)],
         cwd=work,
         capture_output=True,
         text=True,

@@ -48,5 +48,12 @@ def test_evidence_run_and_publish(tmp_path: Path) -> None:
         "report.html",
         "fingerprint.json",
         "date.txt",
+        "health.txt",
+        "metrics.prom",
     }
     assert "<html" in (published / "report.html").read_text().lower()
+    # The node's verdict in both of health's modes, and the run as envkit metrics exports it.
+    health = (published / "health.txt").read_text()
+    assert "$ health \n" in health and "$ health --npd\n" in health and "exit " in health
+    exported = (published / "metrics.prom").read_text()
+    assert 'envkit_run_healthy{target="local://gpu-evidence"' in exported
