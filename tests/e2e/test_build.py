@@ -33,7 +33,7 @@ def _events(output: str) -> list[dict[str, Any]]:
 def _rebuilt_steps(events: list[dict[str, Any]]) -> list[str]:
     """Instructions that ran instead of coming from the cache (FROM is never 'cached')."""
     steps = {e["step"]: e["instruction"] for e in events if e["event"] == "step"}
-    cached = {e["step"] for e in events if e["event"] == "cached"}
+    cached = {e["step"] for e in events if e["event"] == "step_done" and e["cached"]}
     return [text for step, text in sorted(steps.items()) if step not in cached and step != 1]
 
 
@@ -144,7 +144,7 @@ def test_key_change_rebuilds_nothing_and_pip_change_only_from_pip(
         steps = [e["instruction"] for e in events if e["event"] == "step"]
         before = steps[1 : steps.index(rebuilt[0])]
         assert any("apt-get install" in s for s in before), "the apt step is before the pip step"
-        cached = {e["step"] for e in events if e["event"] == "cached"}
+        cached = {e["step"] for e in events if e["event"] == "step_done" and e["cached"]}
         assert set(range(2, steps.index(rebuilt[0]) + 1)) <= cached, "all before it was cached"
         assert events[-1]["builder"] == builder
     finally:
