@@ -106,3 +106,14 @@ def test_exec_without_a_running_container_names_envkit_up(tmp_path: Path) -> Non
     done = envkit("exec", "--", "true", cwd=tmp_path)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "envkit up" in done.stderr, done.stderr
+
+
+def test_logs_prints_what_the_engine_holds_for_the_container(
+    box: tuple[Path, dict[str, str]],
+) -> None:
+    project, env = box
+    shown = envkit("logs", cwd=project, env=env)
+    assert shown.returncode == 0, shown.stderr
+    engine = docker("logs", PROJECT)  # the engine's own CLI, both of the container's streams
+    lines = sorted((engine.stdout + engine.stderr).splitlines())
+    assert lines and sorted(shown.stdout.splitlines()) == lines, (shown.stdout, lines)
