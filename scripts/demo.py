@@ -121,7 +121,7 @@ def main() -> None:
             "python -c 'import torch; print(\"torch\", torch.__version__)'",
         )
     finally:
-        say("down: stop the container (host-key volume kept)")
+        say("down: stop the container (homes, cache and host keys kept)")
         run(envkit, "down", check=False)
     print(f"\nreports: {DEMO / 'report.json'}, {DEMO / 'report.xml'}, {DEMO / 'report.html'}")
     sys.exit(verified.returncode)
