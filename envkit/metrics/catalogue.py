@@ -42,12 +42,16 @@ class Family:
     labels: tuple[str, ...]
     source: str  # where the value comes from, for docs/cluster.md
     figure: str | None = None  # the checks' figure (without its .gpuN) this family carries
-    dcgm: bool = False  # the name is dcgm-exporter's, with the same meaning
     panel: str | None = None  # the dashboard's panel: "timeseries", "table" or "stat"
 
+    @property
+    def dcgm(self) -> bool:
+        """Whether the name is dcgm-exporter's (taken only where the meaning is the same)."""
+        return self.name.startswith("DCGM_FI_")
 
-def _gpu(name: str, help: str, figure: str, source: str, dcgm: bool = False) -> Family:
-    return Family(name, help, (*GPU_LABELS,), source, figure, dcgm, "timeseries")
+
+def _gpu(name: str, help: str, figure: str, source: str) -> Family:
+    return Family(name, help, (*GPU_LABELS,), source, figure, "timeseries")
 
 
 RUN_TIMESTAMP = Family(
@@ -127,56 +131,48 @@ HARDWARE = (
         "Corrected (single-bit) ECC errors over the GPU's life.",
         "ecc_aggregate_corrected",
         "gpu.ecc",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
         "Uncorrected (double-bit) ECC errors over the GPU's life.",
         "ecc_aggregate_uncorrected",
         "gpu.ecc",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
         "Uncorrected ECC errors since the driver loaded.",
         "ecc_volatile_uncorrected",
         "gpu.ecc",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
         "Rows remapped for uncorrectable errors.",
         "remapped_rows_uncorrectable",
         "gpu.row_remap",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_ROW_REMAP_PENDING",
         "1 when a row remap waits for a GPU reset.",
         "remap_pending",
         "gpu.row_remap",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_ROW_REMAP_FAILURE",
         "1 when a row remap failed (the GPU needs service).",
         "remap_failed",
         "gpu.row_remap",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_PCIE_LINK_GEN",
         "The PCIe link's generation under load (the lowest seen).",
         "pcie_gen",
         "gpu.pcie",
-        dcgm=True,
     ),
     _gpu(
         "DCGM_FI_DEV_PCIE_LINK_WIDTH",
         "The PCIe link's width in lanes under load (the lowest seen).",
         "pcie_width",
         "gpu.pcie",
-        dcgm=True,
     ),
     _gpu(
         "envkit_gpu_recovery_required",
