@@ -13,6 +13,9 @@ from pathlib import Path
 from envkit.errors import EnvkitError
 
 FILE_NAME = "envkit.prom"
+# The file's first line (a comment, which the collector skips): a file of that name that does
+# not start with it was written by someone else and is never replaced.
+MARK = "# Written by `envkit metrics --textfile`; replaced on every run.\n"
 
 
 def write_textfile(folder: Path, text: str) -> Path:
@@ -22,6 +25,11 @@ def write_textfile(folder: Path, text: str) -> Path:
             "give the folder node_exporter's --collector.textfile.directory names (it must exist)",
         )
     target = folder / FILE_NAME
+    if target.exists() and not _ours(target):
+        raise EnvkitError(
+            f"{target} exists and was not written by envkit metrics",
+            "move it away, or give --textfile another folder",
+        )
     try:
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{FILE_NAME}.", suffix=".tmp")
     except OSError as exc:
@@ -31,7 +39,7 @@ def write_textfile(folder: Path, text: str) -> Path:
         ) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
+            out.write(MARK + text)
             out.flush()
             os.fsync(out.fileno())
         Path(temporary).chmod(0o644)  # node_exporter runs as a user of its own
@@ -40,3 +48,11 @@ def write_textfile(folder: Path, text: str) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def _ours(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(MARK.encode())) == MARK.encode()
+    except OSError:
+        return False

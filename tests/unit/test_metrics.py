@@ -25,7 +25,7 @@ from envkit.metrics.collect import Reading, exported, read_history
 from envkit.metrics.dashboard import dashboard, panel_query
 from envkit.metrics.exposition import escape_label, render, sample
 from envkit.metrics.from_history import history_samples
-from envkit.metrics.textfile import FILE_NAME, write_textfile
+from envkit.metrics.textfile import FILE_NAME, MARK, write_textfile
 from tests.helpers import envkit
 from tests.metrics_world import promtool, record, series
 
@@ -151,11 +151,22 @@ def test_read_history_says_what_is_wrong_and_exports_no_stale_values(tmp_path: P
 def test_the_textfile_is_replaced_whole_and_readable_by_another_user(tmp_path: Path) -> None:
     folder = tmp_path / "textfile"
     folder.mkdir()
-    (folder / FILE_NAME).write_text("old\n")
+    (folder / FILE_NAME).write_text(MARK + "old\n")  # an earlier run's
     written = write_textfile(folder, render([sample(c.SOURCE_UP, 1, source="history")]))
-    assert written.read_text().startswith("# HELP envkit_metrics_source_up")
+    assert written.read_text().startswith(MARK + "# HELP envkit_metrics_source_up")
+    assert promtool("check", "metrics", stdin=written.read_text()).returncode == 0
     assert sorted(p.name for p in folder.iterdir()) == [FILE_NAME]  # no temporary left
     assert written.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_file_of_that_name_someone_else_wrote_is_never_replaced(tmp_path: Path) -> None:
+    theirs = tmp_path / FILE_NAME
+    theirs.write_text("my_own_metric 1\n")
+    done = envkit("metrics", "--textfile", str(tmp_path), cwd=tmp_path,
+                  env={"ENVKIT_HISTORY": str(tmp_path / "h.sqlite3")})  # fmt: skip
+    assert done.returncode == 2 and "was not written by envkit metrics" in done.stderr
+    assert theirs.read_text() == "my_own_metric 1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [FILE_NAME]
 
 
 def test_the_dashboard_has_a_panel_for_every_family_that_asks_for_one() -> None:
