@@ -8,13 +8,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import REPO
+from tests.helpers import PLANTS_DIR, REPO
 
 SOURCE = REPO / "tests" / "nvml_standin" / "nvml_standin.c"
 SCENARIOS = REPO / "tests" / "data" / "nvml"
@@ -51,6 +52,19 @@ def scenario(name: str) -> dict[str, Any]:
 
 def env_for(folder: Path, scenario_file: Path) -> dict[str, str]:
     return {"LD_LIBRARY_PATH": str(folder), "NVML_STANDIN_SCENARIO": str(scenario_file)}
+
+
+def checks_env(scenario_file: Path, node_state: Path) -> dict[str, str]:
+    """The whole environment of a checks process (the runner, health) on the stand-in with
+    SCENARIO_FILE: this process's, the stand-in loaded, the kernel log the test's own
+    (kmsg_from_env), the node's memory in NODE_STATE, and the real GPU of a GPU machine hidden
+    from torch (else torch would see that machine while NVML sees the scenario's; seen on an
+    H200)."""
+    return dict(
+        os.environ, **env_for(build_standin(), scenario_file),
+        ENVKIT_NODE_STATE=str(node_state), PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}",
+        ENVKIT_TEST_PLANT="kmsg_from_env", CUDA_VISIBLE_DEVICES="",
+    )  # fmt: skip
 
 
 def statuses(report: dict[str, Any]) -> dict[str, tuple[str, str]]:

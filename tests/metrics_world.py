@@ -54,18 +54,12 @@ def dump(value: Any) -> str:
 
 def run_suite_on(world: dict[str, Any], only: list[str], folder: Path) -> dict[str, Any]:
     """The real checks runner (Debian's python3 and torch) on the NVML stand-in with WORLD."""
-    import os
-
-    from tests.gpu_standin import build_standin, env_for
-    from tests.helpers import PLANTS_DIR, REPO
+    from tests.gpu_standin import checks_env
+    from tests.helpers import REPO
 
     path = folder / f"scenario-{uuid.uuid4().hex[:6]}.json"
     path.write_text(json.dumps(world))
-    env = dict(
-        os.environ, **env_for(build_standin(), path),
-        ENVKIT_NODE_STATE=str(folder / f"node-state-{path.stem}.json"),
-        PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}", ENVKIT_TEST_PLANT="kmsg_from_env",
-    )  # fmt: skip
+    env = checks_env(path, folder / f"node-state-{path.stem}.json")
     settings = json.dumps({"only": [*only, "gpu.cuda_env"], "bench": False})
     done = subprocess.run(
         ["/usr/bin/python3", "-m", "envkit.checks", "run", "--config", settings],

@@ -6,7 +6,6 @@ message for node-problem-detector on the same scenarios."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -18,8 +17,8 @@ from envkit.metrics.catalogue import HARDWARE
 from envkit.metrics.exposition import render
 from envkit.metrics.from_history import history_samples
 from tests.checks.conftest import RunGpu
-from tests.gpu_standin import env_for, scenario
-from tests.helpers import PLANTS_DIR, REPO
+from tests.gpu_standin import checks_env, scenario
+from tests.helpers import REPO
 from tests.metrics_world import FAULTY_GPU, faulty_b200, promtool, record, series
 
 pytestmark = pytest.mark.slow
@@ -78,23 +77,15 @@ def test_promtool_is_clean_on_healthy_and_faulty_8_gpu_standin_runs_and_the_faul
     assert openmetrics.endswith("# EOF\n") and openmetrics.count("# EOF") == 1
 
 
-def _npd(run_env: dict[str, str], torch_python: str, world: dict[str, object] | None,
+def _npd(torch_python: str, world: dict[str, object] | None,
          tmp_path: Path) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    env = dict(os.environ, ENVKIT_NODE_STATE=str(tmp_path / "node-state.json"),
-               PYTHONPATH=f"{PLANTS_DIR}{os.pathsep}{REPO}", ENVKIT_TEST_PLANT="kmsg_from_env",
-               **run_env)  # fmt: skip
-    # The stand-in's GPUs only: on a GPU machine the real GPU would answer torch's questions
-    # while the stand-in answers NVML's (two machines in one run; seen on an H200).
-    env["CUDA_VISIBLE_DEVICES"] = ""
+    path = tmp_path / ("scenario.json" if world is not None else "no-such-scenario.json")
     if world is not None:
-        path = tmp_path / "scenario.json"
         path.write_text(json.dumps(world))
-        env["NVML_STANDIN_SCENARIO"] = str(path)
-    else:
-        env["NVML_STANDIN_SCENARIO"] = str(tmp_path / "no-such-scenario.json")
     return subprocess.run(
         [torch_python, "-m", "envkit.checks", "health", "--npd", "--timeout", "50"],
-        capture_output=True, text=True, env=env, cwd=REPO, timeout=120, check=False,
+        capture_output=True, text=True, env=checks_env(path, tmp_path / "node-state.json"),
+        cwd=REPO, timeout=120, check=False,
     )  # fmt: skip
 
 
@@ -107,10 +98,10 @@ def _npd(run_env: dict[str, str], torch_python: str, world: dict[str, object] | 
     ],
 )
 def test_health_npd_speaks_node_problem_detectors_protocol_on_the_standin(
-    world: str, code: int, phrase: str, standin: Path, torch_python: str, tmp_path: Path
+    world: str, code: int, phrase: str, torch_python: str, tmp_path: Path
 ) -> None:
     chosen = {"healthy": scenario("b200-x8"), "faulty": faulty_b200(), "no nvml": None}[world]
-    done = _npd(env_for(standin, tmp_path / "unused.json"), torch_python, chosen, tmp_path)
+    done = _npd(torch_python, chosen, tmp_path)
     assert done.returncode == code, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1 and phrase in lines[0], done.stdout
