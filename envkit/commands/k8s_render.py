@@ -49,6 +49,7 @@ def run(asked: K8sRenderRequest) -> int:
     sys.stdout.write(
         f"wrote {', '.join(sorted(files))} to {folder}\n"
         f"next: kubectl apply -f {folder}/configmap.yaml -f {folder}/job.yaml "
-        "(the commands are at the top of job.yaml)\n"
+        "(the commands are at the top of job.yaml); the GPU node condition and the training "
+        "pods' preflight: the tops of npd-daemonset.yaml and preflight-pod.yaml\n"
     )
     return 0
