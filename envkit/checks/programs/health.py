@@ -52,9 +52,12 @@ HEALTH_CHECKS = (
 DEFAULT_TIMEOUT_S = 50.0
 REASON_LIMIT = 200  # Slurm shows the reason in one sinfo -R column
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
+# Every other check passed but no GPU was read: Unknown for node-problem-detector (a GPU
+# condition cannot be OK unread), healthy for Slurm (a CPU node is judged by its other checks).
+NO_GPU = "no gpu"
 # node-problem-detector's custom-plugin protocol: the exit code is the condition's state, and the
 # first NPD_MESSAGE_BYTES bytes of stdout its message.
-NPD_EXIT = {HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2}
+NPD_EXIT = {HEALTHY: 0, UNHEALTHY: 1, UNKNOWN: 2, NO_GPU: 2}
 NPD_MESSAGE_BYTES = 80
 
 
@@ -102,8 +105,9 @@ def _gpu_count(report: Dict[str, Any]) -> Optional[int]:
 
 
 def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[str, str]:
-    """Run the subset under the watchdog: (HEALTHY, UNHEALTHY or UNKNOWN, one line saying why).
-    UNKNOWN where nothing could be judged: the watchdog ran out, the checks could not start."""
+    """Run the subset under the watchdog: (HEALTHY, UNHEALTHY, UNKNOWN or NO_GPU, one line
+    saying why). UNKNOWN where nothing could be judged: the watchdog ran out, the checks could
+    not start."""
     settings = dict(config, only=list(config.get("only") or HEALTH_CHECKS), bench=False)
     with tempfile.TemporaryDirectory(prefix="envkit-health-") as folder:
         out = os.path.join(folder, "report.json")
@@ -132,7 +136,7 @@ def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[s
         return UNHEALTHY, reason
     unknown = _unknown_reason(report)
     if unknown is not None:
-        return UNKNOWN, unknown
+        return NO_GPU, unknown
     count = _gpu_count(report)
     return HEALTHY, f"envkit: {count if count is not None else 'every'} GPU(s) healthy"
 
@@ -141,7 +145,7 @@ def run_health(python: str, config: Dict[str, Any], timeout: float) -> Optional[
     """Slurm's reading: the one-line reason, or None when healthy. A run that could not finish
     is a reason (Slurm drains on it); a node without GPUs is judged by its other checks."""
     state, line = judge_health(python, config, timeout)
-    if state == UNHEALTHY or (state == UNKNOWN and not line.startswith("envkit: no GPU read")):
+    if state in (UNHEALTHY, UNKNOWN):
         return line
     return None
 
