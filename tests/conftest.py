@@ -39,6 +39,20 @@ def _private_node_state(tmp_path_factory: pytest.TempPathFactory) -> object:
         os.environ["ENVKIT_NODE_STATE"] = previous
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_template_cache(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """Compiled templates are kept in the session's own cache (shared by its renders), never
+    in the user's ~/.cache."""
+    path = tmp_path_factory.mktemp("envkit-cache")
+    previous = os.environ.get("ENVKIT_CACHE_DIR")
+    os.environ["ENVKIT_CACHE_DIR"] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop("ENVKIT_CACHE_DIR", None)
+    else:
+        os.environ["ENVKIT_CACHE_DIR"] = previous
+
+
 @pytest.fixture
 def write_config(tmp_path: Path) -> Callable[[str], Path]:
     def write(text: str) -> Path:

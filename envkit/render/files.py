@@ -28,6 +28,7 @@ from envkit.plan.notebook import (
     TOKEN_FILE,
     NotebookPlan,
 )
+from envkit.render.template_cache import template_cache
 
 EXECUTABLE = frozenset(
     {
@@ -72,6 +73,7 @@ def make_environment() -> jinja2.Environment:
         autoescape=False,  # noqa: S701 - we render Dockerfiles and YAML, not HTML
         keep_trailing_newline=True,
         trim_blocks=False,
+        bytecode_cache=template_cache(),
     )
     env.filters["sh"] = lambda value: shlex.quote(str(value))
     env.filters["shwords"] = lambda words: " ".join(shlex.quote(str(word)) for word in words)
