@@ -5,6 +5,18 @@ words (engine.client.refused).
 
 May import: commands, services, checks, targets, verify, durations, errors, engine."""
 
-from envkit.cli.app import app, main
+from typing import Any
+
+from envkit.cli.entry import main
 
 __all__ = ["app", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    # The whole app is built on first use, not when `envkit` starts (entry.py builds only the
+    # command a line names).
+    if name == "app":
+        from envkit.cli.whole_app import app
+
+        return app
+    raise AttributeError(name)

@@ -149,7 +149,7 @@ def test_init_writes_where_config_says(tmp_path: Path) -> None:
     ],
 )
 def test_earlier_spellings_are_translated_with_a_note(old: list[str], new: list[str]) -> None:
-    from envkit.cli.app import translated
+    from envkit.cli.entry import translated
 
     argv, notes = translated(old)
     assert argv == new

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import typer
 
-from envkit.cli.app import app
+from envkit.cli.whole_app import app
 from tests.helpers import REPO, envkit
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGJ6k0pUu7e3Ry6mQeGq9C1Yc3W9bn1cF5Qh0m0y6s3K t"
