@@ -63,6 +63,20 @@ class MiniforgeStep:
 
 
 @dataclass(frozen=True)
+class RattlerStep:
+    """conda's tooling from the pip mirror (plan/conda_bootstrap.py): a venv of its own with
+    py-rattler, installed by hash, and envkit-conda on every PATH."""
+
+    mounts: tuple[str, ...]
+    python_check: tuple[str, ...]  # fails where the image's python3 is too old for py-rattler
+    python_needed: str  # "3.10", for the message
+    venv: str
+    tool_dir: str
+    install: tuple[str, ...]  # pip installing the pinned, hashed requirements into the venv
+    uv: UvBootstrap | None
+
+
+@dataclass(frozen=True)
 class PythonStep:
     """A venv over the system Python, or the base image's Python with uv added."""
 
@@ -80,6 +94,7 @@ class CondaEnvStep:
     explicit_command: tuple[str, ...] | None  # a locked build: the lock's package files
     pin_torch: str | None  # the base image's torch pinned while conda solves
     command: tuple[str, ...]
+    clean: tuple[str, ...] | None  # the classic builder: downloads removed in the same layer
 
 
 @dataclass(frozen=True)
@@ -174,6 +189,7 @@ class DockerfileModel:
     system: SystemStep
     steps_after_system: tuple[BuildStep, ...]
     miniforge: MiniforgeStep | None
+    rattler: RattlerStep | None
     venv: PythonStep | None
     base_python: PythonStep | None
     conda: CondaStep | None

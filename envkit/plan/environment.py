@@ -9,6 +9,7 @@ from envkit.catalog.compat import TorchRelease
 from envkit.config.load import LoadedSpec
 from envkit.config.python_section import python_version
 from envkit.errors import FieldError
+from envkit.plan.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, choose_bootstrap
 from envkit.plan.mirrors import plan_condarc
 from envkit.plan.model import (
     CONDA_PREFIX,
@@ -21,20 +22,6 @@ from envkit.plan.pip_options import split_pip
 from envkit.plan.project_files import ProjectFiles
 from envkit.plan.pyproject import PythonProject
 from envkit.plan.torch import DEFAULT_PYTHON
-
-# Miniforge pinned by release and checksum: the installer runs as root in the build, so what
-# is downloaded is checked before it runs (a "latest" URL could change under a rebuild).
-# $(uname -m) is expanded by the build's shell. The sums are the release's published ones, as
-# carried by independent packagers (AUR's miniforge PKGBUILD, nebari-docker-images).
-MINIFORGE_VERSION = "25.3.0-3"
-MINIFORGE_URL = (
-    f"https://github.com/conda-forge/miniforge/releases/download/{MINIFORGE_VERSION}/"
-    f"Miniforge3-{MINIFORGE_VERSION}-Linux-$(uname -m).sh"
-)
-MINIFORGE_SHA256 = (
-    ("x86_64", "1b57f8cb991982063f79b56176881093abb1dc76d73fda32102afde60585b5a1"),
-    ("aarch64", "ac89f17b0eec4e98d38a53d1ae688e0f22c77d8ea5b5f008c2455e90ef095339"),
-)
 
 
 def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
@@ -93,9 +80,13 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
     in_image = python.provider in ("image-conda", "miniforge")
     custom_url = conda.installer_url if conda else None
     update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
+    routed = bool(rc.custom_channels or rc.default_channels)
+    bootstrap = (
+        choose_bootstrap(routed, custom_url is not None) if python.provider == "miniforge" else None
+    )
     return CondaPlan(
         in_image=in_image,
-        install_miniforge=python.provider == "miniforge",
+        bootstrap=bootstrap,
         installer_url=custom_url or MINIFORGE_URL,
         installer_sha256=(
             (("*", conda.installer_sha256),)
@@ -134,9 +125,9 @@ def _apt_packages(
         wanted.append("openssh-server")
     if spec.ssh.sudo:
         wanted.append("sudo")
-    if conda.install_miniforge:
+    if conda.bootstrap == "miniforge":
         wanted += ["curl", "bzip2"]
-    if python.provider == "venv":
+    if python.provider == "venv" or conda.bootstrap == "rattler":
         wanted += ["python3", "python3-venv"]
     system = tuple(dict.fromkeys(wanted))
     user = dict.fromkeys((*spec.packages.apt, *files.apt))

@@ -4,6 +4,7 @@ kept across builds) and once for the classic builder (no mounts, clean-up in the
 
 from __future__ import annotations
 
+from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
 from envkit.plan.dockerfile import (
     AptStep,
     BuildStep,
@@ -19,6 +20,7 @@ from envkit.plan.dockerfile import (
     ProjectLockStep,
     ProjectStep,
     PythonStep,
+    RattlerStep,
     RequirementsStep,
     RuntimeStep,
     SystemStep,
@@ -40,6 +42,7 @@ TORCH_CHECK = (
 # (numpy's major range). What it installs was solved as a whole and judged against envkit's
 # torch when the plan was made (plan/torch_lines.py, plan/pyproject.py).
 WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
+CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
 # The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
 # companions installed with it (the arguments), and what torch was built against as installed
 # here: its nvidia-* CUDA libraries and triton at their versions, and numpy's major where numpy
@@ -125,10 +128,35 @@ def _steps(plan: Plan, after: str) -> tuple[BuildStep, ...]:
     )
 
 
+def _rattler(layers: _Layers) -> RattlerStep | None:
+    """py-rattler's venv and envkit-conda, where they bootstrap conda (plan/conda_bootstrap.py)."""
+    if layers.plan.conda.bootstrap != "rattler":
+        return None
+    install, python = layers.install, f"{RATTLER_VENV}/bin/python"
+    no_cache = () if layers.buildkit else ("--no-cache-dir",)
+    requirements = f"{CONDA_TOOL_DIR}/requirements.txt"
+    command = (*WITHOUT_CONSTRAINTS, python, "-m", "pip", "install", *no_cache)
+    command += ("--no-deps", "--require-hashes", *install.pip_indexes(), "-r", requirements)
+    major, minor = RATTLER_MIN_PYTHON
+    check = f"import sys; sys.exit(sys.version_info < ({major}, {minor}))"
+    return RattlerStep(
+        mounts=layers.mounts(install.pip_cache),
+        python_check=("python3", "-c", check),
+        python_needed=f"{major}.{minor}",
+        venv=RATTLER_VENV,
+        tool_dir=CONDA_TOOL_DIR,
+        install=command,
+        uv=layers.uv(python),
+    )
+
+
 def _python(layers: _Layers) -> tuple[MiniforgeStep | None, PythonStep | None, PythonStep | None]:
-    """(Miniforge, a venv, the base's own Python): at most one of them."""
+    """(Miniforge, a venv, the base's own Python): at most one of them, and none where the
+    rattler bootstrap makes the conda environment."""
     plan, install = layers.plan, layers.install
-    if plan.conda.install_miniforge:
+    if plan.conda.bootstrap == "rattler":
+        return None, None, None
+    if plan.conda.bootstrap == "miniforge":
         uv = layers.uv("/opt/conda/bin/python")
         mounts = (install.downloads, *((install.pip_cache,) if uv else ()))
         installer = (
@@ -168,17 +196,35 @@ def _conda_env(layers: _Layers) -> CondaEnvStep | None:
         *((f"CONDA_PKGS_DIRS={install.conda_pkgs.target}",) if buildkit else ()),
         *(("PIP_CONFIG_FILE=/opt/envkit/pip.conf",) if pip else ()),
     )
-    explicit = None
+    explicit: tuple[str, ...] | None = None
     if plan.locked and plan.locked.conda_explicit:
-        verb = "create" if conda.install_miniforge else "install"
+        verb = "create" if conda.creates_env else "install"
         explicit = ("conda", verb, "-y", "-p", str(plan.conda_prefix), "--file", CONDA_EXPLICIT)
-    if conda.install_miniforge:
-        prefix = f"/opt/conda/envs/{conda.env_name}"
-        command: tuple[str, ...] = ("conda", "env", "create", "-p", prefix, "-f", ENVIRONMENT_FILE)
-    else:
-        command = ("conda", "env", "update", "-p", "/opt/conda", "-f", ENVIRONMENT_FILE)
+        if conda.bootstrap == "rattler":
+            explicit = (
+                CONDA_TOOL,
+                "create",
+                "-p",
+                str(plan.conda_prefix),
+                "--explicit",
+                CONDA_EXPLICIT,
+            )
+    prefix = f"/opt/conda/envs/{conda.env_name}"
+    command: tuple[str, ...] = (
+        "conda",
+        "env",
+        "update",
+        "-p",
+        "/opt/conda",
+        "-f",
+        ENVIRONMENT_FILE,
+    )
+    if conda.bootstrap == "miniforge":
+        command = ("conda", "env", "create", "-p", prefix, "-f", ENVIRONMENT_FILE)
+    elif conda.bootstrap == "rattler":
+        command = (CONDA_TOOL, "create", "-p", prefix, "-f", ENVIRONMENT_FILE)
     pin = None
-    if not conda.install_miniforge and plan.torch.preinstalled and plan.torch.version:
+    if not conda.creates_env and plan.torch.preinstalled and plan.torch.version:
         pin = f"pytorch =={plan.torch.version}"
     return CondaEnvStep(
         override_cuda=cuda if cuda and cuda != "cpu" else None,
@@ -189,7 +235,15 @@ def _conda_env(layers: _Layers) -> CondaEnvStep | None:
         explicit_command=explicit,
         pin_torch=pin,
         command=command,
+        clean=None if buildkit else _conda_clean(conda.bootstrap),
     )
+
+
+def _conda_clean(bootstrap: str | None) -> tuple[str, ...]:
+    """What removes the downloaded packages where no cache mount keeps them out of the layer."""
+    if bootstrap == "rattler":
+        return ("rm", "-rf", "/opt/conda/pkgs")  # envkit-conda's cache without CONDA_PKGS_DIRS
+    return ("conda", "clean", "-afy")
 
 
 def _locked_pip(layers: _Layers) -> LockedPipStep | None:
@@ -349,6 +403,7 @@ def dockerfile_model(plan: Plan, buildkit: bool) -> DockerfileModel:
     locked = plan.locked
     packages = plan.packages
     miniforge, venv, base_python = _python(layers)
+    rattler = _rattler(layers)
     conda = CondaStep(plan.conda.rc.path, _conda_env(layers)) if plan.conda.in_image else None
     project_lock, project = _project(layers) if not locked else (None, None)
     return DockerfileModel(
@@ -358,6 +413,7 @@ def dockerfile_model(plan: Plan, buildkit: bool) -> DockerfileModel:
         ),
         steps_after_system=_steps(plan, "system"),
         miniforge=miniforge,
+        rattler=rattler,
         venv=venv,
         base_python=base_python,
         conda=conda,

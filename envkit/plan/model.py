@@ -11,6 +11,7 @@ from envkit.catalog.compat import CudaRelease
 from envkit.config.choices import Flavor, Regressions, SlurmRuntime
 from envkit.plan.access import Service
 from envkit.plan.certs import CaCert
+from envkit.plan.conda_bootstrap import CondaBootstrap
 from envkit.plan.install import InstallPlan
 from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan
@@ -57,8 +58,8 @@ class PythonPlan:
 
 @dataclass(frozen=True)
 class CondaPlan:
-    in_image: bool  # the image has conda (pytorch base or Miniforge)
-    install_miniforge: bool
+    in_image: bool  # the image has conda (a pytorch base's) or gets an environment of envkit's
+    bootstrap: CondaBootstrap | None  # how conda's tooling gets in; None: the base has conda
     installer_url: str
     installer_sha256: tuple[tuple[str, str], ...]  # (uname -m or "*", sha256)
     update_env: bool  # run `conda env update` with environment.yml
@@ -67,6 +68,11 @@ class CondaPlan:
     dependencies: tuple[str, ...]
     pip: tuple[str, ...]
     rc: CondaRc
+
+    @property
+    def creates_env(self) -> bool:
+        """envkit makes the environment at /opt/conda/envs/NAME (no conda in the base)."""
+        return self.bootstrap is not None
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from envkit.addresses import with_port
 from envkit.plan import Plan
 from envkit.plan.access import ACTIVITY_FILE
 from envkit.plan.certs import SYSTEM_BUNDLE
+from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
 from envkit.plan.containers import containers_model
 from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.layers import dockerfile_model
@@ -30,6 +31,7 @@ from envkit.plan.notebook import (
 )
 from envkit.render.template_cache import template_cache
 
+PACKAGE = Path(__file__).resolve().parent.parent  # envkit/, whose programs are shipped as they are
 EXECUTABLE = frozenset(
     {
         "envkit/runtime/entrypoint.sh",
@@ -39,6 +41,7 @@ EXECUTABLE = frozenset(
         "envkit/runtime/notebook.sh",
         "envkit/apt/apt-mirror.sh",
         "envkit/apt/cuda-repo.sh",
+        "envkit/conda/envkit-conda",
     }
 )
 
@@ -142,12 +145,25 @@ def _project_files(plan: Plan) -> dict[str, str]:
 
 # Files the build context carries exactly as the package has them (checked Python, not
 # templates): context path -> the package's file.
-SHIPPED = {"envkit/runtime/activity.py": "runtime/activity.py"}
+ACTIVITY = "envkit/runtime/activity.py"
+CONDA_TOOL = "envkit/conda/conda_tool.py"
+# Programs the build context carries exactly as the package has them (no golden copies).
+SHIPPED = {ACTIVITY: "runtime/activity.py", CONDA_TOOL: "runtime/conda_tool.py"}
+
+
+def _conda_tool_files(render: Callable[..., str]) -> dict[str, str]:
+    """envkit-conda, its wrapper and its pinned requirements (the rattler bootstrap)."""
+    return {
+        CONDA_TOOL: shipped_text(CONDA_TOOL),
+        "envkit/conda/requirements.txt": rattler_requirements(),
+        "envkit/conda/envkit-conda": render(
+            "conda/envkit-conda.sh.j2", venv=RATTLER_VENV, tool_dir=CONDA_TOOL_DIR
+        ),
+    }
 
 
 def shipped_text(context_path: str) -> str:
-    package = Path(__file__).resolve().parent.parent
-    return (package / SHIPPED[context_path]).read_text(encoding="utf-8")
+    return (PACKAGE / SHIPPED[context_path]).read_text(encoding="utf-8")
 
 
 def _activity_settings() -> str:
@@ -188,13 +204,15 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
             "entrypoint.sh.j2", notebook=plan.notebook, editable=plan.editable
         ),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
-        **{path: shipped_text(path) for path in SHIPPED},
+        ACTIVITY: shipped_text(ACTIVITY),
         "envkit/runtime/activity.json": _activity_settings(),
         "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
     files.update(_project_files(plan))
+    if plan.conda.bootstrap == "rattler":
+        files.update(_conda_tool_files(render))
     if plan.ssh.enabled:
         files["envkit/runtime/sshd_config"] = render("sshd_config.j2", ssh=plan.ssh)
         files["envkit/runtime/sshd-tune.sh"] = render(

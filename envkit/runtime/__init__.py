@@ -2,5 +2,6 @@
 envkit, and parsed as Python 3.8 by a test): the build context carries each file unchanged, and
 what differs per environment is data rendered beside it.
 
-May import: nothing of envkit; the standard library only, since its programs run inside images.
+May import: nothing of envkit; the standard library only, since its programs run inside images
+(conda_tool.py also py-rattler and ruamel.yaml, which its own venv in the image carries).
 """

@@ -1,0 +1,192 @@
+"""envkit-conda (envkit/runtime/conda_tool.py), the image's conda tool on the rattler bootstrap,
+run here as the image runs it: its own process, py-rattler solving against a real channel
+served on loopback (tests/conda_channel.py), the channel routed by a .condarc as envkit writes
+it. The channel's python is the stand-in interpreter (a venv of this machine's python3.11)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envkit.runtime import conda_tool
+from tests.conda_channel import HELLO, conda_mirror, make_channel
+from tests.e2e.mirrors import Recorder, pip_index
+from tests.helpers import REPO
+
+TOOL = REPO / "envkit" / "runtime" / "conda_tool.py"
+pytestmark = pytest.mark.skipif(
+    not Path("/usr/bin/python3.11").exists(), reason="the stand-in python links to python3.11"
+)
+
+
+@pytest.fixture(scope="module")
+def channel_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("conda-mirror")
+    make_channel(root)
+    return root
+
+
+@pytest.fixture
+def mirror(channel_root: Path, tmp_path: Path) -> Iterator[tuple[str, Recorder, Path]]:
+    """(the mirror's root URL, what it served, a .condarc routing conda-forge through it)."""
+    recorder = Recorder()
+    with conda_mirror(channel_root, recorder) as url:
+        rc = tmp_path / "condarc"
+        rc.write_text(
+            f'channels:\n  - "conda-forge"\ncustom_channels:\n  "conda-forge": "{url}/cloud"\n'
+        )
+        yield url, recorder, rc
+
+
+def _tool(*args: str, rc: Path, cache: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {"PATH": "/usr/bin:/bin", "CONDARC": str(rc), "CONDA_PKGS_DIRS": str(cache)}
+    return subprocess.run(
+        [sys.executable, str(TOOL), *args],
+        capture_output=True,
+        text=True,
+        env={**environment, **env},
+        timeout=300,
+        check=False,
+    )
+
+
+def _environment(folder: Path, body: str) -> Path:
+    path = folder / "environment.yml"
+    path.write_text("name: t\nchannels: [conda-forge]\ndependencies:\n" + body)
+    return path
+
+
+def test_an_environment_file_is_solved_from_the_served_channel_and_its_pip_section_installed(
+    mirror: tuple[str, Recorder, Path], tmp_path: Path
+) -> None:
+    url, recorder, rc = mirror
+    deps = "  - python=3.11\n  - envkit-hello\n  - envkit-data\n  - pip\n  - pip:\n"
+    deps += "      - envkit-probe\n"
+    env_file = _environment(tmp_path, deps)
+    with pip_index(Recorder(), upstream=None) as index:
+        pip_conf = tmp_path / "pip.conf"
+        pip_conf.write_text(f"[global]\nindex-url = {index}/simple\n")
+        prefix = tmp_path / "env"
+        done = _tool(
+            "create", "-p", str(prefix), "-f", str(env_file),
+            rc=rc, cache=tmp_path / "pkgs", PIP_CONFIG_FILE=str(pip_conf),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    code = (
+        "import sys, envkit_hello as h, envkit_probe as p; print(sys.prefix, h.SAYS, p.SERVED_BY)"
+    )
+    said = subprocess.run(
+        [str(prefix / "bin" / "python"), "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split(" ", 1)
+    assert said[0] == str(prefix), said
+    assert HELLO in said[1] and "envkit-test-index" in said[1]
+    assert (prefix / "share" / "envkit-data" / "served.txt").is_file()
+    served = [p for p in recorder.paths if p.endswith(".conda")]
+    assert sorted(p.rsplit("/", 1)[1].split("-")[0] for p in served) == sorted(
+        ["python", "pip", "envkit", "envkit"]
+    ), served
+    assert all(p.startswith("/cloud/conda-forge/") for p in recorder.paths), recorder.paths
+    for meta in (prefix / "conda-meta").glob("*.json"):
+        assert meta.stat().st_mode & 0o777 == 0o644, meta  # every member may read the records
+    listed = _tool("list", "-p", str(prefix), rc=rc, cache=tmp_path / "pkgs")
+    assert listed.returncode == 0 and "envkit-hello" in listed.stdout, listed.stderr
+    assert f"{url}/cloud/conda-forge" in listed.stdout
+
+
+def test_an_explicit_list_installs_exactly_its_packages_and_a_wrong_hash_installs_nothing(
+    mirror: tuple[str, Recorder, Path], tmp_path: Path
+) -> None:
+    _, _, rc = mirror
+    first = tmp_path / "first"
+    env_file = _environment(tmp_path, "  - python=3.11\n  - envkit-hello\n")
+    made = _tool("create", "-p", str(first), "-f", str(env_file), rc=rc, cache=tmp_path / "pkgs")
+    assert made.returncode == 0, made.stderr
+    explicit = _tool("list", "-p", str(first), "--explicit", rc=rc, cache=tmp_path / "pkgs")
+    lines = explicit.stdout.splitlines()
+    assert lines[0] == "@EXPLICIT" and len(lines) == 3, lines
+    assert all("#" in line and len(line.split("#")[1]) == 64 for line in lines[1:])
+    lock = tmp_path / "explicit.txt"
+    lock.write_text(explicit.stdout)
+
+    again = tmp_path / "again"
+    copied = _tool(
+        "create", "-p", str(again), "--explicit", str(lock), rc=rc, cache=tmp_path / "c2"
+    )
+    assert copied.returncode == 0, copied.stderr
+    names = sorted(json.loads(m.read_text())["name"] for m in (again / "conda-meta").glob("*.json"))
+    assert names == ["envkit-hello", "python"]
+
+    url = lines[1].split("#")[0]
+    lock.write_text(lines[0] + "\n" + f"{url}#{'0' * 64}\n" + lines[2] + "\n")
+    wrong = tmp_path / "wrong"
+    refused = _tool(
+        "create", "-p", str(wrong), "--explicit", str(lock), rc=rc, cache=tmp_path / "c3"
+    )
+    assert refused.returncode == 1
+    assert url in refused.stderr and "is not the lock's" in refused.stderr, refused.stderr
+    assert not (wrong / "conda-meta").exists()
+
+    lock.write_text(f"{url}\n")
+    unhashed = _tool(
+        "create", "-p", str(wrong), "--explicit", str(lock), rc=rc, cache=tmp_path / "c3"
+    )
+    assert unhashed.returncode == 1 and ":1: " in unhashed.stderr, unhashed.stderr
+
+
+def test_a_channel_the_condarc_does_not_route_is_refused_not_fetched_upstream(
+    mirror: tuple[str, Recorder, Path], tmp_path: Path
+) -> None:
+    _, _, rc = mirror
+    env_file = tmp_path / "environment.yml"
+    env_file.write_text("channels: [bioconda]\ndependencies:\n  - python=3.11\n")
+    done = _tool(
+        "create", "-p", str(tmp_path / "e"), "-f", str(env_file), rc=rc, cache=tmp_path / "p"
+    )
+    assert done.returncode == 1
+    assert "'bioconda' does not go through the mirror" in done.stderr, done.stderr
+    assert "fix:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_specs_own_channel_goes_through_the_mirror_and_install_adds_to_an_environment(
+    mirror: tuple[str, Recorder, Path], tmp_path: Path
+) -> None:
+    _, recorder, rc = mirror
+    prefix = tmp_path / "env"
+    env_file = _environment(tmp_path, "  - python=3.11\n  - conda-forge::envkit-hello\n")
+    assert (
+        _tool(
+            "create", "-p", str(prefix), "-f", str(env_file), rc=rc, cache=tmp_path / "p"
+        ).returncode
+        == 0
+    )
+    added = _tool("install", "envkit-data", rc=rc, cache=tmp_path / "p", CONDA_PREFIX=str(prefix))
+    assert added.returncode == 0, added.stderr
+    names = sorted(
+        json.loads(m.read_text())["name"] for m in (prefix / "conda-meta").glob("*.json")
+    )
+    assert names == ["envkit-data", "envkit-hello", "python"]
+    assert any(p.endswith("envkit-data-2.0-0.conda") for p in recorder.paths)
+
+
+def test_channel_names_resolve_as_conda_resolves_them() -> None:
+    rc = {
+        "custom_channels": {"conda-forge": "https://m.example/anaconda/cloud/"},
+        "default_channels": ["https://m.example/anaconda/pkgs/main"],
+        "channel_alias": "https://m.example/alias",
+    }
+    urls = conda_tool.channel_urls(
+        ["conda-forge", "defaults", "nodefaults", "pytorch", "https://x.example/c/"], rc
+    )
+    assert urls == [
+        "https://m.example/anaconda/cloud/conda-forge",
+        "https://m.example/anaconda/pkgs/main",
+        "https://m.example/alias/pytorch",
+        "https://x.example/c",
+    ]
+    with pytest.raises(conda_tool.ToolError, match="'defaults' does not go through the mirror"):
+        conda_tool.channel_urls(["defaults"], {"custom_channels": {}})
