@@ -13,6 +13,7 @@ from envkit.config.python_section import PythonSection
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import plan_services
 from envkit.plan.certs import SYSTEM_BUNDLE, plan_ca_certs
+from envkit.plan.conda_bootstrap import conda_bootstrap_notes
 from envkit.plan.environment import plan_conda, plan_packages, plan_python
 from envkit.plan.install import plan_install
 from envkit.plan.mirrors import plan_apt, plan_pip
@@ -69,7 +70,9 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     torch_plan = torch_decisions.with_companions(torch_plan, asked)
     conda = plan_conda(loaded, python, files)
     apt = plan_apt(spec.mirrors)
+    routed = bool(conda.rc.custom_channels or conda.rc.default_channels)
     notes = [*_notes(spec, torch), *files.notes]
+    notes += conda_bootstrap_notes(spec.mirrors.preset, conda.bootstrap, routed)
     pip = plan_pip(spec.mirrors)
     ca_certs = plan_ca_certs(loaded)
     ca_bundle = SYSTEM_BUNDLE if ca_certs else None

@@ -66,3 +66,16 @@ def rattler_requirements() -> str:
         hashes = " ".join(f"--hash=sha256:{digest}" for digest in sums)
         lines.append(f"{name}=={version} {hashes}")
     return "\n".join(lines) + "\n"
+
+
+def conda_bootstrap_notes(preset: str, bootstrap: CondaBootstrap | None, routed: bool) -> list[str]:
+    """Where a mirror preset is set but carries no conda (a PyPI-only mirror) and nothing else
+    routes conda's channels, the user is told that conda's tooling and packages come from
+    upstream."""
+    if bootstrap != "miniforge" or preset == "official" or routed:
+        return []
+    return [
+        f"mirror preset {preset} carries no conda channels: Miniforge and the conda packages "
+        "come from GitHub and conda-forge upstream (set mirrors.conda to a conda mirror, or "
+        "pick a preset that carries conda-forge)"
+    ]
