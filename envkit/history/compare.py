@@ -33,6 +33,7 @@ ENVIRONMENT_KEYS = (
     "driver",
     "driver_cuda",
     "python",
+    "python_prefix",
     "platform",
     "image_id",
 )

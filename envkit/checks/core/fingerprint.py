@@ -7,6 +7,7 @@ import platform
 import re
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,8 @@ def _cudnn_text(version: int | None) -> str | None:
 def fingerprint() -> dict[str, Any]:
     info: dict[str, Any] = {
         "python": platform.python_version(),
+        # Which environment ran the suite: a conda env's, a venv's or the system's Python.
+        "python_prefix": sys.prefix,
         "platform": platform.platform(),
         "hostname": socket.gethostname(),
         "driver": driver_version(),

@@ -1,0 +1,98 @@
+"""A conda environment.yml built for real on the engine, offline: the project's channel is the
+tests' own conda-forge (tests/conda_channel.py) served on loopback as the mirror, the pip side a
+local PEP 503 index. The image gets its conda tooling from that pip index (py-rattler, by hash),
+its environment from that channel, solved with the same .condarc its members get; the suite
+then runs in the environment's Python. The channel's python is the stand-in interpreter (a venv
+of the base image's python3.11), named so here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conda_channel import HELLO, conda_mirror, make_channel
+from tests.e2e.images import copy_project, docker, ensure_base_image
+from tests.e2e.mirrors import PROBE, Recorder, pip_index
+from tests.helpers import envkit
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+NAME = "envkit-conda-e2e"
+TAG = f"envkit/{NAME}:latest"
+PREFIX = f"/opt/conda/envs/{NAME}"
+ENVIRONMENT = """name: speech
+channels:
+  - conda-forge
+dependencies:
+  - python=3.11
+  - envkit-hello
+  - envkit-data
+  - pip
+  - pip:
+      - envkit-probe
+"""
+
+
+@pytest.fixture
+def conda_project(project_dir: Path, tmp_path: Path) -> Iterator[Path]:
+    ensure_base_image()
+    config = copy_project(project_dir, tmp_path)
+    (tmp_path / "environment.yml").write_text(ENVIRONMENT)
+    text = config.read_text().replace("name: envkit-e2e", f"name: {NAME}")
+    text = text.replace("  pip: [tqdm]\n", "")
+    text = text.replace("runtime:\n", "runtime:\n  build_network: host\n")
+    config.write_text(text + "conda:\n  file: environment.yml\n")
+    yield tmp_path
+    docker("rmi", "-f", TAG, check=False)
+
+
+def test_an_environment_file_builds_from_the_served_channel_and_verifies_in_its_python_standin(
+    conda_project: Path,
+) -> None:
+    config = conda_project / "envkit.yaml"
+    conda_seen, pip_seen = Recorder(), Recorder()
+    make_channel(conda_project / "mirror")
+    with (
+        conda_mirror(conda_project / "mirror", conda_seen) as conda_url,
+        pip_index(pip_seen) as pip_url,
+    ):
+        text = config.read_text().replace(
+            "  preset: official\n",
+            f"  preset: official\n  conda: {conda_url}\n  pip: {pip_url}/simple\n"
+            "  trusted_hosts: [127.0.0.1]\n",
+        )
+        config.write_text(text)
+        built = envkit("build", "--builder", "buildkit", cwd=conda_project)
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-3000:]
+
+    # Everything came from the served mirrors: the tooling from the pip index, by hash...
+    assert "/simple/py-rattler/" in pip_seen.paths and "/simple/ruamel-yaml/" in pip_seen.paths
+    assert f"/packages/{PROBE}" in pip_seen.paths  # the environment's pip: section
+    # ...and every conda package from the channel, through the .condarc's custom_channels.
+    fetched = sorted(p.rsplit("/", 1)[1] for p in conda_seen.paths if p.endswith(".conda"))
+    assert [f.split("-")[0] for f in fetched] == ["envkit", "envkit", "pip", "python"], fetched
+    assert all(p.startswith("/cloud/conda-forge/") for p in conda_seen.paths), conda_seen.paths
+
+    rendered = (conda_project / ".envkit" / "envkit" / "condarc").read_text()
+    shown = docker(
+        "run", "--rm", "--user", "1000:1000", "--entrypoint", "/bin/sh", TAG, "-c",
+        "cat /opt/conda/.condarc; echo ::; envkit-conda list; echo ::; "
+        "python -c 'import sys, envkit_hello, envkit_probe; "
+        "print(sys.prefix, envkit_hello.SAYS, envkit_probe.SERVED_BY)'; "
+        f"cat {PREFIX}/share/envkit-data/served.txt",
+    ).stdout.split("::\n")  # fmt: skip
+    assert shown[0] == rendered, "the image's .condarc is the one the build solved with"
+    listed = {line.split()[0]: line.split() for line in shown[1].splitlines()}
+    assert sorted(listed) == ["envkit-data", "envkit-hello", "pip", "python"], shown[1]
+    assert listed["python"][2] == "envkit_shim"  # the stand-in interpreter, by its build
+    assert listed["envkit-hello"][3] == f"{conda_url}/cloud/conda-forge"
+    assert shown[2].startswith(f"{PREFIX} {HELLO} envkit-test-index"), shown[2]
+    assert shown[2].endswith("served by the test channel\n")
+
+    verified = envkit("verify", "--image", TAG, "--no-bench", "--json", cwd=conda_project)
+    assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
+    environment = json.loads(verified.stdout)["targets"][0]["environment"]
+    assert environment["python_prefix"] == PREFIX, environment  # the suite ran in the env
