@@ -85,13 +85,33 @@ class PythonStep:
 
 
 @dataclass(frozen=True)
+class ExplicitInstall:
+    """An environment installed from an explicit list of package files, nothing solved."""
+
+    context_file: str  # where render writes the list in the build context
+    image_file: str  # where the build copies it
+    why: str  # the comment above the step: which lock it comes from
+    command: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LockPypi:
+    """A conda lock's PyPI packages, installed by version and hash after its conda packages."""
+
+    context_file: str
+    image_file: str
+    command: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CondaEnvStep:
     override_cuda: str | None  # CONDA_OVERRIDE_CUDA: the build machine has no GPU
     mounts: tuple[str, ...]
     assignments: tuple[str, ...]  # variables set for the conda command alone
     cached: bool  # BuildKit: downloads in cache mounts (comment); else cleaned in the layer
     pip_section: bool  # environment.yml has a pip section: pip.conf is copied beside it
-    explicit_command: tuple[str, ...] | None  # a locked build: the lock's package files
+    explicit: ExplicitInstall | None  # envkit.lock's or the project's own conda lock
+    pypi: LockPypi | None  # the project's conda lock's PyPI packages, by hash
     pin_torch: str | None  # the base image's torch pinned while conda solves
     command: tuple[str, ...]
     clean: tuple[str, ...] | None  # the classic builder: downloads removed in the same layer

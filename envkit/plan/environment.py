@@ -4,13 +4,16 @@ apt packages envkit needs beside the user's."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from envkit.catalog import compat
 from envkit.catalog.compat import TorchRelease
 from envkit.config.load import LoadedSpec
 from envkit.config.python_section import python_version
 from envkit.errors import FieldError
 from envkit.plan.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, choose_bootstrap
-from envkit.plan.mirrors import plan_condarc
+from envkit.plan.conda_locks import CondaLockPackages, through_mirror
+from envkit.plan.mirrors import CondaRc, plan_condarc
 from envkit.plan.model import (
     CONDA_PREFIX,
     VENV_PREFIX,
@@ -81,6 +84,7 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
     custom_url = conda.installer_url if conda else None
     update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
     routed = bool(rc.custom_channels or rc.default_channels)
+    lock = _routed_lock(loaded, python, files.conda_lock, rc) if files.conda_lock else None
     bootstrap = (
         choose_bootstrap(routed, custom_url is not None) if python.provider == "miniforge" else None
     )
@@ -93,7 +97,7 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
             if custom_url and conda and conda.installer_sha256
             else MINIFORGE_SHA256
         ),
-        update_env=update,
+        update_env=update or lock is not None,
         env_name=(conda.name if conda and conda.name else spec.name),
         channels=_channels(
             conda.channels if conda and "channels" in conda.model_fields_set else None,
@@ -102,7 +106,43 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
         dependencies=tuple(deps),
         pip=pip,
         rc=rc,
+        lock=lock,
     )
+
+
+def _routed_lock(
+    loaded: LoadedSpec, python: PythonPlan, lock: CondaLockPackages, rc: CondaRc
+) -> CondaLockPackages:
+    """The lock's packages with each URL through the mirror the .condarc routes its channel
+    to; refused where the image has no environment of its own to install it into, or where the
+    config's Python is not the lock's."""
+    spec = loaded.spec
+    if python.provider != "miniforge":
+        raise loaded.error(
+            ("conda", "file"),
+            FieldError(
+                f"{lock.source} locks a whole environment; the base image's conda would get it "
+                "on top of its own packages",
+                "use base.flavor cuda or custom (envkit makes the locked environment)",
+            ),
+            lock.source,
+        )
+    wanted = python_version(spec.python)
+    if wanted and lock.python and not (lock.python + ".").startswith(wanted + "."):
+        raise loaded.error(
+            ("python",),
+            FieldError(
+                f"{lock.source} locks Python {lock.python}; envkit.yaml asks for {wanted}",
+                f'set python: "{".".join(lock.python.split(".")[:2])}", or relock',
+            ),
+            wanted,
+        )
+    custom = dict(rc.custom_channels)
+    conda = tuple(
+        (through_mirror(url, custom, rc.default_channels), sha256, md5)
+        for url, sha256, md5 in lock.conda
+    )
+    return replace(lock, conda=conda)
 
 
 def _channels(configured: tuple[str, ...] | None, from_file: tuple[str, ...]) -> tuple[str, ...]:

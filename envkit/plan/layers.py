@@ -4,11 +4,9 @@ kept across builds) and once for the classic builder (no mounts, clean-up in the
 
 from __future__ import annotations
 
-from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
+from envkit.plan.conda_layers import conda_env_step, rattler_step
 from envkit.plan.dockerfile import (
-    AptStep,
     BuildStep,
-    CondaEnvStep,
     CondaStep,
     DockerfileModel,
     Header,
@@ -16,18 +14,15 @@ from envkit.plan.dockerfile import (
     MiniforgeStep,
     NotebookStep,
     OwnPipStep,
-    PipStep,
     ProjectLockStep,
     ProjectStep,
     PythonStep,
-    RattlerStep,
     RequirementsStep,
     RuntimeStep,
     SystemStep,
     TorchStep,
-    UvBootstrap,
 )
-from envkit.plan.install import CacheMount
+from envkit.plan.layer_kit import WITHOUT_CONSTRAINTS, Layers
 from envkit.plan.model import Plan
 
 # The check that the installed torch is the release and build envkit chose, run in the image.
@@ -37,12 +32,6 @@ TORCH_CHECK = (
     'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)" '
     "% (torch.__version__, got, v, c))"
 )
-# A hashed install (a uv.lock, a locked build) runs without the constraints file: pip and uv
-# refuse any line that is not pinned with == in --require-hashes mode, constraints included
-# (numpy's major range). What it installs was solved as a whole and judged against envkit's
-# torch when the plan was made (plan/torch_lines.py, plan/pyproject.py).
-WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
-CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
 # The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
 # companions installed with it (the arguments), and what torch was built against as installed
 # here: its nvidia-* CUDA libraries and triton at their versions, and numpy's major where numpy
@@ -61,46 +50,9 @@ TORCH_CONSTRAINTS = (
     'if "numpy" in d and "torch" in d else []; '
     "print(chr(10).join(o))"
 )
-ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
-CONDA_EXPLICIT = "/opt/envkit/lock/conda-explicit.txt"
 LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
 CONTEXT_PROJECT = "envkit/project/"  # the project's files in the build context
 IMAGE_PROJECT = "/opt/envkit/project/"  # and in the image
-
-
-def _flags(buildkit: bool, *mounts: CacheMount) -> tuple[str, ...]:
-    return tuple(mount.flag for mount in mounts) if buildkit else ()
-
-
-class _Layers:
-    """The per-builder pieces the layers share: one plan, one builder."""
-
-    def __init__(self, plan: Plan, buildkit: bool) -> None:
-        self.plan, self.buildkit = plan, buildkit
-        self.install = plan.install
-        self.command = plan.install.command(buildkit)
-        self.cache = _flags(buildkit, plan.install.cache)
-
-    def mounts(self, *mounts: CacheMount) -> tuple[str, ...]:
-        return _flags(self.buildkit, *mounts)
-
-    def apt(self, packages: tuple[str, ...]) -> AptStep:
-        return AptStep(packages, self.mounts(*self.install.apt_mounts), self.buildkit)
-
-    def uv(self, python: str) -> UvBootstrap | None:
-        plan = self.plan
-        project = plan.packages.project
-        wanted = plan.python_installs and (
-            self.install.uses_uv or (project is not None and project.lock is not None)
-        )
-        if not wanted:
-            return None
-        no_cache = () if self.buildkit else ("--no-cache-dir",)
-        command = (python, "-m", "pip", "install", *no_cache, *self.install.bootstrap)
-        return UvBootstrap(self.install.uv_version, self.install.uv_home, command, self.buildkit)
-
-    def pip_step(self, requirements: tuple[str, ...]) -> PipStep:
-        return PipStep(self.cache, (*self.command, *self.install.indexes()), requirements)
 
 
 def _header(plan: Plan) -> Header:
@@ -128,29 +80,7 @@ def _steps(plan: Plan, after: str) -> tuple[BuildStep, ...]:
     )
 
 
-def _rattler(layers: _Layers) -> RattlerStep | None:
-    """py-rattler's venv and envkit-conda, where they bootstrap conda (plan/conda_bootstrap.py)."""
-    if layers.plan.conda.bootstrap != "rattler":
-        return None
-    install, python = layers.install, f"{RATTLER_VENV}/bin/python"
-    no_cache = () if layers.buildkit else ("--no-cache-dir",)
-    requirements = f"{CONDA_TOOL_DIR}/requirements.txt"
-    command = (*WITHOUT_CONSTRAINTS, python, "-m", "pip", "install", *no_cache)
-    command += ("--no-deps", "--require-hashes", *install.pip_indexes(), "-r", requirements)
-    major, minor = RATTLER_MIN_PYTHON
-    check = f"import sys; sys.exit(sys.version_info < ({major}, {minor}))"
-    return RattlerStep(
-        mounts=layers.mounts(install.pip_cache),
-        python_check=("python3", "-c", check),
-        python_needed=f"{major}.{minor}",
-        venv=RATTLER_VENV,
-        tool_dir=CONDA_TOOL_DIR,
-        install=command,
-        uv=layers.uv(python),
-    )
-
-
-def _python(layers: _Layers) -> tuple[MiniforgeStep | None, PythonStep | None, PythonStep | None]:
+def _python(layers: Layers) -> tuple[MiniforgeStep | None, PythonStep | None, PythonStep | None]:
     """(Miniforge, a venv, the base's own Python): at most one of them, and none where the
     rattler bootstrap makes the conda environment."""
     plan, install = layers.plan, layers.install
@@ -184,69 +114,7 @@ def _python(layers: _Layers) -> tuple[MiniforgeStep | None, PythonStep | None, P
     return None, None, PythonStep(layers.mounts(install.pip_cache), uv)
 
 
-def _conda_env(layers: _Layers) -> CondaEnvStep | None:
-    plan, install, buildkit = layers.plan, layers.install, layers.buildkit
-    conda = plan.conda
-    if not conda.update_env:
-        return None
-    cuda = plan.torch.cuda
-    pip = bool(conda.pip)
-    mounts = layers.mounts(install.conda_pkgs, *((install.pip_cache,) if pip else ()))
-    assignments = (
-        *((f"CONDA_PKGS_DIRS={install.conda_pkgs.target}",) if buildkit else ()),
-        *(("PIP_CONFIG_FILE=/opt/envkit/pip.conf",) if pip else ()),
-    )
-    explicit: tuple[str, ...] | None = None
-    if plan.locked and plan.locked.conda_explicit:
-        verb = "create" if conda.creates_env else "install"
-        explicit = ("conda", verb, "-y", "-p", str(plan.conda_prefix), "--file", CONDA_EXPLICIT)
-        if conda.bootstrap == "rattler":
-            explicit = (
-                CONDA_TOOL,
-                "create",
-                "-p",
-                str(plan.conda_prefix),
-                "--explicit",
-                CONDA_EXPLICIT,
-            )
-    prefix = f"/opt/conda/envs/{conda.env_name}"
-    command: tuple[str, ...] = (
-        "conda",
-        "env",
-        "update",
-        "-p",
-        "/opt/conda",
-        "-f",
-        ENVIRONMENT_FILE,
-    )
-    if conda.bootstrap == "miniforge":
-        command = ("conda", "env", "create", "-p", prefix, "-f", ENVIRONMENT_FILE)
-    elif conda.bootstrap == "rattler":
-        command = (CONDA_TOOL, "create", "-p", prefix, "-f", ENVIRONMENT_FILE)
-    pin = None
-    if not conda.creates_env and plan.torch.preinstalled and plan.torch.version:
-        pin = f"pytorch =={plan.torch.version}"
-    return CondaEnvStep(
-        override_cuda=cuda if cuda and cuda != "cpu" else None,
-        mounts=mounts,
-        assignments=assignments,
-        cached=buildkit,
-        pip_section=pip,
-        explicit_command=explicit,
-        pin_torch=pin,
-        command=command,
-        clean=None if buildkit else _conda_clean(conda.bootstrap),
-    )
-
-
-def _conda_clean(bootstrap: str | None) -> tuple[str, ...]:
-    """What removes the downloaded packages where no cache mount keeps them out of the layer."""
-    if bootstrap == "rattler":
-        return ("rm", "-rf", "/opt/conda/pkgs")  # envkit-conda's cache without CONDA_PKGS_DIRS
-    return ("conda", "clean", "-afy")
-
-
-def _locked_pip(layers: _Layers) -> LockedPipStep | None:
+def _locked_pip(layers: Layers) -> LockedPipStep | None:
     plan = layers.plan
     locked = plan.locked
     if locked is None or not locked.pip:
@@ -288,7 +156,7 @@ def _torch_comment(plan: Plan) -> tuple[str, ...]:
     )
 
 
-def _torch(layers: _Layers) -> TorchStep | None:
+def _torch(layers: Layers) -> TorchStep | None:
     plan = layers.plan
     torch = plan.torch
     if torch.none:
@@ -308,7 +176,7 @@ def _torch(layers: _Layers) -> TorchStep | None:
     return TorchStep(_torch_comment(plan), mounts, install, check, torch.requirement, constrain)
 
 
-def _requirements(layers: _Layers) -> tuple[RequirementsStep, ...]:
+def _requirements(layers: Layers) -> tuple[RequirementsStep, ...]:
     command = (*layers.command, *layers.install.indexes())
     return tuple(
         RequirementsStep(
@@ -322,7 +190,7 @@ def _requirements(layers: _Layers) -> tuple[RequirementsStep, ...]:
     )
 
 
-def _project(layers: _Layers) -> tuple[ProjectLockStep | None, ProjectStep | None]:
+def _project(layers: Layers) -> tuple[ProjectLockStep | None, ProjectStep | None]:
     project = layers.plan.packages.project
     if project is None:
         return None, None
@@ -354,7 +222,7 @@ def _project(layers: _Layers) -> tuple[ProjectLockStep | None, ProjectStep | Non
     return None, ProjectStep(project.pyproject.path, ", ".join(project.extras), pip)
 
 
-def _own_pip(layers: _Layers) -> tuple[OwnPipStep, ...]:
+def _own_pip(layers: Layers) -> tuple[OwnPipStep, ...]:
     packages = layers.plan.packages
     steps = []
     for package in packages.pip_own:
@@ -378,7 +246,7 @@ def _own_pip(layers: _Layers) -> tuple[OwnPipStep, ...]:
     return tuple(steps)
 
 
-def _notebook(layers: _Layers) -> NotebookStep | None:
+def _notebook(layers: Layers) -> NotebookStep | None:
     plan = layers.plan
     notebook = plan.notebook
     if not notebook.enabled:
@@ -399,12 +267,12 @@ def _notebook(layers: _Layers) -> NotebookStep | None:
 
 def dockerfile_model(plan: Plan, buildkit: bool) -> DockerfileModel:
     """The image's layers for one builder, as data."""
-    layers = _Layers(plan, buildkit)
+    layers = Layers(plan, buildkit)
     locked = plan.locked
     packages = plan.packages
     miniforge, venv, base_python = _python(layers)
-    rattler = _rattler(layers)
-    conda = CondaStep(plan.conda.rc.path, _conda_env(layers)) if plan.conda.in_image else None
+    rattler = rattler_step(layers)
+    conda = CondaStep(plan.conda.rc.path, conda_env_step(layers)) if plan.conda.in_image else None
     project_lock, project = _project(layers) if not locked else (None, None)
     return DockerfileModel(
         header=_header(plan),

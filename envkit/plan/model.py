@@ -12,6 +12,7 @@ from envkit.config.choices import Flavor, Regressions, SlurmRuntime
 from envkit.plan.access import Service
 from envkit.plan.certs import CaCert
 from envkit.plan.conda_bootstrap import CondaBootstrap
+from envkit.plan.conda_locks import CondaLockPackages
 from envkit.plan.install import InstallPlan
 from envkit.plan.locked import LockedPlan
 from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan
@@ -68,6 +69,9 @@ class CondaPlan:
     dependencies: tuple[str, ...]
     pip: tuple[str, ...]
     rc: CondaRc
+    # The project's conda-lock.yml or pixi.lock: the image's platform's packages, their URLs
+    # through the mirror; installed exactly in place of solving environment.yml.
+    lock: CondaLockPackages | None = None
 
     @property
     def creates_env(self) -> bool:

@@ -24,6 +24,7 @@ from envkit.config.fields import AptPackage, Channel, CondaSpec
 from envkit.config.load import explain, parse_yaml
 from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
 from envkit.files import read_regular
+from envkit.plan.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
 from envkit.plan.requirement_lines import RequirementsFile
 from envkit.plan.torch_lines import TorchContext, conda_parts, judge_conda
 
@@ -68,6 +69,7 @@ class ProjectFiles:
     conda_channels: tuple[str, ...] = ()
     conda_dependencies: tuple[str, ...] = ()
     conda_pip: tuple[str, ...] = ()
+    conda_lock: CondaLockPackages | None = None  # conda.file is a conda-lock.yml or pixi.lock
     companions: tuple[str, ...] = ()  # torchvision==X...: installed with envkit's torch
     editable: tuple[str, ...] = ()  # project folders installed editable at first start
     needs_git: bool = False  # a VCS requirement: git in the image
@@ -172,6 +174,7 @@ class CondaFile:
     channels: tuple[str, ...]
     dependencies: tuple[str, ...]
     pip: tuple[str, ...]
+    lock: CondaLockPackages | None = None
 
 
 def _conda(
@@ -179,6 +182,12 @@ def _conda(
 ) -> CondaFile:
     name, text = reader.read(("conda", "file"), relative, "conda environment file")
     data, lines = parse_yaml(text, name)  # bounded, as envkit.yaml itself is read
+    if lock_kind(data) is not None:
+        try:
+            return CondaFile((), (), (), read_conda_lock(name, data, lines))
+        except ConfigError as exc:
+            found.issues += exc.issues
+            return CondaFile((), (), ())
     if not isinstance(data, dict):
         raise in_file(name, 1, "not an environment (a mapping)", "write conda's environment.yml")
     channels = _conda_list(name, data, lines, "channels", Channel, found)
@@ -324,6 +333,7 @@ def read_project_files(loaded: LoadedSpec, context: TorchContext) -> ProjectFile
         conda.channels,
         conda.dependencies,
         conda.pip,
+        conda_lock=conda.lock,
         companions=tuple(dict.fromkeys(found.companions)),
         editable=tuple(dict.fromkeys(found.editable)),
         needs_git=found.needs_git,

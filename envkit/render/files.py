@@ -19,6 +19,8 @@ from envkit.plan import Plan
 from envkit.plan.access import ACTIVITY_FILE
 from envkit.plan.certs import SYSTEM_BUNDLE
 from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
+from envkit.plan.conda_layers import PROJECT_CONDA_EXPLICIT, PROJECT_CONDA_PYPI
+from envkit.plan.conda_locks import CondaLockPackages
 from envkit.plan.containers import containers_model
 from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.layers import dockerfile_model
@@ -151,6 +153,15 @@ CONDA_TOOL = "envkit/conda/conda_tool.py"
 SHIPPED = {ACTIVITY: "runtime/activity.py", CONDA_TOOL: "runtime/conda_tool.py"}
 
 
+def _conda_files(plan: Plan, render: Callable[..., str]) -> dict[str, str]:
+    """envkit-conda where the rattler bootstrap makes the environment; the project's conda
+    lock where one is installed (a --locked build installs envkit.lock's instead)."""
+    files = _conda_tool_files(render) if plan.conda.bootstrap == "rattler" else {}
+    if plan.conda.lock is not None and plan.locked is None:
+        files.update(_conda_lock_files(plan.conda.lock, plan.conda.bootstrap == "rattler"))
+    return files
+
+
 def _conda_tool_files(render: Callable[..., str]) -> dict[str, str]:
     """envkit-conda, its wrapper and its pinned requirements (the rattler bootstrap)."""
     return {
@@ -160,6 +171,25 @@ def _conda_tool_files(render: Callable[..., str]) -> dict[str, str]:
             "conda/envkit-conda.sh.j2", venv=RATTLER_VENV, tool_dir=CONDA_TOOL_DIR
         ),
     }
+
+
+def _conda_lock_files(lock: CondaLockPackages, rattler: bool) -> dict[str, str]:
+    """The project's conda lock as the build installs it: an explicit list (URL#checksum: the
+    sha256 for envkit-conda, the md5 conda's explicit format reads for Miniforge's conda) and,
+    where it has PyPI packages, a hashed requirements file."""
+    lines = [
+        f"{url}#{(sha256 or md5) if rattler else (md5 or 'sha256:' + sha256)}\n"
+        for url, sha256, md5 in lock.conda
+    ]
+    files = {
+        PROJECT_CONDA_EXPLICIT: f"# From {lock.source}, {lock.platform}.\n@EXPLICIT\n"
+        + "".join(lines)
+    }
+    if lock.pypi:
+        files[PROJECT_CONDA_PYPI] = "".join(
+            f"{name}=={version} --hash=sha256:{digest}\n" for name, version, digest in lock.pypi
+        )
+    return files
 
 
 def shipped_text(context_path: str) -> str:
@@ -211,8 +241,7 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
     files.update(_project_files(plan))
-    if plan.conda.bootstrap == "rattler":
-        files.update(_conda_tool_files(render))
+    files.update(_conda_files(plan, render))
     if plan.ssh.enabled:
         files["envkit/runtime/sshd_config"] = render("sshd_config.j2", ssh=plan.ssh)
         files["envkit/runtime/sshd-tune.sh"] = render(

@@ -7,6 +7,7 @@ of the base image's python3.11), named so here."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,3 +97,70 @@ def test_an_environment_file_builds_from_the_served_channel_and_verifies_in_its_
     assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
     environment = json.loads(verified.stdout)["targets"][0]["environment"]
     assert environment["python_prefix"] == PREFIX, environment  # the suite ran in the env
+
+
+def _records(channel: Path, names: tuple[str, ...]) -> list[tuple[str, str, str, str]]:
+    """(subdir, file, sha256, md5) of the channel's packages of NAMES."""
+    found = []
+    for path in sorted(channel.glob("*/*.conda")):
+        if path.name.rsplit("-", 2)[0] in names:
+            data = path.read_bytes()
+            digests = (hashlib.sha256(data).hexdigest(), hashlib.md5(data).hexdigest())  # noqa: S324
+            found.append((path.parent.name, path.name, *digests))
+    return found
+
+
+def _conda_lock(records: list[tuple[str, str, str, str]]) -> str:
+    text = "version: 1\nmetadata:\n  platforms: [linux-64]\n  channels: [{url: conda-forge}]\n"
+    text += "package:\n"
+    for subdir, name, sha256, md5 in records:
+        package, version, _ = name.rsplit("-", 2)
+        text += (
+            f"- name: {package}\n  version: '{version}'\n  manager: conda\n  platform: linux-64\n"
+            f"  url: https://conda.anaconda.org/conda-forge/{subdir}/{name}\n"
+            f"  hash: {{md5: {md5}, sha256: {sha256}}}\n"
+        )
+    return text
+
+
+def _pixi_lock(records: list[tuple[str, str, str, str]]) -> str:
+    urls = [f"https://conda.anaconda.org/conda-forge/{s}/{n}" for s, n, _, _ in records]
+    text = "version: 6\nenvironments:\n  default:\n    channels:\n"
+    text += "    - url: https://conda.anaconda.org/conda-forge/\n    packages:\n      linux-64:\n"
+    text += "".join(f"      - conda: {url}\n" for url in urls)
+    text += "packages:\n"
+    for url, (_, _, sha256, md5) in zip(urls, records, strict=True):
+        text += f"- conda: {url}\n  sha256: {sha256}\n  md5: {md5}\n"
+    return text
+
+
+def test_a_conda_lock_and_a_pixi_lock_install_exactly_their_packages_through_the_mirror(
+    conda_project: Path,
+) -> None:
+    """The locks name conda-forge's own URLs, as real locks do; the build fetches each file from
+    the mirror the .condarc routes conda-forge to, checks it against the lock, solves nothing."""
+    config = conda_project / "envkit.yaml"
+    channel = make_channel(conda_project / "mirror")
+    everything = _records(channel, ("python", "envkit-hello", "envkit-data"))
+    (conda_project / "conda-lock.yml").write_text(_conda_lock(everything))
+    without_data = [r for r in everything if not r[1].startswith("envkit-data-")]
+    (conda_project / "pixi.lock").write_text(_pixi_lock(without_data))
+    seen = Recorder()
+    with conda_mirror(conda_project / "mirror", seen) as conda_url, pip_index(Recorder()) as pip:
+        text = config.read_text().replace(
+            "  preset: official\n",
+            f"  preset: official\n  conda: {conda_url}\n  pip: {pip}/simple\n"
+            "  trusted_hosts: [127.0.0.1]\n",
+        )
+        listed = {}
+        for lock in ("conda-lock.yml", "pixi.lock"):
+            config.write_text(text.replace("file: environment.yml", f"file: {lock}"))
+            built = envkit("build", "--builder", "buildkit", cwd=conda_project)
+            assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-3000:]
+            shown = docker("run", "--rm", "--entrypoint", "envkit-conda", TAG, "list").stdout
+            listed[lock] = sorted(line.split()[0] for line in shown.splitlines())
+    assert listed["conda-lock.yml"] == ["envkit-data", "envkit-hello", "python"]
+    assert listed["pixi.lock"] == ["envkit-hello", "python"]
+    fetched = [p for p in seen.paths if p.endswith(".conda")]
+    assert sorted(p.rsplit("/", 1)[1] for p in fetched) == sorted(r[1] for r in everything)
+    assert not any(p.endswith("repodata.json") and "pip" in p for p in seen.paths)

@@ -1,0 +1,229 @@
+"""A project's conda lock file as it is, read for the image: conda-lock's `conda-lock.yml` and
+pixi's `pixi.lock` name every package of every platform with its URL and checksums. The image
+installs one platform's packages exactly (nothing solved, each download checked against the
+lock's sha256 or md5), with each URL sent through the configured conda mirror; the lock's PyPI
+packages are installed by version through the pip mirror, each file checked against the lock's
+sha256.
+
+Refused, each at its line: a lock without the image's platform (with the ones it has), a pixi
+environment that does not exist (with the ones that do), a package without a checksum, a URL
+that is not https (a mirror on this machine's loopback aside), a lock of a format envkit does
+not know."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from envkit.config.load import Loc
+from envkit.errors import ConfigError, file_issue
+
+# The platform of the images envkit builds today (the engine's architecture, x86-64).
+IMAGE_PLATFORM = "linux-64"
+PIXI_ENVIRONMENT = "default"
+PACKAGE_FILE = re.compile(r"[A-Za-z0-9_.+!-]+\.(?:conda|tar\.bz2)")
+PYPI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+PYPI_VERSION = re.compile(r"[A-Za-z0-9.!+_-]+")
+
+
+@dataclass(frozen=True)
+class CondaLockPackages:
+    """One platform's packages of a lock file, as the image installs them."""
+
+    source: str  # the lock's project-relative path
+    kind: Literal["conda-lock", "pixi"]
+    platform: str
+    conda: tuple[tuple[str, str, str], ...]  # (package URL, sha256, md5), "" where absent
+    pypi: tuple[tuple[str, str, str], ...]  # (name, version, sha256)
+    python: str | None  # the lock's python version, where it has one
+
+
+def lock_kind(data: Any) -> Literal["conda-lock", "pixi"] | None:
+    """Which lock format DATA (a parsed YAML file) is, or None for an environment file."""
+    if not isinstance(data, dict):
+        return None
+    if "package" in data and isinstance(data.get("metadata"), dict):
+        return "conda-lock"
+    if "environments" in data and "packages" in data:
+        return "pixi"
+    return None
+
+
+class _Reading:
+    def __init__(self, name: str, lines: dict[Loc, int]) -> None:
+        self.name, self.lines = name, lines
+        self.issues: list[Any] = []
+
+    def line(self, *loc: str | int) -> int:
+        return self.lines.get(tuple(loc), 1)
+
+    def refuse(self, loc: tuple[str | int, ...], value: str | None, problem: str, fix: str) -> None:
+        self.issues.append(file_issue(self.name, self.line(*loc), value, problem, fix))
+
+    def url(self, loc: tuple[str | int, ...], url: Any) -> str | None:
+        text = str(url)
+        parts = urlsplit(text)
+        loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+        file_name = text.rsplit("/", 1)[-1]
+        if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+            self.refuse(loc, text, "a package URL that is not https", "relock from https channels")
+        elif not PACKAGE_FILE.fullmatch(file_name):
+            self.refuse(loc, text, "not the URL of a conda package file", "relock")
+        else:
+            return text
+        return None
+
+    def digests(
+        self, loc: tuple[str | int, ...], entry: dict[str, Any], url: str
+    ) -> tuple[str, str] | None:
+        """(sha256, md5) of a package, "" for one the lock leaves out; None without either."""
+        sha256, md5 = (str(entry.get(key) or "").lower() for key in ("sha256", "md5"))
+        sha256 = sha256 if re.fullmatch(r"[0-9a-f]{64}", sha256) else ""
+        md5 = md5 if re.fullmatch(r"[0-9a-f]{32}", md5) else ""
+        if sha256 or md5:
+            return sha256, md5
+        self.refuse(loc, url, "a package without a sha256 or md5", "relock: every entry needs one")
+        return None
+
+
+def read_conda_lock(
+    name: str, data: dict[str, Any], lines: dict[Loc, int], platform: str = IMAGE_PLATFORM
+) -> CondaLockPackages:
+    """PLATFORM's packages of the lock NAME (parsed DATA, LINES of each field); every problem
+    in the file reported at once (ConfigError)."""
+    reading = _Reading(name, lines)
+    kind = lock_kind(data)
+    read: Callable[[_Reading, dict[str, Any], str], tuple[Any, Any, Any]]
+    read = _conda_lock if kind == "conda-lock" else _pixi
+    conda, pypi, python = read(reading, data, platform)
+    if reading.issues:
+        raise ConfigError(name, reading.issues)
+    assert kind is not None
+    return CondaLockPackages(name, kind, platform, tuple(conda), tuple(pypi), python)
+
+
+def _platform_missing(
+    reading: _Reading, loc: tuple[str | int, ...], have: list[str], want: str
+) -> None:
+    reading.refuse(
+        loc,
+        want,
+        f"the lock has no {want} packages (it has {', '.join(have) or 'none'})",
+        f"relock for {want} (conda-lock -p {want}, or add it to pixi's platforms)",
+    )
+
+
+def _conda_lock(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, Any, Any]:
+    platforms = [str(p) for p in (data["metadata"].get("platforms") or [])]
+    if platform not in platforms:
+        _platform_missing(reading, ("metadata", "platforms"), platforms, platform)
+        return [], [], None
+    conda, pypi, python = [], [], None
+    packages = data.get("package") or []
+    for index, entry in enumerate(packages if isinstance(packages, list) else []):
+        if not isinstance(entry, dict) or entry.get("platform") != platform:
+            continue
+        loc = ("package", index)
+        manager = entry.get("manager")
+        hashes = entry.get("hash")
+        digest_source: dict[str, Any] = hashes if isinstance(hashes, dict) else {}
+        if manager == "conda":
+            url = reading.url((*loc, "url"), entry.get("url"))
+            digests = reading.digests((*loc, "hash"), digest_source, str(entry.get("url")))
+            if url and digests:
+                conda.append((url, *digests))
+            python = _python_of(url) or python
+        elif manager == "pip":
+            pypi += _pypi(reading, loc, entry.get("name"), entry.get("version"), digest_source)
+        else:
+            reading.refuse((*loc, "manager"), str(manager), "an unknown package manager", "relock")
+    return conda, pypi, python
+
+
+def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, Any, Any]:
+    environments = data.get("environments") or {}
+    environment = environments.get(PIXI_ENVIRONMENT) if isinstance(environments, dict) else None
+    if not isinstance(environment, dict):
+        have = ", ".join(environments) if isinstance(environments, dict) else "none"
+        problem = f"pixi.lock has no {PIXI_ENVIRONMENT!r} environment (it has {have})"
+        reading.refuse(("environments",), PIXI_ENVIRONMENT, problem, "relock")
+        return [], [], None
+    by_platform = environment.get("packages") or {}
+    if platform not in by_platform:
+        _platform_missing(reading, ("environments", PIXI_ENVIRONMENT), list(by_platform), platform)
+        return [], [], None
+    records = {}
+    for index, entry in enumerate(data.get("packages") or []):
+        if isinstance(entry, dict):
+            key = entry.get("conda") or entry.get("pypi") or entry.get("url")
+            records[str(key)] = (index, entry)
+    conda, pypi, python = [], [], None
+    for position, item in enumerate(by_platform[platform] or []):
+        loc: tuple[str | int, ...] = (
+            "environments",
+            PIXI_ENVIRONMENT,
+            "packages",
+            platform,
+            position,
+        )
+        key = str(item.get("conda") or item.get("pypi")) if isinstance(item, dict) else ""
+        if key not in records:
+            reading.refuse(
+                loc, key, "a package the lock's packages: list does not describe", "relock"
+            )
+            continue
+        index, entry = records[key]
+        if "conda" in item:
+            url = reading.url(loc, key)
+            digests = reading.digests(("packages", index), entry, key)
+            if url and digests:
+                conda.append((url, *digests))
+            python = _python_of(url) or python
+        else:
+            pypi += _pypi(
+                reading, ("packages", index), entry.get("name"), entry.get("version"), entry
+            )
+    return conda, pypi, python
+
+
+def _python_of(url: str | None) -> str | None:
+    """The interpreter's version where URL is conda's python package (python-3.11.9-h...)."""
+    name, _, build = (url or "").rsplit("/", 1)[-1].rpartition("-")
+    package, _, version = name.rpartition("-")
+    return version if package == "python" and build else None
+
+
+def _pypi(
+    reading: _Reading, loc: tuple[str | int, ...], name: Any, version: Any, hashes: dict[str, Any]
+) -> list[tuple[str, str, str]]:
+    digest = str(hashes.get("sha256") or "").lower()
+    if not (PYPI_NAME.fullmatch(str(name)) and PYPI_VERSION.fullmatch(str(version))):
+        reading.refuse(loc, f"{name} {version}", "not a PyPI name and version", "relock")
+    elif not re.fullmatch(r"[0-9a-f]{64}", digest):
+        reading.refuse(loc, str(name), "a PyPI package without a sha256", "relock")
+    else:
+        return [(str(name), str(version), digest)]
+    return []
+
+
+def through_mirror(
+    url: str, custom_channels: dict[str, str], default_channels: tuple[str, ...]
+) -> str:
+    """URL with its channel's host replaced by the mirror's, as the .condarc routes that channel:
+    conda.anaconda.org/<channel>/... through custom_channels, repo.anaconda.com/pkgs/<name>/...
+    through the default_channels of that name. Anything else stays as it is."""
+    parts = urlsplit(url)
+    path = parts.path.lstrip("/")
+    if parts.hostname == "conda.anaconda.org":
+        channel, _, rest = path.partition("/")
+        if channel in custom_channels:
+            return f"{custom_channels[channel].rstrip('/')}/{channel}/{rest}"
+    if parts.hostname == "repo.anaconda.com" and path.startswith("pkgs/"):
+        channel, _, rest = path[len("pkgs/") :].partition("/")
+        for base in default_channels:
+            if base.rstrip("/").endswith(f"/pkgs/{channel}"):
+                return f"{base.rstrip('/')}/{rest}"
+    return url

@@ -1,0 +1,130 @@
+"""A project's conda lock (conda-lock.yml, pixi.lock) as `conda.file`: the image's platform's
+packages installed exactly, each URL through the mirror, each checked by its checksum; the
+lock's PyPI packages by version and sha256; every problem refused at its line, all at once.
+Real projects' locks from the corpus (tests/data/corpus: clay, yi, pixi-pytorch-gpu)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from envkit.errors import ConfigError
+from envkit.render.files import render_files
+from tests.helpers import REPO, plan_text
+
+CORPUS = REPO / "tests" / "data" / "corpus"
+CONFIG = """name: locked
+base: {{flavor: cuda}}
+torch: "2.5.1"
+cuda: "12.4"
+{python}conda:
+  file: {lock}
+mirrors: {{preset: {preset}}}
+ssh: {{allow_no_keys: true}}
+"""
+
+
+def _plan(tmp_path: Path, source: Path, preset: str = "tuna", python: str = "") -> object:
+    shutil.copy(source, tmp_path / source.name)
+    return plan_text(CONFIG.format(lock=source.name, preset=preset, python=python), tmp_path)
+
+
+def test_a_conda_lock_is_installed_exactly_through_the_mirror(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, CORPUS / "clay" / "conda-lock.yml")
+    lock = plan.conda.lock  # type: ignore[attr-defined]
+    assert lock.kind == "conda-lock" and lock.platform == "linux-64" and lock.python == "3.11.9"
+    assert len(lock.conda) == 524
+    files = render_files(plan)  # type: ignore[arg-type]
+    explicit = files["envkit/project/conda-explicit.txt"].splitlines()
+    assert explicit[1] == "@EXPLICIT" and len(explicit) == 2 + 524
+    mirror = "https://mirrors.tuna.tsinghua.edu.cn/anaconda/cloud/conda-forge/"
+    assert all(line.startswith(mirror) for line in explicit[2:]), explicit[2]
+    assert all(len(line.split("#")[1]) == 64 for line in explicit[2:])  # sha256 for rattler
+    assert "anaconda.org" not in "".join(files.values())
+    dockerfile = files["Dockerfile"]
+    assert "envkit-conda create -p /opt/conda/envs/locked --explicit" in dockerfile
+    assert "envkit-conda create -p /opt/conda/envs/locked -f" not in dockerfile
+
+
+def test_a_pixi_lock_is_read_from_its_default_environment(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, CORPUS / "pixi-pytorch-gpu" / "pixi.lock", python='python: "3.13"\n')
+    lock = plan.conda.lock  # type: ignore[attr-defined]
+    assert lock.kind == "pixi" and len(lock.conda) == 100 and lock.python == "3.13.9"
+    assert all(url.startswith("https://mirrors.tuna") for url, _, _ in lock.conda)
+
+
+def test_a_locks_pypi_packages_are_installed_by_version_and_hash(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, CORPUS / "yi" / "conda-lock.yml", python='python: "3.10"\n')
+    files = render_files(plan)  # type: ignore[arg-type]
+    pypi = files["envkit/project/conda-lock-pypi.txt"].splitlines()
+    assert len(pypi) == 2 and all(" --hash=sha256:" in line and "==" in line for line in pypi)
+    step = files["Dockerfile"].split("# 4. conda")[1]
+    assert "--no-deps --require-hashes --index-url https://pypi.tuna" in step
+
+
+def test_official_keeps_the_locks_urls_and_miniforges_conda_reads_md5(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, CORPUS / "clay" / "conda-lock.yml", preset="official")
+    files = render_files(plan)  # type: ignore[arg-type]
+    explicit = files["envkit/project/conda-explicit.txt"].splitlines()[2:]
+    assert explicit[0].startswith("https://conda.anaconda.org/conda-forge/linux-64/_libgcc_mutex")
+    assert all(len(line.split("#")[1]) == 32 for line in explicit)
+    assert "conda create -y -p /opt/conda/envs/locked --file" in files["Dockerfile"]
+
+
+BROKEN = """version: 1
+metadata:
+  platforms: [linux-64]
+package:
+- name: python
+  version: 3.11.9
+  manager: conda
+  platform: linux-64
+  url: https://conda.anaconda.org/conda-forge/linux-64/python-3.11.9-h_0.conda
+  hash: {}
+- name: zlib
+  version: '1.3'
+  manager: conda
+  platform: linux-64
+  url: http://example.org/conda-forge/linux-64/zlib-1.3-h_0.conda
+  hash: {sha256: 0000000000000000000000000000000000000000000000000000000000000000}
+"""
+
+
+def test_every_problem_of_a_lock_is_refused_at_its_line_in_one_run(tmp_path: Path) -> None:
+    (tmp_path / "conda-lock.yml").write_text(BROKEN)
+    with pytest.raises(ConfigError) as raised:
+        plan_text(CONFIG.format(lock="conda-lock.yml", preset="tuna", python=""), tmp_path)
+    text = str(raised.value)
+    assert "conda-lock.yml:10: " in text and "without a sha256 or md5" in text, text
+    assert "conda-lock.yml:15: " in text and "not https" in text, text
+
+
+def test_a_lock_without_the_images_platform_names_the_ones_it_has(tmp_path: Path) -> None:
+    (tmp_path / "conda-lock.yml").write_text(
+        BROKEN.replace("[linux-64]", "[osx-arm64, win-64]").replace("linux-64", "osx-arm64")
+    )
+    with pytest.raises(ConfigError) as raised:
+        plan_text(CONFIG.format(lock="conda-lock.yml", preset="tuna", python=""), tmp_path)
+    text = str(raised.value)
+    assert "conda-lock.yml:3: " in text, text
+    assert "no linux-64 packages (it has osx-arm64, win-64)" in text and "relock for" in text
+
+
+def test_the_configs_python_must_be_the_locks(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _plan(tmp_path, CORPUS / "clay" / "conda-lock.yml", python='python: "3.10"\n')
+    assert "locks Python 3.11.9; envkit.yaml asks for 3.10" in str(raised.value)
+    assert 'set python: "3.11"' in str(raised.value)
+
+
+def test_a_base_images_own_conda_does_not_take_a_whole_locked_environment(
+    tmp_path: Path,
+) -> None:
+    shutil.copy(CORPUS / "clay" / "conda-lock.yml", tmp_path)
+    config = 'name: x\nbase: {flavor: pytorch}\ntorch: "2.5.1"\ncuda: "12.4"\n'
+    config += "conda: {file: conda-lock.yml}\nssh: {allow_no_keys: true}\n"
+    with pytest.raises(ConfigError) as raised:
+        plan_text(config, tmp_path)
+    assert "use base.flavor cuda or custom" in str(raised.value)
