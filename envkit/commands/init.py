@@ -147,6 +147,8 @@ def _starter(
     flavor = request.flavor
     if proposal.torch == "none" and flavor == "pytorch":
         flavor = "cuda"  # pytorch/pytorch images carry torch
+    if chosen is not None and chosen.kind == "conda-lock" and flavor == "pytorch":
+        flavor = "cuda"  # a locked environment of its own, not over the image's conda
     alternatives = [f"left out {why}" for why in left]
     alternatives += [
         f"also here, not used ({PRECEDENCE}): {c.shown}"

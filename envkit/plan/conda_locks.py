@@ -40,6 +40,20 @@ class CondaLockPackages:
     pypi: tuple[tuple[str, str, str], ...]  # (name, version, sha256)
     python: str | None  # the lock's python version, where it has one
 
+    @property
+    def torch(self) -> tuple[str, str | None] | None:
+        """(version, CUDA version or "cpu") of the lock's pytorch, where it has one: conda's
+        pytorch is then the environment's torch. The CUDA is the lock's cuda-version package's,
+        or "cpu" for a CPU build."""
+        found = {name: (version, build) for name, version, build in map(_parts, self.conda)}
+        if "pytorch" not in found:
+            return None
+        version, build = found["pytorch"]
+        if build.startswith("cpu"):
+            return version, "cpu"
+        cuda = found.get("cuda-version")
+        return version, cuda[0] if cuda else None
+
 
 def lock_kind(data: Any) -> Literal["conda-lock", "pixi"] | None:
     """Which lock format DATA (a parsed YAML file) is, or None for an environment file."""
@@ -187,6 +201,13 @@ def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, 
                 reading, ("packages", index), entry.get("name"), entry.get("version"), entry
             )
     return conda, pypi, python
+
+
+def _parts(entry: tuple[str, str, str]) -> tuple[str, str, str]:
+    """(name, version, build) of a package from its file name."""
+    stem = entry[0].rsplit("/", 1)[-1].removesuffix(".conda").removesuffix(".tar.bz2")
+    name, version, build = [*stem.rsplit("-", 2), "", ""][:3]
+    return name, version, build
 
 
 def _python_of(url: str | None) -> str | None:

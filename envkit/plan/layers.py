@@ -139,10 +139,9 @@ def _torch_comment(plan: Plan) -> tuple[str, ...]:
             f"the CUDA {torch.cuda} build,",
         )
     if torch.preinstalled:
-        return (
-            f"6. torch {torch.version} came with the base image: checked to be the CUDA "
-            f"{torch.cuda} build,",
-        )
+        where = "the conda lock's environment" if torch.source == "conda-lock" else "the base image"
+        checked = f"checked to be the CUDA {torch.cuda} build,"
+        return (f"6. torch {torch.version} came with {where}: {checked}",)
     if torch.source == "pypi":
         return (
             f"6. torch {torch.version} from the pip index (the mirror): PyPI's own torch wheel "

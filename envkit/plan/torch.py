@@ -8,6 +8,7 @@ from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.config.load import LoadedSpec
 from envkit.errors import FieldError
+from envkit.plan.conda_locks import CondaLockPackages
 
 DEFAULT_PYTHON = "3.11"  # where envkit chooses the Python and the torch release supports it
 NO_TORCH = "none"  # torch: none, a project without torch (TensorFlow, JAX)
@@ -158,3 +159,29 @@ def with_companions(plan: TorchPlan, wanted: tuple[str, ...]) -> TorchPlan:
     if plan.preinstalled or not wanted:
         return plan
     return replace(plan, companions=tuple(sorted(set(wanted))))
+
+
+def torch_from_conda_lock(
+    loaded: LoadedSpec, planned: TorchPlan, lock: CondaLockPackages | None
+) -> tuple[TorchPlan, list[str]]:
+    """Where the project's conda lock installs pytorch, that is the environment's torch: envkit
+    installs none over it (the build checks the lock's), and a different torch in envkit.yaml
+    is refused with both values. (The plan, and the notes to show.)"""
+    found = lock.torch if lock is not None else None
+    if found is None or lock is None:
+        return planned, []
+    version, cuda = found
+    asked = loaded.spec.torch
+    if asked not in (None, NO_TORCH) and not (version + ".").startswith(str(asked) + "."):
+        raise loaded.error(
+            ("torch",),
+            FieldError(
+                f"{lock.source} installs pytorch {version}; envkit.yaml asks for torch {asked}",
+                f'set torch: "{version}" (or leave torch out), or relock the environment',
+            ),
+            str(asked),
+        )
+    plan = TorchPlan(version, cuda or planned.cuda, True, None, source="conda-lock")
+    return plan, [
+        f"torch {version} comes from {lock.source} (conda's pytorch), checked in the image"
+    ]

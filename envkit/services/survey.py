@@ -1,6 +1,7 @@
 """What `envkit init` finds around it: the project's environment files, as candidates in the
-order of precedence one of them is chosen by (uv.lock > pyproject.toml > a conda environment >
-requirements.txt, as repo2docker picks one; apt.txt always), each with the torch it asks for;
+order of precedence one of them is chosen by (uv.lock > pyproject.toml > a conda lock > a conda
+environment > requirements.txt, as repo2docker picks one; apt.txt always), each with the torch
+it asks for;
 and the public keys the user actually has, so the config names only keys that exist (`init`
 then `render` never fails on a fresh machine)."""
 
@@ -11,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.errors import FieldError
+from envkit.plan.conda_locks import IMAGE_PLATFORM
 from envkit.plan.keys import parse_public_key
 from envkit.services.torch_wish import (
     TorchWish,
     from_conda,
+    from_conda_lock,
     from_pyproject,
     from_requirements,
     from_uv_lock,
@@ -31,8 +34,11 @@ CONDA_FILES = (
     "conda.yaml",
     "binder/environment.yml",
 )
+CONDA_LOCKS = ("pixi.lock", "conda-lock.yml")  # exact, so ahead of the files they were made from
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
-PRECEDENCE = "uv.lock > pyproject.toml > environment.yml > requirements.txt"
+PRECEDENCE = (
+    "uv.lock > pyproject.toml > pixi.lock, conda-lock.yml > environment.yml > requirements.txt"
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
                 found.append(Candidate("uv.lock", ("pyproject.toml", "uv.lock"), wish))
             wish = from_pyproject(pyproject, "pyproject.toml")
             found.append(Candidate("pyproject", ("pyproject.toml",), wish))
+    found += _conda_lock(folder, unusable)
     for name in CONDA_FILES:
         if (folder / name).is_file():
             found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
@@ -109,6 +116,18 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
             found.append(Candidate("requirements", (name,), wish))
             break
     return found, unusable
+
+
+def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
+    """The first conda lock with packages for the image's platform; the others said why not."""
+    for name in CONDA_LOCKS:
+        if not (folder / name).is_file():
+            continue
+        locked = from_conda_lock(folder / name, folder)
+        if locked is not None:
+            return [Candidate("conda-lock", (name,), locked)]
+        unusable.append(f"{name}: no {IMAGE_PLATFORM} packages envkit can install")
+    return []
 
 
 def survey(folder: Path, home: Path) -> Survey:

@@ -116,6 +116,28 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     return TorchWish()
 
 
+def from_conda_lock(path: Path, folder: Path) -> TorchWish | None:
+    """What a conda-lock.yml or pixi.lock holds for the image's platform (its pytorch and
+    Python), or None where it is not a lock envkit reads for that platform."""
+    from envkit.config.load import parse_yaml
+    from envkit.errors import ConfigError
+    from envkit.plan.conda_locks import lock_kind, read_conda_lock
+
+    where = path.relative_to(folder).as_posix()
+    try:
+        data, lines = parse_yaml(_text(path), where)
+        if lock_kind(data) is None:
+            return None
+        lock = read_conda_lock(where, data, lines)
+    except ConfigError:
+        return None
+    python = ".".join(lock.python.split(".")[:2]) if lock.python else None
+    torch = lock.torch
+    if torch is None:
+        return TorchWish(none=False, said="", python=python)
+    return TorchWish(f"=={torch[0]}", torch[1], said=f"{where} (pytorch {torch[0]})", python=python)
+
+
 def from_conda(path: Path, folder: Path) -> TorchWish:
     from envkit.config.load import parse_yaml
     from envkit.errors import ConfigError

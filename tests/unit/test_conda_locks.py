@@ -17,8 +17,6 @@ from tests.helpers import REPO, plan_text
 CORPUS = REPO / "tests" / "data" / "corpus"
 CONFIG = """name: locked
 base: {{flavor: cuda}}
-torch: "2.5.1"
-cuda: "12.4"
 {python}conda:
   file: {lock}
 mirrors: {{preset: {preset}}}
@@ -128,3 +126,19 @@ def test_a_base_images_own_conda_does_not_take_a_whole_locked_environment(
     with pytest.raises(ConfigError) as raised:
         plan_text(config, tmp_path)
     assert "use base.flavor cuda or custom" in str(raised.value)
+
+
+def test_a_locks_pytorch_is_the_environments_torch_and_another_torch_is_refused(
+    tmp_path: Path,
+) -> None:
+    lock = CORPUS / "pixi-pytorch-gpu" / "pixi.lock"
+    plan = _plan(tmp_path, lock, python='python: "3.13"\n')
+    torch = plan.torch  # type: ignore[attr-defined]
+    assert (torch.version, torch.cuda, torch.preinstalled) == ("2.8.0", "12.9", True)
+    assert any("torch 2.8.0 comes from pixi.lock" in n for n in plan.notes)  # type: ignore[attr-defined]
+    step = render_files(plan)["Dockerfile"].split("# 6.")[1]  # type: ignore[arg-type]
+    assert "came with the conda lock's environment" in step
+    assert "uv pip install" not in step.split("ENV PIP_CONSTRAINT")[0]  # no torch over it
+    with pytest.raises(ConfigError) as raised:
+        _plan(tmp_path, lock, python='python: "3.13"\ntorch: "2.5.1"\n')
+    assert "pixi.lock installs pytorch 2.8.0; envkit.yaml asks for torch 2.5.1" in str(raised.value)

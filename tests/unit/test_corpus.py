@@ -68,6 +68,10 @@ def _packages_reach_the_build(folder: Path, config: dict, uses: str) -> None:  #
     context = folder / ".envkit"
     if uses == "—":
         return
+    if uses in ("pixi.lock", "conda-lock.yml"):  # the image's platform's packages, exactly
+        explicit = (context / "envkit" / "project" / "conda-explicit.txt").read_text()
+        assert explicit.count("\n") > 10 and "@EXPLICIT" in explicit, explicit[:500]
+        return
     if "environment" in uses or uses.startswith("conda"):
         wanted = yaml.safe_load((folder / uses).read_text())
         environment = (context / "environment.yml").read_text()
