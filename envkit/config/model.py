@@ -120,7 +120,9 @@ class Packages(_Strict):
 
 
 class Conda(_Strict):
-    """A conda environment (environment.yml); Miniforge is installed when the base has no conda."""
+    """A conda environment (environment.yml, or a conda-lock.yml / pixi.lock installed exactly).
+    Where the base has no conda, envkit makes it: through the mirror with envkit-conda
+    (py-rattler from the pip mirror), or with Miniforge for official upstreams."""
 
     name: ProjectName | None = Field(
         None, description="Env name in environment.yml (default: name)."
@@ -133,8 +135,9 @@ class Conda(_Strict):
     pip: tuple[PipRequirement, ...] = Field((), description="The env's own pip: subsection.")
     file: ProjectPath | None = Field(
         None,
-        description="The project's environment.yml: its channels, dependencies and pip: "
-        "entries join the ones above.",
+        description="The project's environment.yml (its channels, dependencies and pip: "
+        "entries join the ones above), or its conda-lock.yml or pixi.lock (the image's "
+        "platform's packages installed exactly, each checked by its checksum).",
     )
     installer_url: HttpUrl | None = Field(
         None,
