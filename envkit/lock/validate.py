@@ -60,6 +60,7 @@ REQUESTED_VALUE = re.compile(r"[!-~]+")
 BASE_KEYS = ("arch", "conda-prefix", "digest", "id", "image")
 # Where conda's own channels live when no mirror routes them (conda's channel_alias and
 # Anaconda's defaults); a mirror's hosts join them from the plan.
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
 OFFICIAL_CONDA = ("https://conda.anaconda.org/", "https://repo.anaconda.com/")
 
 Rule = Callable[[str, tuple[str, ...]], "str | None"]
@@ -131,7 +132,10 @@ def _conda(key: str, values: tuple[str, ...]) -> str | None:
     location, _, md5 = url.partition("#")
     parts = urlsplit(location)
     file_name = parts.path.rsplit("/", 1)[-1]
-    if parts.scheme != "https" or not parts.netloc or not _is(CONDA_URL_FILE, file_name):
+    # Plain http only from a mirror on the building machine's own loopback (which the channel
+    # check below also requires envkit.yaml to configure).
+    secure = parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
+    if not secure or not parts.netloc or not _is(CONDA_URL_FILE, file_name):
         return f"[conda] {key} URL {url!r} is not an https URL of a package file"
     if md5 and not _is(MD5, md5):
         return f"[conda] {key} URL {url!r} carries no md5 after '#'"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,13 +68,23 @@ def test_an_environment_file_builds_from_the_served_channel_and_verifies_in_its_
         )
         config.write_text(text)
         built = envkit("build", "--builder", "buildkit", cwd=conda_project)
-    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-3000:]
+        assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-3000:]
+        solved = list(conda_seen.paths)
+        # lock -> build --locked -> diff, on the same servers.
+        locked = [
+            envkit(*command, cwd=conda_project)
+            for command in (
+                ("lock",),
+                ("build", "--locked", "--json"),
+                ("diff", "envkit.lock", f"image://{TAG}"),
+            )
+        ]
 
     # Everything came from the served mirrors: the tooling from the pip index, by hash...
     assert "/simple/py-rattler/" in pip_seen.paths and "/simple/ruamel-yaml/" in pip_seen.paths
     assert f"/packages/{PROBE}" in pip_seen.paths  # the environment's pip: section
     # ...and every conda package from the channel, through the .condarc's custom_channels.
-    fetched = sorted(p.rsplit("/", 1)[1] for p in conda_seen.paths if p.endswith(".conda"))
+    fetched = sorted(p.rsplit("/", 1)[1] for p in solved if p.endswith(".conda"))
     assert [f.split("-")[0] for f in fetched] == ["envkit", "envkit", "pip", "python"], fetched
     assert all(p.startswith("/cloud/conda-forge/") for p in conda_seen.paths), conda_seen.paths
 
@@ -97,6 +108,20 @@ def test_an_environment_file_builds_from_the_served_channel_and_verifies_in_its_
     assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
     environment = json.loads(verified.stdout)["targets"][0]["environment"]
     assert environment["python_prefix"] == PREFIX, environment  # the suite ran in the env
+
+    # The lock records the environment's packages (URL and md5 each); the locked build installs
+    # exactly those (envkit-conda's explicit install, nothing solved); the image then differs
+    # from the lock in nothing.
+    for done in locked:
+        assert done.returncode == 0, (done.args[3:], done.stdout[-3000:], done.stderr[-3000:])
+    lock = (conda_project / "envkit.lock").read_text()
+    conda_lines = [line for line in lock.splitlines() if "/cloud/conda-forge/" in line]
+    assert len(conda_lines) == 4, lock  # python, pip, envkit-hello, envkit-data
+    assert all(re.search(r"\.conda#[0-9a-f]{32}$", line) for line in conda_lines), conda_lines
+    events = [json.loads(line) for line in locked[1].stdout.splitlines() if line.startswith("{")]
+    ran = [e["instruction"] for e in events if e["event"] == "step"]
+    assert any("envkit-conda create" in r and "--explicit" in r for r in ran), ran
+    assert not any("envkit-conda create" in r and " -f " in r for r in ran), ran
 
 
 def _records(channel: Path, names: tuple[str, ...]) -> list[tuple[str, str, str, str]]:

@@ -287,3 +287,20 @@ def test_a_changed_project_file_is_another_request_the_lock_names() -> None:
     with pytest.raises(EnvkitError) as stale:
         check_matches(requested(before), after, "envkit.lock")
     assert "requirements:requirements.txt@" in str(stale.value)
+
+
+def test_a_conda_url_is_https_or_from_a_configured_mirror_on_this_machines_loopback() -> None:
+    from envkit.lock.validate import problems
+
+    local = "http://127.0.0.1:8431/cloud/conda-forge"
+    lock = _lock()
+    lock["conda"] = {"zlib": ("1.3-h0", f"{local}/linux-64/zlib-1.3-h0.conda#" + "c" * 32)}
+    assert problems(lock, (local,)) == []
+    lock["conda"] = {"zlib": ("1.3-h0", "http://mirror.example/c/linux-64/zlib-1.3-h0.conda")}
+    found = problems(lock, ("http://mirror.example/c",))
+    assert [p.problem for p in found] == [
+        "[conda] zlib URL 'http://mirror.example/c/linux-64/zlib-1.3-h0.conda' is not an https "
+        "URL of a package file"
+    ]
+    lock["conda"] = {"zlib": ("1.3-h0", f"{local}/linux-64/zlib-1.3-h0.conda")}
+    assert "from none of the configured channels" in problems(lock, ())[0].problem

@@ -1,0 +1,144 @@
+"""The conda layer's build time, cold vs with BuildKit's cache mount, side by side in one run
+(needs Docker, buildx and the test base image; no conda channel: the tests' own channel is
+served on loopback as the mirror, with a 20 MB package, at a bandwidth a remote mirror gives).
+
+- cold: BuildKit's cache mounts emptied (`docker builder prune --filter type=exec.cachemount`),
+  then the image built; the conda step's seconds;
+- warm: one package added to environment.yml (a tiny one), so the conda step runs again with
+  the first build's packages in the `envkit-conda-pkgs` cache mount; its seconds.
+
+Each pair is run REPEAT times, interleaved; medians and their ratio are reported.
+
+    python benchmarks/bench_conda.py [--json benchmarks/conda.json] [--repeat 3] [--mbps 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.conda_channel import _Channel, _package, make_channel  # noqa: E402
+from tests.e2e.images import copy_project, docker, ensure_base_image, project_config  # noqa: E402
+from tests.e2e.mirrors import Recorder, pip_index, serve  # noqa: E402
+
+TAG = "envkit-bench/conda:latest"
+ENVKIT = (sys.executable, "-m", "envkit")
+ENVIRONMENT = "channels: [conda-forge]\ndependencies:\n  - python=3.11\n  - envkit-big\n{extra}"
+
+
+def _big_package(channel: Path) -> None:
+    """A 20 MB package of incompressible bytes: what the cache mount saves is its download."""
+    import asyncio
+    import os
+
+    from rattler.index import index_fs
+
+    data = {"name": "envkit-big", "version": "1.0", "build": "0", "subdir": "noarch"}
+    data["noarch"] = "generic"
+    _package(channel, data, {"share/envkit-big/blob.bin": os.urandom(20 * 1024 * 1024)})
+    asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=True))
+
+
+def _throttled(
+    root: Path, recorder: Recorder, mbps: float
+) -> type[http.server.BaseHTTPRequestHandler]:
+    per_chunk = 65536 / (mbps * 1024 * 1024 / 8)
+
+    class Slow(_Channel):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.recorder.add(self.path)
+            target = (self.root / self.path.split("?")[0].lstrip("/")).resolve()
+            if not target.is_file():
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            body = target.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for start in range(0, len(body), 65536):
+                self.wfile.write(body[start : start + 65536])
+                time.sleep(per_chunk)
+
+    return type("Slow", (Slow,), {"root": root, "recorder": recorder})
+
+
+def _conda_step_seconds(project: Path) -> float:
+    done = subprocess.run(
+        [*ENVKIT, "build", "--json", "--builder", "buildkit", "--tag", TAG],
+        cwd=project, capture_output=True, text=True, check=False, timeout=1800,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"build failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    steps = {e["step"]: e["instruction"] for e in events if e["event"] == "step"}
+    conda = [s for s, text in steps.items() if "envkit-conda create" in text]
+    ended = {e["step"]: e for e in events if e["event"] == "step_done"}
+    assert conda and not ended[conda[0]]["cached"], "the conda step did not run"
+    return float(ended[conda[0]]["duration_s"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--mbps", type=float, default=40.0, help="the mirror's bandwidth")
+    args = parser.parse_args()
+    ensure_base_image()
+    cold, warm = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        base = work / "base"
+        base.mkdir()
+        project_config(base)
+        project = work / "project"
+        project.mkdir()
+        config = copy_project(base, project)
+        channel = make_channel(work / "mirror")
+        _big_package(channel)
+        handler = _throttled(work / "mirror", Recorder(), args.mbps)
+        with serve(handler) as port, pip_index(Recorder()) as pip_url:
+            text = config.read_text().replace("  pip: [tqdm]\n", "")
+            text = text.replace(
+                "  preset: official\n",
+                f"  preset: official\n  conda: http://127.0.0.1:{port}\n  pip: {pip_url}/simple\n"
+                "  trusted_hosts: [127.0.0.1]\n",
+            ).replace("runtime:\n", "runtime:\n  build_network: host\n")
+            config.write_text(text + "conda:\n  file: environment.yml\n")
+            for _ in range(args.repeat):
+                docker("builder", "prune", "-f", "--filter", "type=exec.cachemount", check=False)
+                (project / "environment.yml").write_text(ENVIRONMENT.format(extra=""))
+                cold.append(_conda_step_seconds(project))
+                (project / "environment.yml").write_text(
+                    ENVIRONMENT.format(extra="  - envkit-data\n")
+                )
+                warm.append(_conda_step_seconds(project))
+    docker("rmi", "-f", TAG, check=False)
+    result: dict[str, Any] = {
+        "mirror_mbps": args.mbps,
+        "repeat": args.repeat,
+        "cold_s": cold,
+        "warm_s": warm,
+        "cold_median_s": statistics.median(cold),
+        "warm_median_s": statistics.median(warm),
+        "ratio": statistics.median(cold) / statistics.median(warm),
+    }
+    print(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
