@@ -59,8 +59,11 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# The unit and checks tests (CPU-bound, no engine) on two workers; the engine's tests in one
+# process (they share session images, and their builds queue on one engine anyway).
 test: venv system-deps buildx lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 tests/unit tests/checks
+	$(PY) -m pytest tests/e2e
 
 # Regenerate golden files after an intended template change; review the diff before committing.
 golden: venv

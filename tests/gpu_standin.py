@@ -34,7 +34,8 @@ def build_standin() -> Path:
     if gcc is None:
         raise RuntimeError("gcc is needed to build the NVML stand-in: `make test` installs it")
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / "libnvidia-ml.so.1.partial"
+    # Each process its own partial file: parallel test workers may build it at once.
+    partial = folder / f"libnvidia-ml.so.1.{os.getpid()}.partial"
     subprocess.run(
         [gcc, "-shared", "-fPIC", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(partial),
          str(SOURCE), "-lpthread"],
