@@ -12,10 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.images import TEST_LABEL, docker, ensure_base_image, project_config
+from tests.e2e.images import (
+    TEST_LABEL,
+    copy_project,
+    docker,
+    ensure_base_image,
+    project_config,
+)
 from tests.helpers import envkit
 
 ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image.tag of the e2e project
+CLASSIC_TAG = "envkit-test/classic-e2e:latest"  # the same project by the classic builder
 # `python -m envkit` that takes Ctrl-C even where a background parent ignores SIGINT (a shell
 # starting a job with `&` makes its children ignore it, and they inherit that).
 INTERRUPTIBLE_ENVKIT = [
@@ -49,6 +56,26 @@ def env_image(project_dir: Path) -> Iterator[str]:
     ).stdout.split()
     if leftovers:
         docker("rmi", *leftovers, check=False)
+
+
+@pytest.fixture(scope="session")
+def classic_image(
+    env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """The e2e project built by `auto` where the Docker CLI is not on PATH: the SDK's classic
+    builder, which needs no CLI. Once per session, kept to its end: the classic builder's cache
+    is the image's own layers, so every later classic build of this project (a key change, a
+    locked build) starts from them instead of from nothing."""
+    directory = tmp_path_factory.mktemp("classic")
+    copy_project(project_dir, directory)
+    empty = tmp_path_factory.mktemp("no-docker-cli")
+    built = envkit("build", "--tag", CLASSIC_TAG, cwd=directory, env={"PATH": str(empty)})
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert "builder: the classic builder: the Docker CLI here has no buildx" in built.stdout
+    assert f"tagged {CLASSIC_TAG} (built by classic)" in built.stdout
+    assert "/Dockerfile.classic" in built.stdout
+    yield CLASSIC_TAG
+    docker("rmi", "-f", CLASSIC_TAG, check=False)
 
 
 StartContainer = Callable[..., str]

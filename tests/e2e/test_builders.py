@@ -7,7 +7,6 @@ and the refusal of a builder asked for by name that is not there."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-CLASSIC_TAG = "envkit-test/classic-e2e:latest"
 # What each image holds that differs by backend only if a build went wrong.
 INSIDE = r"""
 import json, os, subprocess, sys
@@ -47,24 +45,6 @@ print(json.dumps({
 def _inside(image: str) -> dict[str, Any]:
     done = docker("run", "--rm", "--entrypoint", "python", image, "-c", INSIDE)
     return json.loads(done.stdout)  # type: ignore[no-any-return]
-
-
-@pytest.fixture(scope="module")
-def classic_image(
-    env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """The e2e project built by `auto` where the Docker CLI is not on PATH: the SDK's classic
-    builder, which needs no CLI."""
-    directory = tmp_path_factory.mktemp("classic")
-    copy_project(project_dir, directory)
-    empty = tmp_path_factory.mktemp("no-docker-cli")
-    built = envkit("build", "--tag", CLASSIC_TAG, cwd=directory, env={"PATH": str(empty)})
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    assert "builder: the classic builder: the Docker CLI here has no buildx" in built.stdout
-    assert f"tagged {CLASSIC_TAG} (built by classic)" in built.stdout
-    assert "/Dockerfile.classic" in built.stdout
-    yield CLASSIC_TAG
-    docker("rmi", "-f", CLASSIC_TAG, check=False)
 
 
 def test_the_session_image_was_built_by_buildkit(env_image: str, project_dir: Path) -> None:

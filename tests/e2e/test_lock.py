@@ -76,9 +76,10 @@ def test_a_locked_rebuild_holds_exactly_the_locked_set(
 
 
 def test_a_locked_classic_build_holds_the_same_set(
-    locked_image: str, first_lock: Path, project_dir: Path, tmp_path: Path
+    locked_image: str, first_lock: Path, project_dir: Path, tmp_path: Path, classic_image: str
 ) -> None:
-    """The same lock through the other builder: the classic one, from Dockerfile.classic."""
+    """The same lock through the other builder: the classic one, from Dockerfile.classic (the
+    session's classic build holds the layers before the locked ones)."""
     tag = "envkit-test/locked-classic:latest"
     try:
         done = envkit(

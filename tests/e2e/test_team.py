@@ -239,8 +239,9 @@ def test_idle_stop_stops_after_the_last_session_keeps_home_and_wakes_on_ssh_and_
     assert during["state"] == "running" and during["sessions"] >= 1, during
     assert during["idle_s"] is not None and during["idle_s"] < 2, during
     out, _ = session.communicate(timeout=30)
+    # "done" is the proof the container lived through the session; its state right after is a
+    # race with idle_stop (4 s), so it is not asserted here.
     assert out.strip() == "done", "the session was cut short: the container stopped under it"
-    assert _state(name)[0] == "running"
 
     # Once the session ends: stopped after idle_stop (and the 30 s start grace), by its own
     # exit 0; restart: on-failure leaves it stopped.
