@@ -83,10 +83,11 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
     in_image = python.provider in ("image-conda", "miniforge")
     custom_url = conda.installer_url if conda else None
     update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
-    routed = bool(rc.custom_channels or rc.default_channels)
     lock = _routed_lock(loaded, python, files.conda_lock, rc) if files.conda_lock else None
     bootstrap = (
-        choose_bootstrap(routed, custom_url is not None) if python.provider == "miniforge" else None
+        choose_bootstrap(rc.routed, custom_url is not None)
+        if python.provider == "miniforge"
+        else None
     )
     return CondaPlan(
         in_image=in_image,

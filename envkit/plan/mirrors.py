@@ -69,6 +69,11 @@ class CondaRc:
         else beside it in condarc.d, so the base's channels stay and only the routing is added."""
         return "/opt/conda/.condarc" if self.channels else "/opt/conda/condarc.d/envkit.yml"
 
+    @property
+    def routed(self) -> bool:
+        """Conda's channels go through a mirror (its default or custom channels)."""
+        return bool(self.custom_channels or self.default_channels)
+
 
 def preset_of(mirrors: Mirrors) -> MirrorPreset:
     return load_presets()[mirrors.preset]

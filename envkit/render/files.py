@@ -145,11 +145,10 @@ def _project_files(plan: Plan) -> dict[str, str]:
     return {f"envkit/project/{f.path}": f.text for f in copied}
 
 
-# Files the build context carries exactly as the package has them (checked Python, not
-# templates): context path -> the package's file.
 ACTIVITY = "envkit/runtime/activity.py"
 CONDA_TOOL = "envkit/conda/conda_tool.py"
-# Programs the build context carries exactly as the package has them (no golden copies).
+# Programs the build context carries exactly as the package has them (checked Python, not
+# templates; no golden copies): context path -> the package's file.
 SHIPPED = {ACTIVITY: "runtime/activity.py", CONDA_TOOL: "runtime/conda_tool.py"}
 
 

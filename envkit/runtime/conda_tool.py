@@ -208,10 +208,19 @@ async def solve(
     return await _fresh_on_304(once, f"cannot solve {' '.join(specs)} from {', '.join(channels)}")
 
 
-async def install(records: list[Any], prefix: Path) -> None:
-    from rattler import PrefixRecord, install
+def installed_records(prefix: Path) -> list[Any]:
+    """The environment's package records (conda-meta/*.json), none for a new prefix."""
+    from rattler import PrefixRecord
 
-    installed = [PrefixRecord.from_path(p) for p in sorted((prefix / "conda-meta").glob("*.json"))]
+    return [PrefixRecord.from_path(p) for p in sorted((prefix / "conda-meta").glob("*.json"))]
+
+
+async def install(records: list[Any], prefix: Path, installed: list[Any] | None = None) -> None:
+    """RECORDS made the environment at PREFIX; INSTALLED is what it holds now (read here when
+    the caller has not read it already)."""
+    from rattler import install
+
+    installed = installed_records(prefix) if installed is None else installed
     try:
         await install(
             records,
@@ -313,15 +322,13 @@ async def add(prefix: Path, specs: list[str]) -> None:
     """SPECS added to the environment. Every installed package stays requested (by name) and
     is preferred at its installed version, so only what SPECS need changes; rattler's install
     removes whatever the solution leaves out."""
-    from rattler import PrefixRecord
-
     rc = read_condarc()
     urls = channel_urls(list(rc.get("channels") or ["conda-forge"]), rc)
     specs, own = routed(specs, rc)
     urls += [url for url in own if url not in urls]
-    installed = [PrefixRecord.from_path(p) for p in sorted((prefix / "conda-meta").glob("*.json"))]
+    installed = installed_records(prefix)
     kept = [record.name.normalized for record in installed]
-    await install(await solve(urls, [*kept, *specs], installed), prefix)
+    await install(await solve(urls, [*kept, *specs], installed), prefix, installed)
 
 
 def packages(prefix: Path) -> list[dict[str, Any]]:
