@@ -15,22 +15,20 @@ Each pair is run REPEAT times, interleaved; medians and their ratio are reported
 from __future__ import annotations
 
 import argparse
-import http.server
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.conda_channel import _Channel, _package, make_channel  # noqa: E402
+from tests.conda_channel import _package, conda_mirror, make_channel  # noqa: E402
 from tests.e2e.images import copy_project, docker, ensure_base_image, project_config  # noqa: E402
-from tests.e2e.mirrors import Recorder, pip_index, serve  # noqa: E402
+from tests.e2e.mirrors import Recorder, pip_index  # noqa: E402
 
 TAG = "envkit-bench/conda:latest"
 # Each build names envkit-big by another spec that the same package meets, so the rendered
@@ -51,31 +49,6 @@ def _big_package(channel: Path) -> None:
     data["noarch"] = "generic"
     _package(channel, data, {"share/envkit-big/blob.bin": os.urandom(20 * 1024 * 1024)})
     asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=True))
-
-
-def _throttled(
-    root: Path, recorder: Recorder, mbps: float
-) -> type[http.server.BaseHTTPRequestHandler]:
-    per_chunk = 65536 / (mbps * 1024 * 1024 / 8)
-
-    class Slow(_Channel):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            self.recorder.add(self.path)
-            target = (self.root / self.path.split("?")[0].lstrip("/")).resolve()
-            if not target.is_file():
-                self.send_response(404)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            body = target.read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            for start in range(0, len(body), 65536):
-                self.wfile.write(body[start : start + 65536])
-                time.sleep(per_chunk)
-
-    return type("Slow", (Slow,), {"root": root, "recorder": recorder})
 
 
 def _conda_step_seconds(project: Path) -> float:
@@ -116,12 +89,12 @@ def main() -> None:
         config = copy_project(base, project)
         channel = make_channel(work / "mirror")
         _big_package(channel)
-        handler = _throttled(work / "mirror", Recorder(), args.mbps)
-        with serve(handler) as port, pip_index(Recorder()) as pip_url:
+        mirror = conda_mirror(work / "mirror", Recorder(), args.mbps)
+        with mirror as conda_url, pip_index(Recorder()) as pip_url:
             text = config.read_text().replace("  pip: [tqdm]\n", "")
             text = text.replace(
                 "  preset: official\n",
-                f"  preset: official\n  conda: http://127.0.0.1:{port}\n  pip: {pip_url}/simple\n"
+                f"  preset: official\n  conda: {conda_url}\n  pip: {pip_url}/simple\n"
                 "  trusted_hosts: [127.0.0.1]\n",
             ).replace("runtime:\n", "runtime:\n  build_network: host\n")
             config.write_text(text + "conda:\n  file: environment.yml\n")

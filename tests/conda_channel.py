@@ -24,6 +24,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -175,6 +176,7 @@ def make_channel(root: Path, platform: str = "linux-64") -> Path:
 class _Channel(http.server.BaseHTTPRequestHandler):
     root: Path
     recorder: Recorder
+    mbps: float | None = None  # a remote mirror's pace (the benchmark's); None: loopback's
 
     def do_GET(self) -> None:
         self.recorder.add(self.path)
@@ -190,16 +192,22 @@ class _Channel(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        chunk = 65536
+        for start in range(0, len(body), chunk):
+            self.wfile.write(body[start : start + chunk])
+            if self.mbps:
+                time.sleep(chunk * 8 / (self.mbps * 1024 * 1024))
 
     def log_message(self, *args: object) -> None:
         return None
 
 
 @contextmanager
-def conda_mirror(root: Path, recorder: Recorder) -> Iterator[str]:
+def conda_mirror(root: Path, recorder: Recorder, mbps: float | None = None) -> Iterator[str]:
     """ROOT served at http://127.0.0.1:PORT, laid out as a mirror's root is: its channels under
-    /cloud/ (mirrors.conda points here). Yields the root URL."""
-    handler = type("Channel", (_Channel,), {"root": root, "recorder": recorder})
+    /cloud/ (mirrors.conda points here), at MBPS megabits per second where given. Yields the
+    root URL."""
+    facts = {"root": root, "recorder": recorder, "mbps": mbps}
+    handler = type("Channel", (_Channel,), facts)
     with serve(handler) as port:
         yield f"http://127.0.0.1:{port}"

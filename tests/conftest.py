@@ -6,23 +6,31 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+
+@contextmanager
+def _environment_variable(name: str, value: Path) -> Iterator[Path]:
+    """NAME set to VALUE while the fixture lasts, then as it was."""
+    previous = os.environ.get(name)
+    os.environ[name] = str(value)
+    yield value
+    if previous is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = previous
 
 
 @pytest.fixture(autouse=True)
 def _private_history(tmp_path_factory: pytest.TempPathFactory) -> object:
     """Every verify a test runs records into a history of the test's own, never the user's."""
     path = tmp_path_factory.mktemp("history") / "history.sqlite3"
-    previous = os.environ.get("ENVKIT_HISTORY")
-    os.environ["ENVKIT_HISTORY"] = str(path)
-    yield path
-    if previous is None:
-        os.environ.pop("ENVKIT_HISTORY", None)
-    else:
-        os.environ["ENVKIT_HISTORY"] = previous
+    with _environment_variable("ENVKIT_HISTORY", path):
+        yield path
 
 
 @pytest.fixture(autouse=True)
@@ -30,13 +38,8 @@ def _private_node_state(tmp_path_factory: pytest.TempPathFactory) -> object:
     """The node's memory (the kernel log's cursor, the GPU topology baseline) is the test's
     own, never this machine's."""
     path = tmp_path_factory.mktemp("node") / "node-state.json"
-    previous = os.environ.get("ENVKIT_NODE_STATE")
-    os.environ["ENVKIT_NODE_STATE"] = str(path)
-    yield path
-    if previous is None:
-        os.environ.pop("ENVKIT_NODE_STATE", None)
-    else:
-        os.environ["ENVKIT_NODE_STATE"] = previous
+    with _environment_variable("ENVKIT_NODE_STATE", path):
+        yield path
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -44,13 +47,8 @@ def _private_template_cache(tmp_path_factory: pytest.TempPathFactory) -> object:
     """Compiled templates are kept in the session's own cache (shared by its renders), never
     in the user's ~/.cache."""
     path = tmp_path_factory.mktemp("envkit-cache")
-    previous = os.environ.get("ENVKIT_CACHE_DIR")
-    os.environ["ENVKIT_CACHE_DIR"] = str(path)
-    yield path
-    if previous is None:
-        os.environ.pop("ENVKIT_CACHE_DIR", None)
-    else:
-        os.environ["ENVKIT_CACHE_DIR"] = previous
+    with _environment_variable("ENVKIT_CACHE_DIR", path):
+        yield path
 
 
 @pytest.fixture

@@ -53,6 +53,11 @@ def _tool(*args: str, rc: Path, cache: Path, **env: str) -> subprocess.Completed
     )
 
 
+def _names(prefix: Path) -> list[str]:
+    """The packages the environment's records name."""
+    return sorted(json.loads(m.read_text())["name"] for m in (prefix / "conda-meta").glob("*.json"))
+
+
 def _environment(folder: Path, body: str) -> Path:
     path = folder / "environment.yml"
     path.write_text("name: t\nchannels: [conda-forge]\ndependencies:\n" + body)
@@ -116,7 +121,7 @@ def test_an_explicit_list_installs_exactly_its_packages_and_a_wrong_hash_install
         "create", "-p", str(again), "--explicit", str(lock), rc=rc, cache=tmp_path / "c2"
     )
     assert copied.returncode == 0, copied.stderr
-    names = sorted(json.loads(m.read_text())["name"] for m in (again / "conda-meta").glob("*.json"))
+    names = _names(again)
     assert names == ["envkit-hello", "python"]
 
     url = lines[1].split("#")[0]
@@ -164,9 +169,7 @@ def test_a_specs_own_channel_goes_through_the_mirror_and_install_adds_to_an_envi
     )
     added = _tool("install", "envkit-data", rc=rc, cache=tmp_path / "p", CONDA_PREFIX=str(prefix))
     assert added.returncode == 0, added.stderr
-    names = sorted(
-        json.loads(m.read_text())["name"] for m in (prefix / "conda-meta").glob("*.json")
-    )
+    names = _names(prefix)
     assert names == ["envkit-data", "envkit-hello", "python"]
     assert any(p.endswith("envkit-data-2.0-0.conda") for p in recorder.paths)
 
