@@ -19,16 +19,39 @@ class CudaRelease:
     family_min_driver: str  # minimum under minor-version compatibility
     cudnn_tag: str  # "cudnn8" or "cudnn" (cuDNN 9 images drop the number)
     ubuntu: tuple[str, ...]  # nvidia/cuda bases, the default first; () = no image
+    arm64_ubuntu: tuple[str, ...] = ()  # those of them with a linux/arm64 image
+
+    def ubuntu_on(self, arch: str) -> tuple[str, ...]:
+        return self.arm64_ubuntu if arch == "arm64" else self.ubuntu
+
+
+@dataclass(frozen=True)
+class ArchBuilds:
+    """One architecture's builds of a torch release."""
+
+    cuda: tuple[str, ...]  # CUDA builds on download.pytorch.org for this architecture
+    pypi: str | None  # PyPI's own wheel: its CUDA version, "cpu", or None (no wheel)
+    images: dict[str, int]  # pytorch/pytorch images of this architecture
+
+
+NO_BUILDS = ArchBuilds((), None, {})
 
 
 @dataclass(frozen=True)
 class TorchRelease:
     version: str
-    cuda: tuple[str, ...]  # CUDA builds on download.pytorch.org
+    cuda: tuple[str, ...]  # CUDA builds on download.pytorch.org (x86-64)
     images: dict[str, int]  # CUDA version -> cuDNN major of the pytorch/pytorch image
     python: tuple[str, ...]
     confirmed: bool
-    default_cuda: str | None  # the build PyPI's own torch wheel carries
+    default_cuda: str | None  # the build PyPI's own torch wheel carries (x86-64)
+    arm64: ArchBuilds = NO_BUILDS  # linux/arm64's builds (Grace nodes)
+
+    def on(self, arch: str) -> ArchBuilds:
+        """This release's builds for one architecture (Debian's name: amd64, arm64)."""
+        if arch == "arm64":
+            return self.arm64
+        return ArchBuilds(self.cuda, self.default_cuda, self.images)
 
 
 @dataclass(frozen=True)
@@ -59,6 +82,18 @@ def _optional(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def _arch_builds(raw: dict[str, object] | None) -> ArchBuilds:
+    if not raw:
+        return NO_BUILDS
+    images = raw.get("images") or {}
+    assert isinstance(images, dict)
+    return ArchBuilds(
+        cuda=tuple(str(c) for c in raw.get("cuda") or ()),  # type: ignore[attr-defined]
+        pypi=_optional(raw.get("pypi")),
+        images={str(k): int(v) for k, v in images.items()},
+    )
+
+
 @cache
 def load_table() -> CompatTable:
     raw = load_yaml("compat.yaml")
@@ -71,6 +106,7 @@ def load_table() -> CompatTable:
             family_min_driver=str(row["family_min_driver"]),
             cudnn_tag=row["cudnn_tag"],
             ubuntu=tuple(row["ubuntu"]),
+            arm64_ubuntu=tuple(row.get("arm64_ubuntu", ())),
         )
         for ver, row in raw["cuda"].items()
     }
@@ -82,6 +118,7 @@ def load_table() -> CompatTable:
             python=tuple(row["python"]),
             confirmed=bool(row.get("confirmed", True)),
             default_cuda=row.get("default_cuda"),
+            arm64=_arch_builds(row.get("arm64")),
         )
         for ver, row in raw["torch"].items()
     }
@@ -111,26 +148,65 @@ def resolve_torch(table: CompatTable, requested: str | None) -> TorchRelease:
     )
 
 
-def cuda_choices(table: CompatTable, torch: TorchRelease, flavor: str) -> list[str]:
-    """The CUDA builds a flavor can use: pytorch needs a pytorch/pytorch image, cuda an
-    nvidia/cuda base (CUDA 10.2's were deleted), custom brings its own base."""
-    if flavor == "pytorch":
-        return sorted(torch.images, key=version_key)
-    builds = sorted(torch.cuda, key=version_key)
-    if flavor == "cuda":
-        return [c for c in builds if table.cuda[c].ubuntu and table.cuda[c].full]
-    return builds
+AMD64 = ("amd64",)
+
+
+def cuda_choices(
+    table: CompatTable, torch: TorchRelease, flavor: str, archs: tuple[str, ...] = AMD64
+) -> list[str]:
+    """The CUDA builds a flavor can use on every one of ARCHS: pytorch needs a pytorch/pytorch
+    image, cuda an nvidia/cuda base (CUDA 10.2's were deleted), custom brings its own base."""
+    found: set[str] | None = None
+    for arch in archs:
+        builds = torch.on(arch)
+        if flavor == "pytorch":
+            mine = set(builds.images)
+        elif flavor == "cuda":
+            mine = {c for c in builds.cuda if table.cuda[c].ubuntu_on(arch) and table.cuda[c].full}
+        else:
+            mine = set(builds.cuda)
+        found = mine if found is None else found & mine
+    return sorted(found or (), key=version_key)
+
+
+def _on_arm(archs: tuple[str, ...]) -> str:
+    return " on linux/arm64" if "arm64" in archs else ""
+
+
+def releases_with_arm64_cuda(table: CompatTable) -> list[str]:
+    """Torch releases with a CUDA build for linux/arm64, each with its builds: the choices a
+    refusal names."""
+    rows = [t for t in table.torch.values() if t.arm64.cuda]
+    return [f"{t.version} (CUDA {', '.join(t.arm64.cuda)})" for t in rows][-4:]
 
 
 def resolve_cuda(
-    table: CompatTable, torch: TorchRelease, requested: str | None, *, flavor: str
+    table: CompatTable,
+    torch: TorchRelease,
+    requested: str | None,
+    *,
+    flavor: str,
+    archs: tuple[str, ...] = AMD64,
 ) -> CudaRelease:
-    """Pick the CUDA build for a torch release among those the flavor can use; by default
-    PyPI's build (default_cuda) when it fits, else the newest."""
-    choices = cuda_choices(table, torch, flavor)
+    """Pick the CUDA build for a torch release among those the flavor can use on every one of
+    ARCHS; by default PyPI's build (default_cuda) when it fits, else the newest."""
+    choices = cuda_choices(table, torch, flavor, archs)
     if not choices:
+        if "arm64" in archs and not torch.arm64.cuda:
+            newer = releases_with_arm64_cuda(table)
+            raise FieldError(
+                f"torch {torch.version} has no CUDA build for linux/arm64",
+                f"choose a release that has: {', '.join(newer) or 'none known'} "
+                "(`envkit compat --arch arm64`)",
+            )
+        if flavor == "pytorch" and "arm64" in archs and not torch.arm64.images:
+            raise FieldError(
+                f"pytorch/pytorch has no linux/arm64 image of torch {torch.version}",
+                "use base.flavor: cuda (nvidia/cuda images have linux/arm64; envkit installs "
+                "torch's aarch64 CUDA build), or custom with your own base image",
+            )
         raise FieldError(
-            f"no CUDA build of torch {torch.version} has a {_BASES[flavor]}",
+            f"no CUDA build of torch {torch.version} has a {_BASES[flavor]}{_on_arm(archs)}",
             "use base.flavor: custom with your own base image, or another torch release",
         )
     if requested is None:
@@ -138,15 +214,23 @@ def resolve_cuda(
         return table.cuda[preferred if preferred in choices else choices[-1]]
     if requested in choices:
         return table.cuda[requested]
-    if requested in torch.cuda:
+    everywhere = set.intersection(*(set(torch.on(a).cuda) for a in archs))
+    if requested in everywhere:
         other = (
             "base.flavor: cuda (nvidia/cuda + pip wheels)"
             if flavor == "pytorch"
             else ("base.flavor: custom with your own base image")
         )
         raise FieldError(
-            f"torch {torch.version}'s CUDA {requested} build has no {_BASES[flavor]}",
+            f"torch {torch.version}'s CUDA {requested} build has no {_BASES[flavor]}"
+            f"{_on_arm(archs)}",
             f"choose CUDA {_or_list(choices)}, or use {other}",
+        )
+    if requested in torch.cuda and "arm64" in archs:
+        raise FieldError(
+            f"torch {torch.version}'s CUDA {requested} build has no linux/arm64 wheels",
+            f"choose CUDA {_or_list(sorted(torch.arm64.cuda, key=version_key))} "
+            "(`envkit compat --arch arm64`)",
         )
     raise FieldError(
         f"torch {torch.version} has no CUDA {requested} build",
@@ -162,19 +246,31 @@ _BASES = {
 
 
 def torch_source(
-    torch: TorchRelease, cuda: CudaRelease | None, requested: str, *, custom_index: bool
+    torch: TorchRelease,
+    cuda: CudaRelease | None,
+    requested: str,
+    *,
+    custom_index: bool,
+    archs: tuple[str, ...] = AMD64,
 ) -> str:
     """pypi or pytorch-index: where envkit installs torch from. auto takes PyPI (so a mirror
-    preset's PyPI serves it) when PyPI's plain wheel is the wanted build, unless the config
-    names its own PyTorch index."""
-    on_pypi = cuda is not None and cuda.version == torch.default_cuda
-    if requested == "pypi" and not on_pypi:
-        wanted = f"CUDA {cuda.version}" if cuda else "CPU-only"
-        raise FieldError(
-            f"PyPI's torch {torch.version} is the CUDA {torch.default_cuda} build, not the "
-            f"{wanted} one",
-            f'set cuda: "{torch.default_cuda}", or torch_source: pytorch-index (or auto)',
-        )
+    preset's PyPI serves it) when PyPI's plain wheel is the wanted build on every architecture
+    the image is built for, unless the config names its own PyTorch index. PyPI's aarch64
+    wheel is a CPU build: a GPU box on Grace gets its torch from the PyTorch index."""
+    wanted = cuda.version if cuda is not None else None
+    for arch in archs:
+        pypi = torch.on(arch).pypi
+        if requested == "pypi" and (wanted is None or pypi != wanted):
+            platform = f"linux/{arch}"
+            carried = f"CUDA {pypi}" if pypi not in (None, "cpu") else (pypi or "no")
+            asked = f"CUDA {wanted}" if wanted else "CPU-only"
+            raise FieldError(
+                f"PyPI's torch {torch.version} for {platform} is the {carried} build, not the "
+                f"{asked} one",
+                "set torch_source: pytorch-index (or auto)"
+                + (f', or cuda: "{pypi}"' if pypi not in (None, "cpu") and arch != "arm64" else ""),
+            )
+    on_pypi = wanted is not None and all(torch.on(a).pypi == wanted for a in archs)
     if requested != "auto":
         return requested
     return "pypi" if on_pypi and not custom_index else "pytorch-index"
@@ -189,22 +285,25 @@ def check_python(torch: TorchRelease, python: str) -> None:
 
 
 def pytorch_image(torch: TorchRelease, cuda: CudaRelease, variant: str) -> str:
-    cudnn = torch.images[cuda.version]
+    cudnn = torch.images.get(cuda.version) or torch.arm64.images[cuda.version]
     return f"pytorch/pytorch:{torch.version}-cuda{cuda.version}-cudnn{cudnn}-{variant}"
 
 
-def nvidia_cuda_image(cuda: CudaRelease, variant: str, ubuntu: str | None) -> str:
-    if not cuda.ubuntu or cuda.full is None:
+def nvidia_cuda_image(
+    cuda: CudaRelease, variant: str, ubuntu: str | None, archs: tuple[str, ...] = AMD64
+) -> str:
+    bases = [u for u in cuda.ubuntu if all(u in cuda.ubuntu_on(a) for a in archs)]
+    if not bases or cuda.full is None:
         raise FieldError(
-            f"nvidia/cuda has no CUDA {cuda.version} image envkit knows of",
+            f"nvidia/cuda has no CUDA {cuda.version} image{_on_arm(archs)} envkit knows of",
             "choose another CUDA version, or base.flavor: custom with your own base image",
         )
-    if ubuntu is not None and ubuntu not in cuda.ubuntu:
+    if ubuntu is not None and ubuntu not in bases:
         raise FieldError(
-            f"nvidia/cuda {cuda.full} has no Ubuntu {ubuntu} image",
-            f"choose base.ubuntu {_or_list(list(cuda.ubuntu))}",
+            f"nvidia/cuda {cuda.full} has no Ubuntu {ubuntu} image{_on_arm(archs)}",
+            f"choose base.ubuntu {_or_list(bases)}",
         )
-    chosen = ubuntu or cuda.ubuntu[0]
+    chosen = ubuntu or bases[0]
     return f"nvidia/cuda:{cuda.full}-{cuda.cudnn_tag}-{variant}-ubuntu{chosen}"
 
 

@@ -35,18 +35,30 @@ def compat(
     mirrors: Annotated[
         bool, typer.Option("--mirrors", help="List mirror presets instead.")
     ] = False,
+    arch: Annotated[
+        str | None,
+        typer.Option(
+            metavar="ARCH", help="One architecture's builds: amd64 or arm64 (Grace nodes)."
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show the CUDA/PyTorch/image/driver table, or resolve one request against it.
 
     \b
-    Example: envkit compat --torch 2.4.1"""
+    Example: envkit compat --torch 2.4.1 (--arch arm64: on Grace nodes)"""
     if ctx.invoked_subcommand is not None:
         return
     from envkit.commands import compat as command
 
     request = command.CompatRequest(
-        torch=torch, cuda=cuda, flavor=flavor, driver=driver, mirrors=mirrors, json=as_json
+        torch=torch,
+        cuda=cuda,
+        flavor=flavor,
+        driver=driver,
+        mirrors=mirrors,
+        json=as_json,
+        arch=arch,
     )
     raise typer.Exit(command.run(request))
 

@@ -89,6 +89,15 @@ BuildFlag = Annotated[
 LockedFlag = Annotated[
     bool, typer.Option("--locked", help="Install exactly what envkit.lock lists.")
 ]
+PlatformOption = Annotated[
+    str | None,
+    typer.Option(
+        "--platform",
+        metavar="PLATFORM",
+        help="Only this one of the config's platforms (linux/amd64, linux/arm64): a lock holds "
+        "one platform's packages.",
+    ),
+]
 LockFileOption = Annotated[
     Path | None,
     typer.Option(

@@ -19,6 +19,7 @@ from envkit.cli.options import (
     MemberArgument,
     MemberOption,
     OutDir,
+    PlatformOption,
     QuietFlag,
     RegistryOption,
     SshWait,
@@ -152,6 +153,7 @@ def build(
     builder: BuilderOption = None,
     registry: RegistryOption = None,
     force_build: BuildFlag = False,
+    platform: PlatformOption = None,
 ) -> None:
     """Render, then build the image (each step's duration, a summary of where the time went);
     where a registry is set and has the image these inputs build, pull it instead.
@@ -177,6 +179,7 @@ def build(
         builder=builder,
         registry=registry,
         force_build=force_build,
+        platform=platform,
     )
     raise typer.Exit(command.run(request))
 
@@ -317,6 +320,7 @@ def lock(
     config: ConfigOption = None,
     lock_file: LockFileOption = None,
     tag: TagOption = None,
+    platform: PlatformOption = None,
 ) -> None:
     """Lock the built image: base digest, apt, conda, pip (with sums) and torch, in envkit.lock.
 
@@ -324,7 +328,7 @@ def lock(
     Example: envkit lock && git add envkit.lock"""
     from envkit.commands import lock as command
 
-    request = command.LockRequest(config=config, lock_file=lock_file, tag=tag)
+    request = command.LockRequest(config=config, lock_file=lock_file, tag=tag, platform=platform)
     raise typer.Exit(command.run(request))
 
 

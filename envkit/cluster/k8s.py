@@ -88,6 +88,7 @@ class K8sPlan:
     timeout_s: int
     shm_limit: str
     node_selector: tuple[tuple[str, str], ...]
+    architectures: tuple[str, ...]  # kubernetes.io/arch values the image has: amd64, arm64
     config_json: str  # the runner's settings, target k8s://node/$(NODE_NAME)
     monitor_config_json: str
     health_config_json: str  # `health --npd`'s settings (the node's own subset)
@@ -179,6 +180,14 @@ def _check_request(request: K8sRequest) -> None:
             raise EnvkitError(f"{flag} {value} is out of range", f"choose {low} to {high}")
 
 
+def _architectures(plan: Plan) -> tuple[str, ...]:
+    """The image's architectures, as Kubernetes labels nodes: `platforms:`, else this
+    machine's (the image is built where envkit runs)."""
+    from envkit.platforms import architecture, this_machine
+
+    return tuple(architecture(p).arch for p in plan.platforms or (this_machine(),))
+
+
 def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
     _check_request(request)
     gpus = request.gpus_per_node
@@ -201,6 +210,7 @@ def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
         timeout_s=request.timeout_s,
         shm_limit=_quantity(plan.runtime.shm_size),
         node_selector=selector,
+        architectures=_architectures(plan),
         config_json=json.dumps(settings.runner_config(TARGET, None), sort_keys=True),
         monitor_config_json=json.dumps(monitor.runner_config(TARGET, None), sort_keys=True),
         health_config_json=json.dumps(monitor.runner_config("local", None), sort_keys=True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +14,26 @@ from docker.errors import DockerException, ImageNotFound
 from envkit.engine.build import BuildOptions
 from envkit.engine.builders import build_image, choose_backend
 from envkit.engine.client import docker_client
+from envkit.engine.emulation import require_emulation
 from envkit.engine.facts import engine_facts
 from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
 from envkit.engine.registry import CONTEXT_LABEL
 from envkit.errors import BuildFailedError, EnvkitError
-from envkit.lock.pins import check_base
+from envkit.lock.pins import check_base, check_platforms
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
 from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
+from envkit.platforms import platform_tag
 from envkit.render.files import render_files
 from envkit.render.steps import STEPS_LABEL, Step, label, reused, steps
 from envkit.services.project import LOCK_FILE, Project, load_project, render_project, with_lock
-from envkit.services.sharing import fetch_shared, inputs_of, registry_of, shared_image
+from envkit.services.sharing import (
+    build_platforms,
+    fetch_shared,
+    inputs_of,
+    local_images,
+    registry_of,
+    shared_image,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +53,7 @@ class BuildRequest:
     force_build: bool = False  # --build: build here even where the registry has the image
     progress: str = "auto"  # tty, plain, json, or auto (tty on a terminal)
     dry_run: bool = False  # render and list the steps; build nothing
+    platform: str | None = None  # --platform: only this one of the config's platforms
 
 
 def _args(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -121,25 +131,63 @@ def build_project(request: BuildRequest) -> str:
     if request.locked:  # every refusal comes before anything is written or the engine asked
         project, lock = with_lock(project, request.lock_file)
     client = docker_client()
-    podman = engine_facts(client).podman
-    backend = choose_backend(request.builder or project.plan.install.builder, podman)
+    facts = engine_facts(client)
+    backend = choose_backend(request.builder or project.plan.install.builder, facts.podman)
+    platforms = build_platforms(project, client, request.platform)
+    for platform in platforms:
+        require_emulation(platform, facts.platform, facts.remote)
     if lock is not None:
         check_base(lock, client, request.lock_file or project.project_dir / LOCK_FILE)
+        check_platforms(lock, platforms, request.lock_file or project.project_dir / LOCK_FILE)
     render_project(project)
     tag = request.tag or project.plan.image.tag
     shared = None
     if registry is not None:
-        shared = shared_image(project, registry, build_args)
-        if not request.force_build:
-            local = fetch_shared(client, project, shared, _say_to(request))
-            if local is not None:
-                _tagged(request, tag, local.id, f"pulled from {registry}; --build builds here")
-                if request.tag:
-                    repository, _, name = tag.rpartition(":")
-                    local.tag(repository, name)
-                return tag
-    _build(request, project, client, backend, build_args, shared)
+        every = build_platforms(project, client)  # the inputs tag names them all
+        shared = shared_image(project, registry, build_args, platforms=every)
+        wanted = not request.force_build and request.platform is None
+        if wanted and _pulled(request, project, client, shared, tag):
+            return tag
+    images = _platform_images(project, request.tag, platforms, request.platform is not None)
+    for platform, image_tag in images.items():
+        native = platform == facts.platform and len(images) == 1
+        built = replace(request, tag=image_tag)
+        _build(built, project, client, backend, build_args, shared, None if native else platform)
+    if len(images) > 1:  # the engine's own platform (else the first) is also the project's tag
+        main = images.get(facts.platform) or images[platforms[0]]
+        repository, _, name = tag.rpartition(":")
+        client.images.get(main).tag(repository, name)
+        if not request.quiet and not request.json:
+            sys.stdout.write(f"tagged {tag} as {main}; `envkit push` joins the platforms\n")
     return tag
+
+
+def _pulled(request: BuildRequest, project: Project, client: Any, shared: Any, tag: str) -> bool:
+    """Where the registry has the image these inputs build, pull it instead (the engine's own
+    platform of it); whether it did."""
+    local = fetch_shared(client, project, shared, _say_to(request))
+    if local is None:
+        return False
+    registry = shared.registry_host
+    _tagged(request, tag, local.id, f"pulled from {registry}; --build builds here")
+    if request.tag:
+        repository, _, name = tag.rpartition(":")
+        local.tag(repository, name)
+    return True
+
+
+def _platform_images(
+    project: Project, tag: str | None, platforms: tuple[str, ...], picked: bool
+) -> dict[str, str]:
+    """Each platform's image tag: --tag's (TAG-ARCH each where several) or the project's; a
+    --platform of several is that platform's own (TAG-ARCH), as `envkit push` expects it."""
+    if picked and tag is None and len(project.plan.platforms) > 1:
+        return {platforms[0]: platform_tag(project.plan.image.tag, platforms[0])}
+    if tag is None:
+        return local_images(project, platforms)
+    if len(platforms) == 1:
+        return {platforms[0]: tag}
+    return {platform: platform_tag(tag, platform) for platform in platforms}
 
 
 def _build(
@@ -149,6 +197,7 @@ def _build(
     backend: Any,
     build_args: dict[str, str],
     shared: Any,
+    platform: str | None = None,
 ) -> None:
     plan, out_dir = project.plan, project.context_dir
     tag = request.tag or plan.image.tag
@@ -157,12 +206,14 @@ def _build(
         sys.stdout.write(json.dumps({"event": "builder", "builder": backend.name}) + "\n")
     elif not request.quiet:
         sys.stdout.write(
-            f"building {tag} from {out_dir}/{backend.dockerfile} (base {plan.image.base})\n"
+            f"building {tag}{f' for {platform}' if platform else ''} from "
+            f"{out_dir}/{backend.dockerfile} (base {plan.image.base})\n"
             f"builder: {backend.why}\n"
         )
     # The inputs digest is a label whether or not a registry is set: `envkit push` later checks
     # that the image it sends is the one these inputs build.
-    context = shared.context if shared else inputs_of(project, build_args)
+    platforms = build_platforms(project, client)
+    context = shared.context if shared else inputs_of(project, build_args, platforms=platforms)
     options = BuildOptions(
         tag=tag,
         no_cache=request.no_cache,
@@ -175,6 +226,7 @@ def _build(
         },
         cache_from=_cache_from(client, backend.name, shared, _say_to(request)),
         secrets=_secrets(plan, backend.name, _say_to(request)),
+        platform=platform,
     )
     try:
         progress = build_image(client, out_dir, options, reporter, backend)

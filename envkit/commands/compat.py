@@ -13,8 +13,11 @@ from envkit.catalog.mirrors import load_presets
 from envkit.errors import EnvkitError, FieldError
 
 
-def show_table(as_json: bool) -> None:
+def show_table(as_json: bool, arch: str | None = None) -> None:
     table = catalog.load_table()
+    if arch is not None:
+        show_arch_table(table, arch, as_json)
+        return
     if as_json:
         typer.echo(
             json.dumps(
@@ -58,35 +61,78 @@ def show_table(as_json: bool) -> None:
     console.print(drivers)
 
 
+def _pypi_build(build: str | None) -> str:
+    if build is None:
+        return "none (PyPI has no wheel for it)"
+    return "CPU" if build == "cpu" else f"CUDA {build}"
+
+
+def show_arch_table(table: catalog.CompatTable, arch: str, as_json: bool) -> None:
+    """One architecture's rows: each release's CUDA builds there, what PyPI's wheel is, and
+    its pytorch/pytorch images."""
+    rows = {v: table.torch[v].on(arch) for v in sorted(table.torch, key=catalog.version_key)}
+    if as_json:
+        typer.echo(json.dumps({v: asdict(b) for v, b in rows.items()}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Table(title=f"torch on linux/{arch} (envkit table {table.table_version})")
+    for column in ("torch", "CUDA wheels (download.pytorch.org)", "PyPI's wheel", "images"):
+        out.add_column(column)
+    for version in reversed(list(rows)):
+        builds = rows[version]
+        images = ", ".join(f"cuda{c}" for c in builds.images) or "none"
+        out.add_row(version, ", ".join(builds.cuda) or "none", _pypi_build(builds.pypi), images)
+    Console().print(out)
+
+
 FLAVORS = ("pytorch", "cuda", "custom")
 
 
 def show_resolution(
-    torch: str, cuda: str | None, flavor: str, driver: str | None, as_json: bool
+    torch: str,
+    cuda: str | None,
+    flavor: str,
+    driver: str | None,
+    as_json: bool,
+    arch: str = "amd64",
 ) -> None:
     table = catalog.load_table()
     if flavor not in FLAVORS:
         raise EnvkitError(f"--flavor: {flavor!r} is not a flavor", f"choose {', '.join(FLAVORS)}")
+    archs = (arch,)
     try:
         release = catalog.resolve_torch(table, torch)
-        chosen = catalog.resolve_cuda(table, release, cuda, flavor=flavor)
+        chosen = catalog.resolve_cuda(table, release, cuda, flavor=flavor, archs=archs)
         if flavor == "pytorch":
             image = catalog.pytorch_image(release, chosen, "runtime")
         elif flavor == "cuda":
-            image = catalog.nvidia_cuda_image(chosen, "runtime", None)
+            image = catalog.nvidia_cuda_image(chosen, "runtime", None, archs)
         else:
             image = "your base.image"
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
+    builds = release.on(arch)
+    source = (
+        "image"
+        if flavor == "pytorch"
+        else catalog.torch_source(release, chosen, "auto", custom_index=False, archs=archs)
+    )
+    index = f"https://download.pytorch.org/whl/{chosen.wheel}"
     result = {
         "torch": release.version,
+        "platform": f"linux/{arch}",
         "cuda": chosen.version,
+        "cuda_builds": list(builds.cuda),
         "image": image,
-        "wheel_index": f"https://download.pytorch.org/whl/{chosen.wheel}",
-        "pypi_build": f"CUDA {release.default_cuda}" if release.default_cuda else "CPU",
-        "torch_source": "image"
-        if flavor == "pytorch"
-        else catalog.torch_source(release, chosen, "auto", custom_index=False),
+        "wheel_index": index,
+        "pypi_build": _pypi_build(builds.pypi),
+        "torch_source": source,
+        "torch_from": {
+            "image": f"the image {image}",
+            "pypi": "PyPI (the pip index: a mirror preset's PyPI serves it)",
+        }.get(source, index),
         "confirmed": release.confirmed,
         "min_driver": chosen.min_driver or "not yet in the table (the family floor applies)",
         "python": list(release.python),
@@ -141,14 +187,25 @@ class CompatRequest:
     driver: str | None = None  # judge this host driver too
     mirrors: bool = False  # list the mirror presets instead
     json: bool = False
+    arch: str | None = None  # --arch: one architecture's builds (arm64, linux/arm64, aarch64)
 
 
 def run(request: CompatRequest) -> int:
     """`envkit compat`: the mirror presets, the whole table, or one request resolved."""
+    from envkit.platforms import architecture
+
+    arch = architecture(request.arch).arch if request.arch is not None else None
     if request.mirrors:
         show_mirrors(request.json)
     elif request.torch is None:
-        show_table(request.json)
+        show_table(request.json, arch)
     else:
-        show_resolution(request.torch, request.cuda, request.flavor, request.driver, request.json)
+        show_resolution(
+            request.torch,
+            request.cuda,
+            request.flavor,
+            request.driver,
+            request.json,
+            arch or "amd64",
+        )
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from envkit.checks.programs.lockstate import INDEX_INSTALLERS
 from envkit.errors import EnvkitError
 from envkit.lock.make import make_lock
-from envkit.services.project import LOCK_FILE, load_project
+from envkit.services.project import LOCK_FILE, Project, load_project
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,6 +19,7 @@ class LockRequest:
     config: str | None = None
     lock_file: Path | None = None  # where to write (default envkit.lock beside the config)
     tag: str | None = None  # the image to lock (default the project's)
+    platform: str | None = None  # --platform: that platform's image of a multi-platform build
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -35,9 +36,26 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def _platform_image(project: Project, platform: str | None) -> str:
+    """The image a lock is made from: the project's, or one platform's of several."""
+    if platform is None:
+        return project.plan.image.tag
+    from envkit.engine.client import docker_client
+    from envkit.services.sharing import build_platforms, local_images
+
+    every = build_platforms(project, docker_client())
+    chosen = build_platforms(project, None, platform) if project.plan.platforms else every
+    if chosen[0] not in every:
+        raise EnvkitError(
+            f"--platform {platform}: this project is built for {', '.join(every)}",
+            "pick one of those",
+        )
+    return local_images(project, every)[chosen[0]]
+
+
 def run(request: LockRequest) -> int:
     project = load_project(request.config)
-    image = request.tag or project.plan.image.tag
+    image = request.tag or _platform_image(project, request.platform)
     made = make_lock(project.plan, image)
     path = request.lock_file or project.project_dir / LOCK_FILE
     _write_atomically(path, made.text)

@@ -7,14 +7,22 @@ import sys
 
 from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
-from envkit.services.sharing import ShareRequest, fetch_shared, prepared, say
+from envkit.services.sharing import (
+    ShareRequest,
+    build_platforms,
+    fetch_shared,
+    prepared,
+    say,
+    shared_image,
+)
 
 PullRequest = ShareRequest
 
 
 def run(request: PullRequest) -> int:
-    project, image = prepared(request)
+    project, registry = prepared(request)
     client = docker_client()
+    image = shared_image(project, registry, platforms=build_platforms(project, client))
     local = fetch_shared(client, project, image, say)
     if local is None:
         raise EnvkitError(

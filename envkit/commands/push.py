@@ -1,33 +1,71 @@
 """`envkit push`: the built image to the team's registry, tagged by a digest of its inputs (and
-latest), so every machine with the same envkit.yaml and lock pulls it instead of building."""
+latest), so every machine with the same envkit.yaml and lock pulls it instead of building. A
+multi-platform build pushes each platform's image and joins them under that one tag."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from envkit.engine.client import docker_client, require_image
-from envkit.engine.registry import CONTEXT_LABEL, push
+from envkit.engine.registry import CONTEXT_LABEL, SharedImage, push
 from envkit.errors import EnvkitError
-from envkit.services.sharing import ShareRequest, prepared, say
+from envkit.platforms import platform_tag
+from envkit.services.sharing import (
+    ShareRequest,
+    build_platforms,
+    local_images,
+    prepared,
+    say,
+    shared_image,
+)
 
 PushRequest = ShareRequest
 
 
 def run(request: PushRequest) -> int:
-    project, image = prepared(request)
+    project, registry = prepared(request)
     client = docker_client()
-    tag = project.plan.image.tag
-    local = require_image(client, tag, "run `envkit build` first, then `envkit push`")
-    built_from = local.labels.get(CONTEXT_LABEL)
-    if built_from != image.context:
-        raise EnvkitError(
-            f"{tag} was not built from what envkit.yaml renders now"
-            + (" (--locked: with the lock's pins)" if request.locked else ""),
-            f"run `envkit build{' --locked' if request.locked else ''}` first, then push: the "
-            "registry's tag must name exactly the image these inputs build",
-        )
-    digest = push(client, image, tag, say)
+    platforms = build_platforms(project, client)
+    image = shared_image(project, registry, platforms=platforms)
+    locals_ = local_images(project, platforms)
+    for platform, tag in locals_.items():
+        _check_built(client, tag, image, request.locked, platform if len(locals_) > 1 else None)
+    if len(locals_) == 1:
+        digest = push(client, image, next(iter(locals_.values())), say)
+    else:
+        digest = _push_platforms(client, image, locals_)
     sys.stdout.write(f"pushed {image.ref}\n")
     if digest:
         sys.stdout.write(f"by digest: {image.repository}@{digest}\n")
     return 0
+
+
+def _check_built(
+    client: Any, tag: str, image: SharedImage, locked: bool, platform: str | None
+) -> None:
+    what = f"`envkit build{' --locked' if locked else ''}`"
+    local = require_image(client, tag, f"run {what} first, then `envkit push`")
+    built_from = local.labels.get(CONTEXT_LABEL)
+    if built_from != image.context:
+        raise EnvkitError(
+            f"{tag}{f' ({platform})' if platform else ''} was not built from what envkit.yaml "
+            "renders now" + (" (--locked: with the lock's pins)" if locked else ""),
+            f"run {what} first, then push: the registry's tag must name exactly the image "
+            "these inputs build",
+        )
+
+
+def _push_platforms(client: Any, image: SharedImage, locals_: dict[str, str]) -> str:
+    """Each platform's image under TAG-ARCH, then one manifest list under the inputs tag and
+    latest: a pull on either architecture gets its own image."""
+    from envkit.engine.platform_index import join
+
+    children = []
+    for platform, local in locals_.items():
+        child = platform_tag(image.tag, platform)
+        push(client, image, local, say, tags=(child,))
+        children.append(child)
+    digest = join(client, image, image.tag, children, say)
+    join(client, image, "latest", children, say)
+    return digest

@@ -29,7 +29,7 @@ from envkit.render.ssh_config import connect_host, jump_host
 from envkit.services.keeping import guard, pending, upgrade_home
 from envkit.services.member_gpus import with_host_gpus
 from envkit.services.project import Project, load_project, render_project
-from envkit.services.sharing import fetch_shared, registry_of, shared_image
+from envkit.services.sharing import build_platforms, fetch_shared, registry_of, shared_image
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +76,7 @@ def _image_ready(
     except ImageNotFound:
         local = None
     if registry is not None:
-        wanted = shared_image(project, registry)
+        wanted = shared_image(project, registry, platforms=build_platforms(project, client))
         if local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context:
             return
         if fetch_shared(client, project, wanted, _say) is not None:

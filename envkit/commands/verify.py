@@ -16,7 +16,7 @@ from envkit.history.record import Baseline, Remembered, parse_baseline, remember
 from envkit.report.emit import emit_reports
 from envkit.report.table import print_report
 from envkit.services.project import Project, project_or_defaults
-from envkit.services.sharing import shared_image
+from envkit.services.sharing import build_platforms, shared_image
 from envkit.targets import (
     Target,
     TargetOptions,
@@ -177,7 +177,7 @@ def _enroot_image(project: Project) -> str:
     """The team's image as enroot names it (REGISTRY#PATH:TAG). By its inputs tag, which names
     one set of inputs (enroot's image URIs take a tag, not a digest)."""
     assert project.plan.registry is not None
-    shared = shared_image(project, project.plan.registry)
+    shared = shared_image(project, project.plan.registry, platforms=build_platforms(project, None))
     host, _, path = shared.repository.partition("/")
     return f"{host}#{path}:{shared.tag}"
 

@@ -21,3 +21,5 @@ Installer = Literal["uv", "pip"]
 Builder = Literal["auto", "buildkit", "classic"]
 PcieWidth = Literal[1, 2, 4, 8, 16, 32]
 Persistence = Literal["any", "required"]
+# envkit/platforms.py holds each one's other names (arm64, aarch64) and its GPU nodes.
+PlatformName = Literal["linux/amd64", "linux/arm64"]

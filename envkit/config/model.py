@@ -19,6 +19,7 @@ from envkit.config.choices import (
     Flavor,
     Installer,
     Kex,
+    PlatformName,
     RestartPolicy,
     SlurmRuntime,
     TorchSource,
@@ -386,6 +387,13 @@ class Spec(_Strict):
         None, description="CUDA of the torch build, e.g. '12.4', or 'cpu'. Default: PyPI's build."
     )
     cudnn: CudnnMajor | None = Field(None, description="Checked against the base image.")
+    platforms: list[PlatformName] | None = Field(
+        None,
+        min_length=1,
+        description="The platforms the image is built for: linux/amd64 (x86 servers), "
+        "linux/arm64 (Grace: GH200, GB200, DGX Spark). Default: the engine's own. Each is built "
+        "(natively or under QEMU) and `envkit push` joins them under one tag.",
+    )
     torch_source: TorchSource = Field(
         "auto",
         description="Where torch wheels come from: pypi (the pip index in pip.conf, so the mirror "

@@ -57,7 +57,21 @@ def check_rules(spec: Spec) -> list[Rule]:
         *_env_and_volumes(spec),
         *_shm(spec),
         *_base(spec),
+        *_platforms(spec),
     ]
+
+
+def _platforms(spec: Spec) -> Iterator[Rule]:
+    seen: set[str] = set()
+    for index, platform in enumerate(spec.platforms or ()):
+        if platform in seen:
+            yield (
+                ("platforms", index),
+                f"{platform} is listed twice",
+                "name each platform once",
+                platform,
+            )
+        seen.add(platform)
 
 
 def _team(spec: Spec) -> Iterator[Rule]:

@@ -20,11 +20,13 @@ from envkit.engine.activity import activity
 from envkit.engine.builders import buildx_version
 from envkit.engine.client import containers, docker_client, refused, running_containers
 from envkit.engine.compose import taken_ports
+from envkit.engine.emulation import Emulation, emulation
 from envkit.engine.facts import EngineFacts, engine_facts
 from envkit.engine.gpu_use import read_gpu_use
 from envkit.engine.volumes import VolumeInfo, project_volumes
 from envkit.errors import EnvkitError
 from envkit.plan.model import Plan
+from envkit.platforms import PLATFORMS
 from envkit.services.member_gpus import (
     GpusUnknownError,
     HostGpu,
@@ -81,6 +83,7 @@ class HostRecord:
     member_gpus: MemberGpus | None = None
     idle: IdleHolders | None = None
     departed_homes: tuple[VolumeInfo, ...] = ()  # homes of members no longer listed
+    emulation: tuple[Emulation, ...] = ()  # each platform other than the engine's (local)
 
 
 IDLE_HOLD_S = 24 * 3600  # without team.idle_stop: a day idle while holding a GPU is worth a word
@@ -218,7 +221,16 @@ def gather(config: str | None) -> HostRecord:
         member_gpus=_member_gpus(project, engine) if project is not None else None,
         idle=_idle_holders(plan, engine) if plan is not None else None,
         departed_homes=_departed_homes(plan, engine),
+        emulation=_emulation(engine),
     )
+
+
+def _emulation(engine: EngineReading | None) -> tuple[Emulation, ...]:
+    """Whether this machine runs each other platform's programs: read only where the engine is
+    this machine's (a remote engine's host is its own)."""
+    if engine is None or engine.facts.remote:
+        return ()
+    return tuple(emulation(p) for p in PLATFORMS if p != engine.facts.platform)
 
 
 def _departed_homes(plan: Plan | None, engine: EngineReading | None) -> tuple[VolumeInfo, ...]:

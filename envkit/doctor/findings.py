@@ -122,6 +122,36 @@ def check_builder(host: HostRecord) -> Finding:
     )
 
 
+def check_emulation(host: HostRecord) -> Finding:
+    """Whether the platforms: the engine does not run natively can be built and run here."""
+    native = host.engine.facts.platform if host.engine is not None else "?"
+    wanted = [p for p in (host.plan.platforms if host.plan else ()) if p != native]
+    if host.engine is not None and host.engine.facts.remote:
+        return Finding(
+            "emulation",
+            "info",
+            f"the engine is remote ({native}): whether its host emulates other platforms is "
+            "its own to say (a build for one it cannot run fails at its first RUN step)",
+        )
+    missing = [e for e in host.emulation if not e.registered and e.platform in wanted]
+    if missing:
+        from envkit.engine.emulation import REGISTER_FIX
+        from envkit.platforms import architecture
+
+        arch = architecture(missing[0].platform)
+        return Finding(
+            "emulation",
+            "fail",
+            f"platforms: asks for {missing[0].platform} on this {native} engine, and "
+            f"{missing[0].detail}",
+            REGISTER_FIX.format(machine=arch.machine, arch=arch.arch),
+        )
+    seen = "; ".join(e.detail for e in host.emulation) or "no other platform to emulate"
+    if wanted:
+        return Finding("emulation", "ok", f"{', '.join(wanted)} built under QEMU: {seen}")
+    return Finding("emulation", "info", f"{seen} (platforms: names only {native})")
+
+
 def _wants_gpus(host: HostRecord) -> bool:
     return host.plan is not None and host.plan.runtime.gpus != "none"
 
@@ -348,7 +378,7 @@ def findings(host: HostRecord) -> list[Finding]:
     """Every check, in the order doctor prints them; the team's only where they apply."""
     found = [check_config(host), check_engine(host), check_compose(host), check_builder(host)]
     if host.engine is not None:
-        found.append(check_nvidia_runtime(host))
+        found += [check_emulation(host), check_nvidia_runtime(host)]
     found += [check_driver(host), check_disk(host), check_ports(host)]
     found += [check_exposure(host), check_revocation(host)]
     if host.member_gpus is not None:

@@ -106,3 +106,4 @@ class BuildOptions:
     labels: dict[str, str] = field(default_factory=dict)
     cache_from: tuple[str, ...] = ()  # images whose layers may stand in for steps (a registry's)
     secrets: dict[str, str] = field(default_factory=dict)  # BuildKit secret id -> file on the host
+    platform: str | None = None  # linux/arm64: build for it (under QEMU where not native)

@@ -127,6 +127,8 @@ def buildx_command(
     argv += ["--file", str(context / dockerfile), "--tag", options.tag, "--iidfile", str(iidfile)]
     if options.no_cache:
         argv.append("--no-cache")
+    if options.platform:
+        argv += ["--platform", options.platform]
     if options.network:
         argv += ["--network", options.network]
     for key, value in sorted(options.labels.items()):

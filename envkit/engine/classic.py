@@ -70,6 +70,7 @@ def build_classic(
             network_mode=options.network,
             labels=options.labels,
             cache_from=list(options.cache_from) or None,
+            platform=options.platform,
         )
         try:
             return follow(stream, report)

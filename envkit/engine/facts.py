@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envkit.engine.endpoint import Endpoint, current_endpoint
+from envkit.platforms import PLATFORMS, architecture, known
 
 GpuPath = Literal["nvidia", "cdi", "none"]
 CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))  # where CDI specs are registered
@@ -30,6 +31,7 @@ class EngineFacts:
     runtimes: tuple[str, ...]  # OCI runtimes the engine lists (Docker: nvidia among them)
     cdi_gpus: tuple[str, ...]  # CDI device names of kind nvidia.com/gpu registered on its host
     nvidia_hook: bool = False  # the NVIDIA Container Toolkit's hook is installed on its host
+    platform: str = PLATFORMS[0]  # what the engine runs natively: `platforms:`'s default
 
     @property
     def remote(self) -> bool:
@@ -100,7 +102,9 @@ def engine_facts(
     cdi = () if endpoint.remote else cdi_gpu_devices()
     hook = not endpoint.remote and any(shutil.which(tool) for tool in NVIDIA_HOOKS)
     name = f"{label} {version.get('Version', '?')}"
-    facts = EngineFacts(endpoint, name, podman, runtimes, cdi, hook)
+    arch = str(version.get("Arch", ""))
+    native = architecture(arch).platform if known(arch) else PLATFORMS[0]
+    facts = EngineFacts(endpoint, name, podman, runtimes, cdi, hook, native)
     client._envkit_facts = facts
     return facts
 

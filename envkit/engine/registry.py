@@ -52,7 +52,7 @@ class SharedImage:
         return self.repository.split("/", 1)[0]
 
 
-def _failure(image: SharedImage, action: str, message: str) -> EnvkitError:
+def failure(image: SharedImage, action: str, message: str) -> EnvkitError:
     """One registry failure as the error envkit gives for it, by what the message says."""
     said = " ".join(message.split())[:300]
     lower = said.lower()
@@ -99,7 +99,7 @@ def published(client: Any, image: SharedImage) -> str | None:
         text = str(exc.explanation or exc)
         if "manifest unknown" in text.lower() or "not found" in text.lower():
             return None
-        raise _failure(image, "look up", text) from None
+        raise failure(image, "look up", text) from None
     return str(data.id)
 
 
@@ -109,7 +109,7 @@ def _follow(stream: Iterable[dict[str, Any]], image: SharedImage, action: str, s
     for chunk in stream:
         if "error" in chunk or "errorDetail" in chunk:
             detail = chunk.get("errorDetail") or {}
-            raise _failure(image, action, str(chunk.get("error") or detail.get("message")))
+            raise failure(image, action, str(chunk.get("error") or detail.get("message")))
         status = str(chunk.get("status", ""))
         layer = chunk.get("id", "")
         if status in ("Pushed", "Layer already exists", "Pull complete", "Already exists"):
@@ -122,20 +122,21 @@ def _follow(stream: Iterable[dict[str, Any]], image: SharedImage, action: str, s
     return digest
 
 
-def push(client: Any, image: SharedImage, local: str, say: Say) -> str:
-    """Tag LOCAL as the content tag and latest, push both; the pushed manifest's digest."""
+def push(client: Any, image: SharedImage, local: str, say: Say, tags: tuple[str, ...] = ()) -> str:
+    """Tag LOCAL as TAGS (default: the content tag and latest), push them; the digest of the
+    last pushed manifest."""
     from docker.errors import DockerException
 
     found = client.images.get(local)
     digest = ""
-    for tag in (image.tag, "latest"):
+    for tag in tags or (image.tag, "latest"):
         found.tag(image.repository, tag)
         say(f"pushing {image.repository}:{tag}")
         try:
             stream = client.images.push(image.repository, tag, stream=True, decode=True)
             digest = _follow(stream, image, "push", say) or digest
         except DockerException as exc:
-            raise _failure(image, "push", str(exc)) from None
+            raise failure(image, "push", str(exc)) from None
     return digest
 
 
@@ -158,7 +159,7 @@ def pull(client: Any, image: SharedImage, say: Say) -> Any:
         _follow(stream, image, "pull", say)
         return client.images.get(image.ref)
     except DockerException as exc:
-        raise _failure(image, "pull", str(exc)) from None
+        raise failure(image, "pull", str(exc)) from None
 
 
 def repository_digest(local: Any, image: SharedImage) -> str | None:

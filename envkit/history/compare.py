@@ -35,6 +35,7 @@ ENVIRONMENT_KEYS = (
     "python",
     "python_prefix",
     "platform",
+    "machine",
     "image_id",
 )
 

@@ -88,6 +88,30 @@ def check_base(lock: Lock, client: Any, path: Path) -> None:
         )
 
 
+def check_platforms(lock: Lock, platforms: tuple[str, ...], path: Path) -> None:
+    """A lock holds one platform's packages (its base's dpkg architecture): a locked build
+    builds that platform, and only it."""
+    from envkit.platforms import architecture, known
+
+    arch = lock["base"].get("arch", ("-",))[0]
+    if len(platforms) > 1:
+        raise EnvkitError(
+            f"{path} holds one platform's packages ({arch}); this build is for "
+            f"{', '.join(platforms)}",
+            "lock and build each platform on its own: `envkit lock --platform P --lock-file "
+            "envkit.ARCH.lock`, then `envkit build --locked --platform P --lock-file ...`",
+        )
+    if arch == "-" or not known(arch):
+        return  # a lock made before locks named their architecture: the build checks the rest
+    wanted = architecture(platforms[0])
+    if architecture(arch).arch != wanted.arch:
+        raise EnvkitError(
+            f"{path} was made from a linux/{arch} image; this build is for {wanted.platform}",
+            f"lock the {wanted.platform} image (`envkit lock --platform {wanted.platform}`), or "
+            f"build --platform linux/{arch}",
+        )
+
+
 def _apt_pins(lock: Lock) -> tuple[str, ...]:
     arch = lock["base"].get("arch", ("-",))[0]
     pins = []

@@ -112,6 +112,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         workspace=_workspace(loaded),
         editable=_editable(loaded, files.editable),
         project_dir=str(loaded.path.parent.resolve()),
+        platforms=tuple(spec.platforms or ()),
     )
 
 

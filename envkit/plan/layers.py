@@ -26,11 +26,14 @@ from envkit.plan.layer_kit import WITHOUT_CONSTRAINTS, Layers
 from envkit.plan.model import Plan
 
 # The check that the installed torch is the release and build envkit chose, run in the image.
+# PyPI's aarch64 torch is a CPU build: where a GPU box on Grace got one, the check says why.
 TORCH_CHECK = (
-    'import sys, torch; v, c = sys.argv[1:]; got = torch.version.cuda or "cpu"; '
+    'import sys, platform, torch; v, c = sys.argv[1:]; got = torch.version.cuda or "cpu"; '
     'ok = torch.__version__.split("+")[0] == v and (got == c or got.startswith(c + ".")); '
-    'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)" '
-    "% (torch.__version__, got, v, c))"
+    'arm = got == "cpu" != c and platform.machine() == "aarch64"; '
+    'why = " (PyPI\'s aarch64 torch is a CPU build; CUDA ones are on the PyTorch index)"; '
+    'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)%s" '
+    '% (torch.__version__, got, v, c, why if arm else ""))'
 )
 # The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
 # companions installed with it (the arguments), and what torch was built against as installed

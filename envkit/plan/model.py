@@ -202,6 +202,7 @@ class Plan:
     workspace: WorkspacePlan | None = None  # the project folder in the box
     editable: tuple[str, ...] = ()  # folders installed editable at first start (in the box)
     project_dir: str = "."  # envkit.yaml's folder, absolute: relative host paths start here
+    platforms: tuple[str, ...] = ()  # platforms: linux/amd64, linux/arm64; () = the engine's
 
     @property
     def python_installs(self) -> bool:

@@ -30,6 +30,16 @@ class TorchPlan:
         return f"torch=={self.version}"
 
 
+def archs_of(loaded: LoadedSpec) -> tuple[str, ...]:
+    """The architectures (Debian's names) the image is built for, as far as the plan can know
+    them: those `platforms:` names; where it names none, the engine's own, which only the build
+    learns, so the table is read for x86-64, the architecture of every engine without a
+    `platforms:` that could differ (an Arm engine builds natively what the same rows give)."""
+    from envkit.platforms import architecture
+
+    return tuple(architecture(p).arch for p in loaded.spec.platforms or ()) or compat.AMD64
+
+
 def resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease | None]:
     spec = loaded.spec
     table = compat.load_table()
@@ -45,10 +55,12 @@ def resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease 
         return torch, None  # a CPU wheel on a Python base (CPU_BASE) or base.image
     # An explicit base.image brings its own base, whatever the flavor says of torch.
     flavor = "custom" if spec.base.image is not None else spec.base.flavor
+    archs = archs_of(loaded)
     try:
-        cuda = compat.resolve_cuda(table, torch, spec.cuda, flavor=flavor)
+        cuda = compat.resolve_cuda(table, torch, spec.cuda, flavor=flavor, archs=archs)
     except FieldError as exc:
-        raise loaded.error(("cuda",), exc, spec.cuda) from None
+        where = ("cuda",) if spec.cuda is not None else ("platforms",)
+        raise loaded.error(where, exc, spec.cuda or ", ".join(spec.platforms or ())) from None
     return torch, cuda
 
 
@@ -70,7 +82,7 @@ def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
     table = compat.load_table()
     newest = compat.resolve_torch(table, None)
     try:
-        return compat.resolve_cuda(table, newest, spec.cuda, flavor="cuda")
+        return compat.resolve_cuda(table, newest, spec.cuda, flavor="cuda", archs=archs_of(loaded))
     except FieldError as exc:
         raise loaded.error(("cuda",), exc, spec.cuda) from None
 
@@ -117,7 +129,7 @@ def base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease
             spec.cudnn,
         )
     try:
-        return compat.nvidia_cuda_image(cuda, spec.base.variant, spec.base.ubuntu)
+        return compat.nvidia_cuda_image(cuda, spec.base.variant, spec.base.ubuntu, archs_of(loaded))
     except FieldError as exc:
         raise loaded.error(("base", "ubuntu"), exc, spec.base.ubuntu) from None
 
@@ -143,7 +155,9 @@ def torch_plan(
         return TorchPlan(torch.version, cuda.version if cuda else None, True, None)
     custom_index = spec.mirrors.pytorch_index is not None
     try:
-        source = compat.torch_source(torch, cuda, spec.torch_source, custom_index=custom_index)
+        source = compat.torch_source(
+            torch, cuda, spec.torch_source, custom_index=custom_index, archs=archs_of(loaded)
+        )
     except FieldError as exc:
         raise loaded.error(("torch_source",), exc, spec.torch_source) from None
     index = spec.mirrors.pytorch_index or f"https://download.pytorch.org/whl/{wheel}"

@@ -28,9 +28,11 @@ def context_digest(
     context: Mapping[str, str],
     build_args: Mapping[str, str] | None = None,
     lock_text: str | None = None,
+    platforms: tuple[str, ...] = (),
 ) -> str:
-    """sha256 hex over every build file (path and text, in path order), the build args and the
-    lock; each part is length-prefixed, so no two different inputs run together into one."""
+    """sha256 hex over every build file (path and text, in path order), the build args, the
+    lock and the platforms; each part is length-prefixed, so no two different inputs run
+    together into one."""
     digest = hashlib.sha256()
 
     def part(label: str, data: bytes) -> None:
@@ -43,4 +45,6 @@ def context_digest(
         part(f"arg {key}", value.encode())
     if lock_text is not None:
         part("lock", lock_text.encode())
+    if platforms:
+        part("platforms", ",".join(sorted(platforms)).encode())
     return digest.hexdigest()

@@ -3,5 +3,5 @@ its registry; which container a command means; the host's GPUs for members; the 
 state for `status` and `metrics`; `init`'s survey and questions.
 
 May import: lock, cluster, history, report, verify, targets, engine, render, plan, config,
-checks, catalog, files, names, durations, addresses, errors.
+checks, catalog, files, names, durations, addresses, platforms, errors.
 """

@@ -42,24 +42,75 @@ def registry_of(project: Project, given: str | None) -> str | None:
     return given
 
 
-def inputs_of(project: Project, build_args: dict[str, str] | None = None) -> str:
-    """The digest of what PROJECT builds from (render/digest.py): labelled on every image."""
+def build_platforms(
+    project: Project, client: Any | None, only: str | None = None
+) -> tuple[str, ...]:
+    """The platforms PROJECT's image is built for: `platforms:` in envkit.yaml, else the
+    engine's own (this machine's where no engine is asked: a Slurm login node); ONLY (a
+    --platform) picks one of them."""
+    every = _configured_platforms(project, client)
+    if only is None:
+        return every
+    from envkit.platforms import architecture
+
+    chosen = architecture(only).platform
+    if chosen not in every:
+        raise EnvkitError(
+            f"--platform {only}: this project is built for {', '.join(every)}",
+            f"add {chosen} to platforms: in envkit.yaml, or pick one of those",
+        )
+    return (chosen,)
+
+
+def _configured_platforms(project: Project, client: Any | None) -> tuple[str, ...]:
+    if project.plan.platforms:
+        return project.plan.platforms
+    if client is not None:
+        from envkit.engine.facts import engine_facts
+
+        return (engine_facts(client).platform,)
+    from envkit.platforms import this_machine
+
+    return (this_machine(),)
+
+
+def local_images(project: Project, platforms: tuple[str, ...]) -> dict[str, str]:
+    """Each platform's image on the engine: the project's tag where one platform is built;
+    IMAGE:TAG-ARCH each where several are (the engine's own platform also under the tag)."""
+    from envkit.platforms import platform_tag
+
+    tag = project.plan.image.tag
+    if len(platforms) == 1:
+        return {platforms[0]: tag}
+    return {platform: platform_tag(tag, platform) for platform in platforms}
+
+
+def inputs_of(
+    project: Project, build_args: dict[str, str] | None = None, *, platforms: tuple[str, ...]
+) -> str:
+    """The digest of what PROJECT builds from (render/digest.py), the platforms among it (one
+    tag never names an amd64 image to an arm64 host): labelled on every image."""
     from envkit.render.digest import context_digest
     from envkit.render.files import render_files
 
     lock_text = project.plan.locked.lock_text if project.plan.locked else None
-    return context_digest(render_files(project.plan), build_args, lock_text)
+    return context_digest(render_files(project.plan), build_args, lock_text, platforms)
 
 
 def shared_image(
-    project: Project, registry: str, build_args: dict[str, str] | None = None
+    project: Project,
+    registry: str,
+    build_args: dict[str, str] | None = None,
+    *,
+    platforms: tuple[str, ...],
 ) -> SharedImage:
     """The registry name of what PROJECT builds: same inputs, same name."""
-    return SharedImage.of(registry, project.plan.project, inputs_of(project, build_args))
+    context = inputs_of(project, build_args, platforms=platforms)
+    return SharedImage.of(registry, project.plan.project, context)
 
 
-def prepared(request: ShareRequest) -> tuple[Project, SharedImage]:
-    """The project rendered (with the lock's pins where --locked), and its registry name. Every
+def prepared(request: ShareRequest) -> tuple[Project, str]:
+    """The project rendered (with the lock's pins where --locked), and its registry. Every
     refusal comes before the engine is asked or a file written."""
     project = load_project(request.config)
     registry = registry_of(project, request.registry)
@@ -68,7 +119,7 @@ def prepared(request: ShareRequest) -> tuple[Project, SharedImage]:
     if request.locked:
         project, _ = with_lock(project, request.lock_file)
     render_project(project)
-    return project, shared_image(project, registry)
+    return project, registry
 
 
 def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) -> Any | None:
@@ -103,7 +154,7 @@ def pushed_reference(client: Any, project: Project, registry: str) -> str:
     refused where it was never pushed (a pod would fail to pull)."""
     from envkit.engine.registry import published
 
-    image = shared_image(project, registry)
+    image = shared_image(project, registry, platforms=build_platforms(project, client))
     digest = published(client, image)
     if digest is None:
         raise EnvkitError(

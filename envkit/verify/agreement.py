@@ -1,7 +1,8 @@
 """Nodes of one cluster run compared with each other (Slurm and Kubernetes merges): the driver,
 the GPUs' VBIOS, the CUDA runtime, NCCL and the NCCL_* environment must be the same everywhere,
 or collectives across them misbehave in ways no single node's suite sees. The odd node is
-named, with what the others have."""
+named, with what the others have. Nodes are compared with those of their own architecture
+(a run over x86 and Grace nodes has two drivers and two CUDA builds by design)."""
 
 from __future__ import annotations
 
@@ -57,11 +58,37 @@ def with_check(report: TargetReport, result: CheckResult) -> TargetReport:
     return report
 
 
+def _machine(report: TargetReport) -> str:
+    return str(report["environment"].get("machine") or "unknown")
+
+
 def judge_nodes(reports: list[TargetReport]) -> list[TargetReport]:
-    """Each report with gpu.node_agreement added; runs of one node are left as they are."""
+    """Each report with gpu.node_agreement added, judged among the nodes of its architecture;
+    runs of one node are left as they are."""
     if len(reports) < 2:
         return reports
+    groups: dict[str, list[TargetReport]] = {}
+    for report in reports:
+        groups.setdefault(_machine(report), []).append(report)
+    judged = {id(r): r for r in reports}
+    for machine, group in groups.items():
+        if len(group) == 1:
+            others = ", ".join(f"{len(g)} {m}" for m, g in groups.items() if m != machine)
+            message = (
+                f"the run's only {machine} node: nothing of its architecture to compare with "
+                f"(the others, {others}, are compared among themselves)"
+            )
+            result = check_result(CHECK_ID, "skip", 0.0, message, [])
+            judged[id(group[0])] = with_check(group[0], result)
+            continue
+        for report in _judged_group(group, len(groups) > 1):
+            judged[id(report)] = report
+    return [judged[id(r)] for r in reports]
+
+
+def _judged_group(reports: list[TargetReport], mixed: bool) -> list[TargetReport]:
     odd = disagreements(reports)
+    kind = f" {_machine(reports[0])}" if mixed else ""
     judged = []
     for report in reports:
         problems = odd[report["target"]]
@@ -69,7 +96,7 @@ def judge_nodes(reports: list[TargetReport]) -> list[TargetReport]:
             result = check_result(CHECK_ID, "fail", 0.0, "; ".join(problems), [])
         else:
             agreed = ", ".join(FIELDS.values())
-            message = f"{agreed} agree with the run's other {len(reports) - 1} node(s)"
+            message = f"{agreed} agree with the run's other {len(reports) - 1}{kind} node(s)"
             result = check_result(CHECK_ID, "pass", 0.0, message, [])
         judged.append(with_check(report, result))
     return judged

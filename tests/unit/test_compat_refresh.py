@@ -1,4 +1,4 @@
-"""`envkit compat refresh` on recorded answers: the recording of 2026-11-22 (this machine reaches
+"""`envkit compat refresh` on recorded answers: the recording of 2026-11-26 (this machine reaches
 PyPI only, so the wheel index and Docker Hub answered with errors, and those are recorded too),
 and, for the two sources that could not be recorded here, synthetic answers written in each
 source's published format (the tests that use them say so in their names)."""
@@ -18,18 +18,18 @@ from envkit.catalog.refresh.run import refresh
 from tests.helpers import envkit
 
 DATA = Path(__file__).parents[1] / "data" / "compat-refresh"
-RECORDING = DATA / "2026-11-22"
+RECORDING = DATA / "2026-11-26"
 TABLE = Path(__file__).parents[2] / "envkit" / "catalog" / "compat.yaml"
 
 
 def test_the_shipped_table_is_what_its_sources_said() -> None:
-    result = refresh(ReplayFetcher(RECORDING), TABLE.read_text(), "2026-11-22")
+    result = refresh(ReplayFetcher(RECORDING), TABLE.read_text(), "2026-11-26")
     assert result.diff == "", "compat.yaml differs from a refresh on its own recording"
 
 
 def test_refresh_brings_the_wave_1_table_current() -> None:
     old = (DATA / "wave1-compat.yaml").read_text()
-    result = refresh(ReplayFetcher(RECORDING), old, "2026-11-22")
+    result = refresh(ReplayFetcher(RECORDING), old, "2026-11-26")
     new = yaml.safe_load(result.text)
     torch = new["torch"]
     for release in ("2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1", "2.15.0"):
@@ -47,30 +47,48 @@ def test_refresh_brings_the_wave_1_table_current() -> None:
         assert new["cuda"][version]["min_driver"] == str(row["min_driver"])
     assert new["cuda"]["13.2"]["min_driver"] is None
     assert new["cuda"]["13.2"]["family_min_driver"] == old_cuda["13.0"]["family_min_driver"]
-    assert new["sources"]["pypi"] == "2026-11-22"
+    assert new["sources"]["pypi"] == "2026-11-26"
     assert new["sources"]["wheel_index"] == "never"
     assert any("wheel index did not answer" in p for p in result.problems)
     assert result.diff.startswith("--- a/compat.yaml")
 
 
-def _hub_page(names: list[str], following: str | None = None) -> str:
+def _hub_page(
+    names: list[str], following: str | None = None, arches: dict[str, list[str]] | None = None
+) -> str:
+    """A tag API answer; ARCHES gives a tag's images (each result's `images`), else none."""
+
+    def result(name: str) -> dict[str, object]:
+        found = (arches or {}).get(name)
+        if found is None:
+            return {"name": name}
+        images = [{"architecture": a, "os": "linux", "variant": None} for a in found]
+        return {"name": name, "images": images}
+
     return json.dumps(
-        {"count": len(names), "next": following, "results": [{"name": n} for n in names]}
+        {"count": len(names), "next": following, "results": [result(n) for n in names]}
     )
 
 
 class SyntheticSources:
     """Answers in the published formats for the sources this machine cannot reach."""
 
-    def __init__(self, pypi: ReplayFetcher, hub: dict[str, list[str]], index_html: str) -> None:
-        self.pypi, self.hub, self.index_html = pypi, hub, index_html
+    def __init__(
+        self,
+        pypi: ReplayFetcher,
+        hub: dict[str, list[str]],
+        index_html: str,
+        arches: dict[str, list[str]] | None = None,
+    ) -> None:
+        self.pypi, self.hub, self.index_html, self.arches = pypi, hub, index_html, arches
 
     def text(self, url: str, trim: object = None) -> str:
         if url == readings.WHEEL_INDEX_URL:
             return self.index_html
         if url.startswith("https://hub.docker.com/"):
             name = url.split("name=")[1]
-            return _hub_page([t for t in self.hub.get(url.split("/")[5], []) if t.startswith(name)])
+            tags = [t for t in self.hub.get(url.split("/")[5], []) if t.startswith(name)]
+            return _hub_page(tags, arches=self.arches)
         return self.pypi.text(url)
 
     def wheel(self, url: str) -> dict[str, object]:
@@ -101,7 +119,52 @@ def test_refresh_on_synthetic_index_and_hub_answers_drops_deleted_tags_and_confi
         "wheel_index": "2026-11-23",
         "docker_hub": "2026-11-23",
     }
-    assert new["table_version"] == "2026.11.3"
+    shipped = str(yaml.safe_load(TABLE.read_text())["table_version"])
+    assert new["table_version"] == f"2026.11.{int(shipped.rsplit('.', 1)[1]) + 1}"
+
+
+def test_refresh_reads_linux_arm64_from_the_index_pypi_and_the_hub_synthetic_answers() -> None:
+    # The index's aarch64 links in their published forms (astral-sh/uv#13195 quotes the page):
+    # a local version (+cu128) and, for 2.5, none (the folder names the build); a CPU wheel.
+    index = (
+        '<a href="/whl/cu124/torch-2.5.1-cp310-cp310-linux_aarch64.whl">torch-2.5.1-cp310-cp310'
+        "-linux_aarch64.whl</a>\n"
+        '<a href="/whl/cpu/torch-2.5.1-cp310-cp310-manylinux_2_17_aarch64.whl">x</a>\n'
+        '<a href="/whl/cu128/torch-2.7.0%2Bcu128-cp311-cp311-manylinux_2_28_aarch64.whl" '
+        'data-dist-info-metadata="sha256=00">torch-2.7.0+cu128-cp311-cp311-manylinux_2_28_aarch'
+        "64.whl</a>\n"
+        '<a href="/whl/cu128/torch-2.7.0%2Bcu128-cp311-cp311-manylinux_2_28_x86_64.whl">x</a>\n'
+        '<a href="/whl/cu126/torch-2.7.0%2Bcu126-cp311-cp311-manylinux_2_28_x86_64.whl">x</a>\n'
+    )
+    hub = {
+        "pytorch": ["2.7.0-cuda12.8-cudnn9-runtime"],
+        "nvidia": ["12.8.1-cudnn-runtime-ubuntu24.04", "12.8.1-cudnn-runtime-ubuntu22.04"],
+    }
+    arches = {
+        "2.7.0-cuda12.8-cudnn9-runtime": ["amd64"],
+        "12.8.1-cudnn-runtime-ubuntu24.04": ["amd64", "arm64"],
+        "12.8.1-cudnn-runtime-ubuntu22.04": ["amd64"],
+    }
+    sources = SyntheticSources(ReplayFetcher(RECORDING), hub, index, arches)
+    new = yaml.safe_load(refresh(sources, TABLE.read_text(), "2026-11-27").text)
+    assert new["torch"]["2.7.0"]["arm64"] == {"cuda": ["12.8"], "pypi": "cpu", "images": {}}
+    assert new["torch"]["2.7.0"]["cuda"] == ["12.6", "12.8"]
+    assert new["torch"]["2.5.1"]["arm64"]["cuda"] == ["12.4"]
+    assert new["torch"]["2.7.0"]["images"] == {"12.8": 9}
+    assert new["cuda"]["12.8"]["ubuntu"] == ["24.04", "22.04"]
+    assert new["cuda"]["12.8"]["arm64_ubuntu"] == ["24.04"]
+
+
+def test_pypi_aarch64_wheels_are_judged_by_their_own_markers_recorded() -> None:
+    """torch 2.10's aarch64 wheel names nvidia-* for x86_64 only (a CPU build); 2.11's is
+    CUDA 13.0 (read from the recorded wheels' METADATA)."""
+    shipped = yaml.safe_load(TABLE.read_text())["torch"]
+    assert shipped["2.10.0"]["arm64"]["pypi"] == "cpu"
+    assert shipped["2.11.0"]["arm64"]["pypi"] == "13.0"
+    assert shipped["2.15.0"]["arm64"]["pypi"] == "13.2"
+    x86_only = 'nvidia-cuda-runtime-cu12==12.8.90; platform_machine == "x86_64"'
+    assert readings.pypi_cuda({"requires_dist": [x86_only]}) == "12.8"
+    assert readings.pypi_cuda({"requires_dist": [x86_only]}, "aarch64") is None
 
 
 def test_readings_parse_each_published_format() -> None:

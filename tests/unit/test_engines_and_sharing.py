@@ -15,7 +15,7 @@ from envkit.engine.classic import follow
 from envkit.engine.endpoint import LOCAL_SOCKET, current_endpoint
 from envkit.engine.facts import EngineFacts, cdi_gpu_devices, podman_ulimits
 from envkit.engine.podman import libpod_spec
-from envkit.engine.registry import SharedImage, _failure
+from envkit.engine.registry import SharedImage, failure
 from envkit.engine.sdk_up import run_options
 from envkit.errors import EngineUnreachableError, EnvkitError
 from envkit.names import REGISTRY_REPO
@@ -99,7 +99,7 @@ def test_the_shared_name_is_the_registry_the_project_and_the_inputs() -> None:
     ],
 )
 def test_registry_failures_name_their_fix(said: str, kind: type, fix: str) -> None:
-    error = _failure(SharedImage.of("reg.lab:5000", "p", "0" * 64), "push", said)
+    error = failure(SharedImage.of("reg.lab:5000", "p", "0" * 64), "push", said)
     assert type(error) is kind and fix in (error.fix or "")
 
 

@@ -21,10 +21,10 @@ class Readings:
     """What each source said; None where it did not answer."""
 
     date: str
-    pypi: dict[str, dict[str, Any]] | None  # version -> {python, default_cuda}
-    wheel_index: dict[str, set[str]] | None  # version -> CUDA builds
-    images: dict[str, dict[str, int]] | None  # version -> {cuda: cudnn major}
-    ubuntus: dict[str, list[str]] | None  # CUDA version -> nvidia/cuda Ubuntu bases
+    pypi: dict[str, dict[str, Any]] | None  # version -> {python, default_cuda, arm64_pypi}
+    wheel_index: dict[str, dict[str, set[str]]] | None  # arch -> version -> CUDA builds
+    images: dict[str, dict[str, dict[str, int]]] | None  # arch -> version -> {cuda: cuDNN}
+    ubuntus: dict[str, dict[str, list[str]]] | None  # arch -> CUDA -> nvidia/cuda Ubuntu bases
     problems: list[str] = field(default_factory=list)
 
 
@@ -59,18 +59,37 @@ def _release_row(
         if pypi["default_cuda"] is not None:
             row["default_cuda"] = pypi["default_cuda"]
     builds = set(row.get("cuda", []))
-    if readings.wheel_index is not None and version in readings.wheel_index:
-        builds = set(readings.wheel_index[version])
+    if readings.wheel_index is not None and version in readings.wheel_index["amd64"]:
+        builds = set(readings.wheel_index["amd64"][version])
     if row.get("default_cuda"):
         builds.add(row["default_cuda"])
     row["cuda"] = _sorted_versions(builds)
     if readings.images is not None:
-        row["images"] = readings.images.get(version, {})
+        row["images"] = readings.images["amd64"].get(version, {})
     elif old is None:
         row["images"] = _extrapolated_images(row["cuda"], newest_old)
+    row["arm64"] = _arm64_row(version, row.get("arm64"), pypi, readings)
     sources_read = None not in (readings.pypi, readings.wheel_index, readings.images)
     row["confirmed"] = sources_read or bool(old and old.get("confirmed", True))
     return row
+
+
+def _arm64_row(
+    version: str, old: dict[str, Any] | None, pypi: dict[str, Any] | None, readings: Readings
+) -> dict[str, Any]:
+    """linux/arm64's builds of a release: the PyTorch index's aarch64 CUDA wheels, what PyPI's
+    aarch64 wheel is (a CPU build, for the releases so far), its pytorch/pytorch images."""
+    row = copy.deepcopy(old) if old else {"cuda": [], "pypi": None, "images": {}}
+    if readings.wheel_index is not None:
+        row["cuda"] = _sorted_versions(readings.wheel_index["arm64"].get(version, set()))
+    if pypi is not None and (pypi.get("arm64_pypi") is not None or old is None):
+        row["pypi"] = pypi.get("arm64_pypi")
+    if readings.images is not None:
+        row["images"] = readings.images["arm64"].get(version, {})
+    builds = set(row["cuda"])
+    if row["pypi"] not in (None, "cpu"):  # PyPI's own CUDA build is one of them, as on x86-64
+        builds.add(row["pypi"])
+    return {"cuda": _sorted_versions(builds), "pypi": row["pypi"], "images": row["images"]}
 
 
 def _extrapolated_images(builds: list[str], newest_old: dict[str, Any] | None) -> dict[str, int]:
@@ -97,8 +116,10 @@ def merge(previous: dict[str, Any], readings: Readings) -> dict[str, Any]:
             cuda[version] = _new_cuda_row(version, cuda)
     if readings.ubuntus is not None:
         for version, row in cuda.items():
-            if version in readings.ubuntus:
-                row["ubuntu"] = readings.ubuntus[version]
+            if version in readings.ubuntus["amd64"]:
+                row["ubuntu"] = readings.ubuntus["amd64"][version]
+            if version in readings.ubuntus["arm64"]:
+                row["arm64_ubuntu"] = readings.ubuntus["arm64"][version]
     table["cuda"] = {v: cuda[v] for v in _sorted_versions(cuda)}
     table["sources"] = _source_dates(previous.get("sources", {}), readings)
     if _facts(table) != _facts(previous):

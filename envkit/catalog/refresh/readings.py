@@ -18,6 +18,8 @@ HUB_TAGS_URL = "https://hub.docker.com/v2/repositories/{repo}/tags?page_size=100
 _FINAL = re.compile(r"^\d+\.\d+\.\d+$")
 # torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl (cp311t is free-threaded: same Python version)
 _LINUX_WHEEL = re.compile(r"^torch-([\d.]+)-cp(\d)(\d+)t?-cp\d+[mut]*-manylinux[^-]*x86_64\.whl$")
+# torch-2.7.0-cp311-cp311-manylinux_2_28_aarch64.whl: PyPI's Arm wheel (Grace nodes)
+_ARM_WHEEL = re.compile(r"^torch-([\d.]+)-cp(\d)(\d+)t?-cp\d+[mut]*-manylinux[^-]*aarch64\.whl$")
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,7 @@ class PypiRelease:
     version: str
     python: tuple[str, ...]  # "3.11", ... from the Linux x86-64 wheels' tags
     wheel_url: str  # one Linux x86-64 wheel: its METADATA says which CUDA build PyPI carries
+    arm_wheel_url: str | None = None  # one Linux aarch64 wheel, where PyPI has any
 
 
 def trim_pypi(text: str) -> str:
@@ -32,7 +35,11 @@ def trim_pypi(text: str) -> str:
     raw = json.loads(text)
     keep = ("filename", "url", "yanked", "upload_time")
     releases = {
-        version: [{k: f.get(k) for k in keep} for f in files if _LINUX_WHEEL.match(f["filename"])]
+        version: [
+            {k: f.get(k) for k in keep}
+            for f in files
+            if _LINUX_WHEEL.match(f["filename"]) or _ARM_WHEEL.match(f["filename"])
+        ]
         for version, files in raw["releases"].items()
     }
     return json.dumps({"info": {"version": raw["info"]["version"]}, "releases": releases}, indent=0)
@@ -53,19 +60,43 @@ def pypi_releases(text: str, since: str) -> dict[str, PypiRelease]:
             match = _LINUX_WHEEL.match(wheel["filename"])
             assert match is not None
             pythons.add(f"{match.group(2)}.{match.group(3)}")
-        # The JSON API's URLs may be relative to it (a proxy's); pip resolves them the same way.
-        url = urljoin(PYPI_URL, str(sorted(wheels, key=lambda f: str(f["filename"]))[0]["url"]))
-        found[version] = PypiRelease(version, tuple(sorted(pythons, key=version_key)), url)
+        arm = [f for f in files if not f.get("yanked") and _ARM_WHEEL.match(f["filename"])]
+        found[version] = PypiRelease(
+            version,
+            tuple(sorted(pythons, key=version_key)),
+            str(_first_url(wheels)),
+            _first_url(arm),
+        )
     return dict(sorted(found.items(), key=lambda item: version_key(item[0])))
 
 
-def pypi_cuda(facts: dict[str, Any]) -> str | None:
-    """The CUDA build of PyPI's wheel: its nvidia/cuda-toolkit requirement, or the CUDA runtime
-    it bundles (releases before 1.13); None for a CPU wheel."""
-    for requirement in facts.get("requires_dist", []):
+def _first_url(files: list[dict[str, Any]]) -> str | None:
+    """The first wheel's URL by name (the JSON API's URLs may be relative to it, a proxy's; pip
+    resolves them the same way)."""
+    if not files:
+        return None
+    return urljoin(PYPI_URL, str(sorted(files, key=lambda f: str(f["filename"]))[0]["url"]))
+
+
+def pypi_cuda(facts: dict[str, Any], machine: str = "x86_64") -> str | None:
+    """The CUDA build of PyPI's wheel on MACHINE: its nvidia/cuda-toolkit requirement, or the
+    CUDA runtime it bundles (releases before 1.13); None for a CPU wheel. The requirements'
+    markers are evaluated for MACHINE: torch's aarch64 wheels name the same nvidia-* packages
+    as the x86-64 ones, for `platform_machine == "x86_64"` only, until they became CUDA builds."""
+    from packaging.markers import InvalidMarker, UndefinedComparison
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    where = {"platform_machine": machine, "platform_system": "Linux", "sys_platform": "linux"}
+    for line in facts.get("requires_dist", []):
+        try:
+            requirement = Requirement(line)
+            applies = requirement.marker is None or requirement.marker.evaluate(where)
+        except (InvalidRequirement, InvalidMarker, UndefinedComparison):
+            continue
+        if not applies:
+            continue
         pinned = re.match(
-            r"(?:nvidia-cuda-runtime-cu\d+|cuda-toolkit\[[^\]]*\])\s*\(?==\s*(\d+\.\d+)",
-            requirement,
+            r"(?:nvidia-cuda-runtime-cu\d+|cuda-toolkit\[[^\]]*\])\s*\(?==\s*(\d+\.\d+)", line
         )
         if pinned:
             return pinned.group(1)
@@ -82,28 +113,47 @@ def wheel_tag_cuda(tag: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def wheel_index_builds(html: str) -> dict[str, set[str]]:
-    """torch release -> its CUDA builds, from the PyTorch wheel index's Linux x86-64 wheels."""
+def wheel_index_builds(html: str, machine: str = "x86_64") -> dict[str, set[str]]:
+    """torch release -> its CUDA builds, from the PyTorch wheel index's Linux wheels of one
+    architecture (x86_64, or aarch64: the Grace nodes' CUDA builds live only there). A wheel's
+    build is its local version (+cu128), else the folder it is served from (/whl/cu124/: the
+    2.5 aarch64 CUDA wheels carry no local version)."""
     builds: dict[str, set[str]] = {}
     pattern = (
-        r"torch-(\d+\.\d+\.\d+)%2B(cu\d+)-cp\d+-cp\d+[mut]*-(?:manylinux[^-\"]*|linux)_x86_64\.whl"
+        r"(?:/whl/(cu\d+|[a-z]\w*)/)?torch-(\d+\.\d+\.\d+)(?:%2B(cu\d+))?-cp\d+-cp\d+[mut]*-"
+        r"(?:manylinux[^-\"]*|linux)_" + re.escape(machine) + r"\.whl"
     )
-    for version, tag in re.findall(pattern, html.replace("+", "%2B")):
-        builds.setdefault(version, set()).add(wheel_tag_cuda(tag))
+    for folder, version, label in re.findall(pattern, html.replace("+", "%2B")):
+        tag = label or (folder if folder.startswith("cu") else "")
+        if tag:
+            builds.setdefault(version, set()).add(wheel_tag_cuda(tag))
     return builds
 
 
 def hub_tag_names(pages: list[str]) -> list[str]:
     """Tag names from Docker Hub's tag API answers (one JSON document per page)."""
-    names: list[str] = []
+    return list(hub_tags(pages))
+
+
+def hub_tags(pages: list[str]) -> dict[str, tuple[str, ...]]:
+    """Tag name -> the architectures its image is published for (each result's `images`); a
+    result that lists none is taken as amd64's alone, the only one Docker Hub had before."""
+    tags: dict[str, tuple[str, ...]] = {}
     for page in pages:
-        names += [str(result["name"]) for result in json.loads(page).get("results", [])]
-    return names
+        for result in json.loads(page).get("results", []):
+            arches = tuple(sorted({str(i.get("architecture")) for i in result.get("images") or []}))
+            tags[str(result["name"])] = arches or ("amd64",)
+    return tags
 
 
 def next_hub_page(page: str) -> str | None:
     following = json.loads(page).get("next")
     return str(following) if following else None
+
+
+def on_arch(tags: dict[str, tuple[str, ...]], arch: str) -> list[str]:
+    """The tags with an image for ARCH (amd64, arm64)."""
+    return [name for name, arches in tags.items() if arch in arches]
 
 
 def pytorch_images(release: str, tags: list[str]) -> dict[str, int]:

@@ -35,39 +35,62 @@ def _pypi(fetcher: Fetcher, since: str, problems: list[str]) -> dict[str, dict[s
         except SourceUnavailableError as exc:
             problems.append(f"torch {version}'s wheel could not be read ({exc})")
             cuda = None
-        found[version] = {"python": release.python, "default_cuda": cuda}
+        found[version] = {
+            "python": release.python,
+            "default_cuda": cuda,
+            "arm64_pypi": _arm_build(fetcher, version, release.arm_wheel_url, problems),
+        }
     return found
 
 
-def _wheel_index(fetcher: Fetcher, problems: list[str]) -> dict[str, set[str]] | None:
+def _arm_build(fetcher: Fetcher, version: str, url: str | None, problems: list[str]) -> str | None:
+    """What PyPI's aarch64 wheel of a release is: its CUDA version, "cpu", or None where PyPI
+    has no aarch64 wheel (or it could not be read: then the previous table's fact stays)."""
+    if url is None:
+        return None
     try:
-        return read.wheel_index_builds(fetcher.text(read.WHEEL_INDEX_URL))
+        return read.pypi_cuda(fetcher.wheel(url), "aarch64") or "cpu"
     except SourceUnavailableError as exc:
-        problems.append(f"the PyTorch wheel index did not answer ({exc}): CUDA builds kept")
+        problems.append(f"torch {version}'s aarch64 wheel could not be read ({exc})")
         return None
 
 
-def _hub_tags(fetcher: Fetcher, repo: str, name: str) -> list[str]:
+def _wheel_index(fetcher: Fetcher, problems: list[str]) -> dict[str, dict[str, set[str]]] | None:
+    """Per architecture (amd64, arm64): torch release -> its CUDA builds on the index."""
+    try:
+        page = fetcher.text(read.WHEEL_INDEX_URL)
+    except SourceUnavailableError as exc:
+        problems.append(f"the PyTorch wheel index did not answer ({exc}): CUDA builds kept")
+        return None
+    return {
+        "amd64": read.wheel_index_builds(page, "x86_64"),
+        "arm64": read.wheel_index_builds(page, "aarch64"),
+    }
+
+
+def _hub_tags(fetcher: Fetcher, repo: str, name: str) -> dict[str, tuple[str, ...]]:
     pages: list[str] = []
     url: str | None = read.HUB_TAGS_URL.format(repo=repo, name=name)
     while url is not None and len(pages) < 20:
         pages.append(fetcher.text(url))
         url = read.next_hub_page(pages[-1])
-    return read.hub_tag_names(pages)
+    return read.hub_tags(pages)
+
+
+Images = dict[str, dict[str, dict[str, int]]]  # arch -> release -> {cuda: cuDNN major}
+Ubuntus = dict[str, dict[str, list[str]]]  # arch -> CUDA version -> Ubuntu bases
 
 
 def _hub(
     fetcher: Fetcher, releases: list[str], cuda: dict[str, Any], problems: list[str]
-) -> tuple[dict[str, dict[str, int]] | None, dict[str, list[str]] | None]:
+) -> tuple[Images | None, Ubuntus | None]:
+    """The pytorch/pytorch and nvidia/cuda images, per architecture (each tag's images)."""
+    arches = ("amd64", "arm64")
     try:
-        images = {
-            v: read.pytorch_images(v, _hub_tags(fetcher, "pytorch/pytorch", f"{v}-cuda"))
-            for v in releases
-        }
-        ubuntus = {
-            v: read.nvidia_cuda_ubuntus(
-                str(row["full"]),
-                row["cudnn_tag"],
+        pytorch = {v: _hub_tags(fetcher, "pytorch/pytorch", f"{v}-cuda") for v in releases}
+        nvidia = {
+            v: (
+                row,
                 _hub_tags(fetcher, "nvidia/cuda", f"{row['full']}-{row['cudnn_tag']}-runtime"),
             )
             for v, row in cuda.items()
@@ -76,6 +99,17 @@ def _hub(
     except SourceUnavailableError as exc:
         problems.append(f"Docker Hub did not answer ({exc}): image tags kept")
         return None, None
+    images = {
+        a: {v: read.pytorch_images(v, read.on_arch(tags, a)) for v, tags in pytorch.items()}
+        for a in arches
+    }
+    ubuntus = {
+        a: {
+            v: read.nvidia_cuda_ubuntus(str(row["full"]), row["cudnn_tag"], read.on_arch(tags, a))
+            for v, (row, tags) in nvidia.items()
+        }
+        for a in arches
+    }
     return images, ubuntus
 
 

@@ -20,19 +20,26 @@ HEADER = """\
 # "minor version compatibility" floor). `sources` says when each was last read. A row is
 # `confirmed: false` where a source it rests on has not been read since the release appeared;
 # its unread parts then carry the release before's pattern forward.
+# linux/arm64: PyPI's aarch64 wheels are read like the x86-64 ones (their requirements' markers
+# evaluated for aarch64); the aarch64 CUDA builds on the wheel index and the arm64 images were
+# entered by hand on 2026-11-26 (docs/compat-refresh.md names the sources) until the index and
+# Docker Hub are read again, which replaces them.
 """
 
 CUDA_COMMENT = """\
   # version: full patch release (nvidia/cuda tag), wheel tag, minimum driver for the toolkit
   # (null: not yet in the table; the family floor applies), minimum driver under minor-version
   # compatibility, nvidia/cuda cuDNN tag part and Ubuntu bases (first = default; [] = no image,
-  # e.g. every CUDA 10.2 tag, deleted from Docker Hub in 2023).
+  # e.g. every CUDA 10.2 tag, deleted from Docker Hub in 2023); arm64_ubuntu: those of them
+  # with a linux/arm64 image (Grace nodes).
 """
 
 TORCH_COMMENT = """\
   # release: default_cuda (the build PyPI's plain `torch` wheel carries), CUDA builds on
   # download.pytorch.org, pytorch/pytorch image CUDA versions with their cuDNN major
-  # (tag: {release}-cuda{cuda}-cudnn{N}-{runtime|devel}), supported Pythons.
+  # (tag: {release}-cuda{cuda}-cudnn{N}-{runtime|devel}), all for x86-64; arm64: linux/arm64's
+  # own (CUDA builds on download.pytorch.org's aarch64 wheels, what PyPI's aarch64 wheel is:
+  # "cpu" or its CUDA, null where PyPI has none, and pytorch/pytorch images); supported Pythons.
 """
 
 DEFAULTS_COMMENT = """\
@@ -42,7 +49,7 @@ DEFAULTS_COMMENT = """\
 
 
 def _key(name: str) -> str:
-    return name if re.fullmatch(r"[a-z_]+", name) else json.dumps(name)
+    return name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else json.dumps(name)
 
 
 def _flow(value: Any) -> str:
@@ -62,9 +69,10 @@ def table_text(table: dict[str, Any]) -> str:
     cuda_keys = ("full", "wheel", "min_driver", "family_min_driver", "cudnn_tag", "ubuntu")
     for version, row in table["cuda"].items():
         ordered = {k: row.get(k) for k in cuda_keys}
+        ordered["arm64_ubuntu"] = row.get("arm64_ubuntu", [])
         lines.append(f"  {_flow(version)}: {_flow(ordered)}")
     lines += ["", "torch:", TORCH_COMMENT.rstrip("\n")]
-    torch_keys = ("default_cuda", "cuda", "images", "python", "confirmed")
+    torch_keys = ("default_cuda", "cuda", "images", "arm64", "python", "confirmed")
     for version, row in table["torch"].items():
         ordered = {k: row[k] for k in torch_keys if k in row}
         lines.append(f"  {_flow(version)}: {_flow(ordered)}")

@@ -87,6 +87,9 @@ def fingerprint() -> dict[str, Any]:
         # Which environment ran the suite: a conda env's, a venv's or the system's Python.
         "python_prefix": sys.prefix,
         "platform": platform.platform(),
+        # The architecture (x86_64, aarch64: Grace nodes), on its own: nodes are compared with
+        # the run's others of the same one.
+        "machine": platform.machine(),
         "hostname": socket.gethostname(),
         "driver": driver_version(),
         "driver_cuda": driver_cuda_version(),
