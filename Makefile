@@ -28,7 +28,7 @@ venv: $(STAMP)
 SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
 	chromium chromium-driver slurm-wlm munge \
 	docker-registry apache2-utils podman catatonit openssh-server zsh fish \
-	prometheus prometheus-node-exporter
+	prometheus prometheus-node-exporter qemu-user-static binfmt-support arch-test
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -30,8 +30,9 @@ class Emulation:
     detail: str  # what was read, for people
 
 
-def emulation(platform: str, binfmt: Path = BINFMT) -> Emulation:
+def emulation(platform: str, binfmt: Path | None = None) -> Emulation:
     """Whether PLATFORM's programs run here through a registered emulator (F flag)."""
+    binfmt = binfmt or BINFMT
     machine = architecture(platform).machine
     entry = binfmt / f"qemu-{machine}"
     if not (binfmt / "status").exists():

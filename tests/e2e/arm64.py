@@ -1,0 +1,215 @@
+"""arm64 on this x86 machine, for the multi-platform tests: QEMU's user-mode emulator registered
+with the kernel (and unregistered after, where the tests registered it), an arm64 Debian base
+made with mmdebstrap through the emulator, and a base in the tests' registry that is one index
+of the amd64 and arm64 bases, as the real GPU bases are (nvidia/cuda's tags are multi-arch).
+
+Facts measured here (../shared/reference/arm64-here.md): binfmt_misc is not mounted at first;
+`docker import` records amd64 whatever the root file system holds, so the arm64 base's config is
+rewritten through the registry's API before the index names it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.e2e.images import BASE_IMAGE, TEST_LABEL, docker, image_exists
+from tests.e2e.registry import Registry
+
+BINFMT = Path("/proc/sys/fs/binfmt_misc")
+ENTRY = BINFMT / "qemu-aarch64"
+ARM64_BASE = "envkit-test/debian-arm64:bookworm"
+ARM64_RECIPE = "1"
+# What the amd64 base has (tests/e2e/images.py), less what only its other tests use. py3compile
+# is diverted while the packages are configured: byte-compiling torch under the emulator is
+# most of the time such a root file system takes, and Python compiles on first import instead.
+ARM64_PACKAGES = (
+    "python3,python3-torch,python3-numpy,python3-venv,openssh-server,ca-certificates,sudo"
+)
+NO_PY3COMPILE = (
+    'chroot "$1" dpkg-divert --quiet --local --rename --add /usr/bin/py3compile; '
+    'ln -s /bin/true "$1/usr/bin/py3compile"'
+)
+RESTORE = (
+    'rm -f "$1"/etc/ssh/ssh_host_* "$1/usr/bin/py3compile"; '
+    'chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/bin/py3compile'
+)
+MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
+MANIFEST_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
+
+
+def _registered() -> bool:
+    return ENTRY.exists() and ENTRY.read_text().startswith("enabled")
+
+
+@contextmanager
+def qemu_aarch64() -> Iterator[None]:
+    """The emulator registered for the block; a registration that was there is left alone."""
+    if _registered():
+        yield
+        return
+    if not (BINFMT / "status").exists():
+        subprocess.run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT)], check=True)
+    subprocess.run(["update-binfmts", "--enable", "qemu-aarch64"], check=True)
+    assert _registered(), "update-binfmts did not register qemu-aarch64"
+    try:
+        yield
+    finally:
+        subprocess.run(["update-binfmts", "--disable", "qemu-aarch64"], check=False)
+
+
+def _recipe_of(tag: str) -> str | None:
+    done = docker(
+        "image",
+        "inspect",
+        "-f",
+        '{{index .Config.Labels "io.envkit.test.recipe"}}',
+        tag,
+        check=False,
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def ensure_arm64_base() -> str:
+    """The arm64 root file system as an image (made once, reused by tag while its recipe is
+    current). Its metadata says amd64 (docker import): `arm64_index` corrects that."""
+    if _recipe_of(ARM64_BASE) == ARM64_RECIPE:
+        return ARM64_BASE
+    rootfs = subprocess.Popen(
+        [
+            "mmdebstrap",
+            "--variant=minbase",
+            "--architectures=arm64",
+            f"--include={ARM64_PACKAGES}",
+            f"--essential-hook={NO_PY3COMPILE}",
+            f"--customize-hook={RESTORE}",
+            "bookworm",
+            "-",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    imported = subprocess.run(
+        [
+            "docker",
+            "import",
+            "--change",
+            f"LABEL {TEST_LABEL}=base",
+            "--change",
+            f"LABEL io.envkit.test.recipe={ARM64_RECIPE}",
+            "--change",
+            'CMD ["bash"]',
+            "-",
+            ARM64_BASE,
+        ],
+        stdin=rootfs.stdout,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert rootfs.stdout is not None
+    rootfs.stdout.close()
+    assert rootfs.wait() == 0 and imported.returncode == 0, imported.stderr
+    assert image_exists(ARM64_BASE)
+    return ARM64_BASE
+
+
+class RegistryApi:
+    """The registry's HTTP API with the tests' own credentials (basic auth over loopback)."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.base = f"http://{registry.address}/v2/"
+        token = base64.b64encode(f"{registry.user}:{registry.password}".encode()).decode()
+        self.auth = {"Authorization": f"Basic {token}"}
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[bytes, dict[str, str]]:
+        url = path if path.startswith("http") else self.base + path
+        request = urllib.request.Request(  # noqa: S310 - the loopback registry
+            url, data=body, method=method, headers={**self.auth, **(headers or {})}
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310 - loopback
+            return answer.read(), dict(answer.headers)
+
+    def manifest(self, repo: str, ref: str, accept: str = MANIFEST) -> dict[str, object]:
+        raw, _ = self.call("GET", f"{repo}/manifests/{ref}", headers={"Accept": accept})
+        found: dict[str, object] = json.loads(raw)
+        return found
+
+    def retag_as_arm64(self, repo: str, source: str, target: str) -> None:
+        """REPO:TARGET = REPO:SOURCE with its config saying linux/arm64 (same layers)."""
+        manifest = self.manifest(repo, source)
+        config_ref = manifest["config"]
+        assert isinstance(config_ref, dict)
+        raw, _ = self.call("GET", f"{repo}/blobs/{config_ref['digest']}")
+        config = json.loads(raw)
+        config["architecture"], config["variant"] = "arm64", "v8"
+        body = json.dumps(config).encode()
+        digest = "sha256:" + hashlib.sha256(body).hexdigest()
+        _, started = self.call("POST", f"{repo}/blobs/uploads/")
+        location = started["Location"]
+        joiner = "&" if "?" in location else "?"
+        if location.startswith("/"):
+            location = self.base.split("/v2/")[0] + location
+        self.call(
+            "PUT",
+            f"{location}{joiner}digest={digest}",
+            body,
+            {"Content-Type": "application/octet-stream"},
+        )
+        manifest["config"] = {**config_ref, "digest": digest, "size": len(body)}
+        self.call(
+            "PUT",
+            f"{repo}/manifests/{target}",
+            json.dumps(manifest).encode(),
+            {"Content-Type": MANIFEST},
+        )
+
+
+def multi_arch_base(registry: Registry, env: dict[str, str]) -> str:
+    """REGISTRY/envkit-test/debian:bookworm: one index of the amd64 and arm64 bases."""
+    repo = "envkit-test/debian"
+    name = f"{registry.address}/{repo}"
+    for local, tag in ((BASE_IMAGE, "bookworm-amd64"), (ARM64_BASE, "bookworm-arm64-imported")):
+        docker("tag", local, f"{name}:{tag}")
+        pushed = subprocess.run(
+            ["docker", "push", f"{name}:{tag}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert pushed.returncode == 0, pushed.stderr
+        docker("rmi", f"{name}:{tag}")
+    RegistryApi(registry).retag_as_arm64(repo, "bookworm-arm64-imported", "bookworm-arm64")
+    manifest_env = {**env, "DOCKER_CLI_EXPERIMENTAL": "enabled"}
+    for argv in (
+        [
+            "create",
+            "--insecure",
+            f"{name}:bookworm",
+            f"{name}:bookworm-amd64",
+            f"{name}:bookworm-arm64",
+        ],
+        ["push", "--purge", f"{name}:bookworm"],
+    ):
+        done = subprocess.run(
+            ["docker", "manifest", *argv],
+            env=manifest_env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    return f"{name}:bookworm"

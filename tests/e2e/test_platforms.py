@@ -1,0 +1,106 @@
+"""One environment for x86 and Grace nodes, on this x86 engine: the CPU project built for
+linux/amd64 and linux/arm64 (arm64 under QEMU's user-mode emulation, registered for the test),
+pushed to a real registry (Debian's docker-registry) as one index under one inputs tag, the
+index read back through the registry's API, the arm64 image pulled back by platform and
+verified under emulation. The base is the tests' own multi-arch index (tests/e2e/arm64.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.arm64 import (
+    MANIFEST_LIST,
+    RegistryApi,
+    ensure_arm64_base,
+    multi_arch_base,
+    qemu_aarch64,
+)
+from tests.e2e.images import BASE_IMAGE, docker, ensure_base_image, project_config
+from tests.e2e.registry import Registry, running_registry
+from tests.helpers import envkit
+
+PLATFORMS = "platforms: [linux/amd64, linux/arm64]\n"
+PROJECT = "envkit-e2e"
+LOCAL = f"envkit/{PROJECT}:latest"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry, str]]:
+    """The emulator, a registry, and the two-platform base in it."""
+    ensure_base_image()
+    with qemu_aarch64():
+        ensure_arm64_base()
+        with running_registry(tmp_path_factory.mktemp("registry")) as registry:
+            yield registry, multi_arch_base(registry, registry.env())
+
+
+def _arch(image: str) -> str:
+    return docker("image", "inspect", "-f", "{{.Architecture}}", image).stdout.strip()
+
+
+def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_under_emulation(
+    world: tuple[Registry, str], tmp_path: Path
+) -> None:
+    registry, base = world
+    env = registry.env()
+    config = project_config(tmp_path, PLATFORMS + f"registry: {registry.address}/team\n")
+    config.write_text(config.read_text().replace(f"image: {BASE_IMAGE}", f"image: {base}"))
+    shared = f"{registry.address}/team/{PROJECT}"
+    pulled: list[str] = []
+    try:
+        built = envkit("build", "--build", "--progress", "plain", cwd=tmp_path, env=env)
+        assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-3000:]
+        assert "for linux/arm64" in built.stdout and "for linux/amd64" in built.stdout
+        # Each platform's image, by its own tag; the engine's own is also the project's.
+        assert _arch(f"{LOCAL}-amd64") == "amd64" and _arch(f"{LOCAL}-arm64") == "arm64"
+        assert _arch(LOCAL) == "amd64"
+        uname = docker("run", "--rm", f"{LOCAL}-arm64", "uname", "-m").stdout.strip()
+        assert uname == "aarch64", "the arm64 image's own programs, through the emulator"
+
+        pushed = envkit("push", cwd=tmp_path, env=env)
+        assert pushed.returncode == 0, pushed.stdout[-3000:] + pushed.stderr[-3000:]
+        found = re.search(r"pushed (\S+):(ctx-[0-9a-f]{24})", pushed.stdout)
+        assert found and found.group(1) == shared, pushed.stdout
+        tag = found.group(2)
+
+        # The registry holds one index under the inputs tag (and latest), naming each
+        # platform's manifest, which is that platform's per-platform tag.
+        api = RegistryApi(registry)
+        for ref in (tag, "latest"):
+            index = api.manifest(f"team/{PROJECT}", ref, accept=MANIFEST_LIST)
+            assert index["mediaType"] == MANIFEST_LIST, index
+            entries = index["manifests"]
+            assert isinstance(entries, list)
+            platforms = {(e["platform"]["os"], e["platform"]["architecture"]) for e in entries}
+            assert platforms == {("linux", "amd64"), ("linux", "arm64")}, entries
+        for entry in entries:
+            arch = entry["platform"]["architecture"]
+            _, headers = api.call(
+                "HEAD",
+                f"team/{PROJECT}/manifests/{tag}-{arch}",
+                headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
+            )
+            assert headers["Docker-Content-Digest"] == entry["digest"], arch
+
+        # An arm64 host pulls its own image by the same tag: asked for here by platform.
+        pulled.append(f"{shared}:{tag}")
+        got = docker("pull", "--platform", "linux/arm64", f"{shared}:{tag}", check=False)
+        assert got.returncode == 0, got.stderr
+        assert _arch(f"{shared}:{tag}") == "arm64"
+        report = tmp_path / "report.json"
+        verified = envkit(
+            "verify", "--image", f"{shared}:{tag}", "--json-file", str(report), cwd=tmp_path
+        )
+        assert verified.returncode == 0, verified.stdout[-4000:] + verified.stderr[-2000:]
+        target = json.loads(report.read_text())["targets"][0]
+        assert target["environment"]["machine"] == "aarch64"
+        statuses = {c["id"]: c["status"] for c in target["checks"]}
+        assert statuses.get("autograd.seed_examples") == "pass", statuses
+    finally:
+        for image in (LOCAL, f"{LOCAL}-amd64", f"{LOCAL}-arm64", *pulled):
+            docker("rmi", "-f", image, check=False)
