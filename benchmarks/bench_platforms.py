@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -45,7 +46,8 @@ def build(project: Path, platform: str, env: dict[str, str]) -> float:
     )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"build for {platform} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+        said = done.stdout[-3000:] + done.stderr[-3000:]
+        raise SystemExit(f"build for {platform} failed:\n{said}")
     return seconds
 
 
@@ -57,7 +59,7 @@ def main() -> None:
     with qemu_aarch64(), tempfile.TemporaryDirectory(prefix="envkit-bench-arm64-") as scratch:
         ensure_arm64_base()
         with running_registry(Path(scratch) / "registry") as registry:
-            env = {**dict(__import__("os").environ), **registry.env()}
+            env = {**os.environ, **registry.env()}
             base = multi_arch_base(registry, registry.env())
             project = Path(scratch) / "project"
             project.mkdir()
