@@ -7,7 +7,9 @@ verified under emulation. The base is the tests' own multi-arch index (tests/e2e
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,7 +91,13 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
 
         # An arm64 host pulls its own image by the same tag: asked for here by platform.
         pulled.append(f"{shared}:{tag}")
-        got = docker("pull", "--platform", "linux/arm64", f"{shared}:{tag}", check=False)
+        got = subprocess.run(
+            ["docker", "pull", "--platform", "linux/arm64", f"{shared}:{tag}"],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert got.returncode == 0, got.stderr
         assert _arch(f"{shared}:{tag}") == "arm64"
         report = tmp_path / "report.json"

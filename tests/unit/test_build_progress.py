@@ -5,6 +5,7 @@ order; the events must still come in step order, each "(cached)" under its own s
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -261,3 +262,37 @@ def test_dry_run_steps_are_keyed_by_their_text_and_copied_files_and_chained() ->
     apt = steps(dockerfile, {**files, "envkit/apt/x.sh": "2"})
     assert reused(apt, label(before)) == 1
     assert reused(before, None) == 0
+
+
+@pytest.mark.parametrize("dockerfile", ["Dockerfile", "Dockerfile.classic"])
+def test_a_key_change_rebuilds_no_step_and_a_pip_change_only_from_the_pip_step(
+    dockerfile: str, tmp_path: Path
+) -> None:
+    """Both Dockerfiles, through the cache model of `build --dry-run` (an instruction's text and
+    the bytes a COPY copies, chained, as both builders key their cache): the e2e test runs it
+    for real on BuildKit (tests/e2e/test_build.py)."""
+    from envkit.render.files import render_files
+    from envkit.render.steps import label, reused, steps
+    from tests.helpers import plan_text
+
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMYZoO4AcJo32+7D8n7/JRWOMEU0KB/J8w4HuJ01GVSD a@b"
+    other = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIC7DCI7dF0oKzaNKmAZUcryr0YO3pA8ZO+y+PH2pK/md c@d"
+    config = (
+        "name: e2e\nbase: {flavor: custom, image: 'debian:bookworm'}\n"
+        "packages:\n  apt: [python3-torch, git]\n  pip: [tqdm]\n"
+        "mirrors: {preset: official}\nssh:\n  authorized_keys: ['%s']\n"
+    )
+
+    def built(text: str) -> list[Any]:
+        files = render_files(plan_text(text, tmp_path))
+        return steps(files[dockerfile], files)
+
+    first = built(config % key)
+    keyed = built(config % f"{key}', '{other}")
+    assert reused(keyed, label(first)) == len(first), "a key is in no layer"
+    changed = built((config % key).replace("pip: [tqdm]", "pip: [tqdm, six]"))
+    kept = reused(changed, label(first))
+    assert kept < len(changed)
+    rebuilt = changed[kept].instruction
+    assert "pip install" in rebuilt and "six" in rebuilt, rebuilt
+    assert any("apt-get install" in s.instruction for s in changed[:kept]), "apt before pip"
