@@ -104,8 +104,9 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
         verified = envkit(
             "verify", "--image", f"{shared}:{tag}", "--json-file", str(report), cwd=tmp_path
         )
-        assert verified.returncode == 0, verified.stdout[-4000:] + verified.stderr[-2000:]
         target = json.loads(report.read_text())["targets"][0]
+        odd = [c for c in target["checks"] if c["status"] not in ("pass", "skip")]
+        assert verified.returncode == 0, (odd, verified.stderr[-2000:])
         assert target["environment"]["machine"] == "aarch64"
         statuses = {c["id"]: c["status"] for c in target["checks"]}
         assert statuses.get("autograd.seed_examples") == "pass", statuses
