@@ -87,6 +87,26 @@ def _base_apt(name: str) -> set[str]:
     return {f"{key}={values[0]}" for key, values in parse_dpkg(listed.stdout).items()}
 
 
+def _as_arch(listed: set[str], arch: str) -> set[str]:
+    """The base's packages named for ARCH: a multi-platform base's engine copy is the engine's
+    own architecture (an arm64 image locked on an x86 engine lists the amd64 base), and a
+    Debian base is the same packages at the same versions on each (`libc6:amd64=2.36-9` is
+    `libc6:arm64=2.36-9` there); `:all` packages are every architecture's already."""
+    from collections import Counter
+
+    arches = Counter(entry.partition("=")[0].partition(":")[2] for entry in listed)
+    arches.pop("all", None)
+    own = arches.most_common(1)[0][0] if arches else arch
+    if own == arch:
+        return listed
+    renamed = set()
+    for entry in listed:
+        key, _, version = entry.partition("=")
+        name, _, pkg_arch = key.partition(":")
+        renamed.add(f"{name}:{arch if pkg_arch == own else pkg_arch}={version}")
+    return renamed
+
+
 def capture_state(url: str, conda_prefix: str | None) -> tuple[Lock, str]:
     """What a target holds (image:// as a throwaway), and dpkg's architecture there."""
     if url.startswith("image://"):
@@ -121,6 +141,7 @@ def make_lock(plan: Plan, tag: str) -> MadeLock:
         listing = pool.submit(_base_apt, plan.image.base)
         (state, arch), in_base = capturing.result(), listing.result()
     lock["base"]["arch"] = (arch,)
+    in_base = _as_arch(in_base, arch)
     lock["apt"] = {
         name: (values[0], "base" if f"{name}={values[0]}" in in_base else "added")
         for name, values in state["apt"].items()

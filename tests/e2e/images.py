@@ -96,7 +96,7 @@ def ensure_base_image() -> str:
 
 
 def project_config(directory: Path, extra: str = "") -> Path:
-    """The Debian CPU example, on the local base, trusting the host's extra CAs (a TLS-inspecting
+    """The Debian CPU example (`cuda: cpu`), on the local base, trusting the host's extra CAs (a TLS-inspecting
     egress on the machines that run these tests), with a test key."""
     cas = sorted(HOST_CAS.glob("*.crt")) if HOST_CAS.is_dir() else []
     for ca in cas:
@@ -106,6 +106,7 @@ def project_config(directory: Path, extra: str = "") -> Path:
     config.write_text(
         "name: envkit-e2e\n"
         f"base:\n  flavor: custom\n  image: {BASE_IMAGE}\n"
+        'cuda: "cpu"\n'  # a CPU box: the base's own (CPU) torch, no GPU asked or checked
         "packages:\n  apt: [python3-torch, python3-numpy, python3-pytest, git, jq]\n  pip: [tqdm]\n"
         f"mirrors:\n  preset: official\n{ca_line}"
         "ssh:\n  port: 18822\n  bind: 127.0.0.1\n  uid: 1000\n  gid: 1000\n"

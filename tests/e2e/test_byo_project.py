@@ -4,6 +4,7 @@ the suite passes in the image and the image holds what the files name."""
 
 from __future__ import annotations
 
+import json
 import secrets
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import openssh
 from tests.e2e.images import copy_project, docker
 from tests.e2e.mirrors import PROBE, Recorder, private_index
 from tests.helpers import REPO, envkit
@@ -59,6 +61,40 @@ def test_a_projects_own_files_and_steps_build_and_verify(byo_project: Path) -> N
     again = envkit("build", "--verbose", cwd=byo_project)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
     assert "tree" not in again.stdout.split("requirements.txt", 1)[0].split("CACHED")[-1]
+    _lock_rebuild_and_open_the_box(byo_project)
+
+
+def _lock_rebuild_and_open_the_box(project: Path) -> None:
+    """The requirements project's lock round trip (lock -> build --locked -> diff, all exit 0),
+    then the box: its workspace is the project folder, what the login user writes there is
+    theirs on the host, and the project's own package imports over SSH."""
+    locked = envkit("lock", cwd=project)
+    assert locked.returncode == 0, locked.stdout + locked.stderr
+    lock_text = (project / "envkit.lock").read_text()
+    assert "requirements:requirements.txt@" in lock_text, "the requirements file is requested"
+    rebuilt = envkit("build", "--locked", "--quiet", cwd=project)
+    assert rebuilt.returncode == 0, rebuilt.stdout[-3000:] + rebuilt.stderr[-3000:]
+    diffed = envkit("diff", "envkit.lock", f"image://{TAG}", cwd=project)
+    assert diffed.returncode == 0, diffed.stdout[-3000:] + diffed.stderr[-2000:]
+    config = project / "envkit.yaml"
+    config.write_text(config.read_text().replace("port: 18822", "port: 18846"))
+    try:
+        up = envkit("up", cwd=project)
+        assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-2000:]
+        inside = openssh(
+            18846,
+            project / "id_test",
+            "cd /workspace && ls requirements.txt byo_pkg/__init__.py"
+            " && python -c 'import byo_pkg; print(byo_pkg.GREETING)'"
+            " && echo mine > made-in-the-box.txt && id -u",
+        )
+        assert inside.returncode == 0, inside.stdout + inside.stderr
+        assert "hello from the workspace" in inside.stdout, inside.stdout
+        made = project / "made-in-the-box.txt"
+        assert made.read_text() == "mine\n", "the workspace is the project folder itself"
+        assert made.stat().st_uid == int(inside.stdout.split()[-1]) == 1000
+    finally:
+        envkit("down", "--volumes", "--yes", cwd=project)
 
 
 def test_a_failing_build_step_is_named_with_its_last_lines(byo_project: Path) -> None:
@@ -149,3 +185,38 @@ def test_a_private_index_gets_the_netrc_as_a_secret_that_no_layer_keeps(
             assert password.encode() not in saved, "the password is in a layer"
         finally:
             docker("rmi", "-f", TAG, check=False)
+
+
+def test_a_project_without_torch_builds_and_verifies_with_the_torch_checks_skipped(
+    env_image: str, project_dir: Path, tmp_path: Path
+) -> None:
+    """torch: none (a TensorFlow or JAX project) on a CPU base: the build installs no torch and
+    the project's step takes the base's away; verify exits 0, torch's checks skipped saying
+    why, the system checks run on the image's Python."""
+    config = copy_project(project_dir, tmp_path)
+    text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+    text = text.replace("python3-torch, python3-numpy, ", "")
+    config.write_text(
+        text
+        + "torch: none\n"
+        + "build:\n  steps:\n    - run: apt-get purge -y -q python3-torch\n      after: system\n"
+    )
+    try:
+        built = envkit("build", "--quiet", cwd=tmp_path)
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+        gone = docker(
+            "run", "--rm", "--entrypoint", "python", TAG, "-c", "import torch", check=False
+        )
+        assert gone.returncode != 0 and "No module named 'torch'" in gone.stderr
+        report = tmp_path / "report.json"
+        verified = envkit(
+            "verify", "--image", TAG, "--no-bench", "--json-file", str(report), cwd=tmp_path
+        )
+        assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
+        checks = {c["id"]: c for c in json.loads(report.read_text())["targets"][0]["checks"]}
+        assert checks["autograd.seed_examples"]["status"] == "skip"
+        assert "torch: none" in checks["autograd.seed_examples"]["message"]
+        assert checks["system.shm"]["status"] == "pass"
+        assert checks["system.sshd"]["status"] == "pass"
+    finally:
+        docker("rmi", "-f", TAG, check=False)

@@ -186,3 +186,17 @@ def test_kubernetes_pods_land_only_on_nodes_of_the_image_s_architectures() -> No
     arm_only = plan_text(GRACE + "platforms: [linux/arm64]\n")
     text = render_k8s(plan_k8s(arm_only, K8sRequest(image="x")))["job.yaml"]
     assert 'values: ["arm64"]' in text
+
+
+def test_an_arm64_lock_made_on_an_x86_engine_knows_the_base_s_packages_by_their_arm64_names() -> (
+    None
+):
+    from envkit.lock.make import _as_arch
+
+    base = {"libc6:amd64=2.36-9", "tzdata:all=2024a", "libc6:i386=2.36-9"}
+    assert _as_arch(base, "amd64") == base
+    assert _as_arch(base, "arm64") == {
+        "libc6:arm64=2.36-9",
+        "tzdata:all=2024a",
+        "libc6:i386=2.36-9",
+    }
