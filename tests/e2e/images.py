@@ -96,8 +96,8 @@ def ensure_base_image() -> str:
 
 
 def project_config(directory: Path, extra: str = "") -> Path:
-    """The Debian CPU example (`cuda: cpu`), on the local base, trusting the host's extra CAs (a TLS-inspecting
-    egress on the machines that run these tests), with a test key."""
+    """The Debian CPU example (`cuda: cpu`), on the local base, trusting the host's extra CAs
+    (a TLS-inspecting egress on the machines that run these tests), with a test key."""
     cas = sorted(HOST_CAS.glob("*.crt")) if HOST_CAS.is_dir() else []
     for ca in cas:
         shutil.copy(ca, directory / ca.name)
