@@ -160,3 +160,18 @@ def test_every_check_states_a_reference_and_an_empty_one_is_refused() -> None:
     assert all(spec.reference.strip() for spec in CHECKS.values())
     with pytest.raises(ValueError, match="needs a reference"):
         check("tensor.unreferenced", reference=" ")
+
+
+def test_a_cpu_without_a_bf16_kernel_checks_the_other_dtypes_and_says_bf16_was_not(
+    run_checks: RunChecks,
+) -> None:
+    """Debian's aarch64 torch 1.13 under emulation has no bf16 matmul kernel for the CPU: the
+    check still judges float64 and float32, names bfloat16 as not checked, and a wrong float32
+    product beside it still fails."""
+    report = run_checks(["tensor.matmul_dtypes"], "no_bf16_kernel")
+    status, message = status_of(report, "tensor.matmul_dtypes")
+    assert status == "pass", message
+    assert "float64@cpu, float32@cpu" in message and "bfloat16@cpu (" in message
+    assert "not checked" in message and "bfloat16@cpu," not in message.split(";")[0]
+    broken = run_checks(["tensor.matmul_dtypes"], "no_bf16_kernel,noisy_matmul")
+    assert status_of(broken, "tensor.matmul_dtypes")[0] == "fail"

@@ -243,6 +243,18 @@ def _noisy_matmul(original: Any) -> Any:
     return lambda a, b: original(a, b) * (1.0 if a.dtype == torch.float64 else 1.01)
 
 
+def _no_bf16_kernel(original: Any) -> Any:
+    """A CPU torch without a bf16 matmul kernel for its CPU, as Debian's aarch64 torch 1.13
+    under oneDNN on an emulated CPU: bfloat16 products raise, the others are computed."""
+
+    def matmul(a: Any, b: Any) -> Any:
+        if a.dtype == torch.bfloat16 and a.device.type == "cpu":
+            raise RuntimeError("could not create a primitive descriptor iterator")
+        return original(a, b)
+
+    return matmul
+
+
 def _slightly_off(original: Any) -> Any:
     """Wrong by one part in a thousand for every dtype, float64 included: a reference computed
     with the same op would agree with it, an independent one does not."""
@@ -277,6 +289,7 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "wrong_cat": lambda: setattr(torch, "cat", lambda tensors, dim=0: tensors[0]),
     "noisy_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _noisy_matmul),
     "matmul_off_every_dtype": lambda: _wrap(torch.Tensor, "__matmul__", _slightly_off),
+    "no_bf16_kernel": lambda: _wrap(torch.Tensor, "__matmul__", _no_bf16_kernel),
     "sin_off_every_dtype": lambda: _wrap(torch.Tensor, "sin", _slightly_off),
     "wrong_dot": lambda: _wrap(torch, "dot", lambda o: lambda a, b: o(a, b) * 2),
     "doubled_backward": lambda: _wrap(torch.Tensor, "backward", _doubled_backward),

@@ -293,7 +293,8 @@ def matmul_dtypes(ctx: Context) -> str:
         gpus = devices.gpu_devices(ctx)
     except Skip:
         gpus = []
-    done = []
+    done: List[str] = []
+    absent: List[str] = []
     for device in targets + gpus:
         cases = [
             ("float64", torch.float64, False),
@@ -303,11 +304,23 @@ def matmul_dtypes(ctx: Context) -> str:
         if device in gpus:
             cases += [("tf32", torch.float32, True), ("float16", torch.float16, False)]
         for name, dtype, tf32 in cases:
-            error, scale = max_error(_matmul(torch, a, b, dtype, device, tf32), reference)
+            try:
+                product = _matmul(torch, a, b, dtype, device, tf32)
+            except RuntimeError as exc:
+                # A CPU build without a bf16 kernel for this CPU (Debian's aarch64 torch 1.13
+                # under oneDNN raises so): not checked, and said; a GPU's must work.
+                if device in gpus or name != "bfloat16":
+                    raise
+                absent.append(f"{name}@{device} ({str(exc).splitlines()[0][:80]})")
+                continue
+            error, scale = max_error(product, reference)
             rtol, atol = TOLERANCE[name]
             ensure(
                 error <= atol * 16 + rtol * scale,
                 f"{name} matmul on {device} is off by {error:.3g} (scale {scale:.3g})",
             )
             done.append(f"{name}@{device}")
-    return "matches an exact pure-Python reference: " + ", ".join(done)
+    said = "matches an exact pure-Python reference: " + ", ".join(done)
+    if absent:
+        said += "; not checked, this torch has no kernel for it here: " + ", ".join(absent)
+    return said
