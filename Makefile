@@ -85,6 +85,7 @@ bench: venv system-deps buildx
 	$(PY) benchmarks/bench_slurm.py --json benchmarks/slurm.json
 	$(PY) benchmarks/bench_notebook.py --json benchmarks/notebook.json
 	$(PY) benchmarks/bench_gpu_group.py --json benchmarks/gpu_group.json
+	$(PY) benchmarks/bench_platforms.py --json benchmarks/platforms.json
 
 clean:
 	rm -rf $(VENV) .envkit-demo dist build .pytest_cache .mypy_cache .ruff_cache .hypothesis

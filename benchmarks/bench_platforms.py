@@ -58,6 +58,7 @@ def main() -> None:
     ensure_base_image()
     with qemu_aarch64(), tempfile.TemporaryDirectory(prefix="envkit-bench-arm64-") as scratch:
         ensure_arm64_base()
+        (Path(scratch) / "registry").mkdir()
         with running_registry(Path(scratch) / "registry") as registry:
             env = {**os.environ, **registry.env()}
             base = multi_arch_base(registry, registry.env())
