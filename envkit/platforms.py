@@ -25,9 +25,7 @@ ARCHITECTURES = (
     Architecture("linux/arm64", "arm64", "aarch64", "Grace nodes: GH200, GB200, GB300, DGX Spark"),
 )
 PLATFORMS = tuple(a.platform for a in ARCHITECTURES)
-_BY_NAME = {
-    name: a for a in ARCHITECTURES for name in (a.platform, a.arch, a.machine, f"{a.platform}/v8")
-}
+_BY_NAME = {name: a for a in ARCHITECTURES for name in (a.platform, a.arch, a.machine)}
 # Docker and OCI write arm64's variant (v8) or leave it out; both are the same platform.
 _BY_NAME["linux/arm64/v8"] = ARCHITECTURES[1]
 

@@ -260,7 +260,7 @@ def torch_source(
     wanted = cuda.version if cuda is not None else None
     for arch in archs:
         pypi = torch.on(arch).pypi
-        if requested == "pypi" and (wanted is None or pypi != wanted):
+        if requested == "pypi" and pypi != (wanted or "cpu"):
             platform = f"linux/{arch}"
             carried = f"CUDA {pypi}" if pypi not in (None, "cpu") else (pypi or "no")
             asked = f"CUDA {wanted}" if wanted else "CPU-only"

@@ -180,15 +180,16 @@ def _check_request(request: K8sRequest) -> None:
             raise EnvkitError(f"{flag} {value} is out of range", f"choose {low} to {high}")
 
 
-def _architectures(plan: Plan) -> tuple[str, ...]:
-    """The image's architectures, as Kubernetes labels nodes: `platforms:`, else this
-    machine's (the image is built where envkit runs)."""
+def _architectures(plan: Plan, platforms: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The image's architectures, as Kubernetes labels nodes: those it was built for (the
+    engine's, where envkit asked it), else `platforms:`, else this machine's."""
     from envkit.platforms import architecture, this_machine
 
-    return tuple(architecture(p).arch for p in plan.platforms or (this_machine(),))
+    chosen = platforms or plan.platforms or (this_machine(),)
+    return tuple(architecture(p).arch for p in chosen)
 
 
-def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
+def plan_k8s(plan: Plan, request: K8sRequest, platforms: tuple[str, ...] | None = None) -> K8sPlan:
     _check_request(request)
     gpus = request.gpus_per_node
     if gpus is None:
@@ -210,7 +211,7 @@ def plan_k8s(plan: Plan, request: K8sRequest) -> K8sPlan:
         timeout_s=request.timeout_s,
         shm_limit=_quantity(plan.runtime.shm_size),
         node_selector=selector,
-        architectures=_architectures(plan),
+        architectures=_architectures(plan, platforms),
         config_json=json.dumps(settings.runner_config(TARGET, None), sort_keys=True),
         monitor_config_json=json.dumps(monitor.runner_config(TARGET, None), sort_keys=True),
         health_config_json=json.dumps(monitor.runner_config("local", None), sort_keys=True),

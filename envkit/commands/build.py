@@ -134,8 +134,6 @@ def build_project(request: BuildRequest) -> str:
     facts = engine_facts(client)
     backend = choose_backend(request.builder or project.plan.install.builder, facts.podman)
     platforms = build_platforms(project, client, request.platform)
-    for platform in platforms:
-        require_emulation(platform, facts.platform, facts.remote)
     if lock is not None:
         check_base(lock, client, request.lock_file or project.project_dir / LOCK_FILE)
         check_platforms(lock, platforms, request.lock_file or project.project_dir / LOCK_FILE)
@@ -148,13 +146,15 @@ def build_project(request: BuildRequest) -> str:
         wanted = not request.force_build and request.platform is None
         if wanted and _pulled(request, project, client, shared, tag):
             return tag
+    for platform in platforms:  # only what is about to be built: a pull needed no emulator
+        require_emulation(platform, facts.platform, facts.remote)
     images = _platform_images(project, request.tag, platforms, request.platform is not None)
     for platform, image_tag in images.items():
-        native = platform == facts.platform and len(images) == 1
+        native = platform == facts.platform and len(images) == 1 and image_tag == tag
         built = replace(request, tag=image_tag)
         _build(built, project, client, backend, build_args, shared, None if native else platform)
-    if len(images) > 1:  # the engine's own platform (else the first) is also the project's tag
-        main = images.get(facts.platform) or images[platforms[0]]
+    main = images.get(facts.platform) or (images[platforms[0]] if len(images) > 1 else None)
+    if main is not None and main != tag:  # the engine's own (else the first): the project's tag
         repository, _, name = tag.rpartition(":")
         client.images.get(main).tag(repository, name)
         if not request.quiet and not request.json:
@@ -181,8 +181,8 @@ def _platform_images(
 ) -> dict[str, str]:
     """Each platform's image tag: --tag's (TAG-ARCH each where several) or the project's; a
     --platform of several is that platform's own (TAG-ARCH), as `envkit push` expects it."""
-    if picked and tag is None and len(project.plan.platforms) > 1:
-        return {platforms[0]: platform_tag(project.plan.image.tag, platforms[0])}
+    if picked and len(project.plan.platforms) > 1:
+        return {platforms[0]: platform_tag(tag or project.plan.image.tag, platforms[0])}
     if tag is None:
         return local_images(project, platforms)
     if len(platforms) == 1:

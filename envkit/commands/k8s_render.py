@@ -11,7 +11,7 @@ from envkit.cluster.k8s import plan_k8s, render_k8s
 from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
 from envkit.services.project import load_project
-from envkit.services.sharing import pushed_reference
+from envkit.services.sharing import build_platforms, pushed_reference
 from envkit.verify.request import K8sRequest
 
 OUT_DIR = "envkit-k8s"
@@ -28,11 +28,14 @@ class K8sRenderRequest:
 def run(asked: K8sRenderRequest) -> int:
     project = load_project(asked.config)
     request, out = asked.manifests, asked.out
+    platforms = None
     if request.image is None and project.plan.registry is not None:
         # The pods pull the team's image by digest: exactly what was pushed, on every node.
-        pushed = pushed_reference(docker_client(), project, project.plan.registry)
+        client = docker_client()
+        pushed = pushed_reference(client, project, project.plan.registry)
         request = replace(request, image=pushed)
-    files = render_k8s(plan_k8s(project.plan, request))
+        platforms = build_platforms(project, client)  # the pushed image's architectures
+    files = render_k8s(plan_k8s(project.plan, request, platforms))
     folder = out or project.project_dir / OUT_DIR
     for name in files:  # refuse before writing anything
         path = folder / name

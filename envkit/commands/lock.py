@@ -41,16 +41,17 @@ def _platform_image(project: Project, platform: str | None) -> str:
     if platform is None:
         return project.plan.image.tag
     from envkit.engine.client import docker_client
+    from envkit.platforms import architecture
     from envkit.services.sharing import build_platforms, local_images
 
     every = build_platforms(project, docker_client())
-    chosen = build_platforms(project, None, platform) if project.plan.platforms else every
-    if chosen[0] not in every:
+    chosen = architecture(platform).platform
+    if chosen not in every:
         raise EnvkitError(
             f"--platform {platform}: this project is built for {', '.join(every)}",
-            "pick one of those",
+            f"add {chosen} to platforms: in envkit.yaml, or pick one of those",
         )
-    return local_images(project, every)[chosen[0]]
+    return local_images(project, every)[chosen]
 
 
 def run(request: LockRequest) -> int:

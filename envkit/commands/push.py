@@ -29,6 +29,11 @@ def run(request: PushRequest) -> int:
     platforms = build_platforms(project, client)
     image = shared_image(project, registry, platforms=platforms)
     locals_ = local_images(project, platforms)
+    if len(locals_) > 1:
+        _refuse_locked(request.locked, platforms)
+        from envkit.engine.platform_index import require_cli
+
+        require_cli()  # before the first push: no half-published tags
     for platform, tag in locals_.items():
         _check_built(client, tag, image, request.locked, platform if len(locals_) > 1 else None)
     if len(locals_) == 1:
@@ -39,6 +44,18 @@ def run(request: PushRequest) -> int:
     if digest:
         sys.stdout.write(f"by digest: {image.repository}@{digest}\n")
     return 0
+
+
+def _refuse_locked(locked: bool, platforms: tuple[str, ...]) -> None:
+    """A lock holds one platform's packages: the images of several, each built from its own
+    lock, have no one set of inputs to be named by."""
+    if locked:
+        raise EnvkitError(
+            "--locked pushes one platform's locked image; this project builds "
+            + ", ".join(platforms),
+            "push the locked images by platform from a config that names one of them "
+            "(platforms: [P]), or push the unlocked multi-platform build",
+        )
 
 
 def _check_built(

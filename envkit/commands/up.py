@@ -68,7 +68,12 @@ def _image_ready(
     was built from these inputs; else the registry's; else the local one, or a clear error."""
     registry = registry_of(project, registry)
     if force_build:
-        build.run(build.BuildRequest(config=config, registry=registry, force_build=True))
+        # Only the engine's own platform: `up` runs that one (the others are `envkit build`'s).
+        native = engine_facts(client).platform
+        only = native if native in project.plan.platforms else None
+        build.run(
+            build.BuildRequest(config=config, registry=registry, force_build=True, platform=only)
+        )
         return
     tag = project.plan.image.tag
     try:

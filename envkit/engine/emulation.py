@@ -61,8 +61,12 @@ def emulation(platform: str, binfmt: Path | None = None) -> Emulation:
 
 def require_emulation(platform: str, native: str, remote: bool) -> None:
     """Refuse, before anything is built, a foreign platform this machine cannot emulate."""
-    if platform == native or remote:
-        return  # a remote engine's host is its own: its build says so if it cannot
+    import sys
+
+    if platform == native or remote or sys.platform != "linux":
+        # A remote engine's host, or a VM's (Docker Desktop, Colima, Podman machine), is its
+        # own: its build says so at the first RUN step if it cannot run the platform.
+        return
     found = emulation(platform)
     if not found.registered:
         arch = architecture(platform)

@@ -36,21 +36,38 @@ def _insecure(client: Any, host: str) -> bool:
     except ValueError:
         pass
     try:
-        configs = (client.info().get("RegistryConfig") or {}).get("IndexConfigs") or {}
-    except Exception:
+        config = client.info().get("RegistryConfig") or {}
+    except Exception:  # an engine that cannot say is taken as strict
         return False
-    entry = configs.get(host) or {}
-    return entry.get("Secure") is False
+    entry = (config.get("IndexConfigs") or {}).get(host) or {}
+    if entry.get("Secure") is False:
+        return True
+    try:  # insecure-registries given as networks: the host's address within one
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    cidrs = config.get("InsecureRegistryCIDRs") or []
+    return any(address in ipaddress.ip_network(str(c), strict=False) for c in cidrs)
 
 
-def _manifest(args: list[str], insecure: bool) -> subprocess.CompletedProcess[str]:
+def require_cli() -> str:
+    """The Docker CLI, refused before anything is pushed where it is missing."""
     docker = shutil.which("docker")
     if docker is None:
         raise EnvkitError(
             "joining the platforms' images under one tag needs the Docker CLI (`docker manifest`)",
             "install the docker CLI on this machine (the engine may stay where it is)",
         )
-    argv = [docker, "manifest", args[0], *(["--insecure"] if insecure else []), *args[1:]]
+    return docker
+
+
+def _manifest(
+    args: list[str], insecure: bool, refs: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    docker = require_cli()
+    flags = [*args[1:], *(["--insecure"] if insecure else [])]
+    # `--` ends the options: a reference is never read as one.
+    argv = [docker, "manifest", args[0], *flags, "--", *refs]
     env = {**os.environ, "DOCKER_CLI_EXPERIMENTAL": "enabled"}  # 20.10's CLI keeps it there
     try:
         return subprocess.run(
@@ -70,11 +87,11 @@ def join(client: Any, image: SharedImage, tag: str, children: list[str], say: Sa
     target = f"{image.repository}:{tag}"
     refs = [f"{image.repository}:{child}" for child in children]
     # A list of the same name left by an earlier run would be amended, not replaced.
-    _manifest(["rm", target], insecure=False)
-    created = _manifest(["create", target, *refs], insecure)
+    _manifest(["rm"], insecure=False, refs=(target,))
+    created = _manifest(["create"], insecure, (target, *refs))
     if created.returncode != 0:
         raise _failed(image, "create", created)
-    pushed = _manifest(["push", "--purge", target], insecure)
+    pushed = _manifest(["push", "--purge"], insecure, (target,))
     if pushed.returncode != 0:
         raise _failed(image, "push", pushed)
     say(f"  {target}: one index of {', '.join(children)}")

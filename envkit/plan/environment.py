@@ -118,6 +118,17 @@ def _routed_lock(
     to; refused where the image has no environment of its own to install it into, or where the
     config's Python is not the lock's."""
     spec = loaded.spec
+    if "linux/arm64" in (spec.platforms or ()):
+        raise loaded.error(
+            ("conda", "file"),
+            FieldError(
+                f"{lock.source} is installed from its linux-64 packages; platforms: names "
+                "linux/arm64, whose image would need the lock's linux-aarch64 ones",
+                "build linux/arm64 from the environment.yml the lock was made from (conda.file), "
+                "or keep the conda lock to platforms: [linux/amd64]",
+            ),
+            lock.source,
+        )
     if python.provider != "miniforge":
         raise loaded.error(
             ("conda", "file"),

@@ -175,3 +175,6 @@ def test_a_cpu_without_a_bf16_kernel_checks_the_other_dtypes_and_says_bf16_was_n
     assert "not checked" in message and "bfloat16@cpu," not in message.split(";")[0]
     broken = run_checks(["tensor.matmul_dtypes"], "no_bf16_kernel,noisy_matmul")
     assert status_of(broken, "tensor.matmul_dtypes")[0] == "fail"
+    # Any other failure of the bf16 product is the check's error, as before.
+    other = run_checks(["tensor.matmul_dtypes"], "bf16_broken")
+    assert status_of(other, "tensor.matmul_dtypes")[0] == "error"

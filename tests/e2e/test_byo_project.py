@@ -78,17 +78,21 @@ def _lock_rebuild_and_open_the_box(project: Path) -> None:
     assert diffed.returncode == 0, diffed.stdout[-3000:] + diffed.stderr[-2000:]
     config = project / "envkit.yaml"
     config.write_text(config.read_text().replace("port: 18822", "port: 18846"))
+    # The member's own files: the config's login user (ssh.uid 1000) is the member here, as
+    # ssh.uid defaults to the invoking user's UID on a member's machine.
+    subprocess.run(["chown", "-R", "1000:1000", str(project)], check=True)
     try:
         up = envkit("up", cwd=project)
         assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-2000:]
         inside = openssh(
             18846,
             project / "id_test",
-            "cd /workspace && ls requirements.txt byo_pkg/__init__.py"
+            "cd /workspace && stat -c %U requirements.txt byo_pkg/__init__.py"
             " && python -c 'import byo_pkg; print(byo_pkg.GREETING)'"
             " && echo mine > made-in-the-box.txt && id -u",
         )
         assert inside.returncode == 0, inside.stdout + inside.stderr
+        assert inside.stdout.split()[:2] == ["dev", "dev"], "the project's files, the login user's"
         assert "hello from the workspace" in inside.stdout, inside.stdout
         made = project / "made-in-the-box.txt"
         assert made.read_text() == "mine\n", "the workspace is the project folder itself"

@@ -12,6 +12,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,11 +74,13 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
         # The registry holds one index under the inputs tag (and latest), naming each
         # platform's manifest, which is that platform's per-platform tag.
         api = RegistryApi(registry)
+        entries: list[Any] = []
         for ref in (tag, "latest"):
             index = api.manifest(f"team/{PROJECT}", ref, accept=MANIFEST_LIST)
             assert index["mediaType"] == MANIFEST_LIST, index
-            entries = index["manifests"]
-            assert isinstance(entries, list)
+            found_entries = index["manifests"]
+            assert isinstance(found_entries, list)
+            entries = found_entries
             platforms = {(e["platform"]["os"], e["platform"]["architecture"]) for e in entries}
             assert platforms == {("linux", "amd64"), ("linux", "arm64")}, entries
         for entry in entries:

@@ -255,6 +255,17 @@ def _no_bf16_kernel(original: Any) -> Any:
     return matmul
 
 
+def _bf16_broken(original: Any) -> Any:
+    """bfloat16 products on the CPU fail for a reason that is no missing kernel."""
+
+    def matmul(a: Any, b: Any) -> Any:
+        if a.dtype == torch.bfloat16 and a.device.type == "cpu":
+            raise RuntimeError("CUBLAS_STATUS_EXECUTION_FAILED")
+        return original(a, b)
+
+    return matmul
+
+
 def _slightly_off(original: Any) -> Any:
     """Wrong by one part in a thousand for every dtype, float64 included: a reference computed
     with the same op would agree with it, an independent one does not."""
@@ -290,6 +301,7 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "noisy_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _noisy_matmul),
     "matmul_off_every_dtype": lambda: _wrap(torch.Tensor, "__matmul__", _slightly_off),
     "no_bf16_kernel": lambda: _wrap(torch.Tensor, "__matmul__", _no_bf16_kernel),
+    "bf16_broken": lambda: _wrap(torch.Tensor, "__matmul__", _bf16_broken),
     "sin_off_every_dtype": lambda: _wrap(torch.Tensor, "sin", _slightly_off),
     "wrong_dot": lambda: _wrap(torch, "dot", lambda o: lambda a, b: o(a, b) * 2),
     "doubled_backward": lambda: _wrap(torch.Tensor, "backward", _doubled_backward),

@@ -193,10 +193,92 @@ def test_an_arm64_lock_made_on_an_x86_engine_knows_the_base_s_packages_by_their_
 ):
     from envkit.lock.make import _as_arch
 
-    base = {"libc6:amd64=2.36-9", "tzdata:all=2024a", "libc6:i386=2.36-9"}
+    base = {"libc6:amd64=2.36-9", "bash:amd64=5.2", "tzdata:all=2024a", "libc6:i386=2.36-9"}
     assert _as_arch(base, "amd64") == base
     assert _as_arch(base, "arm64") == {
         "libc6:arm64=2.36-9",
+        "bash:arm64=5.2",
         "tzdata:all=2024a",
         "libc6:i386=2.36-9",
     }
+
+
+def _project(tmp_path: Path, extra: str) -> object:
+    from envkit.services.project import load_project
+
+    (tmp_path / "envkit.yaml").write_text(GRACE + extra)
+    return load_project(str(tmp_path / "envkit.yaml"))
+
+
+def test_each_platform_s_image_has_its_own_tag_and_platform_picks_one(tmp_path: Path) -> None:
+    from envkit.commands.build import _platform_images
+    from envkit.services.sharing import build_platforms, local_images
+
+    both = _project(tmp_path, "platforms: [linux/amd64, linux/arm64]\n")
+    every = build_platforms(both, None)  # type: ignore[arg-type]
+    assert every == ("linux/amd64", "linux/arm64")
+    assert local_images(both, every) == {  # type: ignore[arg-type]
+        "linux/amd64": "envkit/grace:latest-amd64",
+        "linux/arm64": "envkit/grace:latest-arm64",
+    }
+    assert _platform_images(both, "my/x:1", every, False) == {  # type: ignore[arg-type]
+        "linux/amd64": "my/x:1-amd64",
+        "linux/arm64": "my/x:1-arm64",
+    }
+    arm = build_platforms(both, None, "aarch64")  # type: ignore[arg-type]
+    assert arm == ("linux/arm64",)
+    assert _platform_images(both, None, arm, True) == {  # type: ignore[arg-type]
+        "linux/arm64": "envkit/grace:latest-arm64"
+    }
+    assert _platform_images(both, "my/x:1", arm, True) == {  # type: ignore[arg-type]
+        "linux/arm64": "my/x:1-arm64"
+    }
+    one = _project(tmp_path, "platforms: [linux/arm64]\n")
+    with pytest.raises(EnvkitError) as caught:
+        build_platforms(one, None, "linux/amd64")  # type: ignore[arg-type]
+    assert "this project is built for linux/arm64" in caught.value.message
+
+
+class _Engine:
+    def __init__(self, config: dict[str, object]) -> None:
+        self.config = config
+
+    def info(self) -> dict[str, object]:
+        return {"RegistryConfig": self.config}
+
+
+def test_the_index_is_written_over_plain_http_only_where_the_engine_allows_it() -> None:
+    from envkit.engine.platform_index import _insecure
+
+    strict = _Engine({"IndexConfigs": {}, "InsecureRegistryCIDRs": ["127.0.0.0/8"]})
+    assert _insecure(strict, "127.0.0.1:5000") and _insecure(strict, "localhost:5000")
+    assert not _insecure(strict, "registry.lab.example:5000")
+    assert not _insecure(strict, "10.1.2.3:5000")
+    listed = _Engine({"IndexConfigs": {"reg.lab:5000": {"Secure": False}}})
+    assert _insecure(listed, "reg.lab:5000")
+    cidr = _Engine({"IndexConfigs": {}, "InsecureRegistryCIDRs": ["10.0.0.0/8"]})
+    assert _insecure(cidr, "10.1.2.3:5000") and not _insecure(cidr, "192.168.1.2:5000")
+
+
+def test_a_cpu_torch_from_pypi_is_allowed_where_pypi_s_aarch64_wheel_is_the_cpu_build() -> None:
+    table = compat.load_table()
+    release = table.torch["2.10.0"]
+    assert compat.torch_source(release, None, "pypi", custom_index=False, archs=("arm64",)) == (
+        "pypi"
+    )
+    with pytest.raises(FieldError):  # x86-64's PyPI wheel is a CUDA build
+        compat.torch_source(release, None, "pypi", custom_index=False, archs=("amd64", "arm64"))
+
+
+def test_a_conda_lock_is_refused_for_an_arm64_image_it_has_no_packages_for(
+    tmp_path: Path,
+) -> None:
+    lock = Path(__file__).parents[1] / "data" / "corpus"
+    found = sorted(lock.rglob("conda-lock.yml")) or sorted(lock.rglob("pixi.lock"))
+    assert found, "the corpus holds a conda lock"
+    (tmp_path / found[0].name).write_bytes(found[0].read_bytes())
+    (tmp_path / "envkit.yaml").write_text(
+        GRACE + f"conda:\n  file: {found[0].name}\nplatforms: [linux/amd64, linux/arm64]\n"
+    )
+    said = render_refused(tmp_path)
+    assert "linux-64 packages" in said and "linux/arm64" in said

@@ -80,8 +80,9 @@ def _arm64_row(
     """linux/arm64's builds of a release: the PyTorch index's aarch64 CUDA wheels, what PyPI's
     aarch64 wheel is (a CPU build, for the releases so far), its pytorch/pytorch images."""
     row = copy.deepcopy(old) if old else {"cuda": [], "pypi": None, "images": {}}
-    if readings.wheel_index is not None:
-        row["cuda"] = _sorted_versions(readings.wheel_index["arm64"].get(version, set()))
+    index = readings.wheel_index
+    if index is not None and (version in index["arm64"] or version in index["amd64"]):
+        row["cuda"] = _sorted_versions(index["arm64"].get(version, set()))
     if pypi is not None and (pypi.get("arm64_pypi") is not None or old is None):
         row["pypi"] = pypi.get("arm64_pypi")
     if readings.images is not None:
