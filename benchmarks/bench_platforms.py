@@ -30,7 +30,8 @@ from tests.e2e.images import BASE_IMAGE, docker, ensure_base_image, project_conf
 from tests.e2e.registry import running_registry  # noqa: E402
 
 ENVKIT = (sys.executable, "-m", "envkit")
-LOCAL = "envkit/envkit-e2e:latest"
+NAME = "envkit-bench-platforms"
+LOCAL = f"envkit/{NAME}:latest"
 
 
 def build(project: Path, platform: str, env: dict[str, str]) -> float:
@@ -65,13 +66,14 @@ def main() -> None:
             project = Path(scratch) / "project"
             project.mkdir()
             config = project_config(project, "platforms: [linux/amd64, linux/arm64]\n")
-            config.write_text(config.read_text().replace(f"image: {BASE_IMAGE}", f"image: {base}"))
+            text = config.read_text().replace(f"image: {BASE_IMAGE}", f"image: {base}")
+            config.write_text(text.replace("name: envkit-e2e", f"name: {NAME}"))
             try:
                 amd64 = build(project, "linux/amd64", env)
                 arm64 = build(project, "linux/arm64", env)
             finally:
-                for arch in ("amd64", "arm64"):
-                    docker("rmi", "-f", f"{LOCAL}-{arch}", check=False)
+                for image in (LOCAL, f"{LOCAL}-amd64", f"{LOCAL}-arm64"):
+                    docker("rmi", "-f", image, check=False)
     figures = {
         "amd64_native_s": round(amd64, 1),
         "arm64_emulated_s": round(arm64, 1),

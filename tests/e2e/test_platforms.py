@@ -28,7 +28,7 @@ from tests.e2e.registry import Registry, running_registry
 from tests.helpers import envkit
 
 PLATFORMS = "platforms: [linux/amd64, linux/arm64]\n"
-PROJECT = "envkit-e2e"
+PROJECT = "envkit-platforms"  # not the session image's name: its tags are this test's own
 LOCAL = f"envkit/{PROJECT}:latest"
 
 
@@ -52,7 +52,8 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
     registry, base = world
     env = registry.env()
     config = project_config(tmp_path, PLATFORMS + f"registry: {registry.address}/team\n")
-    config.write_text(config.read_text().replace(f"image: {BASE_IMAGE}", f"image: {base}"))
+    text = config.read_text().replace(f"image: {BASE_IMAGE}", f"image: {base}")
+    config.write_text(text.replace("name: envkit-e2e", f"name: {PROJECT}"))
     shared = f"{registry.address}/team/{PROJECT}"
     pulled: list[str] = []
     try:
@@ -114,5 +115,7 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
         statuses = {c["id"]: c["status"] for c in target["checks"]}
         assert statuses.get("autograd.seed_examples") == "pass", statuses
     finally:
-        for image in (LOCAL, f"{LOCAL}-amd64", f"{LOCAL}-arm64", *pulled):
+        # The project's tags, and the registry's names push gave the platforms' images.
+        named = docker("images", "--format", "{{.Repository}}:{{.Tag}}", shared, check=False)
+        for image in (LOCAL, f"{LOCAL}-amd64", f"{LOCAL}-arm64", *pulled, *named.stdout.split()):
             docker("rmi", "-f", image, check=False)
