@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +94,7 @@ def sshd(ctx: Context) -> str:
     """Catches an envkit container whose sshd is down or accepts passwords or root logins."""
     if not _in_envkit_container():
         raise Skip("not an envkit container (no /usr/local/bin/envkit-entrypoint)")
-    try:
-        with socket.create_connection(("127.0.0.1", 22), timeout=5) as conn:
-            banner = conn.recv(64).decode("ascii", "replace")
-    except OSError as exc:
-        raise AssertionError(f"sshd is not listening on port 22: {exc}") from None
+    banner = _banner(SSHD_START_S)
     ensure(banner.startswith("SSH-2.0-"), f"port 22 answers {banner!r}, not SSH")
     settings = _sshd_settings()
     ensure(settings.get("passwordauthentication") == "no", "sshd allows password logins")
@@ -110,6 +107,28 @@ def sshd(ctx: Context) -> str:
         "sshd allows keyboard-interactive",
     )
     return f"{banner.strip()} listening; passwords and root refused"
+
+
+# A container the suite runs in may have started a moment ago (verify --image starts one): its
+# entrypoint makes the login user and installs the keys before sshd listens. A refused connection
+# is asked again for this long; an sshd that never comes up still fails, after it.
+SSHD_START_S = 15.0
+
+
+def _banner(wait_s: float) -> str:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", 22), timeout=5) as conn:
+                return conn.recv(64).decode("ascii", "replace")
+        except ConnectionRefusedError as exc:
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"sshd is not listening on port 22 ({wait_s:.0f} s after asking): {exc}"
+                ) from None
+            time.sleep(0.5)
+        except OSError as exc:
+            raise AssertionError(f"sshd is not listening on port 22: {exc}") from None
 
 
 def _sshd_settings() -> dict[str, str]:
