@@ -75,28 +75,6 @@ def test_a_locked_rebuild_holds_exactly_the_locked_set(
     assert shipped.stdout == first_lock.read_text()
 
 
-def test_a_locked_classic_build_holds_the_same_set(
-    locked_image: str, first_lock: Path, project_dir: Path, tmp_path: Path, classic_image: str
-) -> None:
-    """The same lock through the other builder: the classic one, from Dockerfile.classic (the
-    session's classic build holds the layers before the locked ones)."""
-    tag = "envkit-test/locked-classic:latest"
-    try:
-        done = envkit(
-            "build", "--quiet", "--locked", "--lock-file", str(first_lock), "--builder",
-            "classic", "--tag", tag, cwd=project_dir,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        classic = (project_dir / ".envkit" / "Dockerfile.classic").read_text()
-        assert "--no-deps --require-hashes" in classic and "--mount=" not in classic
-        again = tmp_path / "classic.lock"
-        done = envkit("lock", "--tag", tag, "--out", str(again), cwd=project_dir)
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert again.read_bytes() == first_lock.read_bytes()
-    finally:
-        docker("rmi", "-f", tag, check=False)
-
-
 def test_a_package_changed_in_a_running_box_fails_the_lock_check(
     locked_image: str, start_container: StartContainer, project_dir: Path, first_lock: Path
 ) -> None:

@@ -131,6 +131,10 @@ def test_a_lock_becomes_the_pins_a_locked_build_renders(tmp_path: Path) -> None:
     assert files["envkit/lock/pip-requirements.txt"].startswith("tqdm==4.67.1 --hash=")
     assert files["envkit/runtime/envkit.lock"] == text
     assert "/etc/envkit/envkit.lock" in dockerfile
+    # The classic builder's Dockerfile pins the same, without BuildKit's cache mounts.
+    classic = files["Dockerfile.classic"]
+    assert "git=1:2.39.5-0+deb12u2" in classic and "--no-deps --require-hashes" in classic
+    assert "--mount=" not in classic and "/etc/envkit/envkit.lock" in classic
 
 
 def test_without_sums_the_pins_stay_exact_but_hashes_are_not_required(tmp_path: Path) -> None:
