@@ -115,11 +115,11 @@ def sshd(ctx: Context) -> str:
 SSHD_START_S = 15.0
 
 
-def _banner(wait_s: float) -> str:
+def _banner(wait_s: float, port: int = 22) -> str:
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            with socket.create_connection(("127.0.0.1", 22), timeout=5) as conn:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
                 return conn.recv(64).decode("ascii", "replace")
         except ConnectionRefusedError as exc:
             if time.monotonic() >= deadline:
