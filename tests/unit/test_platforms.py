@@ -282,3 +282,25 @@ def test_a_conda_lock_is_refused_for_an_arm64_image_it_has_no_packages_for(
     )
     said = render_refused(tmp_path)
     assert "linux-64 packages" in said and "linux/arm64" in said
+
+
+def test_doctor_says_whether_the_other_platform_can_be_built_here(tmp_path: Path) -> None:
+    from envkit.doctor.facts import EngineReading, HostRecord
+    from envkit.doctor.findings import check_emulation
+    from envkit.engine.emulation import Emulation
+    from envkit.engine.endpoint import LOCAL_SOCKET, Endpoint
+    from envkit.engine.facts import EngineFacts
+
+    facts = EngineFacts(Endpoint(LOCAL_SOCKET, "test"), "engine", False, (), ())
+    engine = EngineReading(None, {}, {}, facts)
+    both = plan_text(GRACE + "platforms: [linux/amd64, linux/arm64]\n", tmp_path)
+    missing = Emulation("linux/arm64", False, "no qemu-aarch64 entry in /proc/sys/fs/binfmt_misc")
+    found = check_emulation(HostRecord(True, plan=both, engine=engine, emulation=(missing,)))
+    assert found.status == "fail" and "linux/arm64" in found.message
+    assert found.fix is not None and "qemu-user-static" in found.fix
+    there = Emulation("linux/arm64", True, "qemu-aarch64 registered (…, flags PF)")
+    ok = check_emulation(HostRecord(True, plan=both, engine=engine, emulation=(there,)))
+    assert ok.status == "ok" and "under QEMU" in ok.message
+    native = plan_text(GRACE + "platforms: [linux/amd64]\n", tmp_path)
+    info = check_emulation(HostRecord(True, plan=native, engine=engine, emulation=(missing,)))
+    assert info.status == "info", "nothing asks for it: said, not failed"
