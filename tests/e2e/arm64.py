@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.images import BASE_IMAGE, TEST_LABEL, docker, image_exists
+from tests.e2e.images import BASE_IMAGE, docker, import_rootfs, recipe_of
 from tests.e2e.registry import Registry
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
@@ -70,60 +70,22 @@ def qemu_aarch64() -> Iterator[None]:
         subprocess.run(["update-binfmts", "--disable", "qemu-aarch64"], check=False)
 
 
-def _recipe_of(tag: str) -> str | None:
-    done = docker(
-        "image",
-        "inspect",
-        "-f",
-        '{{index .Config.Labels "io.envkit.test.recipe"}}',
-        tag,
-        check=False,
-    )
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def ensure_arm64_base() -> str:
     """The arm64 root file system as an image (made once, reused by tag while its recipe is
     current). Its metadata says amd64 (docker import): `arm64_index` corrects that."""
-    if _recipe_of(ARM64_BASE) == ARM64_RECIPE:
+    if recipe_of(ARM64_BASE) == ARM64_RECIPE:
         return ARM64_BASE
-    rootfs = subprocess.Popen(
+    import_rootfs(
+        ARM64_BASE,
+        ARM64_RECIPE,
         [
-            "mmdebstrap",
             "--variant=minbase",
             "--architectures=arm64",
             f"--include={ARM64_PACKAGES}",
             f"--essential-hook={NO_PY3COMPILE}",
             f"--customize-hook={RESTORE}",
-            "bookworm",
-            "-",
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
     )
-    imported = subprocess.run(
-        [
-            "docker",
-            "import",
-            "--change",
-            f"LABEL {TEST_LABEL}=base",
-            "--change",
-            f"LABEL io.envkit.test.recipe={ARM64_RECIPE}",
-            "--change",
-            'CMD ["bash"]',
-            "-",
-            ARM64_BASE,
-        ],
-        stdin=rootfs.stdout,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    assert rootfs.stdout is not None
-    rootfs.stdout.close()
-    assert rootfs.wait() == 0 and imported.returncode == 0, imported.stderr
-    assert image_exists(ARM64_BASE)
     return ARM64_BASE
 
 

@@ -37,7 +37,7 @@ def image_exists(tag: str) -> bool:
     return docker("image", "inspect", tag, check=False).returncode == 0
 
 
-def _recipe_of(tag: str) -> str | None:
+def recipe_of(tag: str) -> str | None:
     done = docker(
         "image",
         "inspect",
@@ -49,23 +49,11 @@ def _recipe_of(tag: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def ensure_base_image() -> str:
-    """Make the base image once; later sessions reuse it by tag while its recipe is current."""
-    if _recipe_of(BASE_IMAGE) == RECIPE:
-        return BASE_IMAGE
-    if shutil.which("mmdebstrap") is None:
-        raise RuntimeError(
-            "mmdebstrap is needed to make the test base image: `make test` installs it"
-        )
+def import_rootfs(tag: str, recipe: str, mmdebstrap_options: list[str]) -> None:
+    """A bookworm root file system made by mmdebstrap with these options, streamed into
+    `docker import` as TAG, labelled as the tests' base of RECIPE."""
     rootfs = subprocess.Popen(
-        [
-            "mmdebstrap",
-            "--variant=minbase",
-            f"--include={BASE_PACKAGES}",
-            f"--customize-hook={CUSTOMIZE}",
-            "bookworm",
-            "-",
-        ],
+        ["mmdebstrap", *mmdebstrap_options, "bookworm", "-"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
@@ -76,22 +64,38 @@ def ensure_base_image() -> str:
             "--change",
             f"LABEL {TEST_LABEL}=base",
             "--change",
-            f"LABEL io.envkit.test.recipe={RECIPE}",
+            f"LABEL io.envkit.test.recipe={recipe}",
             "--change",
             'CMD ["bash"]',
             "-",
-            BASE_IMAGE,
+            tag,
         ],
         stdin=rootfs.stdout,
         capture_output=True,
         text=True,
+        timeout=1800,
         check=False,
     )
     assert rootfs.stdout is not None
     rootfs.stdout.close()
     rootfs.wait()
     if rootfs.returncode != 0 or imported.returncode != 0:
-        raise RuntimeError(f"could not make {BASE_IMAGE}: {imported.stderr}")
+        raise RuntimeError(f"could not make {tag}: {imported.stderr}")
+
+
+def ensure_base_image() -> str:
+    """Make the base image once; later sessions reuse it by tag while its recipe is current."""
+    if recipe_of(BASE_IMAGE) == RECIPE:
+        return BASE_IMAGE
+    if shutil.which("mmdebstrap") is None:
+        raise RuntimeError(
+            "mmdebstrap is needed to make the test base image: `make test` installs it"
+        )
+    import_rootfs(
+        BASE_IMAGE,
+        RECIPE,
+        ["--variant=minbase", f"--include={BASE_PACKAGES}", f"--customize-hook={CUSTOMIZE}"],
+    )
     return BASE_IMAGE
 
 

@@ -243,27 +243,20 @@ def _noisy_matmul(original: Any) -> Any:
     return lambda a, b: original(a, b) * (1.0 if a.dtype == torch.float64 else 1.01)
 
 
-def _no_bf16_kernel(original: Any) -> Any:
-    """A CPU torch without a bf16 matmul kernel for its CPU, as Debian's aarch64 torch 1.13
-    under oneDNN on an emulated CPU: bfloat16 products raise, the others are computed."""
+def _bf16_raises(message: str) -> Callable[[Any], Any]:
+    """bfloat16 products on the CPU raise MESSAGE, the others are computed: oneDNN's "could not
+    create a primitive descriptor iterator" is a CPU torch without a bf16 kernel for its CPU
+    (Debian's aarch64 torch 1.13 under emulation); any other message, a real failure."""
 
-    def matmul(a: Any, b: Any) -> Any:
-        if a.dtype == torch.bfloat16 and a.device.type == "cpu":
-            raise RuntimeError("could not create a primitive descriptor iterator")
-        return original(a, b)
+    def wrap(original: Any) -> Any:
+        def matmul(a: Any, b: Any) -> Any:
+            if a.dtype == torch.bfloat16 and a.device.type == "cpu":
+                raise RuntimeError(message)
+            return original(a, b)
 
-    return matmul
+        return matmul
 
-
-def _bf16_broken(original: Any) -> Any:
-    """bfloat16 products on the CPU fail for a reason that is no missing kernel."""
-
-    def matmul(a: Any, b: Any) -> Any:
-        if a.dtype == torch.bfloat16 and a.device.type == "cpu":
-            raise RuntimeError("CUBLAS_STATUS_EXECUTION_FAILED")
-        return original(a, b)
-
-    return matmul
+    return wrap
 
 
 def _slightly_off(original: Any) -> Any:
@@ -300,8 +293,12 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "wrong_cat": lambda: setattr(torch, "cat", lambda tensors, dim=0: tensors[0]),
     "noisy_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _noisy_matmul),
     "matmul_off_every_dtype": lambda: _wrap(torch.Tensor, "__matmul__", _slightly_off),
-    "no_bf16_kernel": lambda: _wrap(torch.Tensor, "__matmul__", _no_bf16_kernel),
-    "bf16_broken": lambda: _wrap(torch.Tensor, "__matmul__", _bf16_broken),
+    "no_bf16_kernel": lambda: _wrap(
+        torch.Tensor, "__matmul__", _bf16_raises("could not create a primitive descriptor iterator")
+    ),
+    "bf16_broken": lambda: _wrap(
+        torch.Tensor, "__matmul__", _bf16_raises("CUBLAS_STATUS_EXECUTION_FAILED")
+    ),
     "sin_off_every_dtype": lambda: _wrap(torch.Tensor, "sin", _slightly_off),
     "wrong_dot": lambda: _wrap(torch, "dot", lambda o: lambda a, b: o(a, b) * 2),
     "doubled_backward": lambda: _wrap(torch.Tensor, "backward", _doubled_backward),
