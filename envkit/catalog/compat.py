@@ -177,7 +177,9 @@ def releases_with_arm64_cuda(table: CompatTable) -> list[str]:
     """Torch releases with a CUDA build for linux/arm64, each with its builds: the choices a
     refusal names."""
     rows = [t for t in table.torch.values() if t.arm64.cuda]
-    return [f"{t.version} (CUDA {', '.join(t.arm64.cuda)})" for t in rows][-4:]
+    shown = [f"{t.version} (CUDA {', '.join(t.arm64.cuda)})" for t in rows]
+    # the oldest (nearest to an older pin) and the newest three
+    return shown if len(shown) <= 4 else [shown[0], "…", *shown[-3:]]
 
 
 def resolve_cuda(
