@@ -151,9 +151,7 @@ def _starter(
         flavor = "cuda"  # a locked environment of its own, not over the image's conda
     alternatives = [f"left out {why}" for why in left]
     alternatives += [
-        f"also here, not used ({PRECEDENCE}): {c.shown}"
-        for c in found.candidates
-        if c is not chosen and not any(why.startswith(c.shown + ":") for why in left)
+        f"also here, not used ({PRECEDENCE}): {c.shown}" for c in _not_used(found, chosen, left)
     ]
     python = (chosen.wish.python if chosen else None) or "3.11"
     return (
@@ -192,6 +190,20 @@ def _refused(text: str, path: Path) -> str | None:
     return None
 
 
+def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[Candidate]:
+    """The alternatives init did not take: neither the chosen one, nor one left out (named
+    with its reason already), nor one whose files the chosen one uses (pyproject.toml is
+    used by its uv.lock's candidate)."""
+    used = set(chosen.files) if chosen else set()
+    return [
+        c
+        for c in found.candidates
+        if c is not chosen
+        and not set(c.files) <= used
+        and not any(why.startswith(c.shown + ":") for why in left)
+    ]
+
+
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
     lines = []
     if chosen is not None:
@@ -203,8 +215,7 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
     lines += [f"left out {why}" for why in left]
     lines += [
         f"not used: {c.shown} (an alternative: {PRECEDENCE})"
-        for c in found.candidates
-        if c is not chosen and not any(why.startswith(c.shown + ":") for why in left)
+        for c in _not_used(found, chosen, left)
     ]
     lines += [f"not used: {why}" for why in found.unusable]
     lines += [f"skipped {why}" for why in found.skipped_keys]

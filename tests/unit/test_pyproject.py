@@ -222,6 +222,8 @@ def test_init_proposes_the_project_with_its_locked_torch_and_it_renders(tmp_path
     assert made.returncode == 0, made.stdout + made.stderr
     assert "uses pyproject.toml and uv.lock (found here" in made.stdout
     assert "torch from uv.lock locks torch 2.5.1" in made.stdout
+    # pyproject.toml is part of what init uses, not an alternative it left
+    assert "not used: pyproject.toml" not in made.stdout, made.stdout
     config = (project / "envkit.yaml").read_text()
     assert "  project: ." in config and 'torch: "2.5.1"' in config, "the lock's torch"
     rendered = envkit("render", cwd=project, env={"HOME": str(home)})
