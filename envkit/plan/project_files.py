@@ -26,7 +26,7 @@ from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
 from envkit.files import read_regular
 from envkit.plan.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
 from envkit.plan.requirement_lines import RequirementsFile
-from envkit.plan.torch_lines import TorchContext, conda_parts, judge_conda
+from envkit.plan.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
 
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec, Loc
@@ -236,23 +236,44 @@ def _conda_dependency(
 def _conda_python(
     name: str, line: int, spec: str, rest: str, context: TorchContext, found: _Collected
 ) -> None:  # the image's own python= is put first by the plan (plan_conda)
-    """A file's python=X is the image's Python's to match, never applied over it."""
-    asked = rest.lstrip("=<>!~").split(",")[0].rstrip(".*")
+    """A file's python spec is the image's Python's to meet, never applied over it: any spec
+    conda reads (`=3.11`, `3.11.*`, `<3.13`, `>=3.9,<3.13`) that admits some release of the
+    image's Python X.Y is met."""
     if context.python is None:
         found.notes.append(
             f"{name}:{line}: {spec} not applied: the base image fixes its Python (verify "
             "reports the one it has)"
         )
-    elif asked and not (context.python + ".").startswith(asked.rstrip(".") + "."):
+        return
+    admitted = _admits_python(rest, context.python)
+    if admitted is None:
+        found.notes.append(
+            f"{name}:{line}: {spec} not judged (a spec envkit cannot read); the image's Python "
+            f"is {context.python}"
+        )
+    elif not admitted:
+        shown = rest[1:] if rest.startswith("=") and not rest.startswith("==") else rest
+        fitting = next((f"3.{m}" for m in range(8, 15) if _admits_python(rest, f"3.{m}")), None)
         found.issues.append(
             file_issue(
                 name,
                 line,
                 spec,
-                f"the environment asks for Python {asked}; the image's is {context.python}",
-                f'set `python: "{asked}"` in envkit.yaml (base.flavor cuda or custom)',
+                f"the environment asks for Python {shown}; the image's is {context.python}",
+                f'set `python: "{fitting}"` in envkit.yaml (base.flavor cuda or custom)'
+                if fitting
+                else f"change the file's python spec to one Python {context.python} meets",
             )
         )
+
+
+def _admits_python(rest: str, python: str) -> bool | None:
+    """Whether conda's version spec REST admits a release X.Y.Z of Python X.Y (None where it
+    cannot be read)."""
+    specifier = conda_specifier(rest)
+    if specifier is None:
+        return None
+    return any(specifier.contains(f"{python}.{patch}", prereleases=True) for patch in range(100))
 
 
 def _conda_pip(

@@ -142,6 +142,39 @@ def test_a_conda_python_other_than_the_images_is_refused(tmp_path: Path) -> None
     assert 'python: "3.9"' in stderr
 
 
+@pytest.mark.parametrize(
+    "spec",
+    ["python<3.13", "python>=3.9,<3.13", "python=3.11", "python 3.11.*", "python=3.11.5=h955ad1f_0",
+     "python", "python>=3.11.4"],
+)  # fmt: skip
+def test_a_conda_python_range_the_images_python_meets_renders(tmp_path: Path, spec: str) -> None:
+    """Any spec that admits a release of the image's Python 3.11 is met (TorchTools' own
+    requirements-dev.conda.yaml says python<3.13)."""
+    project = _project(
+        tmp_path,
+        {"environment.yml": f"dependencies:\n  - {spec}\n  - numpy\n"},
+        "conda:\n  file: environment.yml\n",
+    )
+    _rendered(project)
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown", "fix"),
+    [("python>=3.12", ">=3.12", 'python: "3.12"'), ("python<3.10", "<3.10", 'python: "3.8"'),
+     ("python==3.10.4", "==3.10.4", 'python: "3.10"')],
+)  # fmt: skip
+def test_a_conda_python_range_the_images_python_misses_is_refused_with_one_that_fits(
+    tmp_path: Path, spec: str, shown: str, fix: str
+) -> None:
+    project = _project(
+        tmp_path,
+        {"environment.yml": f"dependencies:\n  - {spec}\n"},
+        "conda:\n  file: environment.yml\n",
+    )
+    stderr = render_refused(project)
+    assert f"Python {shown}; the image's is 3.11" in stderr and fix in stderr, stderr
+
+
 def test_pyproject_with_single_quoted_markers_and_its_torch_line(tmp_path: Path) -> None:
     pyproject = (
         '[project]\nname = "demo"\nversion = "0.1.0"\nrequires-python = ">=3.10"\n'
