@@ -71,7 +71,12 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
     spec = loaded.spec
     conda = spec.conda
     try:
-        rc = plan_condarc(spec.mirrors, conda, base_has_conda=python.provider == "image-conda")
+        rc = plan_condarc(
+            spec.mirrors,
+            conda,
+            base_has_conda=python.provider == "image-conda",
+            file_channels=files.conda_channels,
+        )
     except FieldError as exc:
         raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
     deps = [*(conda.dependencies if conda else ()), *files.conda_dependencies, *spec.packages.conda]
@@ -89,6 +94,12 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
         if python.provider == "miniforge"
         else None
     )
+    channels = _channels(
+        conda.channels if conda and "channels" in conda.model_fields_set else None,
+        files.conda_channels,
+    )
+    if bootstrap == "rattler":
+        _refuse_unrouted(loaded, channels, files.conda_channels, rc)
     return CondaPlan(
         in_image=in_image,
         bootstrap=bootstrap,
@@ -100,10 +111,7 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
         ),
         update_env=update or lock is not None,
         env_name=(conda.name if conda and conda.name else spec.name),
-        channels=_channels(
-            conda.channels if conda and "channels" in conda.model_fields_set else None,
-            files.conda_channels,
-        ),
+        channels=channels,
         dependencies=tuple(deps),
         pip=pip,
         rc=rc,
@@ -155,6 +163,32 @@ def _routed_lock(
         for url, sha256, md5 in lock.conda
     )
     return replace(lock, conda=conda)
+
+
+def _refuse_unrouted(
+    loaded: LoadedSpec, channels: tuple[str, ...], from_file: tuple[str, ...], rc: CondaRc
+) -> None:
+    """envkit-conda fetches a channel only through the mirror the .condarc routes it to: one
+    the mirror does not serve is refused here, not at the build's solve."""
+    routed = dict(rc.custom_channels)
+    served = [*routed, *(["defaults"] if rc.default_channels else [])]
+    for channel in channels:
+        if channel in routed or "://" in channel or channel == "nodefaults":
+            continue
+        if channel == "defaults" and rc.default_channels:
+            continue
+        where = ("conda", "file") if channel in from_file else ("conda", "channels")
+        named = loaded.spec.conda.file if where[1] == "file" and loaded.spec.conda else None
+        raise loaded.error(
+            where,
+            FieldError(
+                f"channel {channel!r}{f' ({named})' if named else ''} does not go through "
+                f"the mirror ({rc.mirror_title}), which serves {', '.join(served)}",
+                "use a channel the mirror serves, give the channel's full URL, or set "
+                "mirrors.conda to a mirror that carries it",
+            ),
+            channel,
+        )
 
 
 def _channels(configured: tuple[str, ...] | None, from_file: tuple[str, ...]) -> tuple[str, ...]:

@@ -10,6 +10,9 @@ from envkit.catalog.mirrors import AptMirror, CondaMirror, MirrorPreset, load_pr
 from envkit.config.model import Conda, Mirrors
 from envkit.errors import FieldError
 
+# Anaconda's channels a mirror root serves as pkgs/<name> (defaults is these three).
+ANACONDA = ("main", "r", "msys2")
+
 OFFICIAL_APT = {
     "debian": ("http://deb.debian.org/debian", "http://deb.debian.org/debian-security"),
     "ubuntu": ("http://archive.ubuntu.com/ubuntu", "http://security.ubuntu.com/ubuntu"),
@@ -138,20 +141,29 @@ def _conda_source(
     mirrors: Mirrors, preset: MirrorPreset, channels: tuple[str, ...]
 ) -> CondaMirror | None:
     if mirrors.conda is not None:
-        named = tuple(c for c in channels if "://" not in c and c not in ("defaults", "nodefaults"))
-        return CondaMirror(mirrors.conda.rstrip("/"), ("main", "r", "msys2"), named)
+        named = tuple(
+            c for c in channels if "://" not in c and c not in ("defaults", "nodefaults", *ANACONDA)
+        )
+        return CondaMirror(mirrors.conda.rstrip("/"), ANACONDA, named)
     return preset.conda
 
 
-def plan_condarc(mirrors: Mirrors, conda: Conda | None, *, base_has_conda: bool) -> CondaRc:
+def plan_condarc(
+    mirrors: Mirrors,
+    conda: Conda | None,
+    *,
+    base_has_conda: bool,
+    file_channels: tuple[str, ...] = (),
+) -> CondaRc:
     """Like the seed's .condarc: conda's default channels (main, r, msys2 where served) and every
     custom channel the mirror serves go through it, so `conda install -c pytorch` inside the box
     uses the mirror too. The channel list itself is the config's when it names one; else a base
-    image's own is kept (a pytorch image's), and Miniforge's conda-forge is used."""
+    image's own is kept (a pytorch image's), and Miniforge's conda-forge is used. The project
+    file's channels are routed too (they are in its environment, not the .condarc's list)."""
     preset = preset_of(mirrors)
     explicit = conda is not None and "channels" in conda.model_fields_set
     channels = conda.channels if conda else ("conda-forge",)
-    source = _conda_source(mirrors, preset, channels)
+    source = _conda_source(mirrors, preset, (*channels, *file_channels))
     title = f"custom ({mirrors.conda})" if mirrors.conda else preset.title
     default_channels: tuple[str, ...] = ()
     custom: list[tuple[str, str]] = []
@@ -164,6 +176,14 @@ def plan_condarc(mirrors: Mirrors, conda: Conda | None, *, base_has_conda: bool)
         default_channels = tuple(f"{source.base}/pkgs/{c}" for c in source.default_channels)
         served = dict.fromkeys((*source.cloud, *(c for c in channels if c in source.cloud)))
         custom = [(c, f"{source.base}/cloud") for c in served]
+        # Anaconda's own channels by name (`channels: [main]`): conda would ask
+        # conda.anaconda.org/main, upstream; the mirror carries them as pkgs/<name>.
+        wanted = (*channels, *file_channels)
+        custom += [
+            (c, f"{source.base}/pkgs")
+            for c in source.default_channels
+            if c in wanted and c not in served
+        ]
     keep_base = base_has_conda and not explicit
     rc_channels = () if keep_base else tuple(c for c in channels if c != "nodefaults")
     return CondaRc(rc_channels, default_channels, tuple(custom), title if source else preset.title)

@@ -14,7 +14,7 @@ import pytest
 from envkit.catalog.mirrors import load_presets
 from envkit.plan.conda_bootstrap import RATTLER_REQUIREMENTS
 from envkit.render.files import render_files
-from tests.helpers import plan_text
+from tests.helpers import plan_text, render_refused
 
 PRESETS = sorted(load_presets())
 CONDA_CONFIG = """name: speech
@@ -117,3 +117,42 @@ def test_a_pytorch_image_keeps_its_own_conda(tmp_path: Path) -> None:
     assert "envkit-conda create" not in files["Dockerfile"]
     assert "envkit/conda/requirements.txt" not in files
     assert "conda env update" in files["Dockerfile"]
+
+
+def test_the_files_channels_go_through_a_custom_mirror_and_main_is_its_pkgs_main(
+    tmp_path: Path,
+) -> None:
+    """A project file's own channels are routed, not only envkit.yaml's: `main` (Anaconda's
+    main channel by name, as TorchTools' file says) is the mirror's pkgs/main, other names its
+    cloud/<name>."""
+    (tmp_path / "environment.yml").write_text(
+        "channels: [main, bioconda]\ndependencies: [python<3.13, numpy]\n"
+    )
+    custom = CONDA_CONFIG.format(preset="official").replace(
+        "  preset: official\n", "  preset: official\n  conda: https://conda.example.org/m\n"
+    )
+    routed = dict(plan_text(custom, tmp_path).conda.rc.custom_channels)
+    assert routed["main"] == "https://conda.example.org/m/pkgs"  # + /main: pkgs/main
+    assert routed["bioconda"] == "https://conda.example.org/m/cloud"
+    tuna = dict(plan_text(CONDA_CONFIG.format(preset="tuna"), tmp_path).conda.rc.custom_channels)
+    assert tuna["main"] == "https://mirrors.tuna.tsinghua.edu.cn/anaconda/pkgs"
+
+
+@pytest.mark.parametrize("where", ["envkit.yaml", "environment.yml"])
+def test_a_channel_the_mirror_does_not_serve_is_refused_at_render(
+    tmp_path: Path, where: str
+) -> None:
+    """envkit-conda fetches through the mirror only: a channel the preset does not serve would
+    fail the build's solve; render says so first, naming where the channel was asked."""
+    channels = "channels: [conda-forge, someones-channel]\n"
+    (tmp_path / "environment.yml").write_text(
+        (channels if where == "environment.yml" else "") + "dependencies: [numpy]\n"
+    )
+    config = CONDA_CONFIG.format(preset="tuna")
+    if where == "envkit.yaml":
+        config = config.replace("conda:\n", "conda:\n  channels: [conda-forge, someones-channel]\n")
+    (tmp_path / "envkit.yaml").write_text(config)
+    stderr = render_refused(tmp_path)
+    assert "channel 'someones-channel'" in stderr and "TUNA" in stderr, stderr
+    assert ("conda.file" if where == "environment.yml" else "conda.channels") in stderr, stderr
+    assert "mirrors.conda" in stderr  # the fix
