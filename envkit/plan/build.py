@@ -3,17 +3,19 @@ are in plan/model.py; the Python environment's decisions in plan/environment.py)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.catalog.mirrors import load_presets
-from envkit.config.load import LoadedSpec
+from envkit.config.load import LoadedSpec, Loc
 from envkit.config.model import Spec
 from envkit.config.python_section import PythonSection
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import plan_services
 from envkit.plan.certs import SYSTEM_BUNDLE, plan_ca_certs
 from envkit.plan.conda_bootstrap import conda_bootstrap_notes
+from envkit.plan.editable_backend import editable_backend
 from envkit.plan.environment import plan_conda, plan_packages, plan_python
 from envkit.plan.install import plan_install
 from envkit.plan.mirrors import plan_apt, plan_pip
@@ -21,6 +23,7 @@ from envkit.plan.model import (
     BuildStepPlan,
     HostFacts,
     ImagePlan,
+    PackagesPlan,
     Plan,
     PythonPlan,
     RuntimePlan,
@@ -96,7 +99,9 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         conda=conda,
         apt=apt,
         pip=pip,
-        packages=plan_packages(loaded, python, conda, files, project),
+        packages=_with_backend(
+            loaded, plan_packages(loaded, python, conda, files, project), files.editable
+        ),
         ca_certs=ca_certs,
         ssh=ssh,
         runtime=_runtime_plan(spec),
@@ -130,26 +135,49 @@ def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:
     return WorkspacePlan(str(folder), workspace.target, within)
 
 
-def _editable(loaded: LoadedSpec, from_files: tuple[str, ...]) -> tuple[str, ...]:
-    """The project folders installed editable at first start, as paths in the container: the
-    `-e .` lines of the project's files and python.project with install: editable, where the
-    mounted workspace holds them (an image has nothing to edit)."""
-    spec = loaded.spec
+def _editable_folders(loaded: LoadedSpec, from_files: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(folder relative to envkit.yaml's, path in the container) of each project folder
+    installed editable at first start: the `-e .` lines of the project's files and
+    python.project with install: editable, where the mounted workspace holds them (an image has
+    nothing to edit)."""
     workspace = _workspace(loaded)
     if workspace is None or workspace.within_project is None:
-        return ()
+        return []
     folders = list(from_files)
-    section = spec.python
+    section = loaded.spec.python
     if isinstance(section, PythonSection) and section.project and section.install == "editable":
         folders.append(section.project)
     mounted = Path(workspace.within_project)
-    paths = []
+    found = []
     for folder in folders:
         inside = Path(folder)
         if inside == mounted or mounted in inside.parents or str(mounted) == ".":
             relative = inside.relative_to(mounted) if str(mounted) != "." else inside
-            paths.append((Path(workspace.target) / relative).as_posix().rstrip("/"))
-    return tuple(dict.fromkeys(p.replace("/./", "/").removesuffix("/.") for p in paths))
+            path = (Path(workspace.target) / relative).as_posix().rstrip("/")
+            found.append((folder, path.replace("/./", "/").removesuffix("/.")))
+    return found
+
+
+def _editable(loaded: LoadedSpec, from_files: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(path for _, path in _editable_folders(loaded, from_files)))
+
+
+def _with_backend(
+    loaded: LoadedSpec, packages: PackagesPlan, from_files: tuple[str, ...]
+) -> PackagesPlan:
+    """PACKAGES with the build backend of every folder installed editable at first start."""
+    folders = tuple(dict.fromkeys(folder for folder, _ in _editable_folders(loaded, from_files)))
+    if not folders:
+        return packages
+    spec = loaded.spec
+    section = spec.python
+    if isinstance(section, PythonSection) and section.install == "editable":
+        loc: Loc = ("python", "project")
+    elif spec.conda is not None and spec.conda.file:
+        loc = ("conda", "file")
+    else:
+        loc = ("packages", "requirements")
+    return replace(packages, build_backend=editable_backend(loaded, folders, loc))
 
 
 def _steps(spec: Spec, host: HostFacts) -> tuple[BuildStepPlan, ...]:

@@ -221,6 +221,7 @@ class DockerfileModel:
     requirements: tuple[RequirementsStep, ...]
     project_lock: ProjectLockStep | None
     project: ProjectStep | None
+    editable_backend: PipStep | None  # what the first start's editable install builds with
     own_pip: tuple[OwnPipStep, ...]
     notebook: NotebookStep | None
     steps_after_python: tuple[BuildStep, ...]

@@ -295,6 +295,11 @@ def dockerfile_model(plan: Plan, buildkit: bool) -> DockerfileModel:
         requirements=() if locked else _requirements(layers),
         project_lock=project_lock,
         project=project,
+        editable_backend=(
+            layers.pip_step(packages.build_backend)
+            if packages.build_backend and not locked
+            else None
+        ),
         own_pip=() if locked else _own_pip(layers),
         notebook=_notebook(layers),
         steps_after_python=_steps(plan, "python"),

@@ -97,6 +97,8 @@ class PackagesPlan:
     requirements: tuple[RequirementsLayer, ...] = ()  # packages.requirements: a layer each
     project: PythonProject | None = None  # python.project: its pyproject.toml (and uv.lock)
     pip_own: tuple[OwnPip, ...] = ()  # packages.pip entries with options: a layer each
+    # the build backend of what is installed editable at first start (plan/editable_backend.py)
+    build_backend: tuple[str, ...] = ()
     netrc = NETRC  # the secret mount of the layers that ask a private index
 
     @property
@@ -215,6 +217,7 @@ class Plan:
             or self.packages.requirements
             or self.packages.project
             or self.packages.pip_own
+            or self.packages.build_backend
         )
         return from_index or packages or self.notebook.enabled
 

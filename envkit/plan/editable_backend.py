@@ -1,0 +1,67 @@
+"""The build backend of each project folder installed editable at the container's first start:
+its pyproject.toml's `[build-system] requires` (PEP 518), or PEP 517's default, setuptools and
+wheel, for a folder with a setup.py and no such table. The image holds it, so the first-start
+install builds without build isolation and asks no index: a cluster node, or a box whose mirror
+answered only at build time, often has none to ask."""
+
+from __future__ import annotations
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from envkit.config.load import LoadedSpec, Loc
+from envkit.errors import FieldError
+from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project_files import ProjectReader
+
+PEP517_DEFAULT = ("setuptools>=40.8.0", "wheel")
+
+
+def editable_backend(loaded: LoadedSpec, folders: tuple[str, ...], loc: Loc) -> tuple[str, ...]:
+    """The requirements the FOLDERS' (relative to envkit.yaml's folder) build backends need, in
+    order, once each. A folder with neither pyproject.toml nor setup.py needs none (the first
+    start says it skipped it); a pyproject.toml whose table is not a list of requirements is
+    refused at LOC, naming the file."""
+    reader = ProjectReader(loaded)
+    wanted: list[str] = []
+    for folder in folders:
+        pyproject = reader.root / folder / "pyproject.toml"
+        if pyproject.is_file():
+            name, text = reader.read(loc, f"{folder}/pyproject.toml", "pyproject.toml")
+            wanted += _requires(name, text, loaded, loc)
+        elif (reader.root / folder / "setup.py").is_file():
+            wanted += PEP517_DEFAULT
+    return tuple(dict.fromkeys(wanted))
+
+
+def _requires(name: str, text: str, loaded: LoadedSpec, loc: Loc) -> list[str]:
+    try:
+        table = toml_loads(text).get("build-system")
+    except TOMLDecodeError as exc:
+        raise loaded.error(
+            loc, FieldError(f"{name} is not valid TOML ({exc})", "fix the file"), name
+        ) from None
+    if not isinstance(table, dict) or "requires" not in table:
+        return list(PEP517_DEFAULT)
+    requires = table["requires"]
+    if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
+        raise loaded.error(
+            loc,
+            FieldError(
+                f"{name}: [build-system] requires is not a list of requirement strings",
+                'write it as PEP 518 does: requires = ["setuptools>=61", "wheel"]',
+            ),
+            requires,
+        )
+    for requirement in requires:
+        try:
+            Requirement(requirement)
+        except InvalidRequirement as exc:
+            raise loaded.error(
+                loc,
+                FieldError(
+                    f"{name}: [build-system] requires {requirement!r} is not a requirement ({exc})",
+                    "fix the line in pyproject.toml",
+                ),
+                requirement,
+            ) from None
+    return [str(Requirement(r)) for r in requires]
