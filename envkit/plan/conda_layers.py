@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
 from envkit.plan.dockerfile import CondaEnvStep, ExplicitInstall, LockPypi, RattlerStep
-from envkit.plan.layer_kit import CONDA_TOOL, WITHOUT_CONSTRAINTS, Layers
+from envkit.plan.layer_kit import CONDA_TOOL, TORCH_CONSTRAINTS, WITHOUT_CONSTRAINTS, Layers
 from envkit.plan.model import Plan
+
+KEPT_BY_PIP = "/etc/envkit/pip-constraints.txt"  # as step 6 writes it, for conda's pip first
 
 ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
 CONDA_EXPLICIT = "/opt/envkit/lock/conda-explicit.txt"
@@ -52,8 +54,12 @@ def conda_env_step(layers: Layers) -> CondaEnvStep | None:
         *(("PIP_CONFIG_FILE=/opt/envkit/pip.conf",) if pip else ()),
     )
     pin = None
+    keep = None
     if not conda.creates_env and plan.torch.preinstalled and plan.torch.version:
         pin = f"pytorch =={plan.torch.version}"
+        if pip:  # conda's pip keeps torch's numpy and CUDA libraries too, not only conda
+            keep = ("python", "-c", TORCH_CONSTRAINTS)
+            assignments = (*assignments, f"PIP_CONSTRAINT={KEPT_BY_PIP}")
     return CondaEnvStep(
         override_cuda=cuda if cuda and cuda != "cpu" else None,
         mounts=mounts,
@@ -63,6 +69,7 @@ def conda_env_step(layers: Layers) -> CondaEnvStep | None:
         explicit=_explicit(plan),
         pypi=pypi,
         pin_torch=pin,
+        keep_torch=keep,
         command=_env_command(plan),
         clean=None if buildkit else _conda_clean(conda.bootstrap),
     )

@@ -113,6 +113,8 @@ class CondaEnvStep:
     explicit: ExplicitInstall | None  # envkit.lock's or the project's own conda lock
     pypi: LockPypi | None  # the project's conda lock's PyPI packages, by hash
     pin_torch: str | None  # the base image's torch pinned while conda solves
+    # writes what that torch needs (KEPT_BY_PIP) for the pip section conda runs (PIP_CONSTRAINT)
+    keep_torch: tuple[str, ...] | None
     command: tuple[str, ...]
     clean: tuple[str, ...] | None  # the classic builder: downloads removed in the same layer
 

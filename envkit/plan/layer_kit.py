@@ -13,6 +13,24 @@ from envkit.plan.model import Plan
 # torch when the plan was made (plan/torch_lines.py, plan/pyproject.py).
 WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
 CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
+# The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
+# companions installed with it (the arguments), and what torch was built against as installed
+# here: its nvidia-* CUDA libraries and triton at their versions, and numpy's major where numpy
+# came with torch's base (an apt or conda torch is built for that major).
+TORCH_CONSTRAINTS = (
+    "import sys, re, importlib.metadata as m; "
+    'd = {(x.metadata["Name"] or "").lower().replace("_", "-"): x.version '
+    "for x in m.distributions()}; "
+    't = [r for x in m.distributions() if (x.metadata["Name"] or "").lower() == "torch" '
+    'for r in (x.requires or []) if "extra ==" not in r]; '
+    'n = [re.split(r"[ ;<>=!~\\[(]", r, maxsplit=1)[0].lower().replace("_", "-") for r in t]; '
+    'o = (sys.argv[1:] or ["torch==" + d["torch"]]) if "torch" in d else []; '
+    'o += sorted({k + "==" + d[k] for k in n '
+    'if k in d and (k.startswith("nvidia-") or "triton" in k)}); '
+    'o += ["numpy>=%s,<%d" % (d["numpy"].split(".")[0], int(d["numpy"].split(".")[0]) + 1)] '
+    'if "numpy" in d and "torch" in d else []; '
+    "print(chr(10).join(o))"
+)
 
 
 def _flags(buildkit: bool, *mounts: CacheMount) -> tuple[str, ...]:

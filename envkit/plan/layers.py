@@ -22,7 +22,7 @@ from envkit.plan.dockerfile import (
     SystemStep,
     TorchStep,
 )
-from envkit.plan.layer_kit import WITHOUT_CONSTRAINTS, Layers
+from envkit.plan.layer_kit import TORCH_CONSTRAINTS, WITHOUT_CONSTRAINTS, Layers
 from envkit.plan.model import Plan
 
 # The check that the installed torch is the release and build envkit chose, run in the image.
@@ -34,24 +34,6 @@ TORCH_CHECK = (
     'why = " (PyPI\'s aarch64 torch is a CPU build; CUDA ones are on the PyTorch index)"; '
     'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)%s" '
     '% (torch.__version__, got, v, c, why if arm else ""))'
-)
-# The constraints every later install keeps (PIP_CONSTRAINT, UV_CONSTRAINT): torch and the
-# companions installed with it (the arguments), and what torch was built against as installed
-# here: its nvidia-* CUDA libraries and triton at their versions, and numpy's major where numpy
-# came with torch's base (an apt or conda torch is built for that major).
-TORCH_CONSTRAINTS = (
-    "import sys, re, importlib.metadata as m; "
-    'd = {(x.metadata["Name"] or "").lower().replace("_", "-"): x.version '
-    "for x in m.distributions()}; "
-    't = [r for x in m.distributions() if (x.metadata["Name"] or "").lower() == "torch" '
-    'for r in (x.requires or []) if "extra ==" not in r]; '
-    'n = [re.split(r"[ ;<>=!~\\[(]", r, maxsplit=1)[0].lower().replace("_", "-") for r in t]; '
-    'o = (sys.argv[1:] or ["torch==" + d["torch"]]) if "torch" in d else []; '
-    'o += sorted({k + "==" + d[k] for k in n '
-    'if k in d and (k.startswith("nvidia-") or "triton" in k)}); '
-    'o += ["numpy>=%s,<%d" % (d["numpy"].split(".")[0], int(d["numpy"].split(".")[0]) + 1)] '
-    'if "numpy" in d and "torch" in d else []; '
-    "print(chr(10).join(o))"
 )
 LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
 CONTEXT_PROJECT = "envkit/project/"  # the project's files in the build context

@@ -48,6 +48,23 @@ CACHE = "/opt/conda/pkgs"
 
 
 T = TypeVar("T")
+# envkit's TORCH_CONSTRAINTS (envkit/plan/layer_kit.py; a test keeps the two the same): the
+# installed torch, the nvidia-* libraries and triton it requires at their installed versions,
+# numpy's major. Printed one per line; nothing where there is no torch.
+TORCH_NEEDS = (
+    "import sys, re, importlib.metadata as m; "
+    'd = {(x.metadata["Name"] or "").lower().replace("_", "-"): x.version '
+    "for x in m.distributions()}; "
+    't = [r for x in m.distributions() if (x.metadata["Name"] or "").lower() == "torch" '
+    'for r in (x.requires or []) if "extra ==" not in r]; '
+    'n = [re.split(r"[ ;<>=!~\\[(]", r, maxsplit=1)[0].lower().replace("_", "-") for r in t]; '
+    'o = (sys.argv[1:] or ["torch==" + d["torch"]]) if "torch" in d else []; '
+    'o += sorted({k + "==" + d[k] for k in n '
+    'if k in d and (k.startswith("nvidia-") or "triton" in k)}); '
+    'o += ["numpy>=%s,<%d" % (d["numpy"].split(".")[0], int(d["numpy"].split(".")[0]) + 1)] '
+    'if "numpy" in d and "torch" in d else []; '
+    "print(chr(10).join(o))"
+)
 
 
 class ToolError(Exception):
@@ -237,16 +254,39 @@ async def install(records: list[Any], prefix: Path, installed: list[Any] | None 
         meta.chmod(0o644)
 
 
+def torch_needs(python: Path) -> list[str]:
+    """What the environment's torch, where it has one, was built against, as constraint lines
+    (envkit's TORCH_CONSTRAINTS, asked of the environment's own Python)."""
+    done = subprocess.run(
+        [str(python), "-c", TORCH_NEEDS], capture_output=True, text=True, check=False
+    )
+    return (
+        [line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
+    )
+
+
 def run_pip(prefix: Path, requirements: list[str]) -> None:
     """The file's pip: section with the environment's own pip, which reads the image's pip.conf
-    ($PIP_CONFIG_FILE) like any pip section conda runs."""
+    ($PIP_CONFIG_FILE) like any pip section conda runs. Where the environment already has a
+    torch (the file's conda pytorch, or one its Python sees), the section keeps it and what it
+    was built against (numpy's major, its CUDA libraries): a line that wants another fails here,
+    pip naming both, rather than replacing them under torch."""
     python = prefix / "bin" / "python"
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
-        handle.write("\n".join(requirements) + "\n")
+    keep = torch_needs(python)
+    files = []
+    for lines in (requirements, keep):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+            handle.write("\n".join(lines) + "\n")
+        files.append(handle.name)
+    command = [str(python), "-m", "pip", "install", "-r", files[0]]
+    if keep:
+        print(f"envkit-conda: the pip section keeps {', '.join(keep)}", flush=True)
+        command += ["-c", files[1]]
     try:
-        done = subprocess.run([str(python), "-m", "pip", "install", "-r", handle.name], check=False)
+        done = subprocess.run(command, check=False)
     finally:
-        os.unlink(handle.name)
+        for name in files:
+            os.unlink(name)
     if done.returncode != 0:
         raise ToolError(f"the environment's pip: section failed (pip exit {done.returncode})")
 

@@ -191,3 +191,34 @@ def test_channel_names_resolve_as_conda_resolves_them() -> None:
     ]
     with pytest.raises(conda_tool.ToolError, match="'defaults' does not go through the mirror"):
         conda_tool.channel_urls(["defaults"], {"custom_channels": {}})
+
+
+def test_the_pip_section_keeps_the_torch_the_environment_has(
+    mirror: tuple[str, Recorder, Path], tmp_path: Path
+) -> None:
+    """The stand-in environment sees this machine's Debian torch (built for numpy 1): its pip
+    section is constrained to keep it and numpy's major, so a line wanting numpy 2 fails there,
+    naming both, instead of replacing numpy under torch."""
+    _, _, rc = mirror
+    deps = "  - python=3.11\n  - pip\n  - pip:\n      - envkit-probe\n      - numpy>=2\n"
+    env_file = _environment(tmp_path, deps)
+    with pip_index(Recorder(), upstream=None) as index:
+        pip_conf = tmp_path / "pip.conf"
+        pip_conf.write_text(f"[global]\nindex-url = {index}/simple\n")
+        done = _tool(
+            "create", "-p", str(tmp_path / "env"), "-f", str(env_file),
+            rc=rc, cache=tmp_path / "pkgs", PIP_CONFIG_FILE=str(pip_conf),
+        )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode != 0, said
+    assert "the pip section keeps torch==" in said and "numpy>=1,<2" in said, said
+    assert "numpy<2,>=1" in said or "numpy>=1,<2" in said.split("keeps", 1)[1], said
+    assert "pip: section failed" in said, said
+
+
+def test_the_tools_torch_needs_are_envkits_constraints() -> None:
+    """One rule for what torch keeps: the image's constraints layer and envkit-conda's pip
+    section run the same script (the tool runs in the image without envkit to import)."""
+    from envkit.plan.layer_kit import TORCH_CONSTRAINTS
+
+    assert conda_tool.TORCH_NEEDS == TORCH_CONSTRAINTS

@@ -211,3 +211,26 @@ def test_a_uv_lock_of_a_large_project_is_read(tmp_path: Path) -> None:
     )
     dockerfile, _ = _rendered(project)
     assert "uv.lock" in dockerfile
+
+
+def test_a_pytorch_images_conda_update_keeps_its_torch_through_the_pip_section(
+    tmp_path: Path,
+) -> None:
+    """On a pytorch image the environment file updates the conda env that holds torch: conda is
+    pinned to torch, and the pip section conda runs gets the constraints of what torch was built
+    against (PIP_CONSTRAINT), written before conda runs."""
+    project = _project(
+        tmp_path,
+        {"environment.yml": "dependencies:\n  - scipy\n  - pip\n  - pip:\n    - einops\n"},
+        "conda:\n  file: environment.yml\n",
+    )
+    config = project / "envkit.yaml"
+    config.write_text(config.read_text().replace("flavor: cuda", "flavor: pytorch"))
+    dockerfile, _ = _rendered(project)
+    conda_run = next(
+        block for block in dockerfile.split("\n\n") if "conda env update" in block
+    ).replace("\\\n", " ")
+    assert "conda-meta/pinned" in conda_run
+    written = conda_run.index("> /etc/envkit/pip-constraints.txt")
+    assert "import sys, re, importlib.metadata" in conda_run[:written], conda_run
+    assert "PIP_CONSTRAINT=/etc/envkit/pip-constraints.txt" in conda_run[written:], conda_run
