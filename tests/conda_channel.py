@@ -128,12 +128,12 @@ def _pip_package(channel: Path, wheel: Path) -> Path:
     return _noarch_python(channel, "pip", version, files, entry)
 
 
-def make_channel(root: Path, platform: str = "linux-64") -> Path:
-    """The channel at ROOT/cloud/conda-forge (where a mirror's root keeps it), indexed; returns
-    its folder."""
+def make_channel(root: Path, platform: str = "linux-64", at: str = "cloud/conda-forge") -> Path:
+    """The channel at ROOT/AT (a mirror's root keeps conda-forge at cloud/conda-forge and
+    Anaconda's main at pkgs/main), indexed; returns its folder."""
     from rattler.index import index_fs
 
-    channel = root / "cloud" / "conda-forge"
+    channel = root / at
     arch = {"linux-64": "x86_64", "linux-aarch64": "aarch64"}[platform]
     shim = {
         "name": "python",

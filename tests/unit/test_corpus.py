@@ -1,4 +1,4 @@
-"""Real projects' own environment files (issue 34): tests/data/corpus holds 31 public projects'
+"""Real projects' own environment files (issue 34): tests/data/corpus holds 34 public projects'
 files as their teams commit them (each folder's SOURCE.md names the repository, the commit and
 the licence). For every one, `envkit init --no-input` proposes a config from what it finds, and
 `envkit render` of that config succeeds with the packages the chosen file names in the build.
@@ -21,10 +21,12 @@ BEGIN, END = (
     "<!-- corpus table: begin (tests/unit/test_corpus.py) -->",
     "<!-- corpus table: end -->",
 )
-# The three the e2e suite builds on the real engine (tests/e2e/test_real_projects.py).
-BUILT: dict[
-    str, str
-] = {}  # none of the corpus: tests/e2e/test_real_projects.py builds its own three
+# The ones the e2e suite builds on the real engine (CPU base), with what each shows there.
+BUILT = {
+    "normflows": "test_real_projects.py: requirements.txt, its torch line envkit's",
+    "datasketch": "test_real_projects.py: uv.lock installed exactly, torch: none",
+    "torchtools": "test_real_projects.py: its conda file, -e . at first start",
+}
 PROJECTS = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
 TORCHES = ("torch", "pytorch", "torchvision", "torchaudio")
 

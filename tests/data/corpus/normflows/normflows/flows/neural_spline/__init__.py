@@ -1,0 +1,12 @@
+from . import (
+    autoregressive,
+    coupling,
+    wrapper,
+)
+
+from .wrapper import (
+    CoupledRationalQuadraticSpline,
+    AutoregressiveRationalQuadraticSpline,
+    CircularCoupledRationalQuadraticSpline,
+    CircularAutoregressiveRationalQuadraticSpline,
+)

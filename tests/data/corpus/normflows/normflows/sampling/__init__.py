@@ -1,0 +1,2 @@
+from . import hais
+from .hais import HAIS

@@ -1,0 +1,192 @@
+"""Real public projects from tests/data/corpus, as their teams commit them, built on the real
+engine (issue 34): `envkit init --no-input --flavor custom --cuda cpu` picks the project's own
+environment file; the config keeps init's choice of files and takes this machine's CPU base,
+mirror CAs and test key from the e2e project (a team's edit of init's starter for their base);
+then `envkit build`, `verify --image` (exit 0) and, after `envkit up`, the project's own
+package imports in the box from the mounted workspace, as the login user.
+
+- normflows (VincentStimper/normalizing-flows): a requirements.txt naming torch unpinned, which
+  is envkit's torch (the base's here), not a second one;
+- datasketch (ekzhu/datasketch): pyproject.toml with its uv.lock and no torch at all
+  (`torch: none`), installed exactly from the lock (numpy 2 and scipy, every file's sha256);
+- torchtools (jdenholm/TorchTools): its conda environment file (python<3.13 and pip from
+  Anaconda's `main` channel, its tools under pip:, `-e .`), named in conda.file as its team
+  would (init picks its pyproject.toml: the file's name is its own), built through the tests'
+  conda channel served as the mirror's pkgs/main (a stand-in python: a venv of the base's
+  python3.11, as in test_conda_build) and PyPI through a recording local index; the project
+  installs itself editable from the workspace at first start, offline, with the backend the
+  image holds, and imports from its src/ layout."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from envkit.files import toml_loads
+from tests.conda_channel import conda_mirror, make_channel
+from tests.e2e.images import docker, project_config
+from tests.e2e.mirrors import Recorder, pip_index
+from tests.helpers import REPO, envkit
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+CORPUS = REPO / "tests" / "data" / "corpus"
+# What init proposes that the team keeps: the project's own files (and python.project, conda).
+PACKAGE_KEYS = {"requirements", "apt_file"}
+
+
+@dataclass(frozen=True)
+class RealProject:
+    name: str  # the corpus folder
+    uses: str  # what init must say it uses
+    module: str  # the project's own package
+    port: int
+    locked: tuple[str, ...] = ()  # packages its lock pins: the box holds one of the lock's versions
+    without_torch: bool = False  # a project that names no torch: torch: none, the base's purged
+    source: str = ""  # where the package's __init__.py is in the workspace (default: module/)
+
+    @property
+    def tag(self) -> str:
+        return f"envkit/envkit-real-{self.name}:latest"
+
+
+PROJECTS = [
+    RealProject("normflows", "requirements.txt", "normflows", 18847),
+    RealProject(
+        "datasketch", "pyproject.toml and uv.lock", "datasketch", 18848, ("numpy", "scipy"), True
+    ),
+]
+TORCHTOOLS = RealProject(
+    "torchtools", "pyproject.toml", "torch_tools", 18849, source="src/torch_tools/__init__.py"
+)
+
+
+def configured(folder: Path, project: RealProject, home: Path) -> None:
+    """init's config for the project's folder, its files kept, the e2e base and keys taken."""
+    made = envkit(
+        "init", "--no-input", "--name", f"envkit-real-{project.name}", "--flavor", "custom",
+        "--cuda", "cpu", cwd=folder, env={"HOME": str(home)},
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert f"uses {project.uses} (found here" in made.stdout, made.stdout
+    proposed = yaml.safe_load((folder / "envkit.yaml").read_text())
+    project_config(folder)  # the e2e project's settings for this machine, over init's file
+    config = yaml.safe_load((folder / "envkit.yaml").read_text())
+    config["name"] = proposed["name"]
+    if "conda" in proposed:
+        config["conda"] = proposed["conda"]
+    if isinstance(proposed.get("python"), dict):  # the project, on the base's own Python
+        config["python"] = {k: v for k, v in proposed["python"].items() if k != "version"}
+    packages = config["packages"]
+    packages.pop("pip")
+    packages.update({k: v for k, v in proposed["packages"].items() if k in PACKAGE_KEYS})
+    config["ssh"]["port"] = project.port
+    if project.without_torch:
+        # A project without torch: none installed, and the test base's own taken away.
+        packages["apt"] = [p for p in packages["apt"] if p != "python3-torch"]
+        config["torch"] = "none"
+        purge = {"run": "apt-get purge -y -q python3-torch", "after": "system"}
+        config["build"] = {"steps": [purge]}
+    (folder / "envkit.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def _copied(project: RealProject, tmp_path: Path) -> Path:
+    folder = tmp_path / project.name
+    shutil.copytree(CORPUS / project.name, folder)
+    home = tmp_path / "home"
+    home.mkdir()
+    configured(folder, project, home)
+    return folder
+
+
+@pytest.fixture(params=PROJECTS, ids=lambda p: p.name)
+def real_project(
+    request: pytest.FixtureRequest, env_image: str, tmp_path: Path
+) -> Iterator[tuple[RealProject, Path]]:
+    project: RealProject = request.param
+    folder = _copied(project, tmp_path)
+    yield project, folder
+    envkit("down", "--volumes", "--yes", cwd=folder)
+    docker("rmi", "-f", project.tag, check=False)
+
+
+def test_a_real_project_builds_verifies_and_imports_in_its_box(
+    real_project: tuple[RealProject, Path],
+) -> None:
+    project, folder = real_project
+    _builds_verifies_and_imports(project, folder)
+    for name in project.locked:
+        shown = envkit("exec", "--", "python", "-c", f"import {name}; print({name}.__version__)",
+                       cwd=folder)  # fmt: skip
+        lock = toml_loads((folder / "uv.lock").read_text())
+        pinned = {p["version"] for p in lock["package"] if p["name"] == name}
+        assert shown.stdout.split()[-1] in pinned, (name, shown.stdout, pinned)
+
+
+def test_a_real_conda_project_builds_through_the_mirror_and_installs_itself_at_first_start(
+    env_image: str, tmp_path: Path
+) -> None:
+    project = TORCHTOOLS
+    folder = _copied(project, tmp_path)
+    root = tmp_path / "conda-mirror"
+    make_channel(root, at="pkgs/main")  # Anaconda's main, where a mirror's root keeps it,
+    make_channel(root)  # and conda-forge, the .condarc's own channel (asked after the file's)
+    conda_seen, pip_seen = Recorder(), Recorder()
+    config = yaml.safe_load((folder / "envkit.yaml").read_text())
+    config.pop("python", None)  # init's pick (pyproject.toml); the team names its conda file
+    config["conda"] = {"file": "requirements-dev.conda.yaml"}
+    # What its pyproject needs beside the file (`-e .` installs with --no-deps): Debian's
+    # torchvision, built for the base's torch; scikit-image from PyPI.
+    config["packages"]["apt"].append("python3-torchvision")
+    config["packages"]["pip"] = ["scikit-image"]
+    config["runtime"]["build_network"] = "host"
+    try:
+        with conda_mirror(root, conda_seen) as conda_url, pip_index(pip_seen) as pip_url:
+            config["mirrors"].update(
+                {"conda": conda_url, "pip": f"{pip_url}/simple", "trusted_hosts": ["127.0.0.1"]}
+            )
+            (folder / "envkit.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+            _builds_verifies_and_imports(project, folder)
+        fetched = sorted(p.rsplit("/", 1)[1].split("-")[0] for p in conda_seen.paths
+                         if p.endswith(".conda"))  # fmt: skip
+        assert fetched == ["pip", "python"], conda_seen.paths  # the file's, from pkgs/main
+        packages = [p for p in conda_seen.paths if p.endswith(".conda")]
+        assert all(p.startswith("/pkgs/main/") for p in packages), packages  # its first channel
+        assert "/simple/sphinx/" in pip_seen.paths, "the file's pip: section, from the mirror"
+        said = envkit("exec", "--", "python", "-m", "pip", "show", "torch_tools", cwd=folder)
+        assert "Editable project location: /workspace" in said.stdout, said.stdout[-2000:]
+    finally:
+        envkit("down", "--volumes", "--yes", cwd=folder)
+        docker("rmi", "-f", project.tag, check=False)
+
+
+def _builds_verifies_and_imports(project: RealProject, folder: Path) -> None:
+    """build and verify --image exit 0; after `envkit up`, the project's own package imports
+    in the box from the mounted workspace, its files the login user's."""
+    built = envkit("build", "--quiet", cwd=folder)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    verified = envkit("verify", "--image", project.tag, "--no-bench", cwd=folder)
+    assert verified.returncode == 0, verified.stdout[-3000:] + verified.stderr[-2000:]
+
+    shutil.chown(folder, 1000, 1000)  # the member's folder (ssh.uid 1000 is the member here)
+    for path in folder.rglob("*"):
+        shutil.chown(path, 1000, 1000)
+    up = envkit("up", cwd=folder)
+    assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-2000:]
+    module, source = project.module, project.source or f"{project.module}/__init__.py"
+    imported = envkit(
+        "exec", "--", "sh", "-c",
+        f"id -un; stat -c %U {source}; python -c 'import {module}, sys;"
+        f" print({module}.__file__); print(\"torch\" in sys.modules)'",
+        cwd=folder,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    user, owner, where, torch_loaded = imported.stdout.split()[-4:]
+    assert user == owner == "dev", "the project's files are the login user's"
+    assert where == f"/workspace/{source}", "the project's own source, mounted"
+    assert torch_loaded == str(not project.without_torch), imported.stdout
