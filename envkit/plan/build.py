@@ -17,6 +17,7 @@ from envkit.plan.certs import SYSTEM_BUNDLE, plan_ca_certs
 from envkit.plan.conda_bootstrap import conda_bootstrap_notes
 from envkit.plan.editable_backend import editable_backend
 from envkit.plan.environment import plan_conda, plan_packages, plan_python
+from envkit.plan.inline_pip import inline_companions
 from envkit.plan.install import plan_install
 from envkit.plan.mirrors import plan_apt, plan_pip
 from envkit.plan.model import (
@@ -69,7 +70,8 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     context = _torch_context(torch_plan, cuda, python)
     files = read_project_files(loaded, context)
     project = read_python_project(loaded, context)
-    asked = (*files.companions, *(project.companions if project else ()))
+    inline, moved = inline_companions(loaded, context)
+    asked = (*files.companions, *(project.companions if project else ()), *inline)
     torch_plan = torch_decisions.with_companions(torch_plan, asked)
     conda = plan_conda(loaded, python, files)
     torch_plan, lock_notes = torch_decisions.torch_from_conda_lock(loaded, torch_plan, conda.lock)
@@ -100,7 +102,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         apt=apt,
         pip=pip,
         packages=_with_backend(
-            loaded, plan_packages(loaded, python, conda, files, project), files.editable
+            loaded, plan_packages(loaded, python, conda, files, project, moved), files.editable
         ),
         ca_certs=ca_certs,
         ssh=ssh,

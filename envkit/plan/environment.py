@@ -226,8 +226,11 @@ def plan_packages(
     conda: CondaPlan,
     files: ProjectFiles,
     project: PythonProject | None,
+    moved: frozenset[int] = frozenset(),
 ) -> PackagesPlan:
+    """MOVED: the packages.pip entries the torch layer installs (torch's companions)."""
     git = files.needs_git or (project is not None and project.needs_git)
     system, user = _apt_packages(loaded, python, conda, files, git)
-    pip, own = split_pip(loaded.spec.packages.pip)
+    entries = loaded.spec.packages.pip
+    pip, own = split_pip(tuple(e for i, e in enumerate(entries) if i not in moved))
     return PackagesPlan(system, user, pip, files.requirements, project, own)

@@ -16,6 +16,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envkit.catalog import compat
 from envkit.catalog.compat import COMPANIONS, companions
 from envkit.config.rules import TORCH_NAMES
 
@@ -129,7 +130,7 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
         return Verdict(
             "refuse",
             f"{line} does not admit {what}{built}; envkit installs {context.said()}",
-            TORCH_FIX + (f' (e.g. torch: "{_pinned(specifier)}")' if _pinned(specifier) else ""),
+            TORCH_FIX + _example_torch(name, specifier),
         )
     if name in TORCH_NAMES:
         return Verdict("drop", f"{line}: envkit's torch layer installs {context.said()}")
@@ -150,6 +151,28 @@ def _in_series(specifier: SpecifierSet, expected: str) -> str:
     except InvalidVersion:
         pass
     return expected
+
+
+def _example_torch(name: str, specifier: SpecifierSet) -> str:
+    """The torch: a pinned line asks for, as the fix's example: the pin itself for torch, the
+    torch release a companion's pin was built for (torchvision 0.15.1: torch 2.0.0)."""
+    pinned = _pinned(specifier)
+    if pinned is None:
+        return ""
+    if name not in TORCH_NAMES:
+        try:
+            series = Version(pinned).release[:2]
+        except InvalidVersion:
+            return ""
+        built = [
+            release
+            for release in compat.load_table().torch
+            if Version(companions(release)[name]).release[:2] == series
+        ]
+        if not built:
+            return ""
+        pinned = max(built, key=compat.version_key)
+    return f' (e.g. torch: "{pinned}")'
 
 
 def _pinned(specifier: SpecifierSet) -> str | None:

@@ -6,6 +6,7 @@ problem of every file is reported in one run, each at its own line. Through `env
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,23 @@ def test_a_pytorch_images_conda_update_keeps_its_torch_through_the_pip_section(
     written = conda_run.index("> /etc/envkit/pip-constraints.txt")
     assert "import sys, re, importlib.metadata" in conda_run[:written], conda_run
     assert "PIP_CONSTRAINT=/etc/envkit/pip-constraints.txt" in conda_run[written:], conda_run
+
+
+def test_torchvision_in_envkit_yamls_own_pip_list_goes_with_torch(tmp_path: Path) -> None:
+    """packages.pip's torchvision is torch's companion as a file's line is: installed in the
+    torch layer from torch's index at the release built for it, not from PyPI in the pip
+    layer (another CUDA build); a pin built for another torch is refused at its line, the fix
+    naming the torch it was built for."""
+    project = _project(tmp_path, {}, "packages:\n  pip: [torchvision, einops]\n")
+    dockerfile, _ = _rendered(project)
+    assert "whl/cu124 torch==2.4.1 torchvision==0.19.1" in dockerfile
+    pip_layer = dockerfile.split("# 9. Your pip packages", 1)[1].split("\n\n", 1)[0]
+    assert "einops" in pip_layer and "torchvision" not in pip_layer, pip_layer
+    (project / "envkit.yaml").write_text(
+        CONFIG + "packages:\n  pip: [einops, torchvision==0.15.1, 'torchaudio>=9']\n"
+    )
+    shutil.rmtree(project / ".envkit")
+    stderr = render_refused(project)
+    assert "envkit.yaml:11: packages.pip[1]: torchvision==0.15.1 does not admit" in stderr, stderr
+    assert '(e.g. torch: "2.0.1")' in stderr, "the torch torchvision 0.15 was built for"
+    assert "packages.pip[2]: torchaudio>=9" in stderr, "every line in one run"
