@@ -152,9 +152,23 @@ def _requirements(
         found.needs_git |= reading.needs_git
         parent = Path(current).parent
         found.editable += [(parent / folder).as_posix() for folder in reading.editable]
-        for _, relative in reading.includes:
-            queue.append(reader.read(loc, (parent / relative).as_posix(), "requirements file"))
+        for line, relative in reading.includes:
+            try:
+                queue.append(reader.read(loc, (parent / relative).as_posix(), "requirements file"))
+            except ConfigError as exc:  # said at the including line; the other files still read
+                found.issues += [
+                    file_issue(current, line, relative, issue.problem, _include_fix(issue))
+                    for issue in exc.issues
+                ]
     return RequirementsLayer(name, tuple(ProjectFile(p, t) for p, t in files.items()))
+
+
+def _include_fix(issue: ConfigIssue) -> str:
+    """The fix for an include that cannot be read; the size bound's setting only where the
+    size is the problem."""
+    if "-byte limit" in issue.problem:
+        return issue.fix
+    return issue.fix.split(" (envkit's bound")[0]
 
 
 def _apt(reader: ProjectReader, relative: str, found: _Collected) -> tuple[str, ...]:

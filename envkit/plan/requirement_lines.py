@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from envkit.errors import ConfigIssue, file_issue
 from envkit.plan.torch_lines import TorchContext, judge_pip
@@ -43,21 +44,37 @@ class FileReading:
     dropped: int = 0
 
 
+COMMENT = re.compile(r"(^|\s+)#.*$")  # pip's COMMENT_RE
+ENV_VAR = re.compile(r"\$\{[A-Z0-9_]+\}")  # what pip expands from its environment
+
+
 def logical_lines(text: str) -> list[tuple[int, int, str]]:
-    """pip's view: (first line, last line, the line) with backslash continuations joined and
-    comments dropped."""
+    r"""pip's view (its join_lines, then ignore_comments): (first line, last line, the line) with
+    backslash continuations joined, except that a line with a comment never continues (`# x \`
+    ends where it ends), a continuation at the end of the file still counts, and comments are
+    dropped. A UTF-8 byte order mark (a file saved on Windows) is not part of the first line."""
     lines: list[tuple[int, int, str]] = []
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not pending:
-            start = number
-        if raw.endswith("\\"):
-            pending += raw[:-1] + " "
-            continue
-        line = re.sub(r"(^|\s)#.*$", "", pending + raw).strip()
-        pending = ""
+    pending: list[str] = []
+    start = 0
+
+    def take(first: int, last: int, joined: str) -> None:
+        line = COMMENT.sub("", joined).strip()
         if line:
-            lines.append((start, number, line))
+            lines.append((first, last, line))
+
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
+        if not raw.endswith("\\") or COMMENT.search(raw):
+            if pending:
+                take(start, number, "".join(pending) + (" " + raw if COMMENT.search(raw) else raw))
+                pending = []
+            else:
+                take(number, number, raw)
+        else:
+            if not pending:
+                start = number
+            pending.append(raw.strip("\\"))
+    if pending:
+        take(start, start + len(pending) - 1, "".join(pending))
     return lines
 
 
@@ -81,6 +98,15 @@ class RequirementsFile:
         for first, last, line in logical_lines(self.text):
             if CONTROL.search(line):
                 self._issue(first, line, "a control character in the line", "remove it")
+            elif ENV_VAR.search(line):
+                self._issue(
+                    first,
+                    line,
+                    "pip fills ${NAME} from the environment of the machine that runs it; the "
+                    "image's build has no such variable (and a secret in it would stay in a layer)",
+                    "write the value; for an index's credentials use a netrc "
+                    "(docs/project-files.md, Per-package pip options)",
+                )
             elif line.startswith("-"):
                 self._option_line(first, last, line)
             else:
@@ -103,7 +129,9 @@ class RequirementsFile:
 
     def _option_line(self, first: int, last: int, line: str) -> None:
         name, value = _option(line)
-        if name in INCLUDE_OPTIONS:
+        if name in INCLUDE_OPTIONS and not value:
+            self._issue(first, line, f"{name} names no file", f"write the file after {name}")
+        elif name in INCLUDE_OPTIONS:
             self.reading.includes.append((first, value))
         elif name in ("-e", "--editable"):
             self._editable(first, last, line, value)
@@ -171,22 +199,27 @@ class RequirementsFile:
         )
 
     def _requirement_line(self, first: int, last: int, line: str) -> None:
-        words = line.split()
-        for word in words[1:]:
-            if word.startswith("-") and not word.startswith(LINE_OPTIONS):
-                self._issue(first, line, f"the option {word} is not taken on a line", "keep --hash")
-                return
-        text = " ".join(w for w in words if not w.startswith(LINE_OPTIONS))
+        text = self._without_hashes(first, line)
+        if text is None:
+            return
         if text.startswith(VCS) or re.match(r"[a-z][a-z0-9+.-]*://", text) or text[:1] in "./":
             self._url_line(first, line, text)
             return
         try:
             requirement = Requirement(text)
         except InvalidRequirement as exc:
-            self._issue(first, line, f"not a requirement pip can read: {exc}", "fix the line")
+            self._issue(
+                first,
+                line,
+                f"not a requirement pip can read: {exc}",
+                "write it as PEP 508 does: NAME[extras] VERSIONS ; MARKERS, or NAME @ URL",
+            )
             return
         if requirement.url and requirement.url.startswith(VCS):
             self.reading.needs_git = True
+        if requirement.url and requirement.url.startswith("file:"):
+            self._url_line(first, line, requirement.url)
+            return
         verdict = judge_pip(requirement, self.context)
         if verdict.action == "refuse":
             self._issue(first, line, verdict.why, verdict.fix)
@@ -195,6 +228,24 @@ class RequirementsFile:
             if verdict.companion:
                 self.reading.companions.append(verdict.companion)
             self._replace(first, last, f"# envkit: {verdict.why}")
+
+    def _without_hashes(self, first: int, line: str) -> str | None:
+        """The requirement of a line without its --hash options (`--hash=sha256:…` or
+        `--hash sha256:…`, as pip's option parser takes both); None where another option is on
+        the line (said)."""
+        kept: list[str] = []
+        words = iter(line.split())
+        for word in words:
+            if word == "--hash":
+                next(words, None)
+            elif word.startswith(LINE_OPTIONS):
+                continue
+            elif word.startswith("-") and kept:
+                self._issue(first, line, f"the option {word} is not taken on a line", "keep --hash")
+                return None
+            else:
+                kept.append(word)
+        return " ".join(kept)
 
     def _url_line(self, line: int, text: str, url: str) -> None:
         if url[:1] in "./" or url.startswith("file:"):
@@ -206,5 +257,25 @@ class RequirementsFile:
                 "install the project from the workspace: `-e .` (at first start), or "
                 "python.project in envkit.yaml",
             )
-        elif url.startswith(VCS):
+            return
+        if url.startswith(VCS):
             self.reading.needs_git = True
+        wheel = _wheel_name(url)
+        if wheel is not None:  # a bare wheel URL: judged by the name in its file name
+            try:
+                verdict = judge_pip(Requirement(f"{wheel} @ {url}"), self.context)
+            except InvalidRequirement:
+                return
+            if verdict.action == "refuse":
+                self._issue(line, text, verdict.why, verdict.fix)
+
+
+def _wheel_name(url: str) -> str | None:
+    """The project a wheel URL's file name names (torch-2.1.0+cu118-….whl: torch), or None."""
+    filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    if not filename.endswith(".whl"):
+        return None
+    try:
+        return str(parse_wheel_filename(filename)[0])
+    except InvalidWheelFilename:
+        return None

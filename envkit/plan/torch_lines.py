@@ -21,6 +21,9 @@ from envkit.catalog.compat import COMPANIONS, companions
 from envkit.config.rules import TORCH_NAMES
 
 CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
+# What only torch needs, as a pip-compile lock pins it beside torch: its CUDA libraries and
+# triton. Pinned for another torch build, they would conflict with the one envkit installs.
+TORCH_ONLY = re.compile(r"nvidia-[a-z0-9-]+-cu1[0-9]|triton|pytorch-triton")
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     """The verdict on one pip requirement (keep it unless it names torch or a companion)."""
     name = canonicalize_name(requirement.name)
     if (name not in TORCH_NAMES and name not in COMPANIONS) or not applies(requirement, context):
-        return Verdict("keep")
+        return _torch_only(requirement, name, context) or Verdict("keep")
     line = str(requirement)
     if context.none:
         return Verdict(
@@ -138,6 +141,19 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
         "drop",
         f"{line}: installed beside torch from its index ({name}=={wanted})",
         companion=f"{name}=={wanted}",
+    )
+
+
+def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> Verdict | None:
+    """A CUDA library or triton pinned beside torch: the torch layer installs torch's own."""
+    if not TORCH_ONLY.fullmatch(name) or not context.version or context.none:
+        return None
+    if not applies(requirement, context):
+        return None
+    return Verdict(
+        "drop",
+        f"{requirement}: torch's own {name} comes with envkit's torch layer, the one "
+        f"{context.said()} was built with (kept by the build's constraints)",
     )
 
 

@@ -255,3 +255,59 @@ def test_torchvision_in_envkit_yamls_own_pip_list_goes_with_torch(tmp_path: Path
     assert "envkit.yaml:11: packages.pip[1]: torchvision==0.15.1 does not admit" in stderr, stderr
     assert '(e.g. torch: "2.0.1")' in stderr, "the torch torchvision 0.15 was built for"
     assert "packages.pip[2]: torchaudio>=9" in stderr, "every line in one run"
+
+
+def test_lines_are_read_as_pip_joins_them_and_torchs_own_pins_are_left_to_its_layer(
+    tmp_path: Path,
+) -> None:
+    """pip's own reading: a comment line never continues (`# c \\` does not swallow the next
+    line), a continuation at the end of the file still counts, `--hash sha256:…` with a space is
+    a hash, a byte order mark is not part of the first line. A pip-compile lock's pins of
+    torch's CUDA libraries and triton are torch's layer's (its own, for its build)."""
+    digest = "ab" * 32
+    text = (
+        "\ufeffnumpy==1.26.4 --hash sha256:" + digest + "\n"
+        "# pinned for torch \\\n"
+        "torch==2.4.1\n"
+        "nvidia-cublas-cu12==12.1.3.1 \\\n    --hash=sha256:" + digest + "\n"
+        "einops\n"
+        "triton==3.0.0 \\"
+    )
+    project = _project(tmp_path, {"requirements.txt": text}, REQUIREMENTS)
+    _rendered(project)
+    built = (project / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
+    lines = built.splitlines()
+    assert lines[0].endswith("numpy==1.26.4 --hash sha256:" + digest), "kept as written"
+    assert lines[2].startswith("# envkit: torch==2.4.1"), "the line after the comment is judged"
+    assert lines[3].startswith("# envkit: nvidia-cublas-cu12==12.1.3.1: torch's own")
+    assert lines[5] == "einops"
+    assert lines[6].startswith("# envkit: triton==3.0.0: torch's own"), "the last line too"
+
+
+def test_every_problem_of_a_requirements_file_and_its_includes_at_its_own_line(
+    tmp_path: Path,
+) -> None:
+    wheel = (
+        "https://download.pytorch.org/whl/cu118/torch-2.1.0%2Bcu118-cp311-cp311-linux_x86_64.whl"
+    )
+    text = (
+        "# c \\\n"
+        "torch==2.1.0\n"
+        "-r missing.txt\n"
+        "foo @ file:///srv/foo\n"
+        f"{wheel}\n"
+        "--extra-index-url https://${TOKEN}@pypi.example.org/simple\n"
+        "-r\n"
+    )
+    project = _project(tmp_path, {"requirements.txt": text}, REQUIREMENTS)
+    stderr = render_refused(project)
+    for line, said in [
+        (2, "torch==2.1.0 does not admit torch 2.4.1"),
+        (3, "cannot read requirements file"),
+        (4, "a local path"),
+        (5, "torch @ https://download.pytorch.org/whl/cu118/torch-2.1.0%2Bcu118"),
+        (6, "pip fills ${NAME} from the environment"),
+        (7, "-r names no file"),
+    ]:
+        assert f"requirements.txt:{line}: {said}" in stderr, (line, stderr)
+    assert "64 MiB" not in stderr, "the size bound only where the size is the problem"
