@@ -185,8 +185,12 @@ def _refused(text: str, path: Path) -> str | None:
     try:
         make_plan(load_text(text, path=path.resolve()))
     except EnvkitError as exc:
-        first = str(exc).splitlines()
-        return (first[1] if len(first) > 1 else first[0]).strip()[:200]
+        lines = [line.strip() for line in str(exc).splitlines()]
+        problem = lines[1] if len(lines) > 1 else lines[0]
+        # the place is in the config init was about to write, never on disk: not said
+        problem = re.sub(r"^\S*envkit\.yaml:\d+: ", "", problem)
+        fix = next((line[5:] for line in lines if line.startswith("fix: ")), "")
+        return (problem + (f" (fix: {fix})" if fix else ""))[:400]
     return None
 
 

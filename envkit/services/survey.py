@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.errors import FieldError
+from envkit.files import TOMLDecodeError, read_regular, toml_loads
 from envkit.plan.conda_locks import IMAGE_PLATFORM
 from envkit.plan.keys import parse_public_key
+from envkit.plan.project_files import file_limit, limit_hint
 from envkit.services.torch_wish import (
     TorchWish,
     from_conda,
@@ -86,9 +88,47 @@ def _agent_key() -> str | None:
     return None
 
 
+def _unreadable(path: Path, folder: Path) -> str | None:
+    """Why a TOML file init found cannot be read (too large, not UTF-8, not TOML), or None."""
+    if not path.is_file():
+        return None
+    name = path.relative_to(folder).as_posix()
+    try:
+        toml_loads(read_regular(path, file_limit(), name, limit_hint()).decode("utf-8"))
+    except FieldError as exc:
+        return f"{name}: {exc.problem} ({exc.fix})"
+    except UnicodeDecodeError:
+        return f"{name}: not UTF-8 text"
+    except TOMLDecodeError as exc:
+        return f"{name}: not valid TOML ({exc})"
+    return None
+
+
+def _others(folder: Path, taken: set[str]) -> list[str]:
+    """Files that look like environment files under names init does not take, said so: other
+    requirements*.txt files, a setup.py (its dependencies are decided when it runs)."""
+    said = [
+        f"{path.name}: a requirements file under its own name (list it under "
+        "packages.requirements to install it)"
+        for path in sorted(folder.glob("requirements*.txt"))
+        if path.is_file() and path.name not in taken
+    ]
+    if (folder / "setup.py").is_file():
+        said.append(
+            "setup.py: its dependencies are decided when it runs; list them in a requirements "
+            "file with `-e .` (the project installed from the workspace at first start), or "
+            "describe them in pyproject.toml's [project]"
+        )
+    return said
+
+
 def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     found: list[Candidate] = []
-    unusable: list[str] = []
+    unusable = [
+        why
+        for why in (_unreadable(folder / n, folder) for n in ("pyproject.toml", "uv.lock"))
+        if why
+    ]
     pyproject = toml_file(folder / "pyproject.toml")
     if pyproject is not None:
         # A pyproject.toml is a candidate where it describes its dependencies in [project] (a
@@ -106,15 +146,14 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
             wish = from_pyproject(pyproject, "pyproject.toml")
             found.append(Candidate("pyproject", ("pyproject.toml",), wish))
     found += _conda_lock(folder, unusable)
-    for name in CONDA_FILES:
+    for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
             found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
-            break
     for name in REQUIREMENTS:
         if (folder / name).is_file():
             wish = from_requirements(folder / name, folder)
             found.append(Candidate("requirements", (name,), wish))
-            break
+    unusable += _others(folder, set(REQUIREMENTS))
     return found, unusable
 
 
