@@ -24,13 +24,15 @@ def _first_host(text: str, *patterns: str) -> str | None:
 def _tls(text: str) -> str | None:
     if not re.search(
         r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|invalid peer certificate|"
-        r"UnknownIssuer|self[- ]signed certificate|unable to get local issuer certificate",
+        r"UnknownIssuer|self[- ]signed certificate|unable to get local issuer certificate|"
+        r"server certificate verification failed",
         text,
     ):
         return None
     host = _first_host(
         text,
         rf"host='{HOST}'",
+        rf"unable to access 'https://{HOST}",
         rf"url \(?https://{HOST}",
         rf"https://{HOST}[^\s]*[^\n]*(?:certif|UnknownIssuer)",
         rf"https://{HOST}",
@@ -80,6 +82,17 @@ def _unreachable(text: str) -> str | None:
 
 def _missing_version(text: str) -> str | None:
     found = re.search(
+        r"Because only `?([A-Za-z0-9_.-]+)(?:<=|==)([^\s`]+)`? (?:is|are) available and you "
+        r"require `?([^`\s,]+)`?",
+        text,
+    )
+    if found:  # uv: the newest the index has is older than the requirement asks
+        name, newest, wanted = found.groups()
+        return (
+            f"the index has no {wanted}: its newest {name} is {newest}. Change the version (or "
+            "the mirror, if it lags)"
+        )
+    found = re.search(
         r"Could not find a version that satisfies the requirement (\S+) \(from versions: ([^)]*)\)",
         text,
     )
@@ -90,7 +103,8 @@ def _missing_version(text: str) -> str | None:
             "the mirror, if it lags)"
         )
     found = re.search(
-        r"Because (?:there is no version of|only the following versions of) `?([^`\s]+?)`? "
+        r"Because (?:there (?:is|are) no versions? of|only the following versions of) "
+        r"`?([^`\s]+?)`? "
         r"(?:(?:are|is) available:?\s*((?:\s*[^\n]+\n?){1,8}?)|and)",
         text,
     )
@@ -107,6 +121,25 @@ def _missing_version(text: str) -> str | None:
         name = found.group(1) or found.group(2)
         return f"the index has no {name}: check the name and version, or the mirror"
     return None
+
+
+def _conda_missing(text: str) -> str | None:
+    """conda's, libmamba's and rattler's (envkit-conda's) words for a package the channels do
+    not have."""
+    found = re.search(
+        r"PackagesNotFoundError[^\n]*(?:\n[^\n]*){0,4}?\n\s+- ([^\s]+)|"
+        r"nothing provides requested ([^\s]+(?: [^\s]+)?)|"
+        r"[-─] ([^\s]+) does not exist \(perhaps a typo or a missing channel\)|"
+        r"No candidates were found for ([^\s]+(?: [^\s.]+)?)",
+        text,
+    )
+    if not found:
+        return None
+    name = next(g for g in found.groups() if g).rstrip(".")
+    return (
+        f"the conda channels have no {name}: check its name and version (conda search), and "
+        "the channels (conda.channels, the file's channels:)"
+    )
 
 
 def _last(versions: str, count: int = 8) -> str:
@@ -153,6 +186,7 @@ RULES: list[Rule] = [
     _tls,
     _dns,
     _missing_version,
+    _conda_missing,
     _conflict,
     _unreachable,
     _simple(

@@ -76,6 +76,43 @@ CASES = [
         ["did not answer"],
     ),
     ("apt, unknown package", "E: Unable to locate package no-such-pkg", ["apt has no package named no-such-pkg"]),
+    (
+        "uv, a version newer than the index has",
+        "  × No solution found when resolving dependencies:\n"
+        "  ╰─▶ Because only numpy<=2.1.3 is available and you require numpy>=9, we can conclude "
+        "that your requirements are unsatisfiable.",
+        ["the index has no numpy>=9: its newest numpy is 2.1.3"],
+    ),
+    (
+        "uv, no version at all",
+        "  ╰─▶ Because there are no versions of no-such-thing and you require no-such-thing, we "
+        "can conclude that your requirements are unsatisfiable.",
+        ["the index has no no-such-thing"],
+    ),
+    (
+        "conda, not in the channels",
+        "PackagesNotFoundError: The following packages are not available from current channels:\n"
+        "\n  - nosuchpkg=1.0\n\nCurrent channels:\n\n  - https://conda.anaconda.org/conda-forge",
+        ["the conda channels have no nosuchpkg=1.0"],
+    ),
+    (
+        "libmamba, not in the channels",
+        "error    libmamba Could not solve for environment specs\n    The following package could "
+        "not be installed\n    └─ nosuchpkg does not exist (perhaps a typo or a missing channel).",
+        ["the conda channels have no nosuchpkg"],
+    ),
+    (
+        "envkit-conda (rattler), not in the channels",
+        "envkit-conda: cannot solve python=3.11 nosuchpkg from http://127.0.0.1:8/cloud/conda-forge: "
+        "Cannot solve the request because of: No candidates were found for nosuchpkg.",
+        ["the conda channels have no nosuchpkg"],
+    ),
+    (
+        "git, TLS",
+        "fatal: unable to access 'https://git.example.com/team/lib.git/': server certificate "
+        "verification failed. CAfile: none CRLfile: none",
+        ["TLS verification failed on the way to git.example.com"],
+    ),
 ]  # fmt: skip
 
 
