@@ -8,7 +8,8 @@ package imports in the box from the mounted workspace, as the login user.
 - normflows (VincentStimper/normalizing-flows): a requirements.txt naming torch unpinned, which
   is envkit's torch (the base's here), not a second one;
 - datasketch (ekzhu/datasketch): pyproject.toml with its uv.lock and no torch at all
-  (`torch: none`), installed exactly from the lock (numpy 2 and scipy, every file's sha256);
+  (`torch: none`), installed exactly from the lock (numpy 2 and scipy, every file's sha256),
+  then `envkit lock` -> `build --locked` -> `diff envkit.lock image://…`, each exit 0;
 - torchtools (jdenholm/TorchTools): its conda environment file (python<3.13 and pip from
   Anaconda's `main` channel, its tools under pip:, `-e .`), named in conda.file as its team
   would (init picks its pyproject.toml: the file's name is its own), built through the tests'
@@ -126,6 +127,16 @@ def test_a_real_project_builds_verifies_and_imports_in_its_box(
         lock = toml_loads((folder / "uv.lock").read_text())
         pinned = {p["version"] for p in lock["package"] if p["name"] == name}
         assert shown.stdout.split()[-1] in pinned, (name, shown.stdout, pinned)
+    if project.locked:  # the uv.lock project's envkit.lock round trip, on the engine
+        made = envkit("lock", cwd=folder)
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert "project:" in (folder / "envkit.lock").read_text(), "the project is requested"
+        for command in (
+            ("build", "--locked", "--quiet"),
+            ("diff", "envkit.lock", f"image://{project.tag}"),
+        ):
+            done = envkit(*command, cwd=folder)
+            assert done.returncode == 0, (command, done.stdout[-3000:] + done.stderr[-2000:])
 
 
 def test_a_real_conda_project_builds_through_the_mirror_and_installs_itself_at_first_start(
