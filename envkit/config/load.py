@@ -178,6 +178,13 @@ def explain(error: ErrorDetails) -> tuple[str, str]:
     ):
         wanted = {"string": "quoted string", "int": "whole number", "bool": "true or false"}
         word = wanted.get(kind.split("_")[0], "number")
+        if tuple(loc) == ("torch",) and isinstance(error.get("input"), dict):
+            # `torch: {build: cpu}`, as some tools write it: envkit says the build with cuda:
+            return (
+                f"wrong type ({error['msg']})",
+                'torch is a release, e.g. torch: "2.5.1" (or "none"); its build is cuda: '
+                '"12.4", or cuda: "cpu" for a CPU torch',
+            )
         return f"wrong type ({error['msg']})", f"write a {word} here"
     if kind in ("less_than_equal", "greater_than_equal", "too_short", "too_long"):
         return error["msg"], "use a value inside that range"

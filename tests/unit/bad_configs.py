@@ -16,6 +16,7 @@ BAD = [
     ("unknown-top", "name: a\ntorh: '2.4.1'\n", "torh", 2, "did you mean 'torch'"),
     ("unknown-nested", "name: a\nruntime:\n  shmsize: 1g\n", "runtime.shmsize", 3, "shm_size"),
     ("torch-float", "name: a\ntorch: 2.4\n", "torch", 2, "quote"),
+    ("torch-build-map", "name: a\ntorch: {build: cpu}\n", "torch", 2, 'cuda: "cpu"'),
     ("python-float", "name: a\nbase: {flavor: cuda}\npython: 3.10\n", "python", 3, "quote"),
     ("cuda-float", "name: a\ncuda: 12.4\n", "cuda", 2, "quote"),
     ("torch-unknown", "name: a\ntorch: '0.4.1'\n", "torch", 2, "2.4.1"),
