@@ -72,6 +72,15 @@ def _line_of(text: str, needle: str, default: int = 1) -> int:
     return default
 
 
+def _line_of_string(text: str, value: str) -> int:
+    """The line of VALUE as a TOML string (a dependency's line, not a description that
+    mentions it), else of the first line holding it."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if f'"{value}"' in line or f"'{value}'" in line:
+            return number
+    return _line_of(text, value)
+
+
 def _toml(name: str, text: str) -> dict[str, Any]:
     try:
         data: dict[str, Any] = toml_loads(text)
@@ -123,12 +132,13 @@ def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext
     found = _Wanted([], [], False)
     issues: list[ConfigIssue] = []
     for item in wanted:
-        line = _line_of(text, str(item))
+        line = _line_of_string(text, str(item))
         try:
             requirement = Requirement(str(item))
         except InvalidRequirement as exc:
             problem = f"not a requirement: {exc}"
-            issues.append(file_issue(name, line, str(item)[:120], problem, "fix it"))
+            fix = "write it as PEP 508 does: NAME[extras] VERSIONS ; MARKERS, or NAME @ URL"
+            issues.append(file_issue(name, line, str(item)[:120], problem, fix))
             continue
         found.needs_git |= bool(requirement.url and requirement.url.startswith(VCS))
         verdict = judge_pip(requirement, context)

@@ -235,3 +235,16 @@ def test_init_reads_no_fifo_named_pyproject(tmp_path: Path) -> None:
     made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(tmp_path)}, timeout=60)
     assert made.returncode == 0, made.stdout + made.stderr
     assert "project: ." not in (tmp_path / "envkit.yaml").read_text()
+
+
+def test_a_dependencys_problem_is_at_its_own_line_not_a_mention_above(tmp_path: Path) -> None:
+    """The line of the dependency string itself, not of a description that mentions it."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "d"\nversion = "0.1"\ndescription = "uses torch==2.0 in anger"\n'
+        'dependencies = [\n  "six",\n  "torch==2.0",\n]\n'
+    )
+    (tmp_path / "envkit.yaml").write_text(
+        'name: p\nbase: {flavor: cuda}\ntorch: "2.4.1"\ncuda: "12.4"\n'
+        'python: {version: "3.11", project: .}\nssh: {allow_no_keys: true}\n'
+    )
+    assert "pyproject.toml:7: torch==2.0 does not admit" in render_refused(tmp_path)
