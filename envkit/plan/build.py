@@ -83,9 +83,6 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     ca_bundle = SYSTEM_BUNDLE if ca_certs else None
     ssh, ssh_notes = plan_ssh(spec, host.ipv6)
     notes += ssh_notes
-    require_gpu = spec.verify.require_gpu
-    if require_gpu is None:
-        require_gpu = spec.runtime.gpus != "none" and spec.cuda != "cpu"
     return Plan(
         project=spec.name,
         image=ImagePlan(
@@ -108,7 +105,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         ssh=ssh,
         runtime=_runtime_plan(spec),
         services=plan_services(loaded, host.uid, host.gid),
-        verify=_verify_plan(loaded, require_gpu),
+        verify=_verify_plan(loaded, _require_gpu(spec)),
         slurm=_slurm_plan(loaded),
         notebook=plan_notebook(loaded.spec),
         install=plan_install(spec.build, python.bin_dir, pip, base_image, ca_bundle),
@@ -121,6 +118,13 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         project_dir=str(loaded.path.parent.resolve()),
         platforms=tuple(spec.platforms or ()),
     )
+
+
+def _require_gpu(spec: Spec) -> bool:
+    """verify.require_gpu, else whether the box asks for GPUs at all."""
+    if spec.verify.require_gpu is not None:
+        return spec.verify.require_gpu
+    return spec.runtime.gpus != "none" and spec.cuda != "cpu"
 
 
 def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:

@@ -34,7 +34,7 @@ class CondaLockPackages:
     """One platform's packages of a lock file, as the image installs them."""
 
     source: str  # the lock's project-relative path
-    kind: Literal["conda-lock", "pixi"]
+    kind: Literal["conda-lock", "pixi", "explicit"]
     platform: str
     conda: tuple[tuple[str, str, str], ...]  # (package URL, sha256, md5), "" where absent
     pypi: tuple[tuple[str, str, str], ...]  # (name, version, sha256)
@@ -79,15 +79,11 @@ class _Reading:
 
     def url(self, loc: tuple[str | int, ...], url: Any) -> str | None:
         text = str(url)
-        parts = urlsplit(text)
-        loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
-        file_name = text.rsplit("/", 1)[-1]
-        if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
-            self.refuse(loc, text, "a package URL that is not https", "relock from https channels")
-        elif not PACKAGE_FILE.fullmatch(file_name):
-            self.refuse(loc, text, "not the URL of a conda package file", "relock")
-        else:
+        problem = check_url(text)
+        if problem is None:
             return text
+        fix = "relock from https channels" if "https" in problem else "relock"
+        self.refuse(loc, text, problem, fix)
         return None
 
     def digests(
@@ -101,6 +97,18 @@ class _Reading:
             return sha256, md5
         self.refuse(loc, url, "a package without a sha256 or md5", "relock: every entry needs one")
         return None
+
+
+def check_url(url: str) -> str | None:
+    """Why URL is not one a lock's package may come from (https, or plain http on loopback,
+    a conda package file), or None."""
+    parts = urlsplit(url)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
+        return "a package URL that is not https"
+    if not PACKAGE_FILE.fullmatch(url.rsplit("/", 1)[-1]):
+        return "not the URL of a conda package file"
+    return None
 
 
 def read_conda_lock(
@@ -149,7 +157,7 @@ def _conda_lock(reading: _Reading, data: dict[str, Any], platform: str) -> tuple
             digests = reading.digests((*loc, "hash"), digest_source, str(entry.get("url")))
             if url and digests:
                 conda.append((url, *digests))
-            python = _python_of(url) or python
+            python = python_of(url) or python
         elif manager == "pip":
             pypi += _pypi(reading, loc, entry.get("name"), entry.get("version"), digest_source)
         else:
@@ -195,7 +203,7 @@ def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, 
             digests = reading.digests(("packages", index), entry, key)
             if url and digests:
                 conda.append((url, *digests))
-            python = _python_of(url) or python
+            python = python_of(url) or python
         else:
             pypi += _pypi(
                 reading, ("packages", index), entry.get("name"), entry.get("version"), entry
@@ -210,7 +218,7 @@ def _parts(entry: tuple[str, str, str]) -> tuple[str, str, str]:
     return name, version, build
 
 
-def _python_of(url: str | None) -> str | None:
+def python_of(url: str | None) -> str | None:
     """The interpreter's version where URL is conda's python package (python-3.11.9-h...)."""
     name, _, build = (url or "").rsplit("/", 1)[-1].rpartition("-")
     package, _, version = name.rpartition("-")

@@ -24,6 +24,7 @@ from envkit.config.fields import AptPackage, Channel, CondaSpec
 from envkit.config.load import explain, parse_yaml
 from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
 from envkit.files import read_regular
+from envkit.plan.conda_explicit import is_explicit, read_explicit
 from envkit.plan.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
 from envkit.plan.requirement_lines import RequirementsFile
 from envkit.plan.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
@@ -195,10 +196,12 @@ def _conda(
     reader: ProjectReader, relative: str, context: TorchContext, found: _Collected
 ) -> CondaFile:
     name, text = reader.read(("conda", "file"), relative, "conda environment file")
-    data, lines = parse_yaml(text, name)  # bounded, as envkit.yaml itself is read
-    if lock_kind(data) is not None:
+    explicit = is_explicit(text)  # `conda list --explicit`: packages by URL and checksum
+    data, lines = ({}, {}) if explicit else parse_yaml(text, name)  # bounded, as envkit.yaml
+    if explicit or lock_kind(data) is not None:
         try:
-            return CondaFile((), (), (), read_conda_lock(name, data, lines))
+            lock = read_explicit(name, text) if explicit else read_conda_lock(name, data, lines)
+            return CondaFile((), (), (), lock)
         except ConfigError as exc:
             found.issues += exc.issues
             return CondaFile((), (), ())

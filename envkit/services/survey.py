@@ -36,7 +36,9 @@ CONDA_FILES = (
     "conda.yaml",
     "binder/environment.yml",
 )
-CONDA_LOCKS = ("pixi.lock", "conda-lock.yml")  # exact, so ahead of the files they were made from
+# exact, so ahead of the files they were made from (conda-linux-64.lock: conda-lock's explicit
+# render of its lock for the image's platform)
+CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
     "uv.lock > pyproject.toml > pixi.lock, conda-lock.yml > environment.yml > requirements.txt"

@@ -121,14 +121,19 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | None:
     Python), or None where it is not a lock envkit reads for that platform."""
     from envkit.config.load import parse_yaml
     from envkit.errors import ConfigError
+    from envkit.plan.conda_explicit import is_explicit, read_explicit
     from envkit.plan.conda_locks import lock_kind, read_conda_lock
 
     where = path.relative_to(folder).as_posix()
+    text = _text(path)
     try:
-        data, lines = parse_yaml(_text(path), where)
-        if lock_kind(data) is None:
-            return None
-        lock = read_conda_lock(where, data, lines)
+        if is_explicit(text):
+            lock = read_explicit(where, text)
+        else:
+            data, lines = parse_yaml(text, where)
+            if lock_kind(data) is None:
+                return None
+            lock = read_conda_lock(where, data, lines)
     except ConfigError:
         return None
     python = ".".join(lock.python.split(".")[:2]) if lock.python else None

@@ -142,3 +142,57 @@ def test_a_locks_pytorch_is_the_environments_torch_and_another_torch_is_refused(
     with pytest.raises(ConfigError) as raised:
         _plan(tmp_path, lock, python='python: "3.13"\ntorch: "2.5.1"\n')
     assert "pixi.lock installs pytorch 2.8.0; envkit.yaml asks for torch 2.5.1" in str(raised.value)
+
+
+EXPLICIT = """# This file may be used to create an environment using:
+# $ conda create --name <env> --file <this file>
+# platform: linux-64
+@EXPLICIT
+https://conda.anaconda.org/conda-forge/linux-64/_libgcc_mutex-0.1-conda_forge.tar.bz2#d7c89558ba9fa0495403155b64376d81
+https://conda.anaconda.org/conda-forge/linux-64/python-3.11.9-hb806964_0_cpython.conda#ac68acfa8b558ed406c75e98d3428d7b
+https://conda.anaconda.org/conda-forge/noarch/pip-24.0-pyhd8ed1ab_0.conda#sha256:{sha}
+"""
+
+
+def test_a_conda_explicit_file_is_installed_exactly_through_the_mirror(tmp_path: Path) -> None:
+    """`conda list --explicit --md5` (or sha256) output as conda.file: each URL through the
+    mirror with its checksum, nothing solved; init proposes conda-lock's explicit render."""
+    (tmp_path / "spec-file.txt").write_text(EXPLICIT.format(sha="ab" * 32))
+    plan = plan_text(CONFIG.format(lock="spec-file.txt", preset="tuna", python=""), tmp_path)
+    lock = plan.conda.lock
+    assert lock is not None and lock.kind == "explicit" and lock.python == "3.11.9"
+    assert [(md5 or sha)[:4] for _, sha, md5 in lock.conda] == ["d7c8", "ac68", "abab"]
+    explicit = render_files(plan)["envkit/project/conda-explicit.txt"].splitlines()
+    mirror = "https://mirrors.tuna.tsinghua.edu.cn/anaconda/cloud/conda-forge/"
+    assert len(explicit) == 2 + 3 and all(line.startswith(mirror) for line in explicit[2:])
+
+
+def test_every_problem_of_an_explicit_file_is_refused_at_its_line(tmp_path: Path) -> None:
+    broken = (
+        EXPLICIT.format(sha="ab" * 32)
+        .replace("# platform: linux-64", "# platform: osx-arm64")
+        .replace("conda_forge.tar.bz2#d7c89558ba9fa0495403155b64376d81", "conda_forge.tar.bz2")
+        .replace(
+            "https://conda.anaconda.org/conda-forge/linux-64/python", "http://x.org/linux-64/python"
+        )
+        .replace("/noarch/pip", "/osx-64/pip")
+    )
+    (tmp_path / "spec-file.txt").write_text(broken)
+    with pytest.raises(ConfigError) as raised:
+        plan_text(CONFIG.format(lock="spec-file.txt", preset="tuna", python=""), tmp_path)
+    text = str(raised.value)
+    for line, said in [(3, "an explicit file for osx-arm64"), (5, "a package without an md5 or sha256"),
+                       (6, "a package URL that is not https"), (7, "a osx-64 package")]:  # fmt: skip
+        assert f"spec-file.txt:{line}: {said}" in text, (line, text)
+
+
+def test_init_proposes_conda_locks_explicit_render(tmp_path: Path) -> None:
+    from tests.helpers import envkit
+
+    (tmp_path / "conda-linux-64.lock").write_text(EXPLICIT.format(sha="ab" * 32))
+    (tmp_path / "environment.yml").write_text("dependencies: [python=3.11, pip]\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(home)})
+    assert "uses conda-linux-64.lock (found here" in made.stdout, made.stdout
+    assert "not used: environment.yml (an alternative" in made.stdout
