@@ -135,6 +135,8 @@ class RequirementsFile:
             self.reading.includes.append((first, value))
         elif name in ("-e", "--editable"):
             self._editable(first, last, line, value)
+        elif name in INDEX_OPTIONS and self._torch_index(first, last, line, value):
+            return
         elif name in INDEX_OPTIONS:
             self._index(first, line, name, value)
         elif name == "--trusted-host":
@@ -153,6 +155,21 @@ class RequirementsFile:
                 "keep requirements, -r/-c includes, -e, index and --find-links lines, --hash "
                 "pins, and --pre/--prefer-binary/--only-binary/--no-binary/--require-hashes",
             )
+
+    def _torch_index(self, first: int, last: int, line: str, url: str) -> bool:
+        """A PyTorch index line is there for torch: where envkit installs torch, its layer
+        takes torch and its companions from the index envkit.yaml says (mirrors.pytorch_index,
+        else the PyTorch index of its CUDA build), and the file's other packages come from the
+        configured mirror, not from this line."""
+        if urlsplit(url).hostname != "download.pytorch.org" or not self.context.version:
+            return False
+        self._replace(
+            first,
+            last,
+            f"# envkit: {line}: torch's index; envkit's torch layer installs "
+            f"{self.context.said()} and its companions, the rest comes from the mirror",
+        )
+        return True
 
     def _index(self, line: int, text: str, name: str, url: str) -> None:
         parts = urlsplit(url)

@@ -56,7 +56,9 @@ def test_a_torch_line_envkits_torch_satisfies_is_envkits_and_companions_join_its
     dockerfile, _ = _rendered(project)
     built = (project / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
     lines = built.splitlines()
-    assert lines[0].startswith("--extra-index-url https://download.pytorch.org"), "kept"
+    # the PyTorch index line is torch's: envkit's torch layer has its own (the mirror's)
+    assert lines[0].startswith("# envkit: --extra-index-url https://download.pytorch.org")
+    assert "torch's index; envkit's torch layer installs torch 2.4.1 (CUDA 12.4)" in lines[0]
     assert (
         lines[1].startswith("# envkit: torch==2.4.1+cu124")
         and "torch 2.4.1 (CUDA 12.4)" in lines[1]
@@ -271,6 +273,7 @@ def test_lines_are_read_as_pip_joins_them_and_torchs_own_pins_are_left_to_its_la
         "torch==2.4.1\n"
         "nvidia-cublas-cu12==12.1.3.1 \\\n    --hash=sha256:" + digest + "\n"
         "einops\n"
+        "--extra-index-url https://pypi.example.org/simple\n"
         "triton==3.0.0 \\"
     )
     project = _project(tmp_path, {"requirements.txt": text}, REQUIREMENTS)
@@ -281,7 +284,8 @@ def test_lines_are_read_as_pip_joins_them_and_torchs_own_pins_are_left_to_its_la
     assert lines[2].startswith("# envkit: torch==2.4.1"), "the line after the comment is judged"
     assert lines[3].startswith("# envkit: nvidia-cublas-cu12==12.1.3.1: torch's own")
     assert lines[5] == "einops"
-    assert lines[6].startswith("# envkit: triton==3.0.0: torch's own"), "the last line too"
+    assert lines[6] == "--extra-index-url https://pypi.example.org/simple", "another index kept"
+    assert lines[7].startswith("# envkit: triton==3.0.0: torch's own"), "the last line too"
 
 
 def test_every_problem_of_a_requirements_file_and_its_includes_at_its_own_line(
