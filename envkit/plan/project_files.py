@@ -149,6 +149,7 @@ def _requirements(
         rewritten, reading = RequirementsFile(current, body, context, trusted).read()
         files[current] = rewritten
         found.issues += reading.issues
+        found.notes += reading.notes
         found.companions += reading.companions
         found.needs_git |= reading.needs_git
         parent = Path(current).parent
@@ -308,11 +309,11 @@ def _conda_pip(
         found.issues.append(
             file_issue(name, line + (issue.line or 1), issue.value, issue.problem, issue.fix)
         )
-    for _, included in reading.includes:
+    for at, included in reading.includes:  # at its own line, as the section's other lines
         found.issues.append(
             file_issue(
                 name,
-                line,
+                line + at,
                 included,
                 "an include in a conda file's pip section",
                 "list the requirements in the section, or name the file in packages.requirements",

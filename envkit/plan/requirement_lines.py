@@ -42,6 +42,7 @@ class FileReading:
     editable: list[str] = field(default_factory=list)  # folders, relative to the file's
     needs_git: bool = False
     dropped: int = 0
+    notes: list[str] = field(default_factory=list)  # said by render, each with its line
 
 
 COMMENT = re.compile(r"(^|\s+)#.*$")  # pip's COMMENT_RE
@@ -201,7 +202,16 @@ class RequirementsFile:
             self.reading.needs_git = True
             self._replace(first, last, f"{egg.group(1)} @ {url}  # envkit: was {line}")
             return
-        folder = target.split("[", 1)[0]
+        if not target:
+            self._issue(first, line, "-e names nothing", "write `-e .` for the project itself")
+            return
+        folder, _, extras = target.partition("[")
+        if extras:  # installed with --no-deps at first start: the extras' packages are not
+            self.reading.notes.append(
+                f"{self.name}:{first}: {line}: the project installs from the workspace without "
+                f"its dependencies; those of [{extras.rstrip(']')}] must be listed to be in the "
+                "image"
+            )
         if "://" in folder or folder.startswith("/") or ".." in folder.split("/"):
             self._issue(
                 first,
@@ -244,6 +254,13 @@ class RequirementsFile:
             self.reading.dropped += 1
             if verdict.companion:
                 self.reading.companions.append(verdict.companion)
+            if requirement.extras and not requirement.url:
+                self.reading.notes.append(
+                    f"{self.name}:{first}: {line}: envkit's torch layer installs "
+                    f"{requirement.name} without its extras; list what "
+                    f"[{','.join(sorted(requirement.extras))}] brings (e.g. "
+                    f"{', '.join(sorted(requirement.extras))}) to have it"
+                )
             self._replace(first, last, f"# envkit: {verdict.why}")
 
     def _without_hashes(self, first: int, line: str) -> str | None:

@@ -315,3 +315,24 @@ def test_every_problem_of_a_requirements_file_and_its_includes_at_its_own_line(
     ]:
         assert f"requirements.txt:{line}: {said}" in stderr, (line, stderr)
     assert "64 MiB" not in stderr, "the size bound only where the size is the problem"
+
+
+def test_what_a_dropped_line_leaves_out_is_said(tmp_path: Path) -> None:
+    """torch's extras and an editable project's extras are not installed (envkit's torch layer,
+    the first start's --no-deps): render says so, each at its line; `-e` naming nothing, and a
+    conda pip section's include, are refused at their own lines."""
+    text = "torch[opt-einsum]==2.4.1\n-e .[dev]\n"
+    files = {"requirements.txt": text, "pyproject.toml": '[project]\nname = "d"\n'}
+    project = _project(tmp_path / "a", files, REQUIREMENTS)
+    _, said = _rendered(project)
+    assert "requirements.txt:1: torch[opt-einsum]==2.4.1: envkit's torch layer installs" in said
+    assert "requirements.txt:2: -e .[dev]: the project installs from the workspace" in said
+    conda = "dependencies:\n  - numpy\n  - pip:\n    - six\n    - -r other.txt\n"
+    broken = _project(
+        tmp_path / "b",
+        {"requirements.txt": "six\n-e\n", "environment.yml": conda},
+        REQUIREMENTS + "conda:\n  file: environment.yml\n",
+    )
+    stderr = render_refused(broken)
+    assert "requirements.txt:2: -e names nothing" in stderr, stderr
+    assert "environment.yml:5: an include in a conda file's pip section" in stderr, stderr
