@@ -11,17 +11,20 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
 from envkit.plan.conda_locks import IMAGE_PLATFORM
 from envkit.plan.keys import parse_public_key
 from envkit.plan.project_files import file_limit, limit_hint
+from envkit.services.setup_py import read_setup_py
 from envkit.services.torch_wish import (
     TorchWish,
     from_conda,
     from_conda_lock,
     from_pyproject,
     from_requirements,
+    from_setup_py,
     from_uv_lock,
     toml_file,
 )
@@ -41,7 +44,8 @@ CONDA_FILES = (
 CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
-    "uv.lock > pyproject.toml > pixi.lock, conda-lock.yml > environment.yml > requirements.txt"
+    "uv.lock > pyproject.toml > pixi.lock, conda-lock.yml > environment.yml > requirements.txt "
+    "> setup.py"
 )
 
 
@@ -49,9 +53,11 @@ PRECEDENCE = (
 class Candidate:
     """One environment file (or pyproject.toml with its uv.lock) init could build from."""
 
-    kind: str  # uv.lock | pyproject | conda | requirements
+    kind: str  # uv.lock | pyproject | conda-lock | conda | requirements | setup.py
     files: tuple[str, ...]  # as envkit.yaml names them, relative to its folder
     wish: TorchWish
+    pip: tuple[str, ...] = ()  # setup.py's install_requires, torch left to envkit
+    cuda_extensions: bool = False  # setup.py builds CUDA extensions: nvcc (the devel image)
 
     @property
     def shown(self) -> str:
@@ -106,7 +112,7 @@ def _unreadable(path: Path, folder: Path) -> str | None:
     return None
 
 
-def _others(folder: Path, taken: set[str]) -> list[str]:
+def _others(folder: Path, taken: set[str], setup_read: bool) -> list[str]:
     """Files that look like environment files under names init does not take, said so: other
     requirements*.txt files, a setup.py (its dependencies are decided when it runs)."""
     said = [
@@ -115,11 +121,11 @@ def _others(folder: Path, taken: set[str]) -> list[str]:
         for path in sorted(folder.glob("requirements*.txt"))
         if path.is_file() and path.name not in taken
     ]
-    if (folder / "setup.py").is_file():
+    if (folder / "setup.py").is_file() and not setup_read:
         said.append(
-            "setup.py: its dependencies are decided when it runs; list them in a requirements "
-            "file with `-e .` (the project installed from the workspace at first start), or "
-            "describe them in pyproject.toml's [project]"
+            "setup.py: its install_requires is decided when it runs (not a literal list); list "
+            "them in a requirements file with `-e .` (the project installed from the workspace "
+            "at first start), or describe them in pyproject.toml's [project]"
         )
     return said
 
@@ -155,7 +161,13 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
         if (folder / name).is_file():
             wish = from_requirements(folder / name, folder)
             found.append(Candidate("requirements", (name,), wish))
-    unusable += _others(folder, set(REQUIREMENTS))
+    setup = read_setup_py(folder / "setup.py") if (folder / "setup.py").is_file() else None
+    if setup is not None and setup.requires is not None:
+        pip = tuple(r for r in setup.requires if requirement_name(r) not in TORCH_NAMES)
+        wish = from_setup_py(setup.requires)
+        found.append(Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions))
+    read = setup is not None and setup.requires is not None
+    unusable += _others(folder, set(REQUIREMENTS), setup_read=read)
     return found, unusable
 
 

@@ -100,6 +100,10 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
     return _from_requirements([], path.relative_to(folder).as_posix(), lines)
 
 
+def from_setup_py(requires: tuple[str, ...]) -> TorchWish:
+    return _from_requirements([], "setup.py", list(requires))
+
+
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
     wanted = [str(d) for d in (project or {}).get("dependencies") or ()]

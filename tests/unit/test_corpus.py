@@ -98,6 +98,13 @@ def _packages_reach_the_build(folder: Path, config: dict, uses: str) -> None:  #
         missing = [n for n in names if n and n not in TORCHES and n not in dockerfile.lower()]
         assert not missing, missing
         return
+    if uses == "setup.py":  # its literal install_requires, in the pip layer or torch's
+        dockerfile = (context / "Dockerfile").read_text().lower()
+        pip = (config.get("packages") or {}).get("pip") or []
+        missing = [r for r in pip if re.split(r"[\s\[;<>=!~@(]", r, maxsplit=1)[0].lower()
+                   not in dockerfile]  # fmt: skip
+        assert not missing, missing
+        return
     for name in uses.split(" and "):
         assert (context / "envkit" / "project" / name).is_file(), name
 

@@ -36,12 +36,12 @@ def test_every_file_found_is_used_or_said_not_used_with_why(tmp_path: Path) -> N
         (folder / name).write_text(text)
     said = _init(folder)
     assert "uses environment.yml (found here" in said
-    for alternative in ("environment.yaml", "requirements.txt", "binder/requirements.txt"):
+    alternatives = ("environment.yaml", "requirements.txt", "binder/requirements.txt", "setup.py")
+    for alternative in alternatives:
         assert f"not used: {alternative} (an alternative:" in said, (alternative, said)
         assert "not used (" in (folder / "envkit.yaml").read_text()
     assert "not used: pyproject.toml: not valid TOML (" in said, said
     assert "not used: requirements-dev.txt: a requirements file under its own name" in said
-    assert "not used: setup.py: its dependencies are decided when it runs" in said
 
 
 def test_a_lock_over_the_bound_is_said_with_the_setting_that_moves_it(tmp_path: Path) -> None:
@@ -57,3 +57,32 @@ def test_a_lock_over_the_bound_is_said_with_the_setting_that_moves_it(tmp_path: 
     left = next(line for line in said.splitlines() if line.startswith("left out pyproject.toml"))
     assert "ENVKIT_PROJECT_FILE_LIMIT=MIB moves it" in left, left
     assert "envkit.yaml:" not in left, "no place in a config that was never written"
+
+
+def test_a_setup_py_is_read_without_running_it(tmp_path: Path) -> None:
+    """A literal install_requires is the project's pip list (torch is envkit's, its torch line
+    proposes the release, torchvision goes with torch), CUDA extensions ask for the devel
+    image; a list computed when setup.py runs is said, not guessed."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+        'setup(name="x", install_requires=["torch>=2.0,<2.5", "torchvision", '
+        "\"einops; python_version>='3.8'\"],\n"
+        '      ext_modules=[CUDAExtension("x_ext", ["x.cu"])])\n'
+        "open('/tmp/never-run-by-envkit', 'w')\n"
+    )
+    said = _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert "uses setup.py (found here" in said and "torch from setup.py: torch" in said, said
+    assert 'pip: ["torchvision", "einops; python_version>=\'3.8\'"]' in config, config
+    assert "variant: devel" in config and 'torch: "2.4.1"' in config, config
+    assert not Path("/tmp/never-run-by-envkit").exists(), "setup.py is read, never run"
+
+    (folder / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=open('reqs.txt').read().split())\n"
+    )
+    (folder / "envkit.yaml").unlink()
+    said = _init(folder)
+    assert "not used: setup.py: its install_requires is decided when it runs" in said, said
