@@ -181,8 +181,13 @@ def test_every_problem_of_an_explicit_file_is_refused_at_its_line(tmp_path: Path
     with pytest.raises(ConfigError) as raised:
         plan_text(CONFIG.format(lock="spec-file.txt", preset="tuna", python=""), tmp_path)
     text = str(raised.value)
-    for line, said in [(3, "an explicit file for osx-arm64"), (5, "a package without an md5 or sha256"),
-                       (6, "a package URL that is not https"), (7, "a osx-64 package")]:  # fmt: skip
+    expected = [
+        (3, "an explicit file for osx-arm64"),
+        (5, "a package without an md5 or sha256"),
+        (6, "a package URL that is not https"),
+        (7, "a osx-64 package"),
+    ]
+    for line, said in expected:
         assert f"spec-file.txt:{line}: {said}" in text, (line, text)
 
 
