@@ -157,6 +157,16 @@ class PipStep:
 
 
 @dataclass(frozen=True)
+class BackendStep:
+    """The editable project's build backend: only what the environment lacks by name (what
+    is installed stays as the layers before made it), then the installer on that list."""
+
+    mounts: tuple[str, ...]
+    missing: tuple[str, ...]  # prints the requirements whose project is not installed
+    command: tuple[str, ...]  # followed by -r FILE
+
+
+@dataclass(frozen=True)
 class RequirementsStep:
     top: str
     includes: bool  # the file includes others (-r/-c), copied with it
@@ -223,7 +233,7 @@ class DockerfileModel:
     requirements: tuple[RequirementsStep, ...]
     project_lock: ProjectLockStep | None
     project: ProjectStep | None
-    editable_backend: PipStep | None  # what the first start's editable install builds with
+    editable_backend: BackendStep | None  # what the first start's editable install builds with
     own_pip: tuple[OwnPipStep, ...]
     notebook: NotebookStep | None
     steps_after_python: tuple[BuildStep, ...]

@@ -7,13 +7,17 @@ answered only at build time, often has none to ask."""
 from __future__ import annotations
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
+from envkit.catalog.compat import COMPANIONS
 from envkit.config.load import LoadedSpec, Loc
+from envkit.config.rules import TORCH_NAMES
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, toml_loads
 from envkit.plan.project_files import ProjectReader
 
 PEP517_DEFAULT = ("setuptools>=40.8.0", "wheel")
+TORCHISH = frozenset({*TORCH_NAMES, *COMPANIONS})
 
 
 def editable_backend(loaded: LoadedSpec, folders: tuple[str, ...], loc: Loc) -> tuple[str, ...]:
@@ -30,7 +34,10 @@ def editable_backend(loaded: LoadedSpec, folders: tuple[str, ...], loc: Loc) -> 
             wanted += _requires(name, text, loaded, loc)
         elif (reader.root / folder / "setup.py").is_file():
             wanted += PEP517_DEFAULT
-    return tuple(dict.fromkeys(wanted))
+    # torch and its companions are envkit's torch layer's (or the base's): never the backend's
+    return tuple(
+        r for r in dict.fromkeys(wanted) if canonicalize_name(Requirement(r).name) not in TORCHISH
+    )
 
 
 def _requires(name: str, text: str, loaded: LoadedSpec, loc: Loc) -> list[str]:

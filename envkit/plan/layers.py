@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from envkit.plan.conda_layers import conda_env_step, rattler_step
 from envkit.plan.dockerfile import (
+    BackendStep,
     BuildStep,
     CondaStep,
     DockerfileModel,
@@ -249,6 +250,23 @@ def _notebook(layers: Layers) -> NotebookStep | None:
     )
 
 
+# The requirements (arguments) whose project the environment does not have, by name: a build
+# backend layer adds tools, never moves what the layers before it installed.
+MISSING = (
+    "import sys, re, importlib.metadata as m; "
+    'k = lambda s: re.sub(r"[-_.]+", "-", s).lower(); '
+    'h = {k(d.metadata["Name"] or "") for d in m.distributions()}; '
+    'print(chr(10).join(r for r in sys.argv[1:] if k(re.split(r"[ ;<>=!~\\[(@]", r, '
+    "maxsplit=1)[0]) not in h))"
+)
+
+
+def _backend(layers: Layers) -> BackendStep:
+    requirements = layers.plan.packages.build_backend
+    step = layers.pip_step(requirements)
+    return BackendStep(step.mounts, ("python", "-c", MISSING, *requirements), step.command)
+
+
 def dockerfile_model(plan: Plan, buildkit: bool) -> DockerfileModel:
     """The image's layers for one builder, as data."""
     layers = Layers(plan, buildkit)
@@ -277,11 +295,7 @@ def dockerfile_model(plan: Plan, buildkit: bool) -> DockerfileModel:
         requirements=() if locked else _requirements(layers),
         project_lock=project_lock,
         project=project,
-        editable_backend=(
-            layers.pip_step(packages.build_backend)
-            if packages.build_backend and not locked
-            else None
-        ),
+        editable_backend=_backend(layers) if packages.build_backend and not locked else None,
         own_pip=() if locked else _own_pip(layers),
         notebook=_notebook(layers),
         steps_after_python=_steps(plan, "python"),

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
+from envkit.catalog.compat import COMPANIONS
+from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigIssue, file_issue
 from envkit.plan.torch_lines import TorchContext, judge_pip
 
@@ -30,6 +32,21 @@ LINE_OPTIONS = ("--hash",)  # options a requirement's own line may carry
 VCS = ("git+", "hg+", "svn+", "bzr+")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+# Packages whose CUDA builds the PyTorch index carries beside torch's (PyPI has other builds, or
+# none): a file naming one keeps its PyTorch index line.
+TORCH_INDEX_PACKAGES = frozenset(
+    (
+        "xformers",
+        "fbgemm-gpu",
+        "fbgemm-gpu-genai",
+        "torch-tensorrt",
+        "torchrec",
+        "torchao",
+        "torchtext",
+        "torchdata",
+        "torchcodec",
+    )
+)
 
 
 @dataclass
@@ -51,9 +68,10 @@ ENV_VAR = re.compile(r"\$\{[A-Z0-9_]+\}")  # what pip expands from its environme
 
 def logical_lines(text: str) -> list[tuple[int, int, str]]:
     r"""pip's view (its join_lines, then ignore_comments): (first line, last line, the line) with
-    backslash continuations joined, except that a line with a comment never continues (`# x \`
-    ends where it ends), a continuation at the end of the file still counts, and comments are
-    dropped. A UTF-8 byte order mark (a file saved on Windows) is not part of the first line."""
+    backslash continuations joined, except that a comment line never continues (`# x \` ends
+    where it ends; `pkg  # x \` does continue, and its comment then takes the next line, as in
+    pip), a continuation at the end of the file still counts, and comments are dropped. A UTF-8
+    byte order mark (a file saved on Windows) is not part of the first line."""
     lines: list[tuple[int, int, str]] = []
     pending: list[str] = []
     start = 0
@@ -64,9 +82,10 @@ def logical_lines(text: str) -> list[tuple[int, int, str]]:
             lines.append((first, last, line))
 
     for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
-        if not raw.endswith("\\") or COMMENT.search(raw):
+        comment_line = COMMENT.match(raw) is not None  # pip's match: a line that is a comment
+        if not raw.endswith("\\") or comment_line:
             if pending:
-                take(start, number, "".join(pending) + (" " + raw if COMMENT.search(raw) else raw))
+                take(start, number, "".join(pending) + (" " + raw if comment_line else raw))
                 pending = []
             else:
                 take(number, number, raw)
@@ -161,8 +180,11 @@ class RequirementsFile:
         """A PyTorch index line is there for torch: where envkit installs torch, its layer
         takes torch and its companions from the index envkit.yaml says (mirrors.pytorch_index,
         else the PyTorch index of its CUDA build), and the file's other packages come from the
-        configured mirror, not from this line."""
+        configured mirror, not from this line. Kept where another line needs that index (a
+        +cu121 build of xformers, a package only the PyTorch index has)."""
         if urlsplit(url).hostname != "download.pytorch.org" or not self.context.version:
+            return False
+        if self._needs_torch_index():
             return False
         self._replace(
             first,
@@ -171,6 +193,21 @@ class RequirementsFile:
             f"{self.context.said()} and its companions, the rest comes from the mirror",
         )
         return True
+
+    def _needs_torch_index(self) -> bool:
+        """Whether a line other than torch's and its companions' asks for a PyTorch index build
+        (a local label: xformers==0.0.23+cu121) or names a package of that index's own."""
+        for _, _, line in logical_lines(self.text):
+            try:
+                requirement = Requirement(line.split(" --hash")[0].split()[0])
+            except (InvalidRequirement, IndexError):
+                continue
+            name = canonicalize_name(requirement.name)
+            if name in TORCH_NAMES or name in COMPANIONS:
+                continue
+            if name in TORCH_INDEX_PACKAGES or any("+" in s.version for s in requirement.specifier):
+                return True
+        return False
 
     def _index(self, line: int, text: str, name: str, url: str) -> None:
         parts = urlsplit(url)
@@ -257,9 +294,8 @@ class RequirementsFile:
             if requirement.extras and not requirement.url:
                 self.reading.notes.append(
                     f"{self.name}:{first}: {line}: envkit's torch layer installs "
-                    f"{requirement.name} without its extras; list what "
-                    f"[{','.join(sorted(requirement.extras))}] brings (e.g. "
-                    f"{', '.join(sorted(requirement.extras))}) to have it"
+                    f"{requirement.name} without its extras; list the packages its "
+                    f"[{','.join(sorted(requirement.extras))}] extra adds to have them"
                 )
             self._replace(first, last, f"# envkit: {verdict.why}")
 

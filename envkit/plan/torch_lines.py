@@ -21,9 +21,14 @@ from envkit.catalog.compat import COMPANIONS, companions
 from envkit.config.rules import TORCH_NAMES
 
 CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
-# What only torch needs, as a pip-compile lock pins it beside torch: its CUDA libraries and
-# triton. Pinned for another torch build, they would conflict with the one envkit installs.
-TORCH_ONLY = re.compile(r"nvidia-[a-z0-9-]+-cu1[0-9]|triton|pytorch-triton")
+# What only a CUDA torch needs, as a pip-compile lock pins it beside torch: the CUDA libraries
+# torch's wheels require (their Requires-Dist) and triton. Pinned for another torch build they
+# would conflict with the one envkit installs. Other nvidia-* packages (npp, nvcc, dali) are
+# the project's own.
+TORCH_ONLY = re.compile(
+    r"nvidia-(?:cublas|cuda-cupti|cuda-nvrtc|cuda-runtime|cudnn|cufft|cufile|curand|cusolver|"
+    r"cusparse|cusparselt|nccl|nvjitlink|nvtx|nvshmem)-cu1[0-9]|triton|pytorch-triton"
+)
 
 
 @dataclass(frozen=True)
@@ -146,7 +151,8 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
 
 def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> Verdict | None:
     """A CUDA library or triton pinned beside torch: the torch layer installs torch's own."""
-    if not TORCH_ONLY.fullmatch(name) or not context.version or context.none:
+    cuda_torch = context.version and not context.none and context.build not in (None, "cpu")
+    if not TORCH_ONLY.fullmatch(name) or not cuda_torch:
         return None
     if not applies(requirement, context):
         return None

@@ -19,24 +19,31 @@ from envkit.plan.project_files import file_limit
 class SetupPy:
     requires: tuple[str, ...] | None  # None: not a literal list (decided when it runs)
     cuda_extensions: bool
+    why: str = ""  # where requires is None: why it was not read
 
 
-def read_setup_py(path: Path) -> SetupPy | None:
-    """The file's literal install_requires and CUDA extensions; None where it cannot be read
-    (too large, not UTF-8, not Python)."""
+def read_setup_py(path: Path) -> SetupPy:
+    """The file's literal install_requires and CUDA extensions, or why they are not read: a file
+    that is not Python 3, a list computed when it runs, keywords passed as **kwargs, or
+    dependencies in setup.cfg."""
     try:
         tree = ast.parse(read_regular(path, file_limit(), "setup.py").decode("utf-8"))
-    except (FieldError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None
-    requires: tuple[str, ...] | None = None
-    cuda = False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "CUDAExtension":
-            cuda = True
-        if isinstance(node, ast.Attribute) and node.attr == "CUDAExtension":
-            cuda = True
-        if isinstance(node, ast.Call) and _called(node) == "setup":
-            requires = _install_requires(node)
+    except (FieldError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
+        return SetupPy(None, False, f"not readable as Python 3 ({type(exc).__name__})")
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _called(n) == "setup"]
+    cuda = any(
+        (isinstance(n, ast.Name) and n.id == "CUDAExtension")
+        or (isinstance(n, ast.Attribute) and n.attr == "CUDAExtension")
+        for n in ast.walk(tree)
+    )
+    cfg = path.parent / "setup.cfg"
+    if cfg.is_file() and "install_requires" in cfg.read_text(errors="replace"):
+        return SetupPy(None, cuda, "its install_requires is in setup.cfg")
+    if len(calls) != 1:
+        return SetupPy(None, cuda, "no single setup(...) call to read")
+    requires = _install_requires(calls[0])
+    if requires is None:
+        return SetupPy(None, cuda, "its install_requires is decided when it runs")
     return SetupPy(requires, cuda)
 
 
@@ -48,6 +55,10 @@ def _called(node: ast.Call) -> str:
 
 
 def _install_requires(call: ast.Call) -> tuple[str, ...] | None:
+    """The call's literal install_requires; () without one; None where it is not a literal
+    (or where **kwargs may carry it)."""
+    if any(keyword.arg is None for keyword in call.keywords):
+        return None
     for keyword in call.keywords:
         if keyword.arg != "install_requires":
             continue

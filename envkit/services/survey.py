@@ -112,21 +112,14 @@ def _unreadable(path: Path, folder: Path) -> str | None:
     return None
 
 
-def _others(folder: Path, taken: set[str], setup_read: bool) -> list[str]:
-    """Files that look like environment files under names init does not take, said so: other
-    requirements*.txt files, a setup.py (its dependencies are decided when it runs)."""
+def _others(folder: Path, taken: set[str]) -> list[str]:
+    """Requirements files under names init does not take (requirements-dev.txt), said so."""
     said = [
         f"{path.name}: a requirements file under its own name (list it under "
         "packages.requirements to install it)"
         for path in sorted(folder.glob("requirements*.txt"))
         if path.is_file() and path.name not in taken
     ]
-    if (folder / "setup.py").is_file() and not setup_read:
-        said.append(
-            "setup.py: its install_requires is decided when it runs (not a literal list); list "
-            "them in a requirements file with `-e .` (the project installed from the workspace "
-            "at first start), or describe them in pyproject.toml's [project]"
-        )
     return said
 
 
@@ -161,14 +154,25 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
         if (folder / name).is_file():
             wish = from_requirements(folder / name, folder)
             found.append(Candidate("requirements", (name,), wish))
-    setup = read_setup_py(folder / "setup.py") if (folder / "setup.py").is_file() else None
-    if setup is not None and setup.requires is not None:
-        pip = tuple(r for r in setup.requires if requirement_name(r) not in TORCH_NAMES)
-        wish = from_setup_py(setup.requires)
-        found.append(Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions))
-    read = setup is not None and setup.requires is not None
-    unusable += _others(folder, set(REQUIREMENTS), setup_read=read)
+    if (folder / "setup.py").is_file():
+        _setup_py(folder / "setup.py", found, unusable)
+    unusable += _others(folder, set(REQUIREMENTS))
     return found, unusable
+
+
+def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:
+    """A setup.py's literal install_requires as the lowest candidate, or why it is not read."""
+    setup = read_setup_py(path)
+    if setup.requires is None:
+        unusable.append(
+            f"setup.py: {setup.why}; list its dependencies in a requirements file with `-e .` "
+            "(the project installed from the workspace at first start), or describe them in "
+            "pyproject.toml's [project]"
+        )
+        return
+    pip = tuple(r for r in setup.requires if requirement_name(r) not in TORCH_NAMES)
+    wish = from_setup_py(setup.requires)
+    found.append(Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions))
 
 
 def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:

@@ -39,13 +39,17 @@ def _backend_layer(project: Path) -> str | None:
 
 def test_the_pyprojects_build_backend_is_in_the_image(tmp_path: Path) -> None:
     pyproject = (
-        '[build-system]\nrequires = ["hatchling>=1.18", "hatch-vcs ; python_version >= \'3.8\'"]\n'
+        '[build-system]\nrequires = ["hatchling>=1.18", "hatch-vcs ; python_version >= \'3.8\'",'
+        ' "torch>=2.0"]\n'
         'build-backend = "hatchling.build"\n[project]\nname = "demo"\nversion = "0.1"\n'
     )
     project = _project(tmp_path, {"requirements.txt": "six\n-e .\n", "pyproject.toml": pyproject})
     layer = _backend_layer(project)
     assert layer is not None and "hatchling>=1.18" in layer, layer
     assert "'hatch-vcs; python_version >= \"3.8\"'" in layer, "the marker, quoted for the shell"
+    assert "torch>=2.0" not in layer, "torch is envkit's torch layer's, never the backend's"
+    # only what the environment lacks is installed: what the layers above made stays
+    assert "importlib.metadata" in layer and "> /tmp/envkit-backend.txt" in layer, layer
 
 
 @pytest.mark.parametrize(
@@ -95,3 +99,23 @@ def test_a_build_system_table_that_is_not_requirements_is_refused_naming_the_fil
     project = _project(tmp_path, {"requirements.txt": "-e .\n", "pyproject.toml": pyproject})
     stderr = render_refused(project)
     assert "pyproject.toml: [build-system] requires 'not a requirement!!'" in stderr, stderr
+
+
+def test_the_backend_layer_asks_only_for_what_the_environment_lacks() -> None:
+    """The layer's own filter, run in this Python: a backend requirement whose project is
+    installed (any version, any spelling of its name) is not asked again."""
+    import subprocess
+    import sys
+
+    from envkit.plan.layers import MISSING
+
+    asked = [
+        "pytest>=99",
+        "no-such-project-envkit>=1",
+        "PyYAML",
+        "Typing_Extensions ; python_version > '3'",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", MISSING, *asked], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines() == ["no-such-project-envkit>=1"], done.stdout

@@ -86,3 +86,23 @@ def test_a_setup_py_is_read_without_running_it(tmp_path: Path) -> None:
     (folder / "envkit.yaml").unlink()
     said = _init(folder)
     assert "not used: setup.py: its install_requires is decided when it runs" in said, said
+
+
+def test_a_setup_py_whose_requirements_live_elsewhere_is_said_not_read_as_empty(
+    tmp_path: Path,
+) -> None:
+    """setup(**cfg), or install_requires in setup.cfg: not a setup.py without dependencies."""
+    for name, files in {
+        "kwargs": {"setup.py": "from setuptools import setup\ncfg = {}\nsetup(**cfg)\n"},
+        "cfg": {
+            "setup.py": "from setuptools import setup\nsetup()\n",
+            "setup.cfg": "[options]\ninstall_requires =\n    six\n",
+        },
+        "py2": {"setup.py": "print 'hello'\n"},
+    }.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        for file, text in files.items():
+            (folder / file).write_text(text)
+        said = _init(folder)
+        assert "uses setup.py" not in said and "not used: setup.py: " in said, (name, said)

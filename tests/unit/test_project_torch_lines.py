@@ -336,3 +336,41 @@ def test_what_a_dropped_line_leaves_out_is_said(tmp_path: Path) -> None:
     stderr = render_refused(broken)
     assert "requirements.txt:2: -e names nothing" in stderr, stderr
     assert "environment.yml:5: an include in a conda file's pip section" in stderr, stderr
+
+
+def test_only_what_a_cuda_torch_needs_is_left_to_its_layer_and_its_index_where_nothing_else_needs_it(
+    tmp_path: Path,
+) -> None:
+    """torch's own CUDA libraries and triton are left to a CUDA torch's layer; nvidia packages
+    torch does not require (npp) are the project's, and on a CPU torch none is torch's. A
+    PyTorch index line stays where another line needs that index (a +cu121 xformers)."""
+    text = (
+        "--extra-index-url https://download.pytorch.org/whl/cu121\n"
+        "nvidia-cudnn-cu12==9.1.0.70\n"
+        "nvidia-npp-cu12==12.2.5.30\n"
+        "xformers==0.0.27+cu121\n"
+        "numpy==1.26.4  # pinned \\\n"
+        "scipy\n"
+    )
+    project = _project(tmp_path / "cuda", {"requirements.txt": text}, REQUIREMENTS)
+    _rendered(project)
+    lines = (project / ".envkit/envkit/project/requirements.txt").read_text().splitlines()
+    assert lines[0].startswith("--extra-index-url https://download.pytorch.org"), "xformers'"
+    assert lines[1].startswith("# envkit: nvidia-cudnn-cu12==9.1.0.70: torch's own")
+    assert lines[2] == "nvidia-npp-cu12==12.2.5.30", "not torch's"
+    cpu = _project(tmp_path / "cpu", {"requirements.txt": "triton==3.0.0\n"}, REQUIREMENTS)
+    config = cpu / "envkit.yaml"
+    config.write_text(config.read_text().replace('cuda: "12.4"', 'cuda: "cpu"'))
+    _rendered(cpu)
+    kept = (cpu / ".envkit/envkit/project/requirements.txt").read_text().splitlines()
+    assert kept == ["triton==3.0.0"], "a CPU torch has no triton of its own"
+
+
+def test_a_comment_that_ends_in_a_backslash_takes_the_next_line_as_pip_does() -> None:
+    from envkit.plan.requirement_lines import logical_lines
+
+    assert logical_lines("numpy==1.26.4  # pinned \\\nscipy\nsix\n") == [
+        (1, 2, "numpy==1.26.4"),
+        (3, 3, "six"),
+    ]
+    assert logical_lines("# c \\\ntorch\n") == [(2, 2, "torch")], "a comment line never continues"
