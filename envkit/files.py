@@ -23,8 +23,9 @@ else:  # pragma: no cover - Python 3.10
     from tomli import loads as _toml_loads
 
 
-def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
-    """The bytes of a regular file no larger than `limit`; FieldError otherwise. Never opens a
+def read_regular(path: Path, limit: int, what: str, hint: str = "", size_hint: str = "") -> bytes:
+    """The bytes of a regular file no larger than `limit`; FieldError otherwise (HINT joins
+    every fix; SIZE_HINT, how the limit moves, only the fix of a file too large). Never opens a
     FIFO, device or directory: stat first, then read at most limit + 1 bytes (a file that grows,
     or a /proc file that says it is empty, is still bounded)."""
     try:
@@ -40,7 +41,7 @@ def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
     if info.st_size > limit:
         raise FieldError(
             f"{what} {path} is {info.st_size} bytes, over the {limit}-byte limit",
-            f"point to the right file: a {what} is far smaller{hint}",
+            f"point to the right file: a {what} is far smaller{hint}{size_hint}",
         )
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
@@ -52,7 +53,9 @@ def read_regular(path: Path, limit: int, what: str, hint: str = "") -> bytes:
             "check the file's permissions",
         ) from None
     if len(data) > limit:
-        raise FieldError(f"{what} {path} is over the {limit}-byte limit", f"point to a {what}")
+        raise FieldError(
+            f"{what} {path} is over the {limit}-byte limit", f"point to a {what}{size_hint}"
+        )
     return data
 
 

@@ -13,7 +13,7 @@ from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.config.fields import ProjectName
 from envkit.config.schema import SCHEMA_FILE, schema_text
-from envkit.errors import EnvkitError, FieldError
+from envkit.errors import ConfigError, EnvkitError, FieldError
 from envkit.render import make_environment
 from envkit.services.questions import ask
 from envkit.services.survey import PRECEDENCE, Candidate, Survey, survey
@@ -184,13 +184,14 @@ def _refused(text: str, path: Path) -> str | None:
 
     try:
         make_plan(load_text(text, path=path.resolve()))
+    except ConfigError as exc:
+        issue = exc.issues[0]
+        # a project file's line is on disk; envkit.yaml's is in a config never written: its
+        # field is said instead
+        place = f"{issue.file}:{issue.line}" if issue.file and issue.line else issue.path
+        return f"{place}: {issue.problem} (fix: {issue.fix})"[:400]
     except EnvkitError as exc:
-        lines = [line.strip() for line in str(exc).splitlines()]
-        problem = lines[1] if len(lines) > 1 else lines[0]
-        # the place is in the config init was about to write, never on disk: not said
-        problem = re.sub(r"^\S*envkit\.yaml:\d+: ", "", problem)
-        fix = next((line[5:] for line in lines if line.startswith("fix: ")), "")
-        return (problem + (f" (fix: {fix})" if fix else ""))[:400]
+        return f"{exc.message} (fix: {exc.fix})"[:400] if exc.fix else exc.message[:400]
     return None
 
 

@@ -110,7 +110,7 @@ class ProjectReader:
                 relative,
             )
         try:
-            data = read_regular(target, file_limit(), what, limit_hint())
+            data = read_regular(target, file_limit(), what, size_hint=limit_hint())
             return name, data.decode("utf-8")
         except FieldError as exc:
             raise self.loaded.error(loc, exc, relative) from None
@@ -159,18 +159,10 @@ def _requirements(
                 queue.append(reader.read(loc, (parent / relative).as_posix(), "requirements file"))
             except ConfigError as exc:  # said at the including line; the other files still read
                 found.issues += [
-                    file_issue(current, line, relative, issue.problem, _include_fix(issue))
+                    file_issue(current, line, relative, issue.problem, issue.fix)
                     for issue in exc.issues
                 ]
     return RequirementsLayer(name, tuple(ProjectFile(p, t) for p, t in files.items()))
-
-
-def _include_fix(issue: ConfigIssue) -> str:
-    """The fix for an include that cannot be read; the size bound's setting only where the
-    size is the problem."""
-    if "-byte limit" in issue.problem:
-        return issue.fix
-    return issue.fix.split(" (envkit's bound")[0]
 
 
 def _apt(reader: ProjectReader, relative: str, found: _Collected) -> tuple[str, ...]:

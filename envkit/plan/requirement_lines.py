@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -184,7 +185,7 @@ class RequirementsFile:
         +cu121 build of xformers, a package only the PyTorch index has)."""
         if urlsplit(url).hostname != "download.pytorch.org" or not self.context.version:
             return False
-        if self._needs_torch_index():
+        if self._needs_torch_index:
             return False
         self._replace(
             first,
@@ -194,13 +195,14 @@ class RequirementsFile:
         )
         return True
 
+    @cached_property
     def _needs_torch_index(self) -> bool:
         """Whether a line other than torch's and its companions' asks for a PyTorch index build
         (a local label: xformers==0.0.23+cu121) or names a package of that index's own."""
         for _, _, line in logical_lines(self.text):
             try:
-                requirement = Requirement(line.split(" --hash")[0].split()[0])
-            except (InvalidRequirement, IndexError):
+                requirement = Requirement(_split_hashes(line)[0])
+            except InvalidRequirement:
                 continue
             name = canonicalize_name(requirement.name)
             if name in TORCH_NAMES or name in COMPANIONS:
@@ -300,22 +302,13 @@ class RequirementsFile:
             self._replace(first, last, f"# envkit: {verdict.why}")
 
     def _without_hashes(self, first: int, line: str) -> str | None:
-        """The requirement of a line without its --hash options (`--hash=sha256:…` or
-        `--hash sha256:…`, as pip's option parser takes both); None where another option is on
-        the line (said)."""
-        kept: list[str] = []
-        words = iter(line.split())
-        for word in words:
-            if word == "--hash":
-                next(words, None)
-            elif word.startswith(LINE_OPTIONS):
-                continue
-            elif word.startswith("-") and kept:
-                self._issue(first, line, f"the option {word} is not taken on a line", "keep --hash")
-                return None
-            else:
-                kept.append(word)
-        return " ".join(kept)
+        """The requirement of a line without its --hash options; None where another option is
+        on the line (said)."""
+        text, stray = _split_hashes(line)
+        if stray is not None:
+            self._issue(first, line, f"the option {stray} is not taken on a line", "keep --hash")
+            return None
+        return text
 
     def _url_line(self, line: int, text: str, url: str) -> None:
         if url[:1] in "./" or url.startswith("file:"):
@@ -338,6 +331,23 @@ class RequirementsFile:
                 return
             if verdict.action == "refuse":
                 self._issue(line, text, verdict.why, verdict.fix)
+
+
+def _split_hashes(line: str) -> tuple[str, str | None]:
+    """(the requirement of a line without its --hash options, `--hash=sha256:…` or `--hash
+    sha256:…` as pip's option parser takes both; the first other option on it, or None)."""
+    kept: list[str] = []
+    words = iter(line.split())
+    for word in words:
+        if word == "--hash":
+            next(words, None)
+        elif word.startswith(LINE_OPTIONS):
+            continue
+        elif word.startswith("-") and kept:
+            return " ".join(kept), word
+        else:
+            kept.append(word)
+    return " ".join(kept), None
 
 
 def _wheel_name(url: str) -> str | None:

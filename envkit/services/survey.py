@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import FieldError
@@ -26,7 +27,6 @@ from envkit.services.torch_wish import (
     from_requirements,
     from_setup_py,
     from_uv_lock,
-    toml_file,
 )
 
 # The usual names, in the order repo2docker and envd look for them.
@@ -96,19 +96,20 @@ def _agent_key() -> str | None:
     return None
 
 
-def _unreadable(path: Path, folder: Path) -> str | None:
-    """Why a TOML file init found cannot be read (too large, not UTF-8, not TOML), or None."""
+def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | None:
+    """A TOML file init found, read once; None where it is absent, or said in UNUSABLE where
+    it cannot be read (too large, with the setting that moves the bound; not UTF-8; not TOML)."""
     if not path.is_file():
         return None
     name = path.relative_to(folder).as_posix()
     try:
-        toml_loads(read_regular(path, file_limit(), name, limit_hint()).decode("utf-8"))
+        return toml_loads(read_regular(path, file_limit(), name, size_hint=limit_hint()).decode())
     except FieldError as exc:
-        return f"{name}: {exc.problem} ({exc.fix})"
+        unusable.append(f"{name}: {exc.problem} ({exc.fix})")
     except UnicodeDecodeError:
-        return f"{name}: not UTF-8 text"
+        unusable.append(f"{name}: not UTF-8 text")
     except TOMLDecodeError as exc:
-        return f"{name}: not valid TOML ({exc})"
+        unusable.append(f"{name}: not valid TOML ({exc})")
     return None
 
 
@@ -125,13 +126,10 @@ def _others(folder: Path, taken: set[str]) -> list[str]:
 
 def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     found: list[Candidate] = []
-    unusable = [
-        why
-        for why in (_unreadable(folder / n, folder) for n in ("pyproject.toml", "uv.lock"))
-        if why
-    ]
-    pyproject = toml_file(folder / "pyproject.toml")
-    if pyproject is not None:
+    unusable: list[str] = []
+    pyproject = _toml(folder / "pyproject.toml", folder, unusable)
+    lock = _toml(folder / "uv.lock", folder, unusable)
+    if pyproject:
         # A pyproject.toml is a candidate where it describes its dependencies in [project] (a
         # Poetry-only file, or dynamic dependencies, would fail the first render).
         project = pyproject.get("project")
@@ -140,8 +138,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
         elif "dependencies" in (project.get("dynamic") or ()):
             unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
         else:
-            lock = toml_file(folder / "uv.lock") if (folder / "uv.lock").exists() else None
-            if lock is not None:
+            if lock:
                 wish = from_uv_lock(lock, "uv.lock")
                 found.append(Candidate("uv.lock", ("pyproject.toml", "uv.lock"), wish))
             wish = from_pyproject(pyproject, "pyproject.toml")

@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 from envkit.catalog import compat
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import FieldError
-from envkit.files import TOMLDecodeError, read_regular, toml_loads
+from envkit.files import read_regular
 from envkit.plan.project_files import file_limit
 from envkit.plan.requirement_lines import logical_lines
 from envkit.plan.torch_lines import TorchContext, applies, conda_parts, conda_specifier
@@ -183,14 +183,6 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
         return TorchWish(none=none, said=said, python=python)
     said = f"{where} asks pytorch {torch[1] or '(any)'}"
     return TorchWish(torch[1] or None, cuda, said=said, python=python)
-
-
-def toml_file(path: Path) -> dict[str, Any] | None:
-    try:
-        found: dict[str, Any] = toml_loads(_text(path)) if path.is_file() else {}
-        return found or None
-    except TOMLDecodeError:
-        return None
 
 
 def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
