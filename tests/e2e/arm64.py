@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tests.e2e.images import BASE_IMAGE, docker, import_rootfs, recipe_of
 from tests.e2e.registry import Registry
+from tests.e2e.workers import made_once
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 ENTRY = BINFMT / "qemu-aarch64"
@@ -75,17 +76,19 @@ def ensure_arm64_base() -> str:
     current). Its metadata says amd64 (docker import): `arm64_index` corrects that."""
     if recipe_of(ARM64_BASE) == ARM64_RECIPE:
         return ARM64_BASE
-    import_rootfs(
-        ARM64_BASE,
-        ARM64_RECIPE,
-        [
-            "--variant=minbase",
-            "--architectures=arm64",
-            f"--include={ARM64_PACKAGES}",
-            f"--essential-hook={NO_PY3COMPILE}",
-            f"--customize-hook={RESTORE}",
-        ],
-    )
+    with made_once("arm64-base"):
+        if recipe_of(ARM64_BASE) != ARM64_RECIPE:
+            import_rootfs(
+                ARM64_BASE,
+                ARM64_RECIPE,
+                [
+                    "--variant=minbase",
+                    "--architectures=arm64",
+                    f"--include={ARM64_PACKAGES}",
+                    f"--essential-hook={NO_PY3COMPILE}",
+                    f"--customize-hook={RESTORE}",
+                ],
+            )
     return ARM64_BASE
 
 

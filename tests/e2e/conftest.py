@@ -3,6 +3,7 @@ from the real templates, and containers that are labelled and removed afterwards
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.images import (
+    E2E_NAME,
     TEST_LABEL,
     copy_project,
     docker,
@@ -21,8 +23,8 @@ from tests.e2e.images import (
 )
 from tests.helpers import envkit
 
-ENV_IMAGE = "envkit/envkit-e2e:latest"  # plan.image.tag of the e2e project
-CLASSIC_TAG = "envkit-test/classic-e2e:latest"  # the same project by the classic builder
+ENV_IMAGE = f"envkit/{E2E_NAME}:latest"  # plan.image.tag of the e2e project
+CLASSIC_TAG = f"envkit-test/classic-e2e:{E2E_NAME}"  # the same project by the classic builder
 # `python -m envkit` that takes Ctrl-C even where a background parent ignores SIGINT (a shell
 # starting a job with `&` makes its children ignore it, and they inherit that).
 INTERRUPTIBLE_ENVKIT = [
@@ -49,13 +51,45 @@ def env_image(project_dir: Path) -> Iterator[str]:
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     yield ENV_IMAGE
     docker("rmi", "-f", ENV_IMAGE, check=False)
-    # Layers left untagged by builds that failed or were interrupted on purpose. Every image built
-    # on the test base inherits its label, so these are certainly the tests' own.
-    leftovers = docker(
-        "images", "-q", "--filter", "dangling=true", "--filter", f"label={TEST_LABEL}"
-    ).stdout.split()
-    if leftovers:
-        docker("rmi", *leftovers, check=False)
+
+
+# The files that take longest, first. xdist's `--dist loadfile` hands each worker whole files in
+# collection order, so the long ones start at once and both workers end close together instead
+# of one waiting alone on a long file at the end. Only the order depends on this list.
+LONGEST_FIRST = (
+    "test_platforms.py",
+    "test_real_projects.py",
+    "test_conda_build.py",
+    "test_cuda_image.py",
+    "test_notebook.py",
+    "test_byo_project.py",
+    "test_build.py",
+    "test_member_data.py",
+    "test_team.py",
+    "test_lock.py",
+    "test_slurm.py",
+    "test_engines.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file stays whole
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Layers left untagged by builds that failed or were interrupted on purpose, removed once
+    the whole run is over: in the plain run, or in xdist's controller after every worker ended
+    (a worker removing them could take the layer another worker's build has just made). Every
+    image built on the test base inherits its label, so these are certainly the tests' own."""
+    if hasattr(session.config, "workerinput") or shutil.which("docker") is None:
+        return
+    listed = docker(
+        "images", "-q", "--filter", "dangling=true", "--filter", f"label={TEST_LABEL}",
+        check=False,
+    )  # fmt: skip
+    if listed.stdout.split():
+        docker("rmi", *listed.stdout.split(), check=False)
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +137,7 @@ def start_container(project_dir: Path) -> Iterator[StartContainer]:
             "-e",
             "ENVKIT_GID=1000",
             "-v",
-            f"{project_dir / '.envkit' / 'keys' / 'envkit-e2e'}:/run/envkit/keys:ro",
+            f"{project_dir / '.envkit' / 'keys' / E2E_NAME}:/run/envkit/keys:ro",
         ]
         if publish_ssh:
             args += ["-p", "127.0.0.1::22"]

@@ -9,6 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tests.e2e.workers import made_once, own_name, port
+
 TEST_LABEL = "io.envkit.test"
 BASE_IMAGE = "envkit-test/debian:bookworm"
 BASE_PACKAGES = (
@@ -84,19 +86,31 @@ def import_rootfs(tag: str, recipe: str, mmdebstrap_options: list[str]) -> None:
 
 
 def ensure_base_image() -> str:
-    """Make the base image once; later sessions reuse it by tag while its recipe is current."""
+    """Make the base image once (one worker makes it, the others wait); later runs reuse it by
+    tag while its recipe is current."""
     if recipe_of(BASE_IMAGE) == RECIPE:
         return BASE_IMAGE
     if shutil.which("mmdebstrap") is None:
         raise RuntimeError(
             "mmdebstrap is needed to make the test base image: `make test` installs it"
         )
-    import_rootfs(
-        BASE_IMAGE,
-        RECIPE,
-        ["--variant=minbase", f"--include={BASE_PACKAGES}", f"--customize-hook={CUSTOMIZE}"],
-    )
+    with made_once("base-image"):
+        if recipe_of(BASE_IMAGE) != RECIPE:
+            import_rootfs(
+                BASE_IMAGE,
+                RECIPE,
+                [
+                    "--variant=minbase",
+                    f"--include={BASE_PACKAGES}",
+                    f"--customize-hook={CUSTOMIZE}",
+                ],
+            )
     return BASE_IMAGE
+
+
+# The e2e project: several files build on it, up it or push it, so each worker has its own.
+E2E_NAME = own_name("envkit-e2e")
+E2E_PORT = port(18822)
 
 
 def project_config(directory: Path, extra: str = "") -> Path:
@@ -108,12 +122,12 @@ def project_config(directory: Path, extra: str = "") -> Path:
     ca_line = f"  ca_certificates: [{', '.join(c.name for c in cas)}]\n" if cas else ""
     config = directory / "envkit.yaml"
     config.write_text(
-        "name: envkit-e2e\n"
+        f"name: {E2E_NAME}\n"
         f"base:\n  flavor: custom\n  image: {BASE_IMAGE}\n"
         'cuda: "cpu"\n'  # a CPU box: the base's own (CPU) torch, no GPU asked or checked
         "packages:\n  apt: [python3-torch, python3-numpy, python3-pytest, git, jq]\n  pip: [tqdm]\n"
         f"mirrors:\n  preset: official\n{ca_line}"
-        "ssh:\n  port: 18822\n  bind: 127.0.0.1\n  uid: 1000\n  gid: 1000\n"
+        f"ssh:\n  port: {E2E_PORT}\n  bind: 127.0.0.1\n  uid: 1000\n  gid: 1000\n"
         "  authorized_key_files: [id_test.pub]\n"
         "runtime:\n  gpus: none\n  shm_size: 2gb\n"
         "verify:\n  require_gpu: false\n" + extra
@@ -196,7 +210,7 @@ def cuda_project_config(directory: Path) -> Path:
         f"base:\n  flavor: custom\n  image: {BASE_IMAGE}\n"
         f'torch: "{torch}"\ncuda: "{cuda}"\ntorch_source: pypi\n'
         f"mirrors:\n  preset: official\n{ca_line}"
-        "ssh:\n  port: 18823\n  authorized_keys: ['ssh-ed25519 "
+        f"ssh:\n  port: {port(18823)}\n  authorized_keys: ['ssh-ed25519 "
         "AAAAC3NzaC1lZDI1NTE5AAAAIC7DCI7dF0oKzaNKmAZUcryr0YO3pA8ZO+y+PH2pK/md e2e@test']\n"
         "runtime:\n  gpus: all\n"
     )

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE, INTERRUPTIBLE_ENVKIT
-from tests.e2e.images import BASE_IMAGE, copy_project, docker, ensure_base_image
+from tests.e2e.images import BASE_IMAGE, E2E_NAME, copy_project, docker, ensure_base_image
 from tests.e2e.mirrors import PROBE, Recorder, apt_proxy, pip_index
 from tests.helpers import envkit
 
@@ -53,7 +53,7 @@ def test_packages_come_from_the_configured_mirrors_and_buildkit_fetches_each_onc
     docker("tag", BASE_IMAGE, base)
     with pip_index(pip_seen) as pip_url, apt_proxy(apt_seen) as apt_url:
         text = config.read_text()
-        text = text.replace("name: envkit-e2e", "name: envkit-mirror-e2e")
+        text = text.replace(f"name: {E2E_NAME}", "name: envkit-mirror-e2e")
         text = text.replace(f"image: {BASE_IMAGE}", f"image: {base}")
         text = text.replace(
             "  preset: official\n",
@@ -163,7 +163,7 @@ def test_engine_unreachable_exits_3_naming_the_socket(tmp_path: Path, project_di
 
 def test_up_without_an_image_suggests_build(tmp_path: Path, project_dir: Path) -> None:
     config = copy_project(project_dir, tmp_path)
-    config.write_text(config.read_text().replace("name: envkit-e2e", "name: envkit-never-built"))
+    config.write_text(config.read_text().replace(f"name: {E2E_NAME}", "name: envkit-never-built"))
     done = envkit("up", cwd=tmp_path)
     assert done.returncode == 2 and "envkit build" in done.stderr
 
@@ -178,7 +178,7 @@ def test_up_with_a_taken_port_names_port_and_member(
     holder.listen()
     taken = holder.getsockname()[1]
     config.write_text(
-        config.read_text().replace("name: envkit-e2e", "name: envkit-ports")
+        config.read_text().replace(f"name: {E2E_NAME}", "name: envkit-ports")
         + f"team:\n  mode: per-member\n  members:\n    - name: alice\n      keys: ['{key}']\n"
         f"      port: {taken}\n"
     )
@@ -227,7 +227,7 @@ def test_ctrl_c_during_a_build_leaves_nothing_running(
     assert "Traceback" not in err
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        left = docker("ps", "-aq", "--filter", "label=io.envkit.project=envkit-e2e").stdout.split()
+        left = docker("ps", "-aq", "--filter", f"label=io.envkit.project={E2E_NAME}").stdout.split()
         if not left:
             break
         time.sleep(2)
@@ -310,7 +310,7 @@ def test_an_engine_that_breaks_off_a_build_is_a_clear_error(
 ) -> None:
     ensure_base_image()
     proxy = CuttingProxy(tmp_path / "docker.sock")
-    tag = f"envkit/envkit-e2e:cut-{uuid.uuid4().hex[:6]}"
+    tag = f"envkit/{E2E_NAME}:cut-{uuid.uuid4().hex[:6]}"
     try:
         done = envkit(
             "build", "--no-cache", "--builder", builder, "--tag", tag, cwd=project_dir,

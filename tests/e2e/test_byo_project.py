@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import openssh
-from tests.e2e.images import copy_project, docker
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project, docker
 from tests.e2e.mirrors import PROBE, Recorder, private_index
+from tests.e2e.workers import port
 from tests.helpers import REPO, envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -28,7 +29,7 @@ TAG = "envkit/envkit-byo:latest"
 def byo_project(env_image: str, project_dir: Path, tmp_path: Path) -> Iterator[Path]:
     config = copy_project(project_dir, tmp_path)
     shutil.copytree(BYO, tmp_path, dirs_exist_ok=True)
-    text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+    text = config.read_text().replace(f"name: {E2E_NAME}", "name: envkit-byo")
     text = text.replace(
         "  pip: [tqdm]\n", "  requirements: [requirements.txt]\n  apt_file: apt.txt\n"
     )
@@ -77,7 +78,7 @@ def _lock_rebuild_and_open_the_box(project: Path) -> None:
     diffed = envkit("diff", "envkit.lock", f"image://{TAG}", cwd=project)
     assert diffed.returncode == 0, diffed.stdout[-3000:] + diffed.stderr[-2000:]
     config = project / "envkit.yaml"
-    config.write_text(config.read_text().replace("port: 18822", "port: 18846"))
+    config.write_text(config.read_text().replace(f"port: {E2E_PORT}", f"port: {port(18846)}"))
     # The member's own files: the config's login user (ssh.uid 1000) is the member here, as
     # ssh.uid defaults to the invoking user's UID on a member's machine.
     subprocess.run(["chown", "-R", "1000:1000", str(project)], check=True)
@@ -85,7 +86,7 @@ def _lock_rebuild_and_open_the_box(project: Path) -> None:
         up = envkit("up", cwd=project)
         assert up.returncode == 0, up.stdout[-3000:] + up.stderr[-2000:]
         inside = openssh(
-            18846,
+            port(18846),
             project / "id_test",
             "cd /workspace && stat -c %U requirements.txt byo_pkg/__init__.py"
             " && python -c 'import byo_pkg; print(byo_pkg.GREETING)'"
@@ -122,7 +123,7 @@ def test_a_uv_lock_is_installed_exactly(env_image: str, project_dir: Path, tmp_p
     newest release tqdm>=4.60 admits), the extra's package, and the suite passes in it."""
     config = copy_project(project_dir, tmp_path)
     shutil.copytree(UVPROJ, tmp_path, dirs_exist_ok=True)
-    text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+    text = config.read_text().replace(f"name: {E2E_NAME}", "name: envkit-byo")
     text = text.replace("  pip: [tqdm]\n", "")
     config.write_text(text + "python:\n  project: .\n  extras: [colour]\n")
     try:
@@ -153,7 +154,7 @@ def test_a_private_index_gets_the_netrc_as_a_secret_that_no_layer_keeps(
     config = copy_project(project_dir, tmp_path)
     seen = Recorder()
     with private_index(seen, "envkit", password) as url:
-        text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+        text = config.read_text().replace(f"name: {E2E_NAME}", "name: envkit-byo")
         text = text.replace(
             "  pip: [tqdm]\n", f"  pip:\n    - {{name: envkit-probe, index: '{url}/simple'}}\n"
         )
@@ -198,7 +199,7 @@ def test_a_project_without_torch_builds_and_verifies_with_the_torch_checks_skipp
     the project's step takes the base's away; verify exits 0, torch's checks skipped saying
     why, the system checks run on the image's Python."""
     config = copy_project(project_dir, tmp_path)
-    text = config.read_text().replace("name: envkit-e2e", "name: envkit-byo")
+    text = config.read_text().replace(f"name: {E2E_NAME}", "name: envkit-byo")
     text = text.replace("python3-torch, python3-numpy, ", "")
     config.write_text(
         text

@@ -95,7 +95,11 @@ def test_ssh_target_runs_the_same_suite(
 def test_throwaway_image_target_leaves_nothing(env_image: str, project_dir: Path) -> None:
     code, report = verify_report(project_dir, "--image", env_image, "--only", "tensor")
     assert code == 0 and report["targets"][0]["target"] == f"image://{env_image}"
-    left = docker("ps", "-aq", "--filter", "label=io.envkit.verify.run").stdout.strip()
+    # The throwaway carries io.envkit.verify=<run id>; this worker's image is its own, so another
+    # worker's throwaways (of its own image) are not counted here.
+    left = docker(
+        "ps", "-aq", "--filter", "label=io.envkit.verify", "--filter", f"ancestor={env_image}"
+    ).stdout.strip()
     assert left == ""
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conda_channel import HELLO, conda_mirror, make_channel
-from tests.e2e.images import copy_project, docker, ensure_base_image
+from tests.e2e.images import E2E_NAME, copy_project, docker, ensure_base_image
 from tests.e2e.mirrors import PROBE, Recorder, pip_index
 from tests.helpers import envkit
 
@@ -69,7 +69,7 @@ def conda_project(project_dir: Path, tmp_path: Path, mirrors: Mirrors) -> Iterat
     mirrors.pip_seen.paths.clear()
     config = copy_project(project_dir, tmp_path)
     (tmp_path / "environment.yml").write_text(ENVIRONMENT)
-    text = config.read_text().replace("name: envkit-e2e", f"name: {NAME}")
+    text = config.read_text().replace(f"name: {E2E_NAME}", f"name: {NAME}")
     text = text.replace("  pip: [tqdm]\n", "")
     text = text.replace("runtime:\n", "runtime:\n  build_network: host\n")
     text = text.replace(

@@ -15,7 +15,7 @@ import pytest
 
 from tests.e2e.conftest import openssh
 from tests.e2e.engines import PodmanEngine, SshEngine, podman_engine, ssh_engine  # noqa: F401
-from tests.e2e.images import copy_project
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project
 from tests.helpers import envkit, free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -28,8 +28,8 @@ def _project(project_dir: Path, tmp_path: Path, gpus: str = "none") -> int:
     port = free_port()
     config.write_text(
         config.read_text()
-        .replace("name: envkit-e2e", f"name: {NAME}")
-        .replace("port: 18822", f"port: {port}")
+        .replace(f"name: {E2E_NAME}", f"name: {NAME}")
+        .replace(f"port: {E2E_PORT}", f"port: {port}")
         .replace("gpus: none", f"gpus: {gpus}")
     )
     assert f"port: {port}" in config.read_text() and f"gpus: {gpus}" in config.read_text()

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import StartContainer
-from tests.e2e.images import docker
+from tests.e2e.images import E2E_NAME, docker
 from tests.helpers import envkit, statuses, verify_report
 
-LOCKED_TAG = "envkit/envkit-e2e:locked"
+LOCKED_TAG = f"envkit/{E2E_NAME}:locked"
 
 
 def _content(lock: Path) -> list[str]:
@@ -111,10 +111,10 @@ def test_a_version_no_longer_served_fails_the_locked_build_naming_it(
         "--lock-file",
         str(stale),
         "--tag",
-        "envkit/envkit-e2e:stale",
+        f"envkit/{E2E_NAME}:stale",
         cwd=project_dir,
     )
-    docker("rmi", "-f", "envkit/envkit-e2e:stale", check=False)
+    docker("rmi", "-f", f"envkit/{E2E_NAME}:stale", check=False)
     envkit("render", cwd=project_dir)
     assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]
     assert "the lock pins jq 0.0-planted" in done.stdout + done.stderr
@@ -162,7 +162,7 @@ def test_a_lock_entry_carrying_an_apt_option_never_acts(
     lines[at] = f"{INJECTED}:amd64 {version} added"
     hostile = tmp_path / "envkit.lock"
     hostile.write_text("\n".join(lines) + "\n")
-    tag = "envkit/envkit-e2e:injected"
+    tag = f"envkit/{E2E_NAME}:injected"
     done = envkit("build", "--locked", "--lock-file", str(hostile), "--tag", tag, cwd=project_dir)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"{hostile}:{at + 1}:" in done.stderr and "is not a Debian package" in done.stderr

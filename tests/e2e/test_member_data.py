@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e.conftest import ENV_IMAGE
 from tests.e2e.engines import PodmanEngine, podman_engine  # noqa: F401 - a fixture
-from tests.e2e.images import TEST_LABEL, copy_project, docker
+from tests.e2e.images import E2E_NAME, E2E_PORT, TEST_LABEL, copy_project, docker
 from tests.helpers import envkit, free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -65,8 +65,8 @@ class Box:
 
 def _project(source: Path, folder: Path, name: str, team: bool) -> None:
     config = copy_project(source, folder)
-    text = config.read_text().replace("name: envkit-e2e", f"name: {name}")
-    text = text.replace("port: 18822", f"port: {free_port()}")
+    text = config.read_text().replace(f"name: {E2E_NAME}", f"name: {name}")
+    text = text.replace(f"port: {E2E_PORT}", f"port: {free_port()}")
     if team:
         key = (folder / "id_test.pub").read_text().strip()
         text += f"team:\n  mode: per-member\n  members:\n    - name: alice\n      keys: ['{key}']\n"

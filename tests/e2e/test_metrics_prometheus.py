@@ -25,7 +25,8 @@ import yaml
 
 from envkit.metrics.dashboard import dashboard
 from tests.e2e.conftest import ENV_IMAGE
-from tests.e2e.images import copy_project, docker, keypair
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project, docker, keypair
+from tests.e2e.workers import port
 from tests.gpu_standin import build_standin, env_for, scenario
 from tests.helpers import envkit, free_port
 from tests.metrics_world import FAULTY_GPU, faulty_b200, record, run_suite_on
@@ -86,8 +87,8 @@ def member_box(env_image: str, project_dir: Path, tmp_path: Path) -> Iterator[tu
     docker("tag", ENV_IMAGE, f"envkit/{project}:latest")
     config = directory / "envkit.yaml"
     key = keypair(directory, "alice")
-    text = config.read_text().replace("name: envkit-e2e", f"name: {project}")
-    text = text.replace("port: 18822", "port: 19100")
+    text = config.read_text().replace(f"name: {E2E_NAME}", f"name: {project}")
+    text = text.replace(f"port: {E2E_PORT}", f"port: {port(19100)}")
     config.write_text(
         text + f"team:\n  mode: per-member\n  idle_stop: 1h\n  members:\n"
         f"    - name: alice\n      keys: ['{key}']\n"

@@ -18,22 +18,31 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.images import copy_project, docker, ensure_base_image, keypair, project_config
+from tests.e2e.images import (
+    E2E_NAME,
+    E2E_PORT,
+    copy_project,
+    docker,
+    ensure_base_image,
+    keypair,
+    project_config,
+)
+from tests.e2e.workers import port
 from tests.helpers import envkit, free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PROJECT = "envkit-nb"
-SSH_PORT, NOTEBOOK_PORT, BOARD_PORT = 18840, 18888, 18606
+SSH_PORT, NOTEBOOK_PORT, BOARD_PORT = port(18840), port(18888), port(18606)
 NOTEBOOK = (
-    "notebook:\n  enabled: true\n  port: 18888\n"
-    "  tensorboard:\n    enabled: true\n    port: 18606\n"
+    f"notebook:\n  enabled: true\n  port: {NOTEBOOK_PORT}\n"
+    f"  tensorboard:\n    enabled: true\n    port: {BOARD_PORT}\n"
 )
 
 
 def _config(directory: Path, team: str = "") -> None:
     config = project_config(directory, NOTEBOOK + team)
-    text = config.read_text().replace("name: envkit-e2e", f"name: {PROJECT}")
-    config.write_text(text.replace("port: 18822", f"port: {SSH_PORT}"))
+    text = config.read_text().replace(f"name: {E2E_NAME}", f"name: {PROJECT}")
+    config.write_text(text.replace(f"port: {E2E_PORT}", f"port: {SSH_PORT}"))
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +233,7 @@ def test_per_member_servers_come_and_go_with_the_members(box: Path, tmp_path: Pa
     keys = {m: keypair(tmp_path, m) for m in ("carol", "dave", "erin")}
     base = (box / "envkit.yaml").read_text().split("team:")[0]
     base = base.replace(f"name: {PROJECT}", f"name: {project}").replace(
-        f"port: {SSH_PORT}", "port: 19100"
+        f"port: {SSH_PORT}", f"port: {port(19100)}"
     )
 
     def members(*names: str) -> None:

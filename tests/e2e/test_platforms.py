@@ -23,7 +23,7 @@ from tests.e2e.arm64 import (
     multi_arch_base,
     qemu_aarch64,
 )
-from tests.e2e.images import BASE_IMAGE, docker, ensure_base_image, project_config
+from tests.e2e.images import BASE_IMAGE, E2E_NAME, docker, ensure_base_image, project_config
 from tests.e2e.registry import Registry, running_registry
 from tests.helpers import envkit
 
@@ -53,7 +53,7 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
     env = registry.env()
     config = project_config(tmp_path, PLATFORMS + f"registry: {registry.address}/team\n")
     text = config.read_text().replace(f"image: {BASE_IMAGE}", f"image: {base}")
-    config.write_text(text.replace("name: envkit-e2e", f"name: {PROJECT}"))
+    config.write_text(text.replace(f"name: {E2E_NAME}", f"name: {PROJECT}"))
     shared = f"{registry.address}/team/{PROJECT}"
     pulled: list[str] = []
     try:

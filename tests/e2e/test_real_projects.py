@@ -32,6 +32,7 @@ from envkit.files import toml_loads
 from tests.conda_channel import conda_mirror, make_channel
 from tests.e2e.images import docker, project_config
 from tests.e2e.mirrors import Recorder, pip_index
+from tests.e2e.workers import port
 from tests.helpers import REPO, envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -57,13 +58,18 @@ class RealProject:
 
 
 PROJECTS = [
-    RealProject("normflows", "requirements.txt", "normflows", 18847),
+    RealProject("normflows", "requirements.txt", "normflows", port(18847)),
     RealProject(
-        "datasketch", "pyproject.toml and uv.lock", "datasketch", 18848, ("numpy", "scipy"), True
+        "datasketch",
+        "pyproject.toml and uv.lock",
+        "datasketch",
+        port(18848),
+        ("numpy", "scipy"),
+        True,
     ),
 ]
 TORCHTOOLS = RealProject(
-    "torchtools", "pyproject.toml", "torch_tools", 18849, source="src/torch_tools/__init__.py"
+    "torchtools", "pyproject.toml", "torch_tools", port(18849), source="src/torch_tools/__init__.py"
 )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE
-from tests.e2e.images import copy_project, docker
+from tests.e2e.images import E2E_NAME, copy_project, docker
 from tests.e2e.registry import Registry, registry  # noqa: F401 (the fixture)
 from tests.helpers import envkit
 
@@ -42,7 +42,7 @@ def test_push_remove_and_up_pulls_the_same_image_without_building(
 
     pushed_id = _image_id(ENV_IMAGE)
     assert pushed_id is not None
-    shared = f"{registry.address}/team/envkit-e2e"
+    shared = f"{registry.address}/team/{E2E_NAME}"
     try:
         anonymous = envkit("push", cwd=tmp_path, env={"DOCKER_CONFIG": str(tmp_path / "none")})
         outputs.append(anonymous.stdout + anonymous.stderr)
@@ -71,11 +71,11 @@ def test_push_remove_and_up_pulls_the_same_image_without_building(
 
         code, said = run("up")
         assert code == 0, said
-        assert f"pulling {shared}:{tag.group(1)}" in said and "envkit-e2e: healthy" in said
+        assert f"pulling {shared}:{tag.group(1)}" in said and f"{E2E_NAME}: healthy" in said
         assert "building" not in said and "Step " not in said, "no build step ran"
         assert _image_id(ENV_IMAGE) == pushed_id, "the image pulled is the image pushed"
 
-        code, said = run("verify", "--no-bench", "--no-history", "--target", "docker://envkit-e2e")
+        code, said = run("verify", "--no-bench", "--no-history", "--target", f"docker://{E2E_NAME}")
         assert code == 0, said
 
         # Same inputs, so `envkit build` pulls nothing new and builds nothing: the local image

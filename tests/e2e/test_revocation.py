@@ -12,17 +12,18 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE, openssh
-from tests.e2e.images import copy_project, docker, keypair
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project, docker, keypair
+from tests.e2e.workers import port
 from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 PROJECT = "envkit-revoke"
-PORT = 19300
+PORT = port(19300)
 
 
 def _config(base: str, members: dict[str, str], sudo: bool) -> str:
-    text = base.replace("name: envkit-e2e", f"name: {PROJECT}")
-    text = text.replace("port: 18822", f"port: {PORT}\n  sudo: {'true' if sudo else 'false'}")
+    text = base.replace(f"name: {E2E_NAME}", f"name: {PROJECT}")
+    text = text.replace(f"port: {E2E_PORT}", f"port: {PORT}\n  sudo: {'true' if sudo else 'false'}")
     lines = ["team:\n  mode: shared\n  members:\n"]
     lines += [f"    - name: {name}\n      keys: ['{key}']\n" for name, key in members.items()]
     return text + "".join(lines)

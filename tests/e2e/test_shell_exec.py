@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE
-from tests.e2e.images import copy_project, docker
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project, docker
+from tests.e2e.workers import port
 from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -34,8 +35,8 @@ def box(
     config = copy_project(project_dir, project)
     config.write_text(
         config.read_text()
-        .replace("name: envkit-e2e", f"name: {PROJECT}")
-        .replace("port: 18822", "port: 18841")
+        .replace(f"name: {E2E_NAME}", f"name: {PROJECT}")
+        .replace(f"port: {E2E_PORT}", f"port: {port(18841)}")
     )
     docker("tag", ENV_IMAGE, f"envkit/{PROJECT}:latest")
     home = tmp_path / "home"  # no ~/.ssh here, and no agent: no key for the caller

@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE, openssh
-from tests.e2e.images import copy_project, docker, keypair
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project, docker, keypair
+from tests.e2e.workers import port
 from tests.helpers import envkit
+
+TEAM_PORT = port(19000)  # the team's base: members' ports lie above it
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -32,8 +35,8 @@ def _config(base: str, project: str, mode: str, members: dict[str, list[str]]) -
     for name, keys in members.items():
         quoted = ", ".join(f"'{k}'" for k in keys)
         lines.append(f"    - name: {name}\n      keys: [{quoted}]\n")
-    text = base.replace("name: envkit-e2e", f"name: {project}")
-    text = text.replace("port: 18822", "port: 19000")
+    text = base.replace(f"name: {E2E_NAME}", f"name: {project}")
+    text = text.replace(f"port: {E2E_PORT}", f"port: {TEAM_PORT}")
     return text + "".join(lines)
 
 
@@ -154,16 +157,16 @@ def test_shared_container_takes_and_drops_keys_without_a_restart(
     config.write_text(_config(base, project, "shared", {"amy": [keys["amy"]]}))
     assert envkit("up", cwd=directory).returncode == 0
     before = _identity(project)
-    assert openssh(19000, directory / "amy", "id -un").stdout.strip() == "dev"
-    assert openssh(19000, directory / "ben", "true").returncode == 255
+    assert openssh(TEAM_PORT, directory / "amy", "id -un").stdout.strip() == "dev"
+    assert openssh(TEAM_PORT, directory / "ben", "true").returncode == 255
 
     config.write_text(_config(base, project, "shared", {"ben": [keys["ben"]]}))
     swapped = envkit("up", cwd=directory)
     assert swapped.returncode == 0, swapped.stdout + swapped.stderr
     assert "keys refreshed" in swapped.stdout
     assert _identity(project) == before, "the shared container was restarted"
-    assert openssh(19000, directory / "ben", "id -un").stdout.strip() == "dev"
-    assert openssh(19000, directory / "amy", "true").returncode == 255, "amy left: key revoked"
+    assert openssh(TEAM_PORT, directory / "ben", "id -un").stdout.strip() == "dev"
+    assert openssh(TEAM_PORT, directory / "amy", "true").returncode == 255, "amy left: key revoked"
 
 
 @pytest.mark.parametrize("path", ["compose", "sdk"])

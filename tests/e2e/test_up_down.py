@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE, openssh
-from tests.e2e.images import copy_project, docker
+from tests.e2e.images import E2E_NAME, E2E_PORT, copy_project, docker
+from tests.e2e.workers import port as port_of
 from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -23,11 +24,11 @@ def test_up_twice_status_ssh_config_down(
     copy_project(project_dir, tmp_path)
     name = f"envkit-up-{path}"
     config = tmp_path / "envkit.yaml"
-    port = 18830 if path == "compose" else 18831
+    port = port_of(18830 if path == "compose" else 18831)
     config.write_text(
         config.read_text()
-        .replace("name: envkit-e2e", f"name: {name}")
-        .replace("port: 18822", f"port: {port}")
+        .replace(f"name: {E2E_NAME}", f"name: {name}")
+        .replace(f"port: {E2E_PORT}", f"port: {port}")
         .replace("  bind: 127.0.0.1\n", "")  # the default: both loopbacks
         .replace("  shm_size: 2gb\n", '  shm_size: 2gb\n  volumes: ["$HOME:$HOME"]\n')
     )
