@@ -253,9 +253,14 @@ def _templates() -> list[Path]:
 
 
 def _presence(test: nodes.Node) -> bool:
-    """A presence test: a value from the data (or its absence), nothing computed from it."""
+    """A presence test: a value from the data (or its absence), nothing computed from it here.
+    A method of the data called with data (`k8s.gpu_limit(monitor)`) is Python's decision; one
+    called with a literal (`x.startswith("cu")`) is the template's."""
     if isinstance(test, nodes.Not):
         test = test.node
+    if isinstance(test, nodes.Call) and isinstance(test.node, nodes.Getattr):
+        arguments = [*test.args, *(keyword.value for keyword in test.kwargs)]
+        return not any(isinstance(a, nodes.Const | nodes.Literal) for a in arguments)
     return isinstance(test, nodes.Name | nodes.Getattr | nodes.Getitem)
 
 
@@ -314,6 +319,7 @@ def test_the_template_check_tells_layout_from_decisions() -> None:
         {%- for item in items %}{{ item | sh }}{% if not loop.last %} {% endif %}{% endfor %}
         AllowTcpForwarding {{ "yes" if ssh.tcp else "no" }}
         {%- macro line(x) %}{{ x }}{% endmacro %}{{ line(df.name) }}
+        {%- if k8s.gpu_limit(monitor) %}{{ k8s.gpu_limit(monitor) }}{% endif %}
         """
     )
     assert template_decisions(layout) == []
@@ -327,6 +333,7 @@ def test_the_template_check_tells_layout_from_decisions() -> None:
         {%- for x in xs if x.on %}{{ x }}{% endfor %}
         {{ df.name | default("n") }}
         {%- if df.items | length %}e{% endif %}
+        {%- if df.base.startswith("nvidia/") %}f{% endif %}
         """
     )
     assert template_decisions(deciding) == [
@@ -339,6 +346,7 @@ def test_the_template_check_tells_layout_from_decisions() -> None:
         "line 7: a loop filter ({% for ... if ... %})",
         "line 8: a `default` filter",
         "line 9: a condition that is not a presence test",
+        "line 10: a condition that is not a presence test",
     ]
 
 
