@@ -428,7 +428,8 @@ def test_no_python_program_is_kept_in_a_string() -> None:
                 found.append(f"{rel}:{line} ({holder})")
     assert not found, (
         "a Python program kept in a string: make it a module (envkit/runtime/ for what runs in "
-        "the image) and ship or run the file:\n" + "\n".join(found)
+        "the image; for the checks bundle, a module of envkit/checks/ whose text "
+        "pkgutil.get_data reads, from the zip too) and ship or run the file:\n" + "\n".join(found)
     )
 
 
