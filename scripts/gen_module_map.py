@@ -1,7 +1,8 @@
-"""Write docs/architecture.md's module map from the code: each package's line from its
-`__init__.py` docstring (its first sentence, and its last paragraph, "May import: ..."), each
-module's line from the first sentence of its own docstring. Run after adding, moving or
-renaming a module; tests/unit/test_module_map.py fails while the doc and the code disagree."""
+"""Write docs/module-map.md from the code: each package's line from its `__init__.py` docstring
+(its first sentence, and its last paragraph, "May import: ..."), each module's line from the
+first sentence of its own docstring. Run after adding, moving or renaming a module, or after
+rewording a docstring's first sentence; tests/unit/test_module_map.py fails while the file and
+the code disagree. `--check` says whether the file is current and writes nothing."""
 
 from __future__ import annotations
 
@@ -12,13 +13,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "envkit"
-DOC = REPO / "docs" / "architecture.md"
-HEADING = "## Module map"
-INTRO = """One line per package and module, generated from their docstrings by
-`scripts/gen_module_map.py`: what each owns, and (from the last paragraph of a package's or a
-top-level module's docstring) which of envkit's packages its modules may import.
-`tests/unit/test_module_map.py` fails when this section and the code disagree, or when an import
-crosses a line not listed. Packages are in floors: each may import only from floors below it.
+DOC = REPO / "docs" / "module-map.md"
+COMMAND = "python scripts/gen_module_map.py"
+INTRO = f"""# envkit module map
+
+Generated from the docstrings by `{COMMAND}`; do not edit by hand.
+One line per package and module: what each owns (its docstring's first sentence) and, for each
+top-level package or module, which of envkit's packages its modules may import (the last
+paragraph of its docstring). `tests/unit/test_module_map.py` fails when this file and the code
+disagree, or when an import crosses a line not listed. Packages are in floors, lowest first:
+each may import only from floors below it. The flow they implement:
+[architecture.md](architecture.md).
 """
 MAY_IMPORT = re.compile(r"May import: (.+?)\.?\s*$", re.S)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
@@ -93,6 +98,7 @@ def _package_lines(folder: Path, depth: int) -> list[str]:
 
 
 def module_map() -> str:
+    """The whole of docs/module-map.md."""
     units = _units()
     rules = {}
     for unit, path in units:
@@ -101,7 +107,7 @@ def module_map() -> str:
             raise SystemExit(f"{path.relative_to(REPO)}: end its docstring with 'May import: ...'")
         rules[unit] = rule
     floors = _floors(rules)
-    lines = [HEADING, "", INTRO]
+    lines = [INTRO]
     for unit, path in sorted(units, key=lambda u: (floors[u[0]], u[0])):
         if path.name == "__init__.py":
             rel = f"{path.parent.relative_to(REPO)}/"
@@ -113,21 +119,19 @@ def module_map() -> str:
     return "\n".join(lines) + "\n"
 
 
-def with_map(doc: str) -> str:
-    before, rest = doc.split(HEADING, 1)
-    after = rest.split("\n## ", 1)
-    tail = "\n## " + after[1] if len(after) > 1 else ""
-    return before + module_map() + tail
-
-
-def main() -> int:
-    text = DOC.read_text(encoding="utf-8")
-    new = with_map(text)
-    if new != text:
+def main(argv: list[str]) -> int:
+    new = module_map()
+    current = DOC.read_text(encoding="utf-8") if DOC.is_file() else ""
+    if "--check" in argv:
+        if new != current:
+            print(f"{DOC.relative_to(REPO)} is stale: run `{COMMAND}`", file=sys.stderr)
+            return 1
+        return 0
+    if new != current:
         DOC.write_text(new, encoding="utf-8")
-        print(f"wrote {DOC.relative_to(REPO)}'s module map")
+        print(f"wrote {DOC.relative_to(REPO)}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -99,6 +99,11 @@ class K8sPlan:
     def configmap(self) -> str:
         return f"{self.name}-checks"
 
+    def gpu_limit(self, monitor: bool) -> int:
+        """The GPUs a pod claims through the device plugin: the Job's per-node count; none for
+        the monitor, which must not hold GPUs the jobs need (0: no limit is written)."""
+        return 0 if monitor else self.gpus_per_node
+
     def script(self, monitor: bool) -> str:
         body = RUN % {"bundle": BUNDLE_KEY, "marker": MARKER}
         if monitor:

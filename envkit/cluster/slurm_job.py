@@ -60,6 +60,16 @@ class SlurmJob:
         return job_name(self.project, self.workdir)
 
     @property
+    def in_apptainer(self) -> bool:
+        """node.sh runs the python inside the image through apptainer (or singularity)."""
+        return self.runtime == "apptainer"
+
+    @property
+    def python_where(self) -> str:
+        """Where node.sh looks for the python, in words ("... is not on the PATH <this> $node")."""
+        return "inside the container" if self.runtime == "pyxis" else "of"
+
+    @property
     def sbatch_line(self) -> str:
         return shlex.join(["sbatch", *self.sbatch_args, f"{self.workdir}/job.sh"])
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docker.errors import DockerException, ImageNotFound
 
-from envkit.engine.build import BuildOptions
-from envkit.engine.builders import build_image, choose_backend
+from envkit.engine.build import BuildOptions, Reporter
+from envkit.engine.builders import Backend, build_image, choose_backend
 from envkit.engine.client import docker_client
 from envkit.engine.emulation import require_emulation
 from envkit.engine.facts import engine_facts
@@ -34,6 +35,12 @@ from envkit.services.sharing import (
     registry_of,
     shared_image,
 )
+
+if TYPE_CHECKING:
+    from envkit.engine.registry import SharedImage
+    from envkit.plan import Plan
+
+Say = Callable[[str], None]  # where a line for the user goes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,7 +82,7 @@ def run(request: BuildRequest) -> int:
     return 0
 
 
-def _steps(project: Project, backend: Any) -> list[Step]:
+def _steps(project: Project, backend: Backend) -> list[Step]:
     files = render_files(project.plan)
     return steps(files[backend.dockerfile], files)
 
@@ -162,7 +169,9 @@ def build_project(request: BuildRequest) -> str:
     return tag
 
 
-def _pulled(request: BuildRequest, project: Project, client: Any, shared: Any, tag: str) -> bool:
+def _pulled(
+    request: BuildRequest, project: Project, client: Any, shared: SharedImage, tag: str
+) -> bool:
     """Where the registry has the image these inputs build, pull it instead (the engine's own
     platform of it); whether it did."""
     local = fetch_shared(client, project, shared, _say_to(request))
@@ -194,9 +203,9 @@ def _build(
     request: BuildRequest,
     project: Project,
     client: Any,
-    backend: Any,
+    backend: Backend,
     build_args: dict[str, str],
-    shared: Any,
+    shared: SharedImage | None,
     platform: str | None = None,
 ) -> None:
     plan, out_dir = project.plan, project.context_dir
@@ -236,7 +245,7 @@ def _build(
     _tagged(request, tag, progress.image_id or "", f"built by {backend.name}", backend.name)
 
 
-def _secrets(plan: Any, backend: str, say: Any) -> dict[str, str]:
+def _secrets(plan: Plan, backend: str, say: Say) -> dict[str, str]:
     """The netrc a private index's layer mounts: handed to BuildKit as a secret (in no layer,
     no history). The classic builder has no secrets: the index is asked without them."""
     indexes = plan.packages.private_indexes
@@ -260,7 +269,7 @@ def _secrets(plan: Any, backend: str, say: Any) -> dict[str, str]:
     return {NETRC_SECRET: str(found)}
 
 
-def _cache_from(client: Any, backend: str, shared: Any, say: Any) -> tuple[str, ...]:
+def _cache_from(client: Any, backend: str, shared: SharedImage | None, say: Say) -> tuple[str, ...]:
     """The registry's latest image as a cache for a build that could not pull its own: BuildKit
     reads its inline cache from the registry; the classic builder needs it on the engine."""
     if shared is None:
@@ -287,7 +296,7 @@ def _tagged(
         sys.stdout.write(json.dumps({**row, "builder": builder or "registry"}) + "\n")
 
 
-def _say_to(request: BuildRequest) -> Any:
+def _say_to(request: BuildRequest) -> Say:
     """Where registry lines go: stdout for people, stderr under --quiet and --json (whose stdout
     is read by programs)."""
 
@@ -315,7 +324,7 @@ def _explain_missing_base(client: Any, base: str, failed: BuildFailedError) -> N
         return
 
 
-def _reporter(request: BuildRequest) -> Any:
+def _reporter(request: BuildRequest) -> Reporter:
     if request.json:
         return json_reporter()
     if request.quiet:

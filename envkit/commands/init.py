@@ -99,6 +99,60 @@ def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str
     return _Proposal(release.version, chosen_cuda, said)
 
 
+@dataclass(frozen=True)
+class _Decided:
+    """What the starter template writes where it had a choice, decided here: the template only
+    tests each one's presence (tests/unit/test_house_rules.py)."""
+
+    custom_image: bool  # flavor custom: an `image:` line to edit
+    devel: bool  # setup.py builds CUDA extensions: the devel variant, with nvcc
+    torch_none: bool
+    torch_note: str  # the comment after `torch:`
+    python_version: str | None  # None: a pytorch image's own Python (CUDA builds)
+    python_project: str | None  # `project: .`'s comment: pyproject.toml (and uv.lock)
+    python_line: str | None  # `python: "X"` where there is no project to name
+    setup_py: Candidate | None  # its install_requires become packages.pip
+    requirements_file: str | None
+    conda_file: str | None
+    conda_note: str  # the comment after conda.file
+    agent_key: str | None  # ssh-agent's key, where no key file was found
+    no_key: bool
+
+
+def _decided(
+    flavor: str, proposal: _Proposal, python: str, use: Candidate | None, found: Survey
+) -> _Decided:
+    kind = use.kind if use else None
+    version = python if flavor != "pytorch" or proposal.cuda == "cpu" else None
+    project = None
+    if use is not None and kind in ("uv.lock", "pyproject"):
+        project = use.shown + (" (installed exactly)" if kind == "uv.lock" else "")
+    if proposal.torch == "none":
+        note = proposal.said or "no torch"
+    else:
+        note = proposal.said or "see `envkit compat` for releases and their CUDA builds"
+    conda = use.files[0] if use is not None and kind in ("conda", "conda-lock") else None
+    return _Decided(
+        custom_image=flavor == "custom",
+        devel=bool(use and use.cuda_extensions),
+        torch_none=proposal.torch == "none",
+        torch_note=note,
+        python_version=version,
+        python_project=project,
+        python_line=version if project is None else None,
+        setup_py=use if kind == "setup.py" else None,
+        requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
+        conda_file=conda,
+        conda_note=(
+            "its linux-64 packages installed exactly"
+            if kind == "conda-lock"
+            else "its channels, dependencies and pip: entries"
+        ),
+        agent_key=None if found.key_file else found.agent_key,
+        no_key=not (found.key_file or found.agent_key),
+    )
+
+
 def write_starter(request: InitRequest) -> Path:
     path, preset = request.path, request.preset
     if preset is not None:
@@ -161,17 +215,15 @@ def _starter(
             name=project,
             flavor=flavor,
             torch=proposal.torch,
-            torch_said=proposal.said,
             cuda=proposal.cuda,
-            python=python,
             preset=preset or "official",
-            found=found,
-            use=chosen,
+            key_file=found.key_file,
             apt_file=found.apt_file,
             alternatives=alternatives,
             notebook=notebook,
             members=members,
             schema_file=SCHEMA_FILE,
+            **vars(_decided(flavor, proposal, python, chosen, found)),
         )
     )
 

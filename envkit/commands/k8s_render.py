@@ -25,17 +25,17 @@ class K8sRenderRequest:
     manifests: K8sRequest = field(default_factory=K8sRequest)
 
 
-def run(asked: K8sRenderRequest) -> int:
-    project = load_project(asked.config)
-    request, out = asked.manifests, asked.out
+def run(request: K8sRenderRequest) -> int:
+    project = load_project(request.config)
+    manifests, out = request.manifests, request.out
     platforms = None
-    if request.image is None and project.plan.registry is not None:
+    if manifests.image is None and project.plan.registry is not None:
         # The pods pull the team's image by digest: exactly what was pushed, on every node.
         client = docker_client()
         pushed = pushed_reference(client, project, project.plan.registry)
-        request = replace(request, image=pushed)
+        manifests = replace(manifests, image=pushed)
         platforms = build_platforms(project, client)  # the pushed image's architectures
-    files = render_k8s(plan_k8s(project.plan, request, platforms))
+    files = render_k8s(plan_k8s(project.plan, manifests, platforms))
     folder = out or project.project_dir / OUT_DIR
     for name in files:  # refuse before writing anything
         path = folder / name

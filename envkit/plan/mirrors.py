@@ -49,6 +49,11 @@ class AptPlan:
     families: tuple[AptFamily, ...]
     documented: bool
 
+    @property
+    def points_at(self) -> str:
+        """What apt's sources name, in words (apt-mirror.sh's first line)."""
+        return self.mirror_title or "the base image's own sources"
+
 
 @dataclass(frozen=True)
 class PipPlan:

@@ -78,6 +78,11 @@ class CondaPlan:
         """envkit makes the environment at /opt/conda/envs/NAME (no conda in the base)."""
         return self.bootstrap is not None
 
+    @property
+    def installs_nothing(self) -> bool:
+        """No conda and no pip dependencies: environment.yml says `dependencies: []`."""
+        return not (self.dependencies or self.pip)
+
 
 @dataclass(frozen=True)
 class ImagePlan:

@@ -236,7 +236,7 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
         ACTIVITY: shipped_text(ACTIVITY),
         "envkit/runtime/activity.json": _activity_settings(),
         "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
-        "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", title=plan.apt.mirror_title),
+        "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", apt=plan.apt),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),
     }
     files.update(_project_files(plan))

@@ -18,6 +18,7 @@ from envkit.services.project import load_project
 
 if TYPE_CHECKING:
     from envkit.engine.gpu_use import GpuUse
+    from envkit.plan import Plan
     from envkit.plan.access import Service
 
 
@@ -141,7 +142,7 @@ def collect(config: str | None, volumes: bool = True) -> dict[str, Any]:
     }
 
 
-def _volumes(client: Any, plan: Any) -> list[dict[str, Any]]:
+def _volumes(client: Any, plan: Plan) -> list[dict[str, Any]]:
     """Every volume of the project, with whose it is and its size; a home whose member has
     left team.members is marked: it stays until `envkit member remove NAME --delete-home`."""
     members = {s.member or s.user for s in plan.services}
