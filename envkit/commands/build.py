@@ -24,7 +24,6 @@ from envkit.lock.pins import check_base, check_platforms
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
 from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
 from envkit.platforms import platform_tag
-from envkit.render.files import render_files
 from envkit.render.steps import STEPS_LABEL, Step, label, reused, steps
 from envkit.services.project import LOCK_FILE, Project, load_project, render_project, with_lock
 from envkit.services.sharing import (
@@ -82,9 +81,8 @@ def run(request: BuildRequest) -> int:
     return 0
 
 
-def _steps(project: Project, backend: Backend) -> list[Step]:
-    files = render_files(project.plan)
-    return steps(files[backend.dockerfile], files)
+def _steps(rendered: dict[str, str], backend: Backend) -> list[Step]:
+    return steps(rendered[backend.dockerfile], rendered)
 
 
 def dry_run(request: BuildRequest) -> int:
@@ -97,13 +95,13 @@ def dry_run(request: BuildRequest) -> int:
     backend = choose_backend(
         request.builder or project.plan.install.builder, engine_facts(client).podman
     )
-    render_project(project)
+    rendered = render_project(project)
     tag = request.tag or project.plan.image.tag
     try:
         labelled = client.images.get(tag).labels.get(STEPS_LABEL)
     except ImageNotFound:
         labelled = None
-    found = _steps(project, backend)
+    found = _steps(rendered, backend)
     kept = reused(found, labelled)
     if request.json:
         rows = [
@@ -144,12 +142,12 @@ def build_project(request: BuildRequest) -> str:
     if lock is not None:
         check_base(lock, client, request.lock_file or project.project_dir / LOCK_FILE)
         check_platforms(lock, platforms, request.lock_file or project.project_dir / LOCK_FILE)
-    render_project(project)
+    rendered = render_project(project)  # once: the inputs digest and each build's steps read it
     tag = request.tag or project.plan.image.tag
     shared = None
     if registry is not None:
         every = build_platforms(project, client)  # the inputs tag names them all
-        shared = shared_image(project, registry, build_args, platforms=every)
+        shared = shared_image(project, registry, rendered, build_args, platforms=every)
         wanted = not request.force_build and request.platform is None
         if wanted and _pulled(request, project, client, shared, tag):
             return tag
@@ -159,7 +157,8 @@ def build_project(request: BuildRequest) -> str:
     for platform, image_tag in images.items():
         native = platform == facts.platform and len(images) == 1 and image_tag == tag
         built = replace(request, tag=image_tag)
-        _build(built, project, client, backend, build_args, shared, None if native else platform)
+        build = _Build(built, project, rendered, backend, build_args, shared)
+        _build(build, client, None if native else platform)
     main = images.get(facts.platform) or (images[platforms[0]] if len(images) > 1 else None)
     if main is not None and main != tag:  # the engine's own (else the first): the project's tag
         repository, _, name = tag.rpartition(":")
@@ -199,15 +198,26 @@ def _platform_images(
     return {platform: platform_tag(tag, platform) for platform in platforms}
 
 
-def _build(
-    request: BuildRequest,
-    project: Project,
-    client: Any,
-    backend: Backend,
-    build_args: dict[str, str],
-    shared: SharedImage | None,
-    platform: str | None = None,
-) -> None:
+@dataclass(frozen=True)
+class _Build:
+    """What every platform's build of one `envkit build` shares."""
+
+    request: BuildRequest
+    project: Project
+    rendered: dict[str, str]  # the build context, rendered once
+    backend: Backend
+    build_args: dict[str, str]
+    shared: SharedImage | None
+
+
+def _build(build: _Build, client: Any, platform: str | None = None) -> None:
+    request, project, backend, build_args, shared = (
+        build.request,
+        build.project,
+        build.backend,
+        build.build_args,
+        build.shared,
+    )
     plan, out_dir = project.plan, project.context_dir
     tag = request.tag or plan.image.tag
     reporter = _reporter(request)
@@ -222,7 +232,11 @@ def _build(
     # The inputs digest is a label whether or not a registry is set: `envkit push` later checks
     # that the image it sends is the one these inputs build.
     platforms = build_platforms(project, client)
-    context = shared.context if shared else inputs_of(project, build_args, platforms=platforms)
+    context = (
+        shared.context
+        if shared
+        else inputs_of(project, build.rendered, build_args, platforms=platforms)
+    )
     options = BuildOptions(
         tag=tag,
         no_cache=request.no_cache,
@@ -231,7 +245,7 @@ def _build(
         labels={
             INPUTS_LABEL: inputs_digest(plan),
             CONTEXT_LABEL: context,
-            STEPS_LABEL: label(_steps(project, backend)),
+            STEPS_LABEL: label(_steps(build.rendered, backend)),
         },
         cache_from=_cache_from(client, backend.name, shared, _say_to(request)),
         secrets=_secrets(plan, backend.name, _say_to(request)),

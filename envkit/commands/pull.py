@@ -20,9 +20,9 @@ PullRequest = ShareRequest
 
 
 def run(request: PullRequest) -> int:
-    project, registry = prepared(request)
+    project, registry, rendered = prepared(request)
     client = docker_client()
-    image = shared_image(project, registry, platforms=build_platforms(project, client))
+    image = shared_image(project, registry, rendered, platforms=build_platforms(project, client))
     local = fetch_shared(client, project, image, say)
     if local is None:
         raise EnvkitError(

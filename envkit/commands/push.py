@@ -24,10 +24,10 @@ PushRequest = ShareRequest
 
 
 def run(request: PushRequest) -> int:
-    project, registry = prepared(request)
+    project, registry, rendered = prepared(request)
     client = docker_client()
     platforms = build_platforms(project, client)
-    image = shared_image(project, registry, platforms=platforms)
+    image = shared_image(project, registry, rendered, platforms=platforms)
     locals_ = local_images(project, platforms)
     if len(locals_) > 1:
         _refuse_locked(request.locked, platforms)

@@ -25,10 +25,11 @@ from envkit.engine.team_sync import KeySync, sync_keys, sync_notebook_tokens
 from envkit.errors import ConfigError, EngineUnreachableError, EnvkitError, ImageMissingError
 from envkit.plan.access import Service
 from envkit.plan.model import Plan
+from envkit.render import render_outputs, write_outputs
 from envkit.render.ssh_config import connect_host, jump_host
 from envkit.services.keeping import guard, pending, upgrade_home
 from envkit.services.member_gpus import with_host_gpus
-from envkit.services.project import Project, load_project, render_project
+from envkit.services.project import Project, load_project
 from envkit.services.sharing import build_platforms, fetch_shared, registry_of, shared_image
 
 
@@ -62,7 +63,12 @@ def _require_keys(project: Project) -> None:
 
 
 def _image_ready(
-    client: Any, project: Project, config: str | None, registry: str | None, force_build: bool
+    client: Any,
+    project: Project,
+    rendered: dict[str, str],
+    config: str | None,
+    registry: str | None,
+    force_build: bool,
 ) -> None:
     """The project's image on the engine: built here with --build; else the local one where it
     was built from these inputs; else the registry's; else the local one, or a clear error."""
@@ -81,7 +87,8 @@ def _image_ready(
     except ImageNotFound:
         local = None
     if registry is not None:
-        wanted = shared_image(project, registry, platforms=build_platforms(project, client))
+        platforms = build_platforms(project, client)
+        wanted = shared_image(project, registry, rendered, platforms=platforms)
         if local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context:
             return
         if fetch_shared(client, project, wanted, _say) is not None:
@@ -127,8 +134,9 @@ def _up(request: UpRequest, report: dict[str, Any]) -> int:
         _say(gpu_note)
     plan, out_dir = project.plan, project.context_dir
     client = docker_client()
-    _image_ready(client, project, request.config, request.registry, request.build)
-    render_project(project)  # after a build's own render: this one has the GPUs made concrete
+    outputs = render_outputs(plan, out_dir, project.project_dir)
+    _image_ready(client, project, outputs.context, request.config, request.registry, request.build)
+    write_outputs(outputs)  # after a build's own render: this one has the GPUs made concrete
     facts = engine_facts(client)
     remote = facts.remote
     if not remote:  # a remote engine's ports are its machine's: it says itself if one is taken

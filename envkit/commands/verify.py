@@ -177,7 +177,8 @@ def _enroot_image(project: Project) -> str:
     """The team's image as enroot names it (REGISTRY#PATH:TAG). By its inputs tag, which names
     one set of inputs (enroot's image URIs take a tag, not a digest)."""
     assert project.plan.registry is not None
-    shared = shared_image(project, project.plan.registry, platforms=build_platforms(project, None))
+    platforms = build_platforms(project, None)
+    shared = shared_image(project, project.plan.registry, None, platforms=platforms)
     host, _, path = shared.repository.partition("/")
     return f"{host}#{path}:{shared.tag}"
 

@@ -60,11 +60,15 @@ def _project(loaded: LoadedSpec, out: Path | None, configured: bool) -> Project:
     return Project(loaded.path, plan, context_dir, project_dir, loaded, configured)
 
 
-def render_project(project: Project) -> None:
-    """Bring both folders up to date, as build and up do before they touch the engine."""
+def render_project(project: Project) -> dict[str, str]:
+    """Bring both folders up to date, as build and up do before they touch the engine: the
+    build context rendered (relative path → text), for what else the command needs of it (the
+    inputs digest, the build's steps), so one command renders once."""
     from envkit.render import render_outputs, write_outputs
 
-    write_outputs(render_outputs(project.plan, project.context_dir, project.project_dir))
+    outputs = render_outputs(project.plan, project.context_dir, project.project_dir)
+    write_outputs(outputs)
+    return outputs.context
 
 
 def with_lock(project: Project, lock_file: Path | None) -> tuple[Project, Any]:

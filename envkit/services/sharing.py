@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from envkit.engine.registry import CONTEXT_LABEL, SharedImage
 from envkit.errors import EnvkitError
@@ -86,30 +86,44 @@ def local_images(project: Project, platforms: tuple[str, ...]) -> dict[str, str]
 
 
 def inputs_of(
-    project: Project, build_args: dict[str, str] | None = None, *, platforms: tuple[str, ...]
+    project: Project,
+    rendered: dict[str, str] | None,
+    build_args: dict[str, str] | None = None,
+    *,
+    platforms: tuple[str, ...],
 ) -> str:
     """The digest of what PROJECT builds from (render/digest.py), the platforms among it (one
-    tag never names an amd64 image to an arm64 host): labelled on every image."""
+    tag never names an amd64 image to an arm64 host): labelled on every image. RENDERED is the
+    build context the command already rendered; None renders it here (a command that writes
+    nothing)."""
     from envkit.render.digest import context_digest
     from envkit.render.files import render_files
 
     lock_text = project.plan.locked.lock_text if project.plan.locked else None
-    return context_digest(render_files(project.plan), build_args, lock_text, platforms)
+    context = rendered if rendered is not None else render_files(project.plan)
+    return context_digest(context, build_args, lock_text, platforms)
 
 
 def shared_image(
     project: Project,
     registry: str,
+    rendered: dict[str, str] | None,
     build_args: dict[str, str] | None = None,
     *,
     platforms: tuple[str, ...],
 ) -> SharedImage:
     """The registry name of what PROJECT builds: same inputs, same name."""
-    context = inputs_of(project, build_args, platforms=platforms)
+    context = inputs_of(project, rendered, build_args, platforms=platforms)
     return SharedImage.of(registry, project.plan.project, context)
 
 
-def prepared(request: ShareRequest) -> tuple[Project, str]:
+class Prepared(NamedTuple):
+    project: Project
+    registry: str
+    rendered: dict[str, str]  # the build context, as render_project wrote it
+
+
+def prepared(request: ShareRequest) -> Prepared:
     """The project rendered (with the lock's pins where --locked), and its registry. Every
     refusal comes before the engine is asked or a file written."""
     project = load_project(request.config)
@@ -118,8 +132,7 @@ def prepared(request: ShareRequest) -> tuple[Project, str]:
         raise EnvkitError("no registry to share the image through", NO_REGISTRY_FIX)
     if request.locked:
         project, _ = with_lock(project, request.lock_file)
-    render_project(project)
-    return project, registry
+    return Prepared(project, registry, render_project(project))
 
 
 def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) -> Any | None:
@@ -154,7 +167,7 @@ def pushed_reference(client: Any, project: Project, registry: str) -> str:
     refused where it was never pushed (a pod would fail to pull)."""
     from envkit.engine.registry import published
 
-    image = shared_image(project, registry, platforms=build_platforms(project, client))
+    image = shared_image(project, registry, None, platforms=build_platforms(project, client))
     digest = published(client, image)
     if digest is None:
         raise EnvkitError(
