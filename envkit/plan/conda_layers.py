@@ -10,16 +10,7 @@ import shlex
 from typing import NamedTuple
 
 from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
-from envkit.plan.dockerfile import (
-    WITHOUT_CONSTRAINTS,
-    Kit,
-    Layer,
-    hadolint,
-    lines,
-    noted,
-    run,
-    words,
-)
+from envkit.plan.dockerfile import Kit, Layer, hadolint, lines, noted, run, words
 from envkit.plan.install import CacheMount
 from envkit.plan.model import Plan
 from envkit.runtime.conda_tool import TORCH_NEEDS
@@ -106,9 +97,6 @@ def _rattler(kit: Kit) -> Layer:
     """conda's tooling from the pip mirror (plan/conda_bootstrap.py): py-rattler, installed by
     hash into a venv of its own, and envkit-conda on every PATH."""
     python = f"{RATTLER_VENV}/bin/python"
-    install = (*WITHOUT_CONSTRAINTS, python, "-m", "pip", "install", *kit.no_cache, "--no-deps")
-    install += ("--require-hashes", *kit.install.pip_indexes())
-    install += ("-r", f"{CONDA_TOOL_DIR}/requirements.txt")
     major, minor = RATTLER_MIN_PYTHON
     check = ("python3", "-c", f"import sys; sys.exit(sys.version_info < ({major}, {minor}))")
     needs = f"needs python3 {major}.{minor} or newer in the base image"
@@ -117,7 +105,7 @@ def _rattler(kit: Kit) -> Layer:
         f"{{ {words(check)} \\\n      || "
         f'{{ echo "envkit: the conda bootstrap (py-rattler) {needs}" >&2; exit 1; }}; }}',
         f"python3 -m venv {RATTLER_VENV}",
-        words(install),
+        kit.hashed(python, f"{CONDA_TOOL_DIR}/requirements.txt"),
         f"install -m 0755 {CONDA_TOOL_DIR}/envkit-conda /usr/local/bin/envkit-conda",
     )
     layer = _python_run(kit, python, comments, commands, kit.install.pip_cache)
@@ -245,7 +233,7 @@ def _explicit(kit: Kit) -> tuple[str, ...] | None:
     pypi = _lock_pypi(kit)
     if pypi:
         copies += (f"COPY {PROJECT_CONDA_PYPI} {pypi[0]}",)
-        commands += (words(pypi[1]),)
+        commands += (pypi[1],)
         notes += (
             "Then its PyPI packages, each at its locked version from the pip mirror, checked by "
             "sha256.",
@@ -258,7 +246,7 @@ def _keeps_torch(plan: Plan) -> bool:
     return not plan.conda.creates_env and plan.torch.preinstalled and bool(plan.torch.version)
 
 
-def _lock_pypi(kit: Kit) -> tuple[str, tuple[str, ...]] | None:
+def _lock_pypi(kit: Kit) -> tuple[str, str] | None:
     """The project's conda lock's PyPI packages (where they go, and their install), by
     version through the pip mirror, each file checked against the lock's sha256
     (--require-hashes), nothing else (--no-deps)."""
@@ -266,11 +254,8 @@ def _lock_pypi(kit: Kit) -> tuple[str, tuple[str, ...]] | None:
     lock = plan.conda.lock
     if lock is None or not lock.pypi or kit.locked:
         return None
-    python = f"{plan.conda_prefix}/bin/python"
-    command = (*WITHOUT_CONSTRAINTS, python, "-m", "pip", "install", *kit.no_cache, "--no-deps")
     requirements = f"/opt/envkit/{PROJECT_CONDA_PYPI[len('envkit/') :]}"
-    command += ("--require-hashes", *kit.install.pip_indexes(), "-r", requirements)
-    return requirements, command
+    return requirements, kit.hashed(f"{plan.conda_prefix}/bin/python", requirements)
 
 
 def _conda_clean(bootstrap: str | None) -> tuple[str, ...]:

@@ -56,9 +56,14 @@ def exec_form(instruction: str, argv: Iterable[str]) -> str:
     return f"{instruction} {json.dumps(list(argv), ensure_ascii=True)}"
 
 
-def noted(lines: Iterable[str], instruction: str) -> str:
+def lines(text: str) -> tuple[str, ...]:
+    """Comment lines written as they read, a block of text."""
+    return tuple(text.splitlines())
+
+
+def noted(comments: Iterable[str], instruction: str) -> str:
     """An instruction with comment lines right above it."""
-    return "".join(f"# {line}\n" for line in lines) + instruction
+    return "".join(f"# {line}\n" for line in comments) + instruction
 
 
 def hadolint(rules: str, instruction: str) -> str:
@@ -114,22 +119,19 @@ class Kit:
         if not wanted:
             return None
         kept = ", a cache kept across builds" if self.buildkit else ""
-        comments = (
-            f"   uv {install.uv_version} installs the Python packages below: parallel "
-            f"downloads{kept}.",
-            f"   pip brings it from the mirror into {install.uv_home}, outside the environment: "
-            "in no lock",
-            "   and no `pip list`.",
-        )
+        comments = lines(f"""\
+   uv {install.uv_version} installs the Python packages below: parallel downloads{kept}.
+   pip brings it from the mirror into {install.uv_home}, outside the environment: in no lock
+   and no `pip list`.""")
         command = (python, "-m", "pip", "install", *self.no_cache, *install.bootstrap)
         return Part(comments, words(command))
+
+    def hashed(self, python: str, requirements: str) -> str:
+        """PYTHON's pip installing exactly the hashed REQUIREMENTS file, from the mirror."""
+        pip = (python, "-m", "pip", "install", *self.no_cache, "--no-deps", "--require-hashes")
+        return words((*WITHOUT_CONSTRAINTS, *pip, *self.install.pip_indexes(), "-r", requirements))
 
     def pip(self, requirements: tuple[str, ...]) -> str:
         """The installer's RUN for REQUIREMENTS, one per line, from the mirror."""
         command = words((*self.command, *self.install.indexes()))
         return run(self.cache, listed(f"{command} --", requirements))
-
-
-def lines(text: str) -> tuple[str, ...]:
-    """Comment lines written as they read, a block of text."""
-    return tuple(text.splitlines())

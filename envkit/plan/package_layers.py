@@ -52,7 +52,6 @@ OWN = "DL3013,DL3059"
 
 
 def locked_pip_layer(kit: Kit) -> Layer | None:
-    """Every pip package of envkit.lock at its version, --no-deps (the lock lists the whole set)."""
     plan = kit.plan
     locked = plan.locked
     if locked is None or not locked.pip:
@@ -76,26 +75,19 @@ def locked_pip_layer(kit: Kit) -> Layer | None:
 
 def _torch_comment(kit: Kit) -> tuple[str, ...]:
     torch = kit.plan.torch
+    checked = f"checked to be the CUDA {torch.cuda} build,"
     if kit.locked and not torch.preinstalled:
-        return (
-            f"6. torch {torch.version} came from the lock's pip packages above: checked to be "
-            f"the CUDA {torch.cuda} build,",
-        )
+        return (f"6. torch {torch.version} came from the lock's pip packages above: {checked}",)
     if torch.preinstalled:
         where = "the conda lock's environment" if torch.source == "conda-lock" else "the base image"
-        checked = f"checked to be the CUDA {torch.cuda} build,"
         return (f"6. torch {torch.version} came with {where}: {checked}",)
     if torch.source == "pypi":
-        return (
-            f"6. torch {torch.version} from the pip index (the mirror): PyPI's own torch wheel "
-            "for this",
-            f"   release is the CUDA {torch.cuda} build, so the mirror preset's PyPI serves it. "
-            "Checked,",
-        )
-    return (
-        f"6. torch {torch.version} from the PyTorch {torch.cuda} wheel index only, so a mirror's",
-        "   +cpu wheel cannot win. Checked to be that build,",
-    )
+        return lines(f"""\
+6. torch {torch.version} from the pip index (the mirror): PyPI's own torch wheel for this
+   release is the CUDA {torch.cuda} build, so the mirror preset's PyPI serves it. Checked,""")
+    return lines(f"""\
+6. torch {torch.version} from the PyTorch {torch.cuda} wheel index only, so a mirror's
+   +cpu wheel cannot win. Checked to be that build,""")
 
 
 def torch_layer(kit: Kit) -> Layer | None:
@@ -124,7 +116,6 @@ def torch_layer(kit: Kit) -> Layer | None:
 
 
 def pip_layer(kit: Kit) -> Layer | None:
-    """Your pip packages (packages.pip), from the mirror."""
     pip = kit.plan.packages.pip
     if not pip or kit.locked:
         return None
@@ -133,8 +124,6 @@ def pip_layer(kit: Kit) -> Layer | None:
 
 
 def requirements_layers(kit: Kit) -> tuple[Layer, ...]:
-    """Each requirements file (packages.requirements) copied alone, with the files it includes,
-    so a change to it rebuilds only its layer."""
     if kit.locked:
         return ()
     command = (*kit.command, *kit.install.indexes())
@@ -191,9 +180,6 @@ def project_layer(kit: Kit) -> Layer | None:
 
 
 def backend_layer(kit: Kit) -> Layer | None:
-    """The build backend of the project installed editable at the container's first start:
-    only what the environment lacks by name (what is installed stays as the layers before
-    made it), so that install builds without asking an index."""
     requirements = kit.plan.packages.build_backend
     if not requirements or kit.locked:
         return None
