@@ -1,6 +1,6 @@
 """Resolve a validated Spec into a Plan: plain data the templates lay out, all decisions made.
 
-May import: config, checks, catalog, addresses, files, names, platforms, errors."""
+May import: config, checks, catalog, runtime, addresses, files, names, platforms, errors."""
 
 from envkit.plan.build import make_plan
 from envkit.plan.model import HostFacts, Plan

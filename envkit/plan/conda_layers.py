@@ -1,78 +1,195 @@
-"""The conda layers of the image: the rattler bootstrap (py-rattler's venv and envkit-conda)
-and the environment step (environment.yml solved, or an explicit list installed exactly: a
---locked build's, or the project's own conda-lock.yml or pixi.lock)."""
+"""The image's Python and conda layers: where Python comes from (Miniforge, the rattler
+bootstrap's py-rattler venv and envkit-conda, a venv on the system Python, or the base image's
+own, with uv added), then conda's channels and the environment (environment.yml solved, or an
+explicit list installed exactly: a --locked build's, or the project's own conda-lock.yml or
+pixi.lock)."""
 
 from __future__ import annotations
 
+import shlex
+from typing import NamedTuple
+
 from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
-from envkit.plan.dockerfile import CondaEnvStep, ExplicitInstall, LockPypi, RattlerStep
-from envkit.plan.layer_kit import CONDA_TOOL, TORCH_CONSTRAINTS, WITHOUT_CONSTRAINTS, Layers
+from envkit.plan.dockerfile import Kit, Layer, hadolint, lines, noted, run, words
+from envkit.plan.install import CacheMount
 from envkit.plan.model import Plan
+from envkit.runtime.conda_tool import TORCH_NEEDS
 
-KEPT_BY_PIP = "/etc/envkit/pip-constraints.txt"  # as step 6 writes it, for conda's pip first
-
+CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
+KEPT_BY_PIP = "/etc/envkit/pip-constraints.txt"  # as the torch layer writes it, for conda's pip
 ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
-CONDA_EXPLICIT = "/opt/envkit/lock/conda-explicit.txt"
 # The project's conda-lock.yml or pixi.lock, as render writes it for the build.
 PROJECT_CONDA_EXPLICIT = "envkit/project/conda-explicit.txt"
 PROJECT_CONDA_PYPI = "envkit/project/conda-lock-pypi.txt"
+SEPARATE = "   Separate RUN layers from here on are deliberate: each is its own cache step."
 
 
-def rattler_step(layers: Layers) -> RattlerStep | None:
-    """py-rattler's venv and envkit-conda, where they bootstrap conda (plan/conda_bootstrap.py)."""
-    if layers.plan.conda.bootstrap != "rattler":
+def _python_run(
+    kit: Kit, python: str, comments: tuple[str, ...], commands: tuple[str, ...], *mounts: CacheMount
+) -> Layer:
+    """The Python layer's RUN, then uv's bootstrap by PYTHON's pip where uv installs."""
+    uv = kit.uv(python)
+    if uv:
+        comments, commands = (*comments, *uv.comments), (*commands, uv.command)
+        mounts = (*mounts, kit.install.pip_cache)
+    flags = kit.mounts(*dict.fromkeys(mounts))  # once each: the rattler venv's pip uses it too
+    return Layer(comments, (hadolint("DL3059", run(flags, *commands)),))
+
+
+def python_layer(kit: Kit) -> Layer | None:
+    """Where the environment's Python comes from: at most one of these layers."""
+    plan = kit.plan
+    if plan.conda.bootstrap == "rattler":
+        return _rattler(kit)
+    if plan.conda.bootstrap == "miniforge":
+        return _miniforge(kit)
+    if plan.python.provider == "venv":
+        comment = "3. Python: a venv on the system Python that still sees apt's python3-* packages."
+        venv = ("python3 -m venv --system-site-packages /opt/venv",)
+        return _python_run(kit, "/opt/venv/bin/python", (comment, SEPARATE), venv)
+    if kit.uv("python") is None:
         return None
-    install, python = layers.install, f"{RATTLER_VENV}/bin/python"
-    no_cache = () if layers.buildkit else ("--no-cache-dir",)
-    requirements = f"{CONDA_TOOL_DIR}/requirements.txt"
-    command = (*WITHOUT_CONSTRAINTS, python, "-m", "pip", "install", *no_cache)
-    command += ("--no-deps", "--require-hashes", *install.pip_indexes(), "-r", requirements)
+    return _python_run(kit, "python", ("3. Python: the base image's own.",), ())
+
+
+MINIFORGE = f"""\
+3. Python: Miniforge (conda-forge by default; Anaconda's channels only when asked).
+{SEPARATE}
+   The installer runs as root: its checksum is checked before it runs."""
+
+
+def _miniforge(kit: Kit) -> Layer:
+    """Miniforge's installer, checked against its pinned sum before it runs as root. Under
+    BuildKit it stays in a cache mount, named by its sum, and is downloaded only when missing."""
+    conda = kit.plan.conda
+    comments = lines(MINIFORGE)
+    arches = "".join(f"\n      {arch}) sum={sha} ;; \\" for arch, sha in conda.installer_sha256)
+    if conda.installer_sha256[0][0] != "*":  # no sum for other architectures: refuse them
+        arches += '\n      *) echo "envkit: no pinned Miniforge checksum for $(uname -m)" >&2; '
+        arches += "exit 1 ;; \\"
+    commands: tuple[str, ...] = (f'case "$(uname -m)" in \\{arches}\n    esac',)
+    if kit.buildkit:
+        comments += ("   A download already in the cache mount is used when its checksum matches.",)
+        installer = f"{kit.install.downloads.target}/miniforge-$sum.sh"
+        commands += (
+            f'if ! echo "$sum  {installer}" | sha256sum -c --status - 2>/dev/null; then \\\n'
+            f'      curl -fsSL -o "{installer}" "{conda.installer_url}"; fi',
+        )
+    else:
+        installer = "/tmp/miniforge.sh"  # noqa: S108 - a path in the image's build, removed after
+        commands += (f'curl -fsSL -o {installer} "{conda.installer_url}"',)
+    commands += (
+        f'echo "$sum  {installer}" | sha256sum -c -',
+        f'bash "{installer}" -b -p /opt/conda',
+    )
+    commands += () if kit.buildkit else (f"rm -f {installer}",)
+    return _python_run(kit, "/opt/conda/bin/python", comments, commands, kit.install.downloads)
+
+
+RATTLER = f"""\
+3. Python: conda's tooling from the pip mirror, nothing from GitHub: py-rattler (the solver
+   and installer under pixi) in a venv of its own, every wheel checked against its pinned
+   sha256, and envkit-conda, which makes the environment from the image's .condarc.
+{SEPARATE}"""
+
+
+def _rattler(kit: Kit) -> Layer:
+    """conda's tooling from the pip mirror (plan/conda_bootstrap.py): py-rattler, installed by
+    hash into a venv of its own, and envkit-conda on every PATH."""
+    python = f"{RATTLER_VENV}/bin/python"
     major, minor = RATTLER_MIN_PYTHON
-    check = f"import sys; sys.exit(sys.version_info < ({major}, {minor}))"
-    return RattlerStep(
-        mounts=layers.mounts(install.pip_cache),
-        python_check=("python3", "-c", check),
-        python_needed=f"{major}.{minor}",
-        venv=RATTLER_VENV,
-        tool_dir=CONDA_TOOL_DIR,
-        install=command,
-        uv=layers.uv(python),
+    check = ("python3", "-c", f"import sys; sys.exit(sys.version_info < ({major}, {minor}))")
+    needs = f"needs python3 {major}.{minor} or newer in the base image"
+    comments = lines(RATTLER)
+    commands = (
+        f"{{ {words(check)} \\\n      || "
+        f'{{ echo "envkit: the conda bootstrap (py-rattler) {needs}" >&2; exit 1; }}; }}',
+        f"python3 -m venv {RATTLER_VENV}",
+        kit.hashed(python, f"{CONDA_TOOL_DIR}/requirements.txt"),
+        f"install -m 0755 {CONDA_TOOL_DIR}/envkit-conda /usr/local/bin/envkit-conda",
     )
+    layer = _python_run(kit, python, comments, commands, kit.install.pip_cache)
+    return Layer(layer.comments, (f"COPY envkit/conda/ {CONDA_TOOL_DIR}/", *layer.instructions))
 
 
-def conda_env_step(layers: Layers) -> CondaEnvStep | None:
-    plan, install, buildkit = layers.plan, layers.install, layers.buildkit
-    conda = plan.conda
-    if not conda.update_env:
+def conda_layer(kit: Kit) -> Layer | None:
+    """conda's channels (.condarc) and, where envkit makes or updates it, the environment."""
+    plan = kit.plan
+    if not plan.conda.in_image:
         return None
+    copy = f"COPY envkit/condarc {plan.conda.rc.path}"
+    if not plan.conda.update_env:
+        return Layer(("4. conda: its channels.",), (copy,))
+    instructions: tuple[str, ...] = (copy,)
     cuda = plan.torch.cuda
+    if cuda and cuda != "cpu":
+        why = f"conda solves for CUDA {cuda} even on a builder without a GPU (the __cuda virtual"
+        instructions += (noted((f"{why} package).",), f"ENV CONDA_OVERRIDE_CUDA={cuda}"),)
+    explicit = _explicit(kit)
+    instructions += explicit if explicit else _solved(kit)
+    return Layer(("4. conda: its channels and the environment.",), instructions)
+
+
+class EnvRun(NamedTuple):
+    """What the environment's RUN has whichever way it is made, per builder."""
+
+    notes: tuple[str, ...]  # above the first COPY: where the downloads go
+    mounts: tuple[str, ...]
+    assigned: str  # variables set for the conda command alone
+    clean: tuple[str, ...]  # the classic builder: downloads removed in the same layer
+
+    def run(self, *commands: str) -> str:
+        return hadolint("DL3059", run(self.mounts, *commands, *self.clean))
+
+
+def _env_run(kit: Kit, keep: bool) -> EnvRun:
+    """conda's downloads (and pip's, for a pip section or a lock's PyPI packages) in cache
+    mounts under BuildKit; removed in the same layer under the classic builder."""
+    conda, install = kit.plan.conda, kit.install
     pip = bool(conda.pip)
-    pypi = _lock_pypi(layers)
-    mounts = layers.mounts(install.conda_pkgs, *((install.pip_cache,) if pip or pypi else ()))
-    assignments = (
-        *((f"CONDA_PKGS_DIRS={install.conda_pkgs.target}",) if buildkit else ()),
-        *(("PIP_CONFIG_FILE=/opt/envkit/pip.conf",) if pip else ()),
-    )
-    pin = None
-    keep = None
-    if not conda.creates_env and plan.torch.preinstalled and plan.torch.version:
-        pin = f"pytorch =={plan.torch.version}"
-        if pip:  # conda's pip keeps torch's numpy and CUDA libraries too, not only conda
-            keep = ("python", "-c", TORCH_CONSTRAINTS)
-            assignments = (*assignments, f"PIP_CONSTRAINT={KEPT_BY_PIP}")
-    return CondaEnvStep(
-        override_cuda=cuda if cuda and cuda != "cpu" else None,
-        mounts=mounts,
-        assignments=assignments,
-        cached=buildkit,
-        pip_section=pip,
-        explicit=_explicit(plan),
-        pypi=pypi,
-        pin_torch=pin,
-        keep_torch=keep,
-        command=_env_command(plan),
-        clean=None if buildkit else _conda_clean(conda.bootstrap),
-    )
+    lock = conda.lock
+    pypi = lock is not None and bool(lock.pypi) and not kit.locked
+    assigned = f"CONDA_PKGS_DIRS={install.conda_pkgs.target} " if kit.buildkit else ""
+    assigned += "PIP_CONFIG_FILE=/opt/envkit/pip.conf " if pip else ""
+    assigned += f"PIP_CONSTRAINT={KEPT_BY_PIP} " if keep else ""
+    mounts = kit.mounts(install.conda_pkgs, *((install.pip_cache,) if pip or pypi else ()))
+    if not kit.buildkit:
+        return EnvRun((), mounts, assigned, (words(_conda_clean(conda.bootstrap)),))
+    also = " (and pip's, for the environment's pip section)" if pip else ""
+    return EnvRun((f"conda's package downloads{also} stay in cache mounts.",), mounts, assigned, ())
+
+
+def _solved(kit: Kit) -> tuple[str, ...]:
+    """environment.yml solved: envkit's own environment made, or the base image's updated with
+    its torch pinned for conda's solve and, for the file's pip section, kept as the torch layer
+    keeps it for every later install."""
+    plan = kit.plan
+    conda, torch = plan.conda, plan.torch
+    pip = bool(conda.pip)
+    pinned = _keeps_torch(plan)
+    env = _env_run(kit, pinned and pip)
+    copy = noted(env.notes, "COPY environment.yml /opt/envkit/environment.yml")
+    if pip:
+        why = "The environment's pip section reads the mirror from envkit's pip.conf."
+        copy = noted((*env.notes, why), "COPY environment.yml envkit/pip.conf /opt/envkit/")
+    notes: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    if pinned:
+        notes = (
+            "The image's torch stays put while conda solves for the environment "
+            f"(conda-meta/pinned){',' if pip else '.'}",
+        )
+        pin = shlex.quote(f"pytorch =={torch.version}")
+        commands = (f"echo {pin} >> /opt/conda/conda-meta/pinned",)
+    if pinned and pip:
+        notes += (
+            "and while pip runs its pip section: torch, its CUDA libraries and numpy's major "
+            "kept (PIP_CONSTRAINT).",
+        )
+        keep = words(("python", "-c", TORCH_NEEDS))
+        commands += (f"mkdir -p /etc/envkit && {keep} > {KEPT_BY_PIP}",)
+    command = env.assigned + words(_env_command(plan))
+    return (copy, noted(notes, env.run(*commands, command)))
 
 
 def _env_command(plan: Plan) -> tuple[str, ...]:
@@ -87,12 +204,13 @@ def _env_command(plan: Plan) -> tuple[str, ...]:
     return ("conda", "env", "update", "-p", "/opt/conda", "-f", ENVIRONMENT_FILE)
 
 
-def _explicit(plan: Plan) -> ExplicitInstall | None:
+def _explicit(kit: Kit) -> tuple[str, ...] | None:
     """envkit.lock's conda packages (a --locked build) or the project's own conda lock, as an
-    explicit list installed exactly."""
+    explicit list installed exactly, then the project's lock's PyPI packages, if any."""
+    plan = kit.plan
     conda = plan.conda
     if plan.locked and plan.locked.conda_explicit:
-        files = ("envkit/lock/conda-explicit.txt", CONDA_EXPLICIT)
+        files = ("envkit/lock/conda-explicit.txt", "/opt/envkit/lock/conda-explicit.txt")
         why = "The locked environment: exactly the lock's package files, no solve."
     elif conda.lock is not None:
         files = (PROJECT_CONDA_EXPLICIT, f"/opt/envkit/{PROJECT_CONDA_EXPLICIT[len('envkit/') :]}")
@@ -108,22 +226,36 @@ def _explicit(plan: Plan) -> ExplicitInstall | None:
     else:
         verb = "create" if conda.creates_env else "install"
         command = ("conda", verb, "-y", "-p", target, "--file", files[1])
-    return ExplicitInstall(files[0], files[1], why, command)
+    env = _env_run(kit, _keeps_torch(plan) and bool(conda.pip))
+    copies: tuple[str, ...] = (noted(env.notes, f"COPY {files[0]} {files[1]}"),)
+    commands: tuple[str, ...] = (env.assigned + words(command),)
+    notes: tuple[str, ...] = (why,)
+    pypi = _lock_pypi(kit)
+    if pypi:
+        copies += (f"COPY {PROJECT_CONDA_PYPI} {pypi[0]}",)
+        commands += (pypi[1],)
+        notes += (
+            "Then its PyPI packages, each at its locked version from the pip mirror, checked by "
+            "sha256.",
+        )
+    return (*copies, noted(notes, env.run(*commands)))
 
 
-def _lock_pypi(layers: Layers) -> LockPypi | None:
-    """The project's conda lock's PyPI packages, by version through the pip mirror, each file
-    checked against the lock's sha256 (--require-hashes), nothing else (--no-deps)."""
-    plan = layers.plan
+def _keeps_torch(plan: Plan) -> bool:
+    """conda updates the base image's environment, whose torch stays."""
+    return not plan.conda.creates_env and plan.torch.preinstalled and bool(plan.torch.version)
+
+
+def _lock_pypi(kit: Kit) -> tuple[str, str] | None:
+    """The project's conda lock's PyPI packages (where they go, and their install), by
+    version through the pip mirror, each file checked against the lock's sha256
+    (--require-hashes), nothing else (--no-deps)."""
+    plan = kit.plan
     lock = plan.conda.lock
-    if lock is None or not lock.pypi or plan.locked is not None:
+    if lock is None or not lock.pypi or kit.locked:
         return None
-    python = f"{plan.conda_prefix}/bin/python"
-    no_cache = () if layers.buildkit else ("--no-cache-dir",)
-    command = (*WITHOUT_CONSTRAINTS, python, "-m", "pip", "install", *no_cache, "--no-deps")
     requirements = f"/opt/envkit/{PROJECT_CONDA_PYPI[len('envkit/') :]}"
-    command += ("--require-hashes", *layers.install.pip_indexes(), "-r", requirements)
-    return LockPypi(PROJECT_CONDA_PYPI, requirements, command)
+    return requirements, kit.hashed(f"{plan.conda_prefix}/bin/python", requirements)
 
 
 def _conda_clean(bootstrap: str | None) -> tuple[str, ...]:

@@ -1,239 +1,137 @@
-"""The Dockerfile as data: one typed record per builder, which Dockerfile.j2 lays out.
+"""The Dockerfile as a sequence of typed layers, and what every layer function shares.
 
-plan/layers.py decides (`dockerfile_model`); the template receives only a `DockerfileModel` and
-tests nothing but presence: which layers exist, which flags are set, what to loop over. A new
-build decision is a field here, its value there, and a line of layout in the template, and mypy
-sees the decision.
+Each layer is the value of one small function of the plan and the builder (plan/layers.py has the
+sequence): a `Layer` whose instructions are composed here, in Python, where mypy and the tests
+see them, BuildKit's cache mounts and the classic builder's clean-up included. Dockerfile.j2
+only lays the sequence out, a blank line between layers.
 """
 
 from __future__ import annotations
 
+import json
+import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from envkit.plan.install import CacheMount
+from envkit.plan.model import Plan
+
+# A hashed install (a uv.lock, a locked build) runs without the constraints file: pip and uv
+# refuse any line that is not pinned with == in --require-hashes mode, constraints included
+# (numpy's major range). What it installs was solved as a whole and judged against envkit's
+# torch when the plan was made (plan/torch_lines.py, plan/pyproject.py).
+WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
+NEXT = " \\\n && "  # the next command of one RUN, on a line of its own
+LISTED = " \\\n      "  # the next package of one install, on a line of its own
 
 
 @dataclass(frozen=True)
-class Header:
-    summary: str  # "pytorch, torch 2.5.1, CUDA 12.4": what the file's first comment names
-    base: str  # FROM
-    locked: bool
-    env: tuple[tuple[str, str], ...]  # the Python environment's variables, PATH first
-    ca_bundle: str | None  # every client pointed at the system bundle (extra CA certificates)
-    labels: tuple[tuple[str, str], ...]
-    expose_ssh: bool
+class Layer:
+    """One layer of the Dockerfile: the comment lines that say why it is there (the template
+    writes each as `# LINE`), then its instructions, whole. An instruction may begin with the
+    comment lines that must sit right above it (hadolint's pragma, a note on that one line)."""
+
+    comments: tuple[str, ...]
+    instructions: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class AptStep:
-    packages: tuple[str, ...]
-    mounts: tuple[str, ...]  # BuildKit's cache mounts for apt's lists and archives
-    cached: bool  # BuildKit: apt's own clean-up is set aside so the mounts keep the downloads
+def words(argv: Iterable[str]) -> str:
+    """Shell words, each quoted where it has to be."""
+    return " ".join(shlex.quote(word) for word in argv)
 
 
-@dataclass(frozen=True)
-class BuildStep:
-    index: int  # its place in build.steps
-    after: str  # "system" or "python"
-    run: str
-    user: tuple[int, int] | None  # (UID, GID) of the login user; None: root
+def listed(head: str, items: Iterable[str]) -> str:
+    """A command followed by one quoted item per line (packages, requirements)."""
+    return head + "".join(LISTED + shlex.quote(item) for item in items)
 
 
-@dataclass(frozen=True)
-class SystemStep:
-    apt: AptStep
-    ca_certs: bool  # COPY the extra certificates, then update-ca-certificates
+def run(mounts: tuple[str, ...], *commands: str) -> str:
+    """One RUN: BuildKit's cache mounts (none for the classic builder), then the commands."""
+    return "RUN " + "".join(f"{flag} \\\n    " for flag in mounts) + NEXT.join(commands)
 
 
-@dataclass(frozen=True)
-class UvBootstrap:
-    version: str
-    home: str
-    command: tuple[str, ...]  # pip installing uv from the mirror into its own folder
-    cached: bool
+def exec_form(instruction: str, argv: Iterable[str]) -> str:
+    """An instruction in exec (JSON) form: one line, every quote and backslash escaped."""
+    return f"{instruction} {json.dumps(list(argv), ensure_ascii=True)}"
 
 
-@dataclass(frozen=True)
-class MiniforgeStep:
-    mounts: tuple[str, ...]
-    sums: tuple[tuple[str, str], ...]  # (uname -m or "*", sha256)
-    refuse_other_arch: bool  # no sum for "*": another architecture stops the build
-    installer: str  # where the installer is downloaded to
-    url: str
-    cached: bool  # BuildKit: a download already in the cache mount is used when its sum matches
-    uv: UvBootstrap | None
+def lines(text: str) -> tuple[str, ...]:
+    """Comment lines written as they read, a block of text."""
+    return tuple(text.splitlines())
 
 
-@dataclass(frozen=True)
-class RattlerStep:
-    """conda's tooling from the pip mirror (plan/conda_bootstrap.py): a venv of its own with
-    py-rattler, installed by hash, and envkit-conda on every PATH."""
-
-    mounts: tuple[str, ...]
-    python_check: tuple[str, ...]  # fails where the image's python3 is too old for py-rattler
-    python_needed: str  # "3.10", for the message
-    venv: str
-    tool_dir: str
-    install: tuple[str, ...]  # pip installing the pinned, hashed requirements into the venv
-    uv: UvBootstrap | None
+def noted(comments: Iterable[str], instruction: str) -> str:
+    """An instruction with comment lines right above it."""
+    return "".join(f"# {line}\n" for line in comments) + instruction
 
 
-@dataclass(frozen=True)
-class PythonStep:
-    """A venv over the system Python, or the base image's Python with uv added."""
-
-    mounts: tuple[str, ...]
-    uv: UvBootstrap | None
+def hadolint(rules: str, instruction: str) -> str:
+    return noted((f"hadolint ignore={rules}",), instruction)
 
 
-@dataclass(frozen=True)
-class ExplicitInstall:
-    """An environment installed from an explicit list of package files, nothing solved."""
+class Part(NamedTuple):
+    """A piece several layers take in: its comment lines and its command."""
 
-    context_file: str  # where render writes the list in the build context
-    image_file: str  # where the build copies it
-    why: str  # the comment above the step: which lock it comes from
-    command: tuple[str, ...]
+    comments: tuple[str, ...]
+    command: str
 
 
-@dataclass(frozen=True)
-class LockPypi:
-    """A conda lock's PyPI packages, installed by version and hash after its conda packages."""
+class Kit:
+    """What the layers of one Dockerfile share: one plan, one builder (BuildKit's cache mounts,
+    or the classic builder's clean-up in the same layer), the installer's command."""
 
-    context_file: str
-    image_file: str
-    command: tuple[str, ...]
+    def __init__(self, plan: Plan, buildkit: bool) -> None:
+        self.plan, self.buildkit = plan, buildkit
+        self.install = plan.install
+        self.command = plan.install.command(buildkit)
+        self.cache = self.mounts(plan.install.cache)
+        self.locked = plan.locked is not None
+        self.no_cache = () if buildkit else ("--no-cache-dir",)  # pip's, for the classic builder
 
+    def mounts(self, *mounts: CacheMount) -> tuple[str, ...]:
+        return tuple(mount.flag for mount in mounts) if self.buildkit else ()
 
-@dataclass(frozen=True)
-class CondaEnvStep:
-    override_cuda: str | None  # CONDA_OVERRIDE_CUDA: the build machine has no GPU
-    mounts: tuple[str, ...]
-    assignments: tuple[str, ...]  # variables set for the conda command alone
-    cached: bool  # BuildKit: downloads in cache mounts (comment); else cleaned in the layer
-    pip_section: bool  # environment.yml has a pip section: pip.conf is copied beside it
-    explicit: ExplicitInstall | None  # envkit.lock's or the project's own conda lock
-    pypi: LockPypi | None  # the project's conda lock's PyPI packages, by hash
-    pin_torch: str | None  # the base image's torch pinned while conda solves
-    # writes what that torch needs (KEPT_BY_PIP) for the pip section conda runs (PIP_CONSTRAINT)
-    keep_torch: tuple[str, ...] | None
-    command: tuple[str, ...]
-    clean: tuple[str, ...] | None  # the classic builder: downloads removed in the same layer
+    def apt(self, packages: tuple[str, ...]) -> tuple[str, ...]:
+        """apt's install. Under BuildKit the lists and archives stay in cache mounts, so
+        docker-clean (which deletes each download at once) is set aside for the step; the
+        classic builder cleans up in the same layer instead."""
+        install = listed("apt-get install -y --no-install-recommends --", packages)
+        if not self.buildkit:
+            return ("apt-get update", install, "apt-get clean", "rm -rf /var/lib/apt/lists/*")
+        aside = "mv /etc/apt/apt.conf.d/docker-clean /tmp/"
+        back = "mv /tmp/docker-clean /etc/apt/apt.conf.d/"
+        return (
+            f"{{ [ ! -f /etc/apt/apt.conf.d/docker-clean ] || {aside}; }}",
+            "apt-get update",
+            install,
+            f"{{ [ ! -f /tmp/docker-clean ] || {back}; }}",
+        )
 
+    def uv(self, python: str) -> Part | None:
+        """uv's bootstrap, where uv installs (or exports a uv.lock): pip brings it from the
+        mirror into its own folder, run by PYTHON."""
+        plan, install = self.plan, self.install
+        project = plan.packages.project
+        wanted = plan.python_installs and (
+            install.uses_uv or (project is not None and project.lock is not None)
+        )
+        if not wanted:
+            return None
+        kept = ", a cache kept across builds" if self.buildkit else ""
+        comments = lines(f"""\
+   uv {install.uv_version} installs the Python packages below: parallel downloads{kept}.
+   pip brings it from the mirror into {install.uv_home}, outside the environment: in no lock
+   and no `pip list`.""")
+        command = (python, "-m", "pip", "install", *self.no_cache, *install.bootstrap)
+        return Part(comments, words(command))
 
-@dataclass(frozen=True)
-class CondaStep:
-    rc_path: str
-    env: CondaEnvStep | None
+    def hashed(self, python: str, requirements: str) -> str:
+        """PYTHON's pip installing exactly the hashed REQUIREMENTS file, from the mirror."""
+        pip = (python, "-m", "pip", "install", *self.no_cache, "--no-deps", "--require-hashes")
+        return words((*WITHOUT_CONSTRAINTS, *pip, *self.install.pip_indexes(), "-r", requirements))
 
-
-@dataclass(frozen=True)
-class LockedPipStep:
-    hashed: bool
-    mounts: tuple[str, ...]
-    command: tuple[str, ...]  # installs -r the lock's pip file
-
-
-@dataclass(frozen=True)
-class TorchStep:
-    comment: tuple[str, ...]  # where torch came from, line by line
-    mounts: tuple[str, ...]
-    install: tuple[str, ...] | None  # None: it came with the base image or the lock
-    check: tuple[str, ...] | None  # None: the image's own torch, not envkit's to check
-    requirement: str  # pinned for every later install
-    constrain: tuple[str, ...]  # prints the constraints file: torch, companions, what torch needs
-
-
-@dataclass(frozen=True)
-class RuntimeStep:
-    notebook: bool
-    lock: bool
-    sshd: bool
-
-
-@dataclass(frozen=True)
-class PipStep:
-    mounts: tuple[str, ...]
-    command: tuple[str, ...]  # followed by -- and the requirements
-    requirements: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class BackendStep:
-    """The editable project's build backend: only what the environment lacks by name (what
-    is installed stays as the layers before made it), then the installer on that list."""
-
-    mounts: tuple[str, ...]
-    missing: tuple[str, ...]  # prints the requirements whose project is not installed
-    command: tuple[str, ...]  # followed by -r FILE
-
-
-@dataclass(frozen=True)
-class RequirementsStep:
-    top: str
-    includes: bool  # the file includes others (-r/-c), copied with it
-    copies: tuple[tuple[str, str], ...]  # (context path, image path)
-    mounts: tuple[str, ...]
-    command: tuple[str, ...]  # its install, -r the file
-
-
-@dataclass(frozen=True)
-class ProjectLockStep:
-    locked: int
-    not_from_lock: str  # torch and what only torch needs, joined for the comment
-    copies: tuple[str, ...]  # the context's pyproject.toml and uv.lock, then the folder
-    mounts: tuple[str, ...]
-    target: str
-    export: tuple[str, ...]  # uv export ...
-    command: tuple[str, ...]  # the hashed install
-
-
-@dataclass(frozen=True)
-class ProjectStep:
-    pyproject: str
-    extras: str
-    pip: PipStep
-
-
-@dataclass(frozen=True)
-class OwnPipStep:
-    requirement: str
-    no_build_isolation: bool
-    index: str | None
-    index_first: bool  # uv asks the package's index first
-    mounts: tuple[str, ...]
-    command: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class NotebookStep:
-    tensorboard: bool
-    from_mirror: bool
-    kernel: str
-    display_name: str
-    mounts: tuple[str, ...]
-    install: tuple[str, ...] | None  # None in a locked build: the lock's pip layer has them
-
-
-@dataclass(frozen=True)
-class DockerfileModel:
-    """Everything Dockerfile.j2 lays out, for one builder."""
-
-    header: Header
-    system: SystemStep
-    steps_after_system: tuple[BuildStep, ...]
-    miniforge: MiniforgeStep | None
-    rattler: RattlerStep | None
-    venv: PythonStep | None
-    base_python: PythonStep | None
-    conda: CondaStep | None
-    locked_pip: LockedPipStep | None
-    torch: TorchStep | None
-    runtime: RuntimeStep
-    user_apt: AptStep | None
-    pip: PipStep | None
-    requirements: tuple[RequirementsStep, ...]
-    project_lock: ProjectLockStep | None
-    project: ProjectStep | None
-    editable_backend: BackendStep | None  # what the first start's editable install builds with
-    own_pip: tuple[OwnPipStep, ...]
-    notebook: NotebookStep | None
-    steps_after_python: tuple[BuildStep, ...]
+    def pip(self, requirements: tuple[str, ...]) -> str:
+        """The installer's RUN for REQUIREMENTS, one per line, from the mirror."""
+        command = words((*self.command, *self.install.indexes()))
+        return run(self.cache, listed(f"{command} --", requirements))

@@ -1,7 +1,8 @@
 """Render a Plan into the build context's files: one Jinja2 environment, pure (writes nothing).
 
 Templates only lay data out. Filters do the quoting: `sh` for shell words, `yq` for YAML
-scalars, `dq` for Dockerfile LABEL values. Every value was also validated by the config model.
+scalars; the Dockerfile's layers come composed and quoted (envkit/plan/layers.py). Every value
+was also validated by the config model.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from pathlib import Path
 import jinja2
 
 from envkit import __version__
-from envkit.addresses import with_port
 from envkit.plan import Plan
 from envkit.plan.access import ACTIVITY_FILE
 from envkit.plan.certs import SYSTEM_BUNDLE
@@ -23,7 +23,7 @@ from envkit.plan.conda_layers import PROJECT_CONDA_EXPLICIT, PROJECT_CONDA_PYPI
 from envkit.plan.conda_locks import CondaLockPackages
 from envkit.plan.containers import containers_model
 from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
-from envkit.plan.layers import dockerfile_model
+from envkit.plan.layers import dockerfile_layers
 from envkit.plan.locked import LockedPlan
 from envkit.plan.notebook import (
     CONTAINER_PORT,
@@ -61,10 +61,6 @@ def _yaml_scalar(value: object) -> str:
     return json.dumps(str(value), ensure_ascii=True)
 
 
-def _dockerfile_quoted(value: object) -> str:
-    return json.dumps(str(value))
-
-
 def _compose_literal(value: object) -> str:
     # Compose interpolates $VAR in values; $$ keeps a user's literal '$'.
     return str(value).replace("$", "$$")
@@ -81,14 +77,10 @@ def make_environment() -> jinja2.Environment:
         bytecode_cache=template_cache(),
     )
     env.filters["sh"] = lambda value: shlex.quote(str(value))
-    env.filters["shwords"] = lambda words: " ".join(shlex.quote(str(word)) for word in words)
     env.filters["yq"] = _yaml_scalar
-    # A JSON string for a Dockerfile's exec form (RUN ["...", ...], COPY [...]): one line, every
-    # quote and backslash escaped, non-ASCII as \u escapes.
+    # A JSON string: one line, every quote and backslash escaped, non-ASCII as \u escapes.
     env.filters["jq"] = lambda value: json.dumps(str(value), ensure_ascii=True)
-    env.filters["dq"] = _dockerfile_quoted
     env.filters["compose_literal"] = _compose_literal
-    env.filters["with_port"] = with_port  # ADDRESS:PORT, IPv6 in brackets
     return env
 
 
@@ -218,8 +210,8 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
 
     files = {
         # The same template twice: BuildKit's (cache mounts) and the classic builder's.
-        DOCKERFILE: render("Dockerfile.j2", df=dockerfile_model(plan, True)),
-        CLASSIC_DOCKERFILE: render("Dockerfile.j2", df=dockerfile_model(plan, False)),
+        DOCKERFILE: render("Dockerfile.j2", layers=dockerfile_layers(plan, True)),
+        CLASSIC_DOCKERFILE: render("Dockerfile.j2", layers=dockerfile_layers(plan, False)),
         "docker-compose.yml": render(
             "docker-compose.yml.j2", model=containers_model(plan, to_project.as_posix())
         ),

@@ -31,7 +31,6 @@ ruamel.yaml.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -48,9 +47,12 @@ CACHE = "/opt/conda/pkgs"
 
 
 T = TypeVar("T")
-# envkit's TORCH_CONSTRAINTS (envkit/plan/layer_kit.py; a test keeps the two the same): the
-# installed torch, the nvidia-* libraries and triton it requires at their installed versions,
-# numpy's major. Printed one per line; nothing where there is no torch.
+# What torch was built against, as constraint lines: torch (or the arguments: the torch and
+# companions envkit installed), the nvidia-* CUDA libraries and triton it requires at their
+# installed versions, and numpy's major where numpy came with it (an apt or conda torch is
+# built for that major). Printed one per line; nothing where there is no torch. Run with the
+# environment's own Python, here for a pip section and by the Dockerfile's torch layer
+# (envkit/plan/package_layers.py), which writes the constraints every later install keeps.
 TORCH_NEEDS = (
     "import sys, re, importlib.metadata as m; "
     'd = {(x.metadata["Name"] or "").lower().replace("_", "-"): x.version '
@@ -440,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     asyncio.run and crash the interpreter at exit."""
     args = _parser().parse_args(argv)
     try:
+        import asyncio  # here, not on top: envkit's plan imports this module for TORCH_NEEDS
+
         asyncio.run(_run(args))
     except ToolError as exc:
         print(f"envkit-conda: {exc}", file=sys.stderr)

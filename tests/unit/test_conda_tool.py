@@ -6,6 +6,7 @@ it. The channel's python is the stand-in interpreter (a venv of this machine's p
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from envkit.runtime import conda_tool
 from tests.conda_channel import HELLO, conda_mirror, make_channel
 from tests.e2e.mirrors import Recorder, pip_index
-from tests.helpers import REPO
+from tests.helpers import REPO, render_example
 
 TOOL = REPO / "envkit" / "runtime" / "conda_tool.py"  # the stand-in python links to
 # /usr/bin/python3.11, which `make test` installs (Debian's python3, with python3-torch)
@@ -216,9 +217,8 @@ def test_the_pip_section_keeps_the_torch_the_environment_has(
     assert "pip: section failed" in said, said
 
 
-def test_the_tools_torch_needs_are_envkits_constraints() -> None:
-    """One rule for what torch keeps: the image's constraints layer and envkit-conda's pip
-    section run the same script (the tool runs in the image without envkit to import)."""
-    from envkit.plan.layer_kit import TORCH_CONSTRAINTS
-
-    assert conda_tool.TORCH_NEEDS == TORCH_CONSTRAINTS
+def test_the_torch_layer_runs_the_tools_torch_needs() -> None:
+    """One rule for what torch keeps, in one place: the image's constraints layer runs the
+    script envkit-conda runs for a pip section (the tool runs in the image without envkit)."""
+    dockerfile = render_example("pytorch-2-tuna")["Dockerfile"]
+    assert f"python -c {shlex.quote(conda_tool.TORCH_NEEDS)} torch==" in dockerfile

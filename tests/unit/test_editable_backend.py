@@ -107,7 +107,7 @@ def test_the_backend_layer_asks_only_for_what_the_environment_lacks() -> None:
     import subprocess
     import sys
 
-    from envkit.plan.layers import MISSING
+    from envkit.plan.package_layers import MISSING
 
     asked = [
         "pytest>=99",

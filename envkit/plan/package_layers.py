@@ -1,0 +1,226 @@
+"""The image's Python package layers: a locked build's pip packages, torch (then pinned for
+every later install), your pip packages, requirements files, the project's dependencies (its
+uv.lock exactly, or its pyproject.toml's), the editable project's build backend, and the
+packages.pip entries with options of their own, a layer each."""
+
+from __future__ import annotations
+
+import shlex
+
+from envkit.plan.dockerfile import (
+    WITHOUT_CONSTRAINTS,
+    Kit,
+    Layer,
+    exec_form,
+    hadolint,
+    lines,
+    run,
+    words,
+)
+from envkit.runtime.conda_tool import TORCH_NEEDS
+
+# The check that the installed torch is the release and build envkit chose, run in the image.
+# PyPI's aarch64 torch is a CPU build: where a GPU box on Grace got one, the check says why.
+TORCH_CHECK = (
+    'import sys, platform, torch; v, c = sys.argv[1:]; got = torch.version.cuda or "cpu"; '
+    'ok = torch.__version__.split("+")[0] == v and (got == c or got.startswith(c + ".")); '
+    'arm = got == "cpu" != c and platform.machine() == "aarch64"; '
+    'why = " (PyPI\'s aarch64 torch is a CPU build; CUDA ones are on the PyTorch index)"; '
+    'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)%s" '
+    '% (torch.__version__, got, v, c, why if arm else ""))'
+)
+# The requirements (arguments) whose project the environment does not have, by name: a build
+# backend layer adds tools, never moves what the layers before it installed.
+MISSING = (
+    "import sys, re, importlib.metadata as m; "
+    'k = lambda s: re.sub(r"[-_.]+", "-", s).lower(); '
+    'h = {k(d.metadata["Name"] or "") for d in m.distributions()}; '
+    'print(chr(10).join(r for r in sys.argv[1:] if k(re.split(r"[ ;<>=!~\\[(@]", r, '
+    "maxsplit=1)[0]) not in h))"
+)
+CONSTRAINTS = "/etc/envkit/pip-constraints.txt"
+LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
+CONTEXT_PROJECT = "envkit/project/"  # the project's files in the build context
+IMAGE_PROJECT = "/opt/envkit/project/"  # and in the image
+PINNED = """\
+   then pinned: PIP_CONSTRAINT and UV_CONSTRAINT make every later install (yours, the team's,
+   pip's or uv's) keep this torch and what it was built against (its CUDA libraries, triton,
+   numpy's major where numpy came with it), so a package that wants another one fails the
+   build at its layer, naming both, instead of swapping it."""
+# Each layer's versions are the config's or the project's (DL3013), and its own layer (DL3059).
+OWN = "DL3013,DL3059"
+
+
+def locked_pip_layer(kit: Kit) -> Layer | None:
+    plan = kit.plan
+    locked = plan.locked
+    if locked is None or not locked.pip:
+        return None
+    packages = plan.packages
+    mounts = kit.mounts(kit.install.cache, *((packages.netrc,) if packages.private_indexes else ()))
+    command = (*kit.command, "--no-deps")
+    if locked.pip_hashed:
+        command = (*WITHOUT_CONSTRAINTS, *command, "--require-hashes")
+    command += kit.install.indexes(plan.torch.index_url if not plan.torch.preinstalled else None)
+    for url in packages.private_indexes:
+        command += ("--extra-index-url", url)
+    hashed = ", each file checked against the lock's sha256" if locked.pip_hashed else ""
+    comments = (
+        f"6. Every pip package at its locked version{hashed}",
+        "   (--no-deps: the lock lists the whole set, dependencies included).",
+    )
+    install = hadolint("DL3059", run(mounts, f"{words(command)} \\\n      -r {LOCKED_PIP}"))
+    return Layer(comments, (f"COPY envkit/lock/pip-requirements.txt {LOCKED_PIP}", install))
+
+
+def _torch_comment(kit: Kit) -> tuple[str, ...]:
+    torch = kit.plan.torch
+    checked = f"checked to be the CUDA {torch.cuda} build,"
+    if kit.locked and not torch.preinstalled:
+        return (f"6. torch {torch.version} came from the lock's pip packages above: {checked}",)
+    if torch.preinstalled:
+        where = "the conda lock's environment" if torch.source == "conda-lock" else "the base image"
+        return (f"6. torch {torch.version} came with {where}: {checked}",)
+    if torch.source == "pypi":
+        return lines(f"""\
+6. torch {torch.version} from the pip index (the mirror): PyPI's own torch wheel for this
+   release is the CUDA {torch.cuda} build, so the mirror preset's PyPI serves it. Checked,""")
+    return lines(f"""\
+6. torch {torch.version} from the PyTorch {torch.cuda} wheel index only, so a mirror's
+   +cpu wheel cannot win. Checked to be that build,""")
+
+
+def torch_layer(kit: Kit) -> Layer | None:
+    """torch installed (or found) and checked, then pinned for every later install."""
+    torch = kit.plan.torch
+    if torch.none:
+        return None
+    commands: tuple[str, ...] = ()
+    mounts: tuple[str, ...] = ()
+    if not torch.version:  # the base image's own torch (apt's, a custom image's): kept as it is
+        comments: tuple[str, ...] = (
+            "6. the base image's own torch, if it has one, kept as it is:",
+        )
+        constrain: tuple[str, ...] = ("python", "-c", TORCH_NEEDS)
+    else:
+        comments = _torch_comment(kit)
+        if not torch.preinstalled and not kit.locked:
+            mounts = kit.cache
+            indexes = kit.install.indexes(torch.index_url, only=True)
+            commands = (words((*kit.command, *indexes, torch.requirement, *torch.companions)),)
+        commands += (words(("python", "-c", TORCH_CHECK, torch.version, str(torch.cuda))),)
+        constrain = ("python", "-c", TORCH_NEEDS, torch.requirement, *torch.companions)
+    commands += (f"mkdir -p /etc/envkit && {words(constrain)} > {CONSTRAINTS}",)
+    pin = f"ENV PIP_CONSTRAINT={CONSTRAINTS} \\\n    UV_CONSTRAINT={CONSTRAINTS}"
+    return Layer((*comments, *lines(PINNED)), (hadolint("DL3059", run(mounts, *commands)), pin))
+
+
+def pip_layer(kit: Kit) -> Layer | None:
+    pip = kit.plan.packages.pip
+    if not pip or kit.locked:
+        return None
+    comment = "9. Your pip packages, from the mirror. Pin them in envkit.yaml to pin them here."
+    return Layer((comment,), (hadolint(OWN, kit.pip(pip)),))
+
+
+def requirements_layers(kit: Kit) -> tuple[Layer, ...]:
+    if kit.locked:
+        return ()
+    command = (*kit.command, *kit.install.indexes())
+    layers = []
+    for layer in kit.plan.packages.requirements:
+        includes = ", with the files it includes" if len(layer.files) > 1 else ""
+        comments = (
+            f"9. {layer.top} (packages.requirements) as the project has it{includes}:",
+            "   copied alone, so a change to it rebuilds only this layer.",
+        )
+        copies = tuple(
+            exec_form("COPY", (CONTEXT_PROJECT + f.path, IMAGE_PROJECT + f.path))
+            for f in layer.files
+        )
+        install = run(kit.cache, words((*command, "-r", IMAGE_PROJECT + layer.top)))
+        layers.append(Layer(comments, (*copies, hadolint(OWN, install))))
+    return tuple(layers)
+
+
+def project_layer(kit: Kit) -> Layer | None:
+    """The project's dependencies (python.project): its uv.lock exactly, else its
+    pyproject.toml's requirements."""
+    project = kit.plan.packages.project
+    if project is None or kit.locked:
+        return None
+    if project.lock is None:
+        if not project.requirements:
+            return None
+        extras = f", extras {', '.join(project.extras)}" if project.extras else ""
+        comment = (
+            f"9. The project's dependencies from {project.pyproject.path} (python.project{extras}; "
+            "no uv.lock)."
+        )
+        return Layer((comment,), (hadolint(OWN, kit.pip(project.requirements)),))
+    elsewhere = "."
+    if project.not_from_lock:
+        elsewhere = "; torch and what only torch needs come from\n   envkit's own torch layer: "
+        elsewhere += f"{', '.join(project.not_from_lock)}."
+    comments = lines(f"""\
+9. The project's uv.lock, exactly (python.project): `uv export --frozen` writes what it pins
+   as hashed requirement lines (nothing resolved again); installed with --no-deps, every file
+   checked against its sha256. {project.locked} packages{elsewhere}""")
+    copies = (project.pyproject.path, project.lock.path)
+    copy = exec_form("COPY", (*(CONTEXT_PROJECT + c for c in copies), project.target + "/"))
+    export = words((kit.install.uv, "export", *project.export_args))
+    install = (*WITHOUT_CONSTRAINTS, *kit.command, "--no-deps", "--require-hashes")
+    commands = (
+        f"cd {shlex.quote(project.target)}",
+        f"{export} -o /tmp/envkit-uv-lock.txt",
+        f"{words((*install, *kit.install.indexes()))} -r /tmp/envkit-uv-lock.txt",
+        "rm /tmp/envkit-uv-lock.txt",
+    )
+    return Layer(comments, (copy, hadolint(OWN, run(kit.cache, *commands))))
+
+
+def backend_layer(kit: Kit) -> Layer | None:
+    requirements = kit.plan.packages.build_backend
+    if not requirements or kit.locked:
+        return None
+    comments = lines("""\
+9. The build backend of the project installed editable at the container's first start (its
+   pyproject.toml's [build-system] requires): that install builds with it, asking no index.
+   Only what the environment lacks: what the layers above installed stays as it is.""")
+    missing = words(("python", "-c", MISSING, *requirements))
+    install = words((*kit.command, *kit.install.indexes()))
+    commands = (
+        f"{missing} > /tmp/envkit-backend.txt",
+        f"if [ -s /tmp/envkit-backend.txt ]; then {install} -r /tmp/envkit-backend.txt; fi",
+        "rm -f /tmp/envkit-backend.txt",
+    )
+    return Layer(comments, (hadolint(OWN, run(kit.cache, *commands)),))
+
+
+def own_pip_layers(kit: Kit) -> tuple[Layer, ...]:
+    """packages.pip entries with options of their own, a layer each (plan/pip_options.py); a
+    private index's credentials come from the building machine's netrc as a BuildKit secret."""
+    if kit.locked:
+        return ()
+    packages = kit.plan.packages
+    layers = []
+    for package in packages.pip_own:
+        comment = f"9. {package.requirement} (packages.pip) in a layer of its own"
+        command = kit.command
+        if package.no_build_isolation:
+            comment += ", built against the environment's torch and build tools"
+            comment += " (--no-build-isolation)"
+            command += ("--no-build-isolation",)
+        comments: tuple[str, ...] = (comment + ".",)
+        command += kit.install.indexes()
+        if package.index:
+            first = " (first)" if kit.install.uses_uv else ""
+            comments += (
+                f"   {package.index} asked too{first}; its credentials, if any, from the building "
+                "machine's netrc as a BuildKit secret, in no layer.",
+            )
+            command += ("--extra-index-url", package.index)
+        mounts = kit.mounts(kit.install.cache, *((packages.netrc,) if package.index else ()))
+        install = run(mounts, words((*command, "--", package.requirement)))
+        layers.append(Layer(comments, (hadolint(OWN, install),)))
+    return tuple(layers)
