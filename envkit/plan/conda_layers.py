@@ -13,7 +13,7 @@ from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATT
 from envkit.plan.dockerfile import Kit, Layer, hadolint, lines, noted, run, words
 from envkit.plan.install import CacheMount
 from envkit.plan.model import Plan
-from envkit.runtime.conda_tool import TORCH_NEEDS
+from envkit.runtime import in_image
 
 CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
 KEPT_BY_PIP = "/etc/envkit/pip-constraints.txt"  # as the torch layer writes it, for conda's pip
@@ -186,7 +186,7 @@ def _solved(kit: Kit) -> tuple[str, ...]:
             "and while pip runs its pip section: torch, its CUDA libraries and numpy's major "
             "kept (PIP_CONSTRAINT).",
         )
-        keep = words(("python", "-c", TORCH_NEEDS))
+        keep = words(("python", in_image("torch_needs.py")))
         commands += (f"mkdir -p /etc/envkit && {keep} > {KEPT_BY_PIP}",)
     command = env.assigned + words(_env_command(plan))
     return (copy, noted(notes, env.run(*commands, command)))

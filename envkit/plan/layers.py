@@ -29,6 +29,7 @@ from envkit.plan.package_layers import (
     requirements_layers,
     torch_layer,
 )
+from envkit.runtime import IMAGE_PROGRAMS
 
 AS_ROOT = """\
 # Some bases end as a non-root user; the build needs root (UID 0, numeric for hadolint DL3066).
@@ -93,9 +94,12 @@ def metadata_layer(kit: Kit) -> Layer:
 def mirror_layer(kit: Kit) -> Layer:
     comments = lines("""\
 1. Mirror configuration for apt. Which sources file is rewritten (classic sources.list or
-   deb822 *.sources) is decided inside the build by what the base image has.""")
+   deb822 *.sources) is decided inside the build by what the base image has. With it, the
+   small programs later layers run (torch's check and constraints): they change with envkit,
+   never with your config.""")
     ca = ("COPY envkit/ca/ /usr/local/share/ca-certificates/envkit/",) if kit.plan.ca_certs else ()
-    return Layer(comments, ("COPY envkit/apt/ /opt/envkit/apt/", *ca))
+    programs = f"COPY envkit/programs/ {IMAGE_PROGRAMS}/"
+    return Layer(comments, ("COPY envkit/apt/ /opt/envkit/apt/", *ca, programs))
 
 
 SYSTEM = """\

@@ -17,27 +17,8 @@ from envkit.plan.dockerfile import (
     run,
     words,
 )
-from envkit.runtime.conda_tool import TORCH_NEEDS
+from envkit.runtime import in_image
 
-# The check that the installed torch is the release and build envkit chose, run in the image.
-# PyPI's aarch64 torch is a CPU build: where a GPU box on Grace got one, the check says why.
-TORCH_CHECK = (
-    'import sys, platform, torch; v, c = sys.argv[1:]; got = torch.version.cuda or "cpu"; '
-    'ok = torch.__version__.split("+")[0] == v and (got == c or got.startswith(c + ".")); '
-    'arm = got == "cpu" != c and platform.machine() == "aarch64"; '
-    'why = " (PyPI\'s aarch64 torch is a CPU build; CUDA ones are on the PyTorch index)"; '
-    'sys.exit(0 if ok else "torch %s (CUDA %s) is installed, not torch %s (CUDA %s)%s" '
-    '% (torch.__version__, got, v, c, why if arm else ""))'
-)
-# The requirements (arguments) whose project the environment does not have, by name: a build
-# backend layer adds tools, never moves what the layers before it installed.
-MISSING = (
-    "import sys, re, importlib.metadata as m; "
-    'k = lambda s: re.sub(r"[-_.]+", "-", s).lower(); '
-    'h = {k(d.metadata["Name"] or "") for d in m.distributions()}; '
-    'print(chr(10).join(r for r in sys.argv[1:] if k(re.split(r"[ ;<>=!~\\[(@]", r, '
-    "maxsplit=1)[0]) not in h))"
-)
 CONSTRAINTS = "/etc/envkit/pip-constraints.txt"
 LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
 CONTEXT_PROJECT = "envkit/project/"  # the project's files in the build context
@@ -101,15 +82,16 @@ def torch_layer(kit: Kit) -> Layer | None:
         comments: tuple[str, ...] = (
             "6. the base image's own torch, if it has one, kept as it is:",
         )
-        constrain: tuple[str, ...] = ("python", "-c", TORCH_NEEDS)
+        constrain: tuple[str, ...] = ("python", in_image("torch_needs.py"))
     else:
         comments = _torch_comment(kit)
         if not torch.preinstalled and not kit.locked:
             mounts = kit.cache
             indexes = kit.install.indexes(torch.index_url, only=True)
             commands = (words((*kit.command, *indexes, torch.requirement, *torch.companions)),)
-        commands += (words(("python", "-c", TORCH_CHECK, torch.version, str(torch.cuda))),)
-        constrain = ("python", "-c", TORCH_NEEDS, torch.requirement, *torch.companions)
+        check = ("python", in_image("torch_check.py"), torch.version, str(torch.cuda))
+        commands += (words(check),)
+        constrain = ("python", in_image("torch_needs.py"), torch.requirement, *torch.companions)
     commands += (f"mkdir -p /etc/envkit && {words(constrain)} > {CONSTRAINTS}",)
     pin = f"ENV PIP_CONSTRAINT={CONSTRAINTS} \\\n    UV_CONSTRAINT={CONSTRAINTS}"
     return Layer((*comments, *lines(PINNED)), (hadolint("DL3059", run(mounts, *commands)), pin))
@@ -187,7 +169,7 @@ def backend_layer(kit: Kit) -> Layer | None:
 9. The build backend of the project installed editable at the container's first start (its
    pyproject.toml's [build-system] requires): that install builds with it, asking no index.
    Only what the environment lacks: what the layers above installed stays as it is.""")
-    missing = words(("python", "-c", MISSING, *requirements))
+    missing = words(("python", in_image("missing_requirements.py"), *requirements))
     install = words((*kit.command, *kit.install.indexes()))
     commands = (
         f"{missing} > /tmp/envkit-backend.txt",

@@ -1,7 +1,7 @@
 """Render a Plan into files: the build context (Dockerfile, compose, mirror configs, runtime
 scripts) and the project (editor configs beside envkit.yaml).
 
-May import: plan, addresses, errors."""
+May import: plan, runtime, addresses, errors."""
 
 from envkit.render.files import make_environment, render_files
 from envkit.render.outputs import Outputs, drift, render_outputs, write_outputs

@@ -32,6 +32,7 @@ from envkit.plan.notebook import (
     NotebookPlan,
 )
 from envkit.render.template_cache import template_cache
+from envkit.runtime import BUILD_PROGRAMS
 
 PACKAGE = Path(__file__).resolve().parent.parent  # envkit/, whose programs are shipped as they are
 EXECUTABLE = frozenset(
@@ -141,7 +142,11 @@ ACTIVITY = "envkit/runtime/activity.py"
 CONDA_TOOL = "envkit/conda/conda_tool.py"
 # Programs the build context carries exactly as the package has them (checked Python, not
 # templates; no golden copies): context path -> the package's file.
-SHIPPED = {ACTIVITY: "runtime/activity.py", CONDA_TOOL: "runtime/conda_tool.py"}
+SHIPPED = {
+    ACTIVITY: "runtime/activity.py",
+    CONDA_TOOL: "runtime/conda_tool.py",
+    **{f"envkit/programs/{name}": f"runtime/{name}" for name in BUILD_PROGRAMS},
+}
 
 
 def _conda_files(plan: Plan, render: Callable[..., str]) -> dict[str, str]:
@@ -187,6 +192,11 @@ def shipped_text(context_path: str) -> str:
     return (PACKAGE / SHIPPED[context_path]).read_text(encoding="utf-8")
 
 
+def _build_programs() -> dict[str, str]:
+    """The programs the build runs, as the package has them (envkit/runtime/)."""
+    return {f"envkit/programs/{n}": shipped_text(f"envkit/programs/{n}") for n in BUILD_PROGRAMS}
+
+
 def _activity_settings() -> str:
     """Where the activity watch looks, as data beside it (envkit/runtime/activity.py)."""
     settings = {
@@ -226,6 +236,7 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
         ),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
         ACTIVITY: shipped_text(ACTIVITY),
+        **_build_programs(),
         "envkit/runtime/activity.json": _activity_settings(),
         "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", apt=plan.apt),

@@ -5,3 +5,13 @@ what differs per environment is data rendered beside it.
 May import: nothing of envkit; the standard library only, since its programs run inside images
 (conda_tool.py also py-rattler and ruamel.yaml, which its own venv in the image carries).
 """
+
+# The small programs the build itself runs (torch's check and constraints, what a build backend
+# lacks): copied into the image before the first layer that runs one, and run as files there.
+IMAGE_PROGRAMS = "/opt/envkit/programs"
+BUILD_PROGRAMS = ("torch_needs.py", "torch_check.py", "missing_requirements.py")
+
+
+def in_image(program: str) -> str:
+    """Where PROGRAM (one of BUILD_PROGRAMS) is in the image."""
+    return f"{IMAGE_PROGRAMS}/{program}"

@@ -31,6 +31,7 @@ ruamel.yaml.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import shutil
@@ -47,25 +48,11 @@ CACHE = "/opt/conda/pkgs"
 
 
 T = TypeVar("T")
-# What torch was built against, as constraint lines: torch (or the arguments: the torch and
-# companions envkit installed), the nvidia-* CUDA libraries and triton it requires at their
-# installed versions, and numpy's major where numpy came with it (an apt or conda torch is
-# built for that major). Printed one per line; nothing where there is no torch. Run with the
-# environment's own Python, here for a pip section and by the Dockerfile's torch layer
-# (envkit/plan/package_layers.py), which writes the constraints every later install keeps.
-TORCH_NEEDS = (
-    "import sys, re, importlib.metadata as m; "
-    'd = {(x.metadata["Name"] or "").lower().replace("_", "-"): x.version '
-    "for x in m.distributions()}; "
-    't = [r for x in m.distributions() if (x.metadata["Name"] or "").lower() == "torch" '
-    'for r in (x.requires or []) if "extra ==" not in r]; '
-    'n = [re.split(r"[ ;<>=!~\\[(]", r, maxsplit=1)[0].lower().replace("_", "-") for r in t]; '
-    'o = (sys.argv[1:] or ["torch==" + d["torch"]]) if "torch" in d else []; '
-    'o += sorted({k + "==" + d[k] for k in n '
-    'if k in d and (k.startswith("nvidia-") or "triton" in k)}); '
-    'o += ["numpy>=%s,<%d" % (d["numpy"].split(".")[0], int(d["numpy"].split(".")[0]) + 1)] '
-    'if "numpy" in d and "torch" in d else []; '
-    "print(chr(10).join(o))"
+# What the environment's torch was built against (torch_needs.py): in the image where the
+# build copied envkit's programs, else beside this file (envkit's own checkout, its tests).
+TORCH_NEEDS_PROGRAMS = (
+    "/opt/envkit/programs/torch_needs.py",
+    str(Path(__file__).with_name("torch_needs.py")),
 )
 
 
@@ -258,10 +245,11 @@ async def install(records: list[Any], prefix: Path, installed: list[Any] | None 
 
 def torch_needs(python: Path) -> list[str]:
     """What the environment's torch, where it has one, was built against, as constraint lines
-    (envkit's TORCH_CONSTRAINTS, asked of the environment's own Python)."""
-    done = subprocess.run(
-        [str(python), "-c", TORCH_NEEDS], capture_output=True, text=True, check=False
-    )
+    (torch_needs.py, asked of the environment's own Python)."""
+    program = next((p for p in TORCH_NEEDS_PROGRAMS if Path(p).is_file()), None)
+    if program is None:  # never silently unprotected: the build copies it before this runs
+        raise ToolError("envkit's torch_needs.py is missing: " + " or ".join(TORCH_NEEDS_PROGRAMS))
+    done = subprocess.run([str(python), program], capture_output=True, text=True, check=False)
     return (
         [line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
     )
@@ -442,8 +430,6 @@ def main(argv: list[str] | None = None) -> int:
     asyncio.run and crash the interpreter at exit."""
     args = _parser().parse_args(argv)
     try:
-        import asyncio  # here, not on top: envkit's plan imports this module for TORCH_NEEDS
-
         asyncio.run(_run(args))
     except ToolError as exc:
         print(f"envkit-conda: {exc}", file=sys.stderr)

@@ -6,7 +6,6 @@ it. The channel's python is the stand-in interpreter (a venv of this machine's p
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -219,6 +218,10 @@ def test_the_pip_section_keeps_the_torch_the_environment_has(
 
 def test_the_torch_layer_runs_the_tools_torch_needs() -> None:
     """One rule for what torch keeps, in one place: the image's constraints layer runs the
-    script envkit-conda runs for a pip section (the tool runs in the image without envkit)."""
-    dockerfile = render_example("pytorch-2-tuna")["Dockerfile"]
-    assert f"python -c {shlex.quote(conda_tool.TORCH_NEEDS)} torch==" in dockerfile
+    program envkit-conda runs for a pip section (the tool runs in the image without envkit),
+    and the build context carries that program as the package has it."""
+    rendered = render_example("pytorch-2-tuna")
+    assert "python /opt/envkit/programs/torch_needs.py torch==" in rendered["Dockerfile"]
+    assert conda_tool.TORCH_NEEDS_PROGRAMS[0] == "/opt/envkit/programs/torch_needs.py"
+    shipped = Path(conda_tool.TORCH_NEEDS_PROGRAMS[1]).read_text(encoding="utf-8")
+    assert rendered["envkit/programs/torch_needs.py"] == shipped

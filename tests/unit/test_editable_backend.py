@@ -49,7 +49,8 @@ def test_the_pyprojects_build_backend_is_in_the_image(tmp_path: Path) -> None:
     assert "'hatch-vcs; python_version >= \"3.8\"'" in layer, "the marker, quoted for the shell"
     assert "torch>=2.0" not in layer, "torch is envkit's torch layer's, never the backend's"
     # only what the environment lacks is installed: what the layers above made stays
-    assert "importlib.metadata" in layer and "> /tmp/envkit-backend.txt" in layer, layer
+    assert "/opt/envkit/programs/missing_requirements.py" in layer, layer
+    assert "> /tmp/envkit-backend.txt" in layer, layer
 
 
 @pytest.mark.parametrize(
@@ -107,7 +108,7 @@ def test_the_backend_layer_asks_only_for_what_the_environment_lacks() -> None:
     import subprocess
     import sys
 
-    from envkit.plan.package_layers import MISSING
+    from envkit.runtime import missing_requirements
 
     asked = [
         "pytest>=99",
@@ -116,6 +117,9 @@ def test_the_backend_layer_asks_only_for_what_the_environment_lacks() -> None:
         "Typing_Extensions ; python_version > '3'",
     ]
     done = subprocess.run(
-        [sys.executable, "-c", MISSING, *asked], capture_output=True, text=True, check=True
+        [sys.executable, missing_requirements.__file__, *asked],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert done.stdout.splitlines() == ["no-such-project-envkit>=1"], done.stdout

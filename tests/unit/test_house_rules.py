@@ -62,7 +62,7 @@ def _plan_models() -> set[str]:
 
 PLAN_MODELS = _plan_models()
 # A plan or a request by name: `plan`, `request`, `..._plan`, `..._request`, or the usual name
-# of one of envkit.plan's models (`python_plan`, `dockerfile_model`, `service`, ...).
+# of one of envkit.plan's models (`python_plan`, `service`, ...).
 PLANISH_NAMES = {"plan", "request"} | {_snake(name) for name in PLAN_MODELS}
 
 
@@ -151,7 +151,7 @@ def test_the_any_finder_sees_each_dodge() -> None:
         def e(python_plan: PythonPlan, client: Any, request: BuildRequest) -> None: ...
         class F:
             plan: Any
-            def g(self, dockerfile_model: object) -> None:
+            def g(self, python_plan: object) -> None:
                 self.request: Any = None
         """
     )
@@ -162,7 +162,7 @@ def test_the_any_finder_sees_each_dodge() -> None:
         "c(build_request)",
         "d(model)",
         "plan",
-        "g(dockerfile_model)",
+        "g(python_plan)",
         "request",
     ], found
     assert "Plan" in PLAN_MODELS and "python_plan" in PLANISH_NAMES
