@@ -1,22 +1,18 @@
-"""system.notebook's kernel run, in the environment's Python, which has jupyter_client
-(JupyterLab's dependency): starts the registered kernel named by argv[1] as JupyterLab and VS Code
-would, runs one line in it, and prints what it printed as JSON. Run as `python -c` on this
-file's text (core/location.py's program_text), so it needs nothing of the checks package."""
-
-from __future__ import annotations
+"""system.notebook's kernel probe, run as `python -c` on this text in the environment's Python
+(which has jupyter_client): starts kernel argv[1] as JupyterLab and VS Code would, runs one line
+in it, and prints what it said as JSON."""
 
 import json
 import sys
-from typing import Any
+from typing import Any, Dict, List
 
-
-def main(kernel: str) -> str:
+if __name__ == "__main__":
     from jupyter_client.manager import start_new_kernel
 
-    km, kc = start_new_kernel(kernel_name=kernel, startup_timeout=90)
-    out: list[str] = []
+    km, kc = start_new_kernel(kernel_name=sys.argv[1], startup_timeout=90)
+    out: List[str] = []
 
-    def hook(msg: dict[str, Any]) -> None:
+    def hook(msg: Dict[str, Any]) -> None:
         if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
             out.append(msg["content"]["text"])
         elif msg["msg_type"] == "error":
@@ -29,8 +25,4 @@ def main(kernel: str) -> str:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
-    return json.dumps("".join(out).strip())
-
-
-if __name__ == "__main__":
-    print(main(sys.argv[1]))
+    print(json.dumps("".join(out).strip()))
