@@ -4,6 +4,7 @@ same code: a folder of envkit's source (`envkit.checks`) or a bundle zip (`envki
 from __future__ import annotations
 
 import os
+import pkgutil
 
 # This module is <top>.core.location; the top package is envkit.checks or envkit_checks.
 PACKAGE = (__package__ or "envkit.checks.core").rsplit(".", 1)[0]
@@ -23,3 +24,11 @@ def python_code(call: str) -> str:
         f"from {PACKAGE}.{module} import {function.split('(')[0]}; "
         f"sys.exit({function})"
     )
+
+
+def program_text(name: str) -> str:
+    """programs/<name>.py's source, from the folder or the zip, for another interpreter's `-c`."""
+    data = pkgutil.get_data(f"{PACKAGE}.programs", f"{name}.py")
+    if data is None:
+        raise OSError(f"programs/{name}.py cannot be read from {ROOT}")
+    return data.decode("utf-8")

@@ -14,29 +14,11 @@ import urllib.request
 from typing import Any, Dict, Optional, Tuple
 
 from ..core.context import Context
+from ..core.location import program_text
 from ..core.registry import Skip, check, ensure
 
 SETTINGS = "/etc/envkit/notebook.json"
 EXPECTED = [0.0, 2.0, 4.0, 6.0]  # torch.arange(4.0) * 2
-# Runs in the environment's Python, which has jupyter_client (JupyterLab's dependency): starts
-# the registered kernel as JupyterLab and VS Code would, and runs one line in it.
-KERNEL_PROGRAM = """
-import json, sys
-from jupyter_client.manager import start_new_kernel
-km, kc = start_new_kernel(kernel_name=sys.argv[1], startup_timeout=90)
-out = []
-def hook(msg):
-    if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
-        out.append(msg["content"]["text"])
-    elif msg["msg_type"] == "error":
-        out.append("ERROR " + msg["content"]["ename"] + ": " + msg["content"]["evalue"])
-try:
-    kc.execute_interactive("import torch; print((torch.arange(4.0) * 2).tolist())",
-                           output_hook=hook, timeout=90)
-finally:
-    kc.stop_channels(); km.shutdown_kernel(now=True)
-print(json.dumps("".join(out).strip()))
-"""
 
 
 def _get(url: str, token: Optional[str]) -> Tuple[int, str]:
@@ -93,7 +75,7 @@ def notebook(ctx: Context) -> str:
     ensure(refused in (401, 403), f"JupyterLab answers without a token (HTTP {refused})")
     kernel = str(settings["kernel"])
     done = subprocess.run(
-        [sys.executable, "-c", KERNEL_PROGRAM, kernel],
+        [sys.executable, "-c", program_text("notebook_kernel"), kernel],
         capture_output=True,
         text=True,
         timeout=180,

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.context import Context
 from ..core.contract import size_bytes
+from ..core.location import program_text
 from ..core.registry import Skip, check, ensure
 
 
@@ -156,15 +157,9 @@ def _sshd_settings() -> dict[str, str]:
 
 
 def effective_pip_index(python: str) -> str:
-    code = (
-        "from pip._internal.configuration import Configuration\n"
-        "c = Configuration(isolated=False); c.load()\n"
-        "import os\n"
-        "print(os.environ.get('PIP_INDEX_URL') or dict(c.items()).get('global.index-url') "
-        "or dict(c.items()).get(':env:.index-url') or 'https://pypi.org/simple')"
-    )
+    program = program_text("pip_index")
     out = subprocess.run(
-        [python, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        [python, "-c", program], capture_output=True, text=True, timeout=60, check=False
     )
     if out.returncode != 0:
         raise AssertionError(f"could not read pip's configuration: {out.stderr.strip()[-200:]}")
