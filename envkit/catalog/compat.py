@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 from envkit.catalog._data import load_yaml
 from envkit.errors import FieldError
@@ -250,11 +251,11 @@ _BASES = {
 def torch_source(
     torch: TorchRelease,
     cuda: CudaRelease | None,
-    requested: str,
+    requested: Literal["auto", "pypi", "pytorch-index"],
     *,
     custom_index: bool,
     archs: tuple[str, ...] = AMD64,
-) -> str:
+) -> Literal["pypi", "pytorch-index"]:
     """pypi or pytorch-index: where envkit installs torch from. auto takes PyPI (so a mirror
     preset's PyPI serves it) when PyPI's plain wheel is the wanted build on every architecture
     the image is built for, unless the config names its own PyTorch index. PyPI's aarch64

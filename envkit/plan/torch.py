@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
@@ -13,6 +14,10 @@ from envkit.plan.conda_locks import CondaLockPackages
 DEFAULT_PYTHON = "3.11"  # where envkit chooses the Python and the torch release supports it
 NO_TORCH = "none"  # torch: none, a project without torch (TensorFlow, JAX)
 CPU_BASE = "python:{python}-slim-bookworm"  # a CPU box's base: Debian with the chosen Python
+# Where the environment's torch comes from: with the base image (a pytorch image's, apt's, a
+# custom image's, or none), the pip index (PyPI's wheel is the build), the PyTorch wheel index,
+# or the project's conda lock (conda's pytorch, which envkit checks and installs nothing over).
+TorchFrom = Literal["image", "pypi", "pytorch-index", "conda-lock"]
 
 
 @dataclass(frozen=True)
@@ -21,7 +26,7 @@ class TorchPlan:
     cuda: str | None  # "12.4", "cpu", or None when torch comes with the image or apt
     preinstalled: bool
     index_url: str | None  # the PyTorch wheel index; None with source pypi (pip.conf's index)
-    source: str = "image"  # image | pypi | pytorch-index
+    source: TorchFrom = "image"
     companions: tuple[str, ...] = ()  # torchvision==X...: the project asks, from torch's index
     none: bool = False  # torch: none
 
