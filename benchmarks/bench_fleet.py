@@ -81,7 +81,7 @@ def _envkit(names: list[str], out: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "envkit", "verify", *targets, *only, "--parallel", "8",
-         "--no-bench", "-q", "--json", str(out)],
+         "--no-bench", "-q", "--json-file", str(out)],
         cwd=out.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False,
     )  # fmt: skip
     seconds = time.perf_counter() - start

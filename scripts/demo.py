@@ -90,7 +90,7 @@ def main() -> None:
         verified = run(
             envkit,
             "verify",
-            "--json",
+            "--json-file",
             "report.json",
             "--junit",
             "report.xml",

@@ -45,7 +45,7 @@ def cuda_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def _verify(project: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     out = project / "report.json"
     done = envkit(
-        "verify", "--image", CUDA_IMAGE, "--no-bench", "--json", str(out), *extra, cwd=project
+        "verify", "--image", CUDA_IMAGE, "--no-bench", "--json-file", str(out), *extra, cwd=project
     )
     report = json.loads(out.read_text())
     assert len(report["targets"]) == 1, done.stdout + done.stderr

@@ -56,14 +56,14 @@ def test_pod_logs_merge_into_one_report_with_a_failing_node(
     out = tmp_path / "merged.json"
     merged = subprocess.run(
         [sys.executable, "-m", "envkit", "k8s", "merge", str(log_file), "--expect", "2",
-         "--json", str(out)],
+         "--json-file", str(out)],
         cwd=project_dir, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert merged.returncode == 1, merged.stdout + merged.stderr
     rows = {row["target"]: row["state"] for row in json.loads(out.read_text())["per_target"]}
     assert rows == {"k8s://node/node-a": "passed", "k8s://node/node-b": "failed"}
     missing = subprocess.run(
-        [sys.executable, "-m", "envkit", "k8s", "merge", str(log_file), "--node", "node-c"],
+        [sys.executable, "-m", "envkit", "k8s", "merge", str(log_file), "--expect-node", "node-c"],
         cwd=project_dir, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert missing.returncode == 3 and "k8s://node/node-c" in missing.stdout

@@ -26,7 +26,7 @@ def _content(lock: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def first_lock(env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     lock = tmp_path_factory.mktemp("lock") / "envkit.lock"
-    done = envkit("lock", "--out", str(lock), cwd=project_dir, timeout=600)
+    done = envkit("lock", "--lock-file", str(lock), cwd=project_dir, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 from a pip index (3 with the index's sha256)" in done.stdout, done.stdout
     return lock
@@ -68,7 +68,7 @@ def test_a_locked_rebuild_holds_exactly_the_locked_set(
     assert f"jq={jq.split()[1]}" in dockerfile
     assert "--no-deps --require-hashes" in dockerfile
     second = tmp_path / "second.lock"
-    done = envkit("lock", "--tag", locked_image, "--out", str(second), cwd=project_dir)
+    done = envkit("lock", "--tag", locked_image, "--lock-file", str(second), cwd=project_dir)
     assert done.returncode == 0, done.stdout + done.stderr
     assert second.read_bytes() == first_lock.read_bytes()  # byte for byte
     shipped = docker("run", "--rm", "--entrypoint", "cat", locked_image, "/etc/envkit/envkit.lock")
@@ -131,7 +131,7 @@ def test_a_lock_for_another_config_or_base_is_refused_before_anything_is_written
     assert done.returncode == 2, done.stdout + done.stderr
     assert "asks for pip:six" in done.stderr and "envkit lock" in done.stderr
     assert not (other / ".envkit").exists()
-    refused = envkit("lock", "--out", str(tmp_path / "x.lock"), cwd=other)
+    refused = envkit("lock", "--lock-file", str(tmp_path / "x.lock"), cwd=other)
     assert refused.returncode == 2 and "built from another envkit.yaml" in refused.stderr
     assert not (tmp_path / "x.lock").exists()
 

@@ -59,7 +59,7 @@ def verify(
     out = tmp_path / "report.json"
     done = envkit(
         cluster, "verify", "--slurm", "--python", NODE_PYTHON, "--no-bench", "--no-history",
-        "--workdir", str(tmp_path / "runs"), "--json", str(out), *extra, cwd=tmp_path,
+        "--workdir", str(tmp_path / "runs"), "--json-file", str(out), *extra, cwd=tmp_path,
     )  # fmt: skip
     report = json.loads(out.read_text()) if out.exists() else {}
     return done, report
@@ -143,7 +143,7 @@ def test_ctrl_c_cancels_the_job(healthy: SlurmCluster, tmp_path: Path, signum: i
     finally:
         if process.poll() is None:
             process.kill()
-            process.communicate()
+        process.communicate()  # closes its pipes whichever way the test went
     assert process.returncode == 130, err
     assert "cancelled" in err
     assert healthy.drained_queue() == []  # squeue shows nothing of ours
@@ -173,7 +173,7 @@ def test_bad_options_are_refused_before_slurm_sees_them(
 def test_health_program_drains_the_failing_node(healthy: SlurmCluster, tmp_path: Path) -> None:
     program = tmp_path / "envkit-health"
     done = envkit(
-        healthy, "health", "--write", str(program), "--drain", "--python", NODE_PYTHON,
+        healthy, "health", "--program", str(program), "--drain", "--python", NODE_PYTHON,
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -37,7 +37,7 @@ def slow_python_container(env_image: str, start_container: StartContainer) -> st
 def _verify_in_background(cwd: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*INTERRUPTIBLE_ENVKIT, "verify", *args, "--target-timeout", str(LIMIT),
-         "--json", "report.json"],
+         "--json-file", "report.json"],
         cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
 

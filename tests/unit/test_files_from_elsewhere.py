@@ -280,7 +280,7 @@ def test_imported_control_characters_are_shown_escaped(tmp_path: Path) -> None:
 def _verify(tmp_path: Path, db: Path) -> Any:
     return envkit(
         "verify", "--local", "--python", "/usr/bin/python3", "--only", "system.shm", "-q",
-        "--history-file", str(db), "--json", str(tmp_path / "r.json"),
+        "--history-file", str(db), "--json-file", str(tmp_path / "r.json"),
         "--junit", str(tmp_path / "r.xml"), cwd=tmp_path, timeout=300,
     )  # fmt: skip
 
@@ -364,7 +364,7 @@ def test_a_pod_printing_a_report_made_elsewhere_is_refused(tmp_path: Path) -> No
 def test_a_malformed_report_is_skipped_with_a_reason(bad: str, tmp_path: Path) -> None:
     good = f"[pod/a/checks] {MARKER} {_pod_report('n1', host='a')}"
     done = _merge(
-        tmp_path, [good, f"[pod/b/checks] {MARKER} {bad}"], "--json", str(tmp_path / "m.json")
+        tmp_path, [good, f"[pod/b/checks] {MARKER} {bad}"], "--json-file", str(tmp_path / "m.json")
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 marked line(s) skipped" in done.stderr and "Traceback" not in done.stderr

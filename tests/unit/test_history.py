@@ -51,7 +51,7 @@ def test_a_real_run_against_its_history_flags_a_planted_slowdown_and_a_version_c
     tmp_path: Path,
 ) -> None:
     db, saved, page = tmp_path / "h.sqlite3", tmp_path / "first.json", tmp_path / "report.html"
-    first = verify(db, "--json", str(saved))
+    first = verify(db, "--json-file", str(saved))
     assert first.returncode == 0, first.stdout + first.stderr
     seeded(db, saved, 4)
     slow = verify(
@@ -68,7 +68,7 @@ def test_a_real_run_against_its_history_flags_a_planted_slowdown_and_a_version_c
     assert diff.returncode == 0, diff.stderr
     assert "run 5 (passed" in diff.stdout and "-> run 6" in diff.stdout
     assert f"changed  torch: {listed[1]['torch']} -> 9.9.9+planted" in diff.stdout
-    assert "cpu_matmul_fp32" in envkit("history", "--check", "bench.cpu_matmul", db=db).stdout
+    assert "cpu_matmul_fp32" in envkit("history", "--only", "bench.cpu_matmul", db=db).stdout
     html = page.read_text()
     box = html.split('<section id="changed-since-pass">', 1)[1].split("</section>", 1)[0]
     assert "since run 5" in box and f"torch: {listed[1]['torch']} -&gt; 9.9.9+planted" in box
@@ -174,7 +174,7 @@ def test_regressions_warn_when_the_config_says_so(tmp_path: Path) -> None:
     db, config = tmp_path / "h.sqlite3", tmp_path / "envkit.yaml"
     config.write_text("name: warned\nruntime:\n  gpus: none\nverify:\n  regressions: warn\n")
     saved = tmp_path / "first.json"
-    assert verify(db, "-c", str(config), "--json", str(saved)).returncode == 0
+    assert verify(db, "-c", str(config), "--json-file", str(saved)).returncode == 0
     seeded(db, saved, 2)
     slow = verify(db, "-c", str(config), "--baseline", "auto", plant="slow_matmul")
     assert slow.returncode == 0, slow.stdout + slow.stderr

@@ -115,7 +115,7 @@ def test_real_cpu_report_drawn_with_matrix_and_durations(tmp_path: Path) -> None
             "autograd",
             "--html",
             str(out),
-            "--json",
+            "--json-file",
             str(tmp_path / "local.json"),
             "-q",
         ],

@@ -185,7 +185,7 @@ def test_merge_gives_one_row_per_node_and_the_usual_exit_codes(tmp_path: Path) -
         )
     )
     out = tmp_path / "merged.json"
-    done = envkit("k8s", "merge", str(logs), "--json", str(out), cwd=tmp_path)
+    done = envkit("k8s", "merge", str(logs), "--json-file", str(out), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     merged = json.loads(out.read_text())
     rows = {row["target"]: row["state"] for row in merged["per_target"]}
@@ -198,7 +198,7 @@ def test_merge_gives_one_row_per_node_and_the_usual_exit_codes(tmp_path: Path) -
     healthy.write_text(_log_line(_report("gpu-1"), "a") + "\n")
     assert envkit("k8s", "merge", str(healthy), cwd=tmp_path).returncode == 0
     missing = envkit(
-        "k8s", "merge", str(healthy), "--node", "gpu-1", "--node", "gpu-9", "--json", str(out),
+        "k8s", "merge", str(healthy), "--expect-node", "gpu-1", "--expect-node", "gpu-9", "--json-file", str(out),
         cwd=tmp_path,
     )  # fmt: skip
     assert missing.returncode == 3
