@@ -62,7 +62,7 @@ def _project(loaded: LoadedSpec, out: Path | None, configured: bool) -> Project:
 
 def render_project(project: Project) -> None:
     """Bring both folders up to date, as build and up do before they touch the engine."""
-    from envkit.render import render_outputs, write_outputs
+    from envkit.render.outputs import render_outputs, write_outputs
 
     write_outputs(render_outputs(project.plan, project.context_dir, project.project_dir))
 

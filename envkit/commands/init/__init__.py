@@ -21,7 +21,7 @@ from envkit.commands.init.torch_wish import release_for
 from envkit.config.fields import ProjectName
 from envkit.config.schema import SCHEMA_FILE, schema_text
 from envkit.errors import ConfigError, EnvkitError, FieldError
-from envkit.render import make_environment
+from envkit.render.files import make_environment
 
 FLAVORS = ("pytorch", "cuda", "custom")
 
