@@ -60,7 +60,7 @@ def main() -> int:
         print("bench_matmul_method: needs torch with CUDA (run it with that interpreter)")
         return 2
     from envkit.checks.suite import bench
-    from envkit.checks.suite.peaks import peak_for
+    from envkit.checks.suite.skus import peak_for
 
     if not torch.cuda.is_available():
         print("bench_matmul_method: needs a CUDA GPU; none here, so no figure was measured")

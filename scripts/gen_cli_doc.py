@@ -56,7 +56,7 @@ def _option_rows(command: Any) -> list[str]:
 def cli_doc() -> str:
     import typer
 
-    from envkit.cli import app
+    from envkit.cli.whole_app import app
 
     root = typer.main.get_command(app)
     lines = [HEAD]

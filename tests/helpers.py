@@ -15,8 +15,8 @@ from typing import Any
 
 from envkit.config.load import LoadedSpec, load_spec, load_text
 from envkit.plan import HostFacts, Plan, make_plan
-from envkit.render import render_files
 from envkit.render.devcontainer import devcontainer_files
+from envkit.render.files import render_files
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

@@ -5,11 +5,8 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from docker.errors import NotFound
-
 from envkit.engine.client import docker_client
-from envkit.errors import EnvkitError
-from envkit.services.containers import chosen_service
+from envkit.services.containers import chosen_service, existing_container
 from envkit.services.project import load_project
 
 
@@ -24,12 +21,7 @@ class LogsRequest:
 def run(request: LogsRequest) -> int:
     plan = load_project(request.config).plan
     service = chosen_service(plan, request.member)
-    try:
-        container = docker_client().containers.get(service.container_name)
-    except NotFound:
-        raise EnvkitError(
-            f"{service.container_name} does not exist", "`envkit up` creates it"
-        ) from None
+    container = existing_container(docker_client(), service)
     tail = request.tail if request.tail is not None else "all"
     try:
         if request.follow:

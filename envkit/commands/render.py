@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK
-from envkit.render import Outputs, drift, render_outputs, write_outputs
+from envkit.render.outputs import Outputs, drift, render_outputs, write_outputs
 from envkit.services.project import load_project
 
 

@@ -10,10 +10,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from docker.errors import NotFound
-
 from envkit.engine.client import docker_client
 from envkit.errors import EngineUnreachableError, EnvkitError
+from envkit.services.containers import existing_container
 from envkit.services.project import load_project
 
 READY_CHECK = ["/usr/local/bin/envkit-healthcheck"]
@@ -52,12 +51,7 @@ def run(request: StartRequest) -> int:
     client = docker_client()
     deadline = time.monotonic() + timeout
     for service in services:
-        try:
-            container = client.containers.get(service.container_name)
-        except NotFound:
-            raise EnvkitError(
-                f"{service.container_name} does not exist", "`envkit up` creates it"
-            ) from None
+        container = existing_container(client, service)
         was = container.status
         if was != "running":
             container.start()

@@ -17,15 +17,8 @@ from envkit.report.emit import emit_reports
 from envkit.report.table import print_report
 from envkit.services.project import Project, project_or_defaults
 from envkit.services.sharing import build_platforms, shared_image
-from envkit.targets import (
-    Target,
-    TargetOptions,
-    TargetUrl,
-    open_target,
-    parse_target,
-    read_targets_file,
-    usage,
-)
+from envkit.targets import TargetUrl, open_target, parse_target, read_targets_file, usage
+from envkit.targets.base import Target, TargetOptions
 from envkit.targets.image import remove_throwaways
 from envkit.verify.combine import combine, exit_code
 from envkit.verify.fleet import GRACE_S, verify_many

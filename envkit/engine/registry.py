@@ -160,11 +160,3 @@ def pull(client: Any, image: SharedImage, say: Say) -> Any:
         return client.images.get(image.ref)
     except DockerException as exc:
         raise failure(image, "pull", str(exc)) from None
-
-
-def repository_digest(local: Any, image: SharedImage) -> str | None:
-    """REPOSITORY@sha256:… of LOCAL as its registry knows it, where it was pushed or pulled."""
-    for entry in local.attrs.get("RepoDigests") or []:
-        if str(entry).startswith(image.repository + "@"):
-            return str(entry)
-    return None

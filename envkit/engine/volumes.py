@@ -150,11 +150,6 @@ def copy_path(client: Any, source: Any, path: str, image: str, volume: str) -> N
             source.stop(timeout=10)
 
 
-def file_chunks(handle: IO[bytes], size: int = 1 << 20) -> Iterator[bytes]:
-    """A file object read in chunks (an archive from disk, on its way to the engine)."""
-    return iter(lambda: handle.read(size), b"")
-
-
 class ChunkReader:
     """An iterable of byte chunks as a file object tarfile can read in stream mode."""
 

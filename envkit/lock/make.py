@@ -22,7 +22,8 @@ from envkit.lock.hashes import fill_hashes
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest, requested
 from envkit.lock.validate import repository
 from envkit.plan import Plan
-from envkit.targets import Target, TargetOptions, open_target
+from envkit.targets import open_target
+from envkit.targets.base import Target, TargetOptions
 from envkit.verify.run import capture_on_target
 
 # No image id, tag or date in the comments: a rebuild from the lock yields the same bytes.

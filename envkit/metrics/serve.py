@@ -19,7 +19,6 @@ from envkit.errors import EnvkitError
 from envkit.metrics.collect import Reading, exported
 from envkit.metrics.exposition import OPENMETRICS_TYPE, TEXT_TYPE, render
 
-DEFAULT_ADDRESS = "127.0.0.1:9842"
 ADDRESS_FIX = "write HOST:PORT (127.0.0.1:9842, [::1]:9842) or :PORT for loopback"
 
 

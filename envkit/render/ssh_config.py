@@ -19,7 +19,7 @@ LOOPBACK = ("localhost", *LOOPBACKS)
 
 @dataclass(frozen=True)
 class Identity:
-    """How this machine can log in as one container's user (services/identities.py finds it)."""
+    """How this machine can log in as one container's user (commands/ssh_config.py finds it)."""
 
     file: str | None  # an IdentityFile to write (~/.ssh/NAME), where one exists
     agent: bool = False  # ssh-agent holds an authorized key
@@ -102,7 +102,7 @@ def ssh_config_blocks(
     wake: list[str] | None = None,
 ) -> str:
     """`identity`: the IdentityFile the user named, or per container the key this machine has
-    (services/identities.py). `wake`: the command line that starts a member's stopped
+    (commands/ssh_config.py). `wake`: the command line that starts a member's stopped
     container (its name is added)."""
     if not plan.ssh.enabled:
         raise EnvkitError("ssh is disabled in envkit.yaml", "set ssh.enabled: true")

@@ -29,13 +29,17 @@ def chosen_service(plan: Plan, member: str | None) -> Service:
     return services[0]
 
 
-def running_container(client: Any, service: Service) -> Any:
+def existing_container(client: Any, service: Service) -> Any:
     try:
-        container = client.containers.get(service.container_name)
+        return client.containers.get(service.container_name)
     except NotFound:
         raise EnvkitError(
             f"{service.container_name} does not exist", "`envkit up` creates it"
         ) from None
+
+
+def running_container(client: Any, service: Service) -> Any:
+    container = existing_container(client, service)
     if container.status != "running":
         raise EnvkitError(
             f"{service.container_name} is {container.status}",

@@ -64,7 +64,7 @@ def render_project(project: Project) -> dict[str, str]:
     """Bring both folders up to date, as build and up do before they touch the engine: the
     build context rendered (relative path → text), for what else the command needs of it (the
     inputs digest, the build's steps), so one command renders once."""
-    from envkit.render import render_outputs, write_outputs
+    from envkit.render.outputs import render_outputs, write_outputs
 
     outputs = render_outputs(project.plan, project.context_dir, project.project_dir)
     write_outputs(outputs)

@@ -4,7 +4,7 @@ every machine: what `push`, `pull`, `build` and `up` ask of the registry."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -175,10 +175,6 @@ def pushed_reference(client: Any, project: Project, registry: str) -> str:
             "`envkit build` and `envkit push` first",
         )
     return f"{image.repository}@{digest}"
-
-
-def with_registry(project: Project, registry: str | None) -> Project:
-    return replace(project, plan=replace(project.plan, registry=registry))
 
 
 def say(line: str) -> None:

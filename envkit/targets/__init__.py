@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.errors import EnvkitError
-from envkit.targets.base import CommandResult, Target, TargetOptions
+from envkit.targets.base import Target, TargetOptions
 
 
 @dataclass(frozen=True)
@@ -142,17 +142,3 @@ def read_targets_file(path: Path) -> list[TargetUrl]:
     if not urls:
         raise EnvkitError(f"--targets {path}: no targets in it", "add one URL per line")
     return urls
-
-
-__all__ = [
-    "TRANSPORTS",
-    "CommandResult",
-    "Target",
-    "TargetOptions",
-    "TargetUrl",
-    "Transport",
-    "open_target",
-    "parse_target",
-    "read_targets_file",
-    "usage",
-]

@@ -13,8 +13,7 @@ from typing import Any
 
 from envkit.checks.core.contract import TargetReport
 from envkit.errors import EnvkitError
-from envkit.targets import Target
-from envkit.targets.base import CommandResult
+from envkit.targets.base import CommandResult, Target
 from envkit.verify.bundle import build_bundle
 from envkit.verify.reports import entering_report
 from envkit.verify.resolve import SUITE_TIMEOUT_S, VerifySettings

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.render import render_files
+from envkit.render.files import render_files
 from tests.helpers import REPO, plan_text
 
 DATA = REPO / "tests" / "data" / "apt"

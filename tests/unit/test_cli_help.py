@@ -11,8 +11,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from envkit.cli import app
 from envkit.cli.options import CONFIG_HELP
+from envkit.cli.whole_app import app
 
 
 def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:

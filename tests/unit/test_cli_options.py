@@ -14,7 +14,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from envkit.cli import app, options
+from envkit.cli import options
+from envkit.cli.whole_app import app
 from tests.helpers import REPO
 
 PYTHON_TYPES = re.compile(

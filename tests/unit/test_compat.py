@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from envkit.catalog import compat
@@ -126,7 +128,9 @@ def test_a_cuda_without_a_recorded_minimum_is_judged_by_its_family_floor() -> No
         ("pypi", "13.0", False, "pypi"),
     ],
 )
-def test_torch_source(requested: str, cuda: str, custom_index: bool, source: str) -> None:
+def test_torch_source(
+    requested: Literal["auto", "pypi", "pytorch-index"], cuda: str, custom_index: bool, source: str
+) -> None:
     table = compat.load_table()
     release = table.torch["2.14.1"]
     got = compat.torch_source(release, table.cuda[cuda], requested, custom_index=custom_index)

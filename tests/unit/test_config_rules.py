@@ -16,7 +16,7 @@ from envkit.checks.suite import bench
 from envkit.config.fields import THRESHOLD_CHECKS
 from envkit.config.load import load_text
 from envkit.plan import make_plan
-from envkit.render import render_files
+from envkit.render.files import render_files
 from tests.helpers import EXAMPLES, TEST_HOST, envkit
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from envkit.config.load import load_text
 from envkit.plan import make_plan
-from envkit.render import render_files
+from envkit.render.files import render_files
 from tests.helpers import TEST_HOST
 
 HOSTILE = {

@@ -198,8 +198,8 @@ def test_merge_gives_one_row_per_node_and_the_usual_exit_codes(tmp_path: Path) -
     healthy.write_text(_log_line(_report("gpu-1"), "a") + "\n")
     assert envkit("k8s", "merge", str(healthy), cwd=tmp_path).returncode == 0
     missing = envkit(
-        "k8s", "merge", str(healthy), "--expect-node", "gpu-1", "--expect-node", "gpu-9", "--json-file", str(out),
-        cwd=tmp_path,
+        "k8s", "merge", str(healthy), "--expect-node", "gpu-1", "--expect-node", "gpu-9",
+        "--json-file", str(out), cwd=tmp_path,
     )  # fmt: skip
     assert missing.returncode == 3
     assert json.loads(out.read_text())["unreachable"][0]["target"] == "k8s://node/gpu-9"

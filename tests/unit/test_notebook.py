@@ -12,7 +12,7 @@ import yaml
 
 from envkit.errors import ConfigError
 from envkit.plan.access import member_port
-from envkit.render import render_files
+from envkit.render.files import render_files
 from envkit.render.ssh_config import ssh_config_blocks
 from tests.helpers import plan_text
 

@@ -80,7 +80,7 @@ def test_the_schema_compat_and_the_loader_agree_on_presets() -> None:
 def test_every_transport_is_in_the_help_and_the_errors() -> None:
     from typer.testing import CliRunner
 
-    from envkit.cli import app
+    from envkit.cli.whole_app import app
 
     shown = " ".join(CliRunner().invoke(app, ["verify", "--help"]).output.split())
     text = re.sub(r"[│╭╮╰╯─ ]+", " ", shown)

@@ -136,7 +136,7 @@ MIIBszCCAVmgAwIBAgIUTestOnlyNotARealCertificateAAAAAAAwCgYIKoZIzj0E
 
 
 def test_extra_ca_certificates_are_shipped_and_trusted(tmp_path: Path) -> None:
-    from envkit.render import render_files
+    from envkit.render.files import render_files
 
     (tmp_path / "proxy.crt").write_text("subject=proxy\n" + CERT)
     plan = plan_text("name: a\nmirrors:\n  ca_certificates: [proxy.crt]\n", tmp_path)

@@ -21,7 +21,7 @@ from envkit.config.load import load_text
 from envkit.config.model import Spec
 from envkit.errors import EnvkitError
 from envkit.plan import make_plan
-from envkit.render import render_files
+from envkit.render.files import render_files
 from tests.helpers import EXAMPLES, TEST_HOST
 
 KEY = (EXAMPLES / "seed-pytorch-1.11" / "keys" / "lead.pub").read_text().strip()

@@ -17,7 +17,7 @@ from envkit.config.load import load_text
 from envkit.engine.compose import port_problem
 from envkit.plan import HostFacts, Plan, make_plan
 from envkit.plan.ssh import host_has_ipv6
-from envkit.render import render_files
+from envkit.render.files import render_files
 from tests.helpers import TEST_HOST
 
 NO_IPV6_HOST = HostFacts(uid=1000, gid=1000, ipv6=False)

@@ -130,11 +130,6 @@ def wheel_index_builds(html: str, machine: str = "x86_64") -> dict[str, set[str]
     return builds
 
 
-def hub_tag_names(pages: list[str]) -> list[str]:
-    """Tag names from Docker Hub's tag API answers (one JSON document per page)."""
-    return list(hub_tags(pages))
-
-
 def hub_tags(pages: list[str]) -> dict[str, tuple[str, ...]]:
     """Tag name -> the architectures its image is published for (each result's `images`); a
     result that lists none is taken as amd64's alone, the only one Docker Hub had before."""

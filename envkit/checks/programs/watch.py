@@ -19,7 +19,6 @@ from ..core.nvml import NvmlError, Unavailable, XidListener, reason_names
 
 SAMPLE_S = 0.2
 LOADED_UTILIZATION = 50  # % busy: the benches and the burn-in keep a GPU far above this
-QUIET = ("not_supported", "function_not_found", "nvml_only")  # no reading, by design
 
 
 class GpuSummary:

@@ -17,7 +17,7 @@ from ..core import devices
 from ..core.context import Context
 from ..core.registry import CheckFailed, Skip, check, ensure
 from .hardware import expectation
-from .peaks import peak_for
+from .skus import peak_for
 
 WARMUP_S = 1.0
 BATCHES = 10
@@ -177,7 +177,7 @@ def _peak(gpu: Any, what: str) -> Optional[float]:
     "bench.matmul_bf16",
     timeout_s=240,
     bench=True,
-    reference="the GPU's published bf16 dense peak (checks/suite/peaks.py) and the node's other "
+    reference="the GPU's published bf16 dense peak (checks/suite/skus.py) and the node's other "
     "GPUs; timed with CUDA events",
 )
 def matmul_bf16(ctx: Context) -> str:
@@ -190,7 +190,7 @@ def matmul_bf16(ctx: Context) -> str:
     "bench.matmul_fp16",
     timeout_s=240,
     bench=True,
-    reference="the GPU's published fp16 dense peak (checks/suite/peaks.py) and the node's other "
+    reference="the GPU's published fp16 dense peak (checks/suite/skus.py) and the node's other "
     "GPUs; timed with CUDA events",
 )
 def matmul_fp16(ctx: Context) -> str:
@@ -202,7 +202,7 @@ def matmul_fp16(ctx: Context) -> str:
     "bench.matmul_tf32",
     timeout_s=240,
     bench=True,
-    reference="the GPU's published tf32 dense peak (checks/suite/peaks.py) and the node's other "
+    reference="the GPU's published tf32 dense peak (checks/suite/skus.py) and the node's other "
     "GPUs; timed with CUDA events",
 )
 def matmul_tf32(ctx: Context) -> str:
@@ -214,7 +214,7 @@ def matmul_tf32(ctx: Context) -> str:
     "bench.matmul_fp32",
     timeout_s=240,
     bench=True,
-    reference="the GPU's published fp32 peak (checks/suite/peaks.py) and the node's other GPUs; "
+    reference="the GPU's published fp32 peak (checks/suite/skus.py) and the node's other GPUs; "
     "timed with CUDA events",
 )
 def matmul_fp32(ctx: Context) -> str:

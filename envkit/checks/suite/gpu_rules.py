@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Tuple
 
 # Clock-event reasons that mean the hardware slowed itself (DCGM's health watch treats these as
-# faults); idle, application clocks, sync boost and the software power cap are normal capping.
+# faults); the others (idle, application clocks, sync boost, the software power cap, display
+# clocks) are normal capping.
 FAULT_REASONS = ("hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
-NORMAL_REASONS = ("gpu_idle", "applications_clocks", "sw_power_cap", "sync_boost", "display_clocks")
 
 
 # GB/s per lane and direction after encoding (PCI-SIG: 8b/10b to Gen2, 128b/130b from Gen3,

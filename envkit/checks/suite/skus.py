@@ -366,6 +366,14 @@ def sku_for(device_id: Optional[int] = None, name: str = "") -> Optional[Sku]:
     return None
 
 
+def peak_for(device_name: str) -> Optional[Sku]:
+    """The row whose published dense peaks put a measurement in context, found by the device's
+    product name; None for an unknown GPU (its figures are reported without a fraction of
+    peak) or a row without peak figures."""
+    found = sku_for(None, device_name)
+    return found if found is not None and found.fp32 is not None else None
+
+
 def sku_of(snapshot: dict) -> Optional[Sku]:  # type: ignore[type-arg]
     """The product of an NVML snapshot: its PCI device id, else its name."""
     return sku_for(snapshot.get("pci_device_id"), str(snapshot.get("name") or ""))

@@ -1,4 +1,6 @@
-"""`envkit up`: start the environment and wait until sshd is healthy; twice changes nothing."""
+"""`envkit up`: start the environment and wait until sshd is healthy; twice changes nothing.
+
+keeping.py, beside it, is what `up` alone does so that no member's work is lost."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 from docker.errors import ImageNotFound
 
 from envkit.commands import build
+from envkit.commands.up.keeping import guard, pending, upgrade_home
 from envkit.config.rules import missing_keys
 from envkit.engine.client import docker_client, running_containers
 from envkit.engine.compose import run_compose, taken_ports, use_sdk, wait_healthy
@@ -25,9 +28,8 @@ from envkit.engine.team_sync import KeySync, sync_keys, sync_notebook_tokens
 from envkit.errors import ConfigError, EngineUnreachableError, EnvkitError, ImageMissingError
 from envkit.plan.access import Service
 from envkit.plan.model import Plan
-from envkit.render import render_outputs, write_outputs
+from envkit.render.outputs import render_outputs, write_outputs
 from envkit.render.ssh_config import connect_host, jump_host
-from envkit.services.keeping import guard, pending, upgrade_home
 from envkit.services.member_gpus import with_host_gpus
 from envkit.services.project import Project, load_project
 from envkit.services.sharing import build_platforms, fetch_shared, registry_of, shared_image

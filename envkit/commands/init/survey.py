@@ -12,14 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.config.rules import TORCH_NAMES, requirement_name
-from envkit.errors import FieldError
-from envkit.files import TOMLDecodeError, read_regular, toml_loads
-from envkit.plan.conda_locks import IMAGE_PLATFORM
-from envkit.plan.keys import parse_public_key
-from envkit.plan.project_files import file_limit, limit_hint
-from envkit.services.setup_py import read_setup_py
-from envkit.services.torch_wish import (
+from envkit.commands.init.setup_py import read_setup_py
+from envkit.commands.init.torch_wish import (
     TorchWish,
     from_conda,
     from_conda_lock,
@@ -28,6 +22,12 @@ from envkit.services.torch_wish import (
     from_setup_py,
     from_uv_lock,
 )
+from envkit.config.rules import TORCH_NAMES, requirement_name
+from envkit.errors import FieldError
+from envkit.files import TOMLDecodeError, read_regular, toml_loads
+from envkit.plan.conda_locks import IMAGE_PLATFORM
+from envkit.plan.keys import parse_public_key
+from envkit.plan.project_files import file_limit, limit_hint
 
 # The usual names, in the order repo2docker and envd look for them.
 REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")

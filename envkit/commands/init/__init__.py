@@ -1,4 +1,8 @@
-"""`envkit init`: a commented starter envkit.yaml that validates as written."""
+"""`envkit init`: a commented starter envkit.yaml that validates as written.
+
+Its parts, which no other command uses, are beside it: survey.py (what the folder holds),
+torch_wish.py (the torch those files ask for), setup_py.py (a setup.py read without running
+it) and questions.py (what is asked at a terminal)."""
 
 from __future__ import annotations
 
@@ -11,13 +15,13 @@ from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
+from envkit.commands.init.questions import ask
+from envkit.commands.init.survey import PRECEDENCE, Candidate, Survey, survey
+from envkit.commands.init.torch_wish import release_for
 from envkit.config.fields import ProjectName
 from envkit.config.schema import SCHEMA_FILE, schema_text
 from envkit.errors import ConfigError, EnvkitError, FieldError
-from envkit.render import make_environment
-from envkit.services.questions import ask
-from envkit.services.survey import PRECEDENCE, Candidate, Survey, survey
-from envkit.services.torch_wish import release_for
+from envkit.render.files import make_environment
 
 FLAVORS = ("pytorch", "cuda", "custom")
 
