@@ -19,10 +19,6 @@ stdout, people's lines on stderr; report files are `--json-file`, `--junit`, `--
 `-q/--quiet` and `-v/--verbose` turn people's lines down and up. Exit codes: 0 all good,
 1 checks failed (or, for `diff`, a difference), 2 bad usage or config, 3 engine or target
 unreachable, 4 build failed, 130 interrupted.
-
-Earlier spellings still accepted, with a note: `verify --json FILE` (now `--json-file`),
-`init --path` (`-c`), `lock --out` (`--lock-file`), `health --write` (`--program`),
-`history --check` (`--only`), `--install-completion`/`--show-completion` (`envkit completion`).
 """
 
 

@@ -1,6 +1,6 @@
-"""The `envkit` program's entry point: the spellings of earlier releases translated (with a
-note), the app built with only the command the line names (the whole app for help, completion
-or a name it does not know), and envkit's errors turned into one message and their exit code."""
+"""The `envkit` program's entry point: the app built with only the command the line names (the
+whole app for help, completion or a name it does not know), and envkit's errors turned into one
+message and their exit code."""
 
 from __future__ import annotations
 
@@ -14,44 +14,6 @@ from envkit.errors import EXIT_INTERRUPTED, EnvkitError
 
 COMPLETE_VAR = "_ENVKIT_COMPLETE"  # as commands/completion.py's scripts set it
 
-# Spellings of earlier releases, still accepted: (command, old option, new option). A value
-# follows the option in both spellings.
-RENAMED = (
-    ("verify", "--json", "--json-file"),  # --json is now a flag: the report on stdout
-    ("k8s", "--json", "--json-file"),
-    ("init", "--path", "--config"),
-    ("lock", "--out", "--lock-file"),
-    ("lock", "-o", "--lock-file"),
-    ("health", "--write", "--program"),
-    ("history", "--check", "--only"),
-    ("k8s", "--node", "--expect-node"),
-)
-
-
-def translated(argv: list[str]) -> tuple[list[str], list[str]]:
-    """ARGV with earlier spellings rewritten, and a note for each. `--json FILE` is the old
-    report file only where a value follows (not an option, not the end)."""
-    if not argv:
-        return argv, []
-    if argv[0] in ("--install-completion", "--show-completion"):
-        rest = argv[1:2]
-        flag = ["--install"] if argv[0] == "--install-completion" else []
-        note = f"{argv[0]} is now `envkit completion {' '.join([*rest, *flag]).strip()}`"
-        return ["completion", *rest, *flag], [note]
-    out, notes = list(argv), []
-    for command, old, new in RENAMED:
-        if out[0] != command:
-            continue
-        for index, word in enumerate(out):
-            value = out[index + 1] if index + 1 < len(out) else None
-            if word == old and (old != "--json" or (value and not value.startswith("-"))):
-                out[index] = new
-                notes.append(f"`{command} {old}` is now `{new}`")
-            elif word.startswith(old + "=") and old.startswith("--"):
-                out[index] = new + word[len(old) :]
-                notes.append(f"`{command} {old}=` is now `{new}=`")
-    return out, notes
-
 
 def main() -> None:
     # typer handles usage errors (exit 2), --help and typer.Exit itself; envkit's own errors
@@ -60,9 +22,7 @@ def main() -> None:
         from typer._completion_classes import completion_init
 
         completion_init()
-    argv, notes = translated(sys.argv[1:])
-    for note in notes:
-        typer.echo(f"note: {note} (the old spelling still works)", err=True)
+    argv = sys.argv[1:]
     app = _app_for(argv)
     try:
         app(args=argv, prog_name="envkit")

@@ -128,35 +128,14 @@ def test_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
     assert envkit("frobnicate", cwd=tmp_path).returncode == 2
 
 
+def test_an_option_it_does_not_know_is_a_usage_error_that_names_it(tmp_path: Path) -> None:
+    done = envkit("init", "--path", "old.yaml", "--no-input", cwd=tmp_path)
+    assert done.returncode == 2 and "--path" in done.stderr, done.stderr
+    assert not (tmp_path / "old.yaml").exists()
+
+
 def test_init_writes_where_config_says(tmp_path: Path) -> None:
     done = envkit("init", "-c", "new.yaml", "--no-input", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "new.yaml").is_file() and not (tmp_path / "envkit.yaml").exists()
     assert envkit("render", "-c", "new.yaml", cwd=tmp_path).returncode == 0
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (["verify", "--json", "r.json", "--local"], ["verify", "--json-file", "r.json", "--local"]),
-        (["verify", "--json=r.json"], ["verify", "--json-file=r.json"]),
-        (["verify", "--json", "--local"], ["verify", "--json", "--local"]),
-        (["init", "--path", "x.yaml"], ["init", "--config", "x.yaml"]),
-        (["lock", "-o", "x.lock"], ["lock", "--lock-file", "x.lock"]),
-        (["health", "--write", "p"], ["health", "--program", "p"]),
-        (["--install-completion", "zsh"], ["completion", "zsh", "--install"]),
-        (["--show-completion"], ["completion"]),
-    ],
-)
-def test_earlier_spellings_are_translated_with_a_note(old: list[str], new: list[str]) -> None:
-    from envkit.cli.entry import translated
-
-    argv, notes = translated(old)
-    assert argv == new
-    assert bool(notes) == (old != new)
-
-
-def test_an_earlier_spelling_still_works_and_says_the_new_one(tmp_path: Path) -> None:
-    done = envkit("init", "--path", "old.yaml", "--no-input", cwd=tmp_path)
-    assert done.returncode == 0 and (tmp_path / "old.yaml").is_file()
-    assert "`init --path` is now `--config`" in done.stderr

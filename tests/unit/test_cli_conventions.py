@@ -52,7 +52,7 @@ def test_every_command_shows_an_example_in_its_help(path: tuple[str, ...]) -> No
 
 def test_bash_completes_commands_and_the_configs_members(tmp_path: Path) -> None:
     (tmp_path / "envkit.yaml").write_text(TEAM)
-    script = _installed("--show-completion", "bash", env={"SHELL": "/bin/bash"}).stdout
+    script = _installed("completion", "bash", env={"SHELL": "/bin/bash"}).stdout
     (tmp_path / "complete.sh").write_text(script)
 
     def complete(*words: str) -> list[str]:
@@ -160,7 +160,7 @@ def test_an_unknown_shell_is_refused_with_the_ones_there_are(tmp_path: Path) -> 
 
 def test_install_completion_for_bash_writes_the_script_and_sources_it(tmp_path: Path) -> None:
     done = _installed(
-        "--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"}
+        "completion", "bash", "--install", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"}
     )
     assert done.returncode == 0, done.stderr
     script = tmp_path / ".bash_completions" / "envkit.sh"
