@@ -59,11 +59,12 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# The unit and checks tests (CPU-bound, no engine) on two workers; the engine's tests in one
-# process (they share session images, and their builds queue on one engine anyway).
+# The unit and checks tests (CPU-bound, no engine) on two workers; the engine's tests on two
+# workers too, each taking whole files, longest first (tests/e2e/workers.py: each worker's
+# names and ports are its own; the shared bases are made once and kept by tag).
 test: venv system-deps buildx lint
 	$(PY) -m pytest -n 2 tests/unit tests/checks
-	$(PY) -m pytest tests/e2e
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder tests/e2e
 
 # Regenerate golden files after an intended template change; review the diff before committing.
 golden: venv
