@@ -211,13 +211,7 @@ class _Build:
 
 
 def _build(build: _Build, client: Any, platform: str | None = None) -> None:
-    request, project, backend, build_args, shared = (
-        build.request,
-        build.project,
-        build.backend,
-        build.build_args,
-        build.shared,
-    )
+    request, project, backend, shared = build.request, build.project, build.backend, build.shared
     plan, out_dir = project.plan, project.context_dir
     tag = request.tag or plan.image.tag
     reporter = _reporter(request)
@@ -235,12 +229,12 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
     context = (
         shared.context
         if shared
-        else inputs_of(project, build.rendered, build_args, platforms=platforms)
+        else inputs_of(project, build.rendered, build.build_args, platforms=platforms)
     )
     options = BuildOptions(
         tag=tag,
         no_cache=request.no_cache,
-        build_args=build_args,
+        build_args=build.build_args,
         network="host" if plan.runtime.build_network == "host" else None,
         labels={
             INPUTS_LABEL: inputs_digest(plan),

@@ -10,13 +10,12 @@ import shlex
 from typing import NamedTuple
 
 from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
-from envkit.plan.dockerfile import Kit, Layer, hadolint, lines, noted, run, words
+from envkit.plan.dockerfile import CONSTRAINTS, Kit, Layer, hadolint, lines, noted, run, words
 from envkit.plan.install import CacheMount
 from envkit.plan.model import Plan
-from envkit.runtime import in_image
+from envkit.runtime import copy_programs, in_image
 
 CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
-KEPT_BY_PIP = "/etc/envkit/pip-constraints.txt"  # as the torch layer writes it, for conda's pip
 ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
 # The project's conda-lock.yml or pixi.lock, as render writes it for the build.
 PROJECT_CONDA_EXPLICIT = "envkit/project/conda-explicit.txt"
@@ -120,7 +119,8 @@ def conda_layer(kit: Kit) -> Layer | None:
     copy = f"COPY envkit/condarc {plan.conda.rc.path}"
     if not plan.conda.update_env:
         return Layer(("4. conda: its channels.",), (copy,))
-    instructions: tuple[str, ...] = (copy,)
+    # The environment's torch is kept while pip runs (torch_needs.py: envkit-conda's or the RUN's).
+    instructions: tuple[str, ...] = (copy, copy_programs("torch_needs.py"))
     cuda = plan.torch.cuda
     if cuda and cuda != "cpu":
         why = f"conda solves for CUDA {cuda} even on a builder without a GPU (the __cuda virtual"
@@ -151,7 +151,7 @@ def _env_run(kit: Kit, keep: bool) -> EnvRun:
     pypi = lock is not None and bool(lock.pypi) and not kit.locked
     assigned = f"CONDA_PKGS_DIRS={install.conda_pkgs.target} " if kit.buildkit else ""
     assigned += "PIP_CONFIG_FILE=/opt/envkit/pip.conf " if pip else ""
-    assigned += f"PIP_CONSTRAINT={KEPT_BY_PIP} " if keep else ""
+    assigned += f"PIP_CONSTRAINT={CONSTRAINTS} " if keep else ""
     mounts = kit.mounts(install.conda_pkgs, *((install.pip_cache,) if pip or pypi else ()))
     if not kit.buildkit:
         return EnvRun((), mounts, assigned, (words(_conda_clean(conda.bootstrap)),))
@@ -187,7 +187,7 @@ def _solved(kit: Kit) -> tuple[str, ...]:
             "kept (PIP_CONSTRAINT).",
         )
         keep = words(("python", in_image("torch_needs.py")))
-        commands += (f"mkdir -p /etc/envkit && {keep} > {KEPT_BY_PIP}",)
+        commands += (f"mkdir -p /etc/envkit && {keep} > {CONSTRAINTS}",)
     command = env.assigned + words(_env_command(plan))
     return (copy, noted(notes, env.run(*commands, command)))
 

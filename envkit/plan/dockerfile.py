@@ -26,6 +26,11 @@ NEXT = " \\\n && "  # the next command of one RUN, on a line of its own
 LISTED = " \\\n      "  # the next package of one install, on a line of its own
 
 
+# What torch was built against, as the torch layer writes it (torch_needs.py): every later pip
+# and uv install reads it (PIP_CONSTRAINT, UV_CONSTRAINT), conda's pip section too.
+CONSTRAINTS = "/etc/envkit/pip-constraints.txt"
+
+
 @dataclass(frozen=True)
 class Layer:
     """One layer of the Dockerfile: the comment lines that say why it is there (the template

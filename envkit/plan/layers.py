@@ -29,7 +29,6 @@ from envkit.plan.package_layers import (
     requirements_layers,
     torch_layer,
 )
-from envkit.runtime import IMAGE_PROGRAMS
 
 AS_ROOT = """\
 # Some bases end as a non-root user; the build needs root (UID 0, numeric for hadolint DL3066).
@@ -94,12 +93,9 @@ def metadata_layer(kit: Kit) -> Layer:
 def mirror_layer(kit: Kit) -> Layer:
     comments = lines("""\
 1. Mirror configuration for apt. Which sources file is rewritten (classic sources.list or
-   deb822 *.sources) is decided inside the build by what the base image has. With it, the
-   small programs later layers run (torch's check and constraints): they change with envkit,
-   never with your config.""")
+   deb822 *.sources) is decided inside the build by what the base image has.""")
     ca = ("COPY envkit/ca/ /usr/local/share/ca-certificates/envkit/",) if kit.plan.ca_certs else ()
-    programs = f"COPY envkit/programs/ {IMAGE_PROGRAMS}/"
-    return Layer(comments, ("COPY envkit/apt/ /opt/envkit/apt/", *ca, programs))
+    return Layer(comments, ("COPY envkit/apt/ /opt/envkit/apt/", *ca))
 
 
 SYSTEM = """\

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 
 from envkit.plan.dockerfile import (
+    CONSTRAINTS,
     WITHOUT_CONSTRAINTS,
     Kit,
     Layer,
@@ -17,9 +18,8 @@ from envkit.plan.dockerfile import (
     run,
     words,
 )
-from envkit.runtime import in_image
+from envkit.runtime import copy_programs, in_image
 
-CONSTRAINTS = "/etc/envkit/pip-constraints.txt"
 LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
 CONTEXT_PROJECT = "envkit/project/"  # the project's files in the build context
 IMAGE_PROJECT = "/opt/envkit/project/"  # and in the image
@@ -94,7 +94,9 @@ def torch_layer(kit: Kit) -> Layer | None:
         constrain = ("python", in_image("torch_needs.py"), torch.requirement, *torch.companions)
     commands += (f"mkdir -p /etc/envkit && {words(constrain)} > {CONSTRAINTS}",)
     pin = f"ENV PIP_CONSTRAINT={CONSTRAINTS} \\\n    UV_CONSTRAINT={CONSTRAINTS}"
-    return Layer((*comments, *lines(PINNED)), (hadolint("DL3059", run(mounts, *commands)), pin))
+    programs = copy_programs("torch_check.py", "torch_needs.py")
+    install = hadolint("DL3059", run(mounts, *commands))
+    return Layer((*comments, *lines(PINNED)), (programs, install, pin))
 
 
 def pip_layer(kit: Kit) -> Layer | None:
@@ -176,7 +178,8 @@ def backend_layer(kit: Kit) -> Layer | None:
         f"if [ -s /tmp/envkit-backend.txt ]; then {install} -r /tmp/envkit-backend.txt; fi",
         "rm -f /tmp/envkit-backend.txt",
     )
-    return Layer(comments, (hadolint(OWN, run(kit.cache, *commands)),))
+    programs = copy_programs("missing_requirements.py")
+    return Layer(comments, (programs, hadolint(OWN, run(kit.cache, *commands))))
 
 
 def own_pip_layers(kit: Kit) -> tuple[Layer, ...]:

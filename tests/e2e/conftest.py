@@ -77,6 +77,16 @@ LONGEST_FIRST = (
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Files keep names and ports of their own only while each runs whole on one worker."""
+    dist = getattr(config.option, "dist", "no")
+    if dist not in ("no", "loadfile"):
+        raise pytest.UsageError(
+            f"tests/e2e runs with --dist loadfile (each file whole on one worker), not {dist}: "
+            "`make test` passes it"
+        )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file stays whole

@@ -22,7 +22,9 @@ PORT_SHIFT = 2000
 
 
 def port(number: int) -> int:
-    """This worker's copy of a fixed host port."""
+    """This worker's copy of a fixed host port (one of 18600..19600: with a team's members above
+    it, every worker's ports stay apart from every other's)."""
+    assert 18600 <= number <= 19600, f"fixed port {number} is outside 18600..19600"
     return number + PORT_SHIFT * _NUMBER
 
 

@@ -235,7 +235,9 @@ def test_a_pytorch_images_conda_update_keeps_its_torch_through_the_pip_section(
     ).replace("\\\n", " ")
     assert "conda-meta/pinned" in conda_run
     written = conda_run.index("> /etc/envkit/pip-constraints.txt")
-    assert "import sys, re, importlib.metadata" in conda_run[:written], conda_run
+    assert "python /opt/envkit/programs/torch_needs.py" in conda_run[:written], conda_run
+    copied = conda_run.index("COPY envkit/programs/torch_needs.py /opt/envkit/programs/")
+    assert copied < conda_run.index("conda env update"), "the program is there before it runs"
     assert "PIP_CONSTRAINT=/etc/envkit/pip-constraints.txt" in conda_run[written:], conda_run
 
 
