@@ -52,7 +52,7 @@ def test_seven_containers_at_once_with_one_down_and_one_hung(
     )
     done = envkit(
         "verify", "--targets", str(listing), *LIGHT, "--parallel", "4",
-        "--target-timeout", "20", "--json", "fleet.json", "--html", "fleet.html",
+        "--target-timeout", "20", "--json-file", "fleet.json", "--html", "fleet.html",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-2000:]

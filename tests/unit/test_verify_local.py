@@ -25,7 +25,7 @@ def _verify(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_healthy_host_passes_with_reports(tmp_path: Path) -> None:
-    done = _verify(tmp_path, "--json", "r.json", "--junit", "r.xml")
+    done = _verify(tmp_path, "--json-file", "r.json", "--junit", "r.xml")
     assert done.returncode == 0, done.stdout[-3000:]
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["summary"]["fail"] == 0 and report["summary"]["error"] == 0
