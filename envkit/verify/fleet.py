@@ -23,6 +23,7 @@ class Outcome(Generic[R]):
 
 
 GRACE_S = 20.0  # the client-side deadline per target: --target-timeout plus this
+POLL_S = 0.05  # how often the run looks for finished targets
 
 
 def verify_many(
@@ -56,7 +57,7 @@ class _DeadlinePool(Generic[R]):
         self.pending = list(reversed(urls))
         self.started: dict[str, float] = {}
         self.done: dict[str, Outcome[R]] = {}
-        self.lock = threading.Condition()
+        self.lock = threading.Lock()
 
     def add_worker(self) -> None:
         threading.Thread(target=self._work, daemon=True, name="envkit-verify").start()
@@ -73,14 +74,18 @@ class _DeadlinePool(Generic[R]):
                 if url in self.done:  # already given up on: this worker was replaced
                     return
                 self.done[url] = outcome
-                self.lock.notify_all()
 
     def wait(self) -> list[Outcome[R]]:
-        with self.lock:
-            while len(self.done) < len(self.urls):
+        """Until every target has an outcome. It polls, briefly holding the lock, rather than
+        waiting on a Condition: Ctrl-C can land while Condition.wait takes its lock back, which
+        leaves the lock unheld and turns the interrupt into "cannot release un-acquired lock"
+        (exit 1, not 130). A sleep is interrupted cleanly."""
+        while True:
+            with self.lock:
                 self._expire()
-                self.lock.wait(timeout=0.5)
-        return [self.done[url] for url in self.urls]
+                if len(self.done) >= len(self.urls):
+                    return [self.done[url] for url in self.urls]
+            time.sleep(POLL_S)
 
     def _expire(self) -> None:
         if self.deadline is None:
