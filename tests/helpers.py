@@ -123,7 +123,7 @@ def verify_report(
     out.unlink(missing_ok=True)
     config_path = str(config or project_dir / "envkit.yaml")
     done = envkit(
-        "verify", "-c", config_path, "--json", str(out), *args, cwd=project_dir,
+        "verify", "-c", config_path, "--json-file", str(out), *args, cwd=project_dir,
         env={"COLUMNS": "200"},
     )  # fmt: skip
     assert out.is_file(), done.stdout[-2000:] + done.stderr[-2000:]
