@@ -164,7 +164,8 @@ class _FreezingProxy:
         self.port = self.server.getsockname()[1]
         self.stop = threading.Event()
         self.sockets: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
 
     def _accept(self) -> None:
         self.server.settimeout(0.5)
@@ -196,7 +197,10 @@ class _FreezingProxy:
             sink.sendall(data)
 
     def close(self) -> None:
+        # The acceptor must leave accept() before its socket closes: closing under it raises
+        # EBADF in the thread (an unhandled thread exception pytest reports at teardown).
         self.stop.set()
+        self.acceptor.join(timeout=5)
         for sock in self.sockets:
             sock.close()
         self.server.close()
