@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: venv system-deps buildx lint test golden demo bench clean
+.PHONY: venv system-deps buildx cosign lint test golden demo bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,22 @@ buildx:
 	  && echo "$$sum  $$deb" | sha256sum -c --quiet - \
 	  && $(SUDO) dpkg -i "$$deb" && docker buildx version
 
+# cosign signs and verifies the team's image (`envkit push --sign`, `signing.verify`): Debian
+# 13's package, one static binary like buildx's, checked against trixie's Packages index.
+COSIGN_VERSION := 2.5.0-2+b5
+COSIGN_POOL    := https://deb.debian.org/debian/pool/main/c/cosign
+COSIGN_SHA256_amd64 := 3b6eadd27f3c4c00bfa7eab5c2397a6a15a763630c7a1d40d06ff60d24799eef
+COSIGN_SHA256_arm64 := 158915eb65c7e024f596958972d76e7feef25355ffaa0dd57d27afb969103028
+cosign:
+	@if cosign version >/dev/null 2>&1; then exit 0; fi; \
+	arch=$$(dpkg --print-architecture); \
+	case $$arch in amd64) sum=$(COSIGN_SHA256_amd64) ;; arm64) sum=$(COSIGN_SHA256_arm64) ;; \
+	  *) echo "no pinned cosign for $$arch: install it yourself"; exit 1 ;; esac; \
+	deb="$(VENV)/cosign_$(COSIGN_VERSION)_$$arch.deb"; \
+	mkdir -p $(VENV) && curl -fsSL -o "$$deb" "$(COSIGN_POOL)/cosign_$(COSIGN_VERSION)_$$arch.deb" \
+	  && echo "$$sum  $$deb" | sha256sum -c --quiet - \
+	  && $(SUDO) dpkg -i "$$deb" && cosign version >/dev/null
+
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -62,7 +78,7 @@ lint: venv
 # The unit and checks tests (CPU-bound, no engine) on two workers; the engine's tests on two
 # workers too, each taking whole files, longest first (tests/e2e/workers.py: each worker's
 # names and ports are its own; the shared bases are made once and kept by tag).
-test: venv system-deps buildx lint
+test: venv system-deps buildx cosign lint
 	$(PY) -m pytest -n 2 tests/unit tests/checks
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder tests/e2e
 
@@ -72,7 +88,7 @@ golden: venv
 	git --no-pager diff --stat -- tests/golden tests/golden-k8s
 
 # The main job end to end on the default example: render, build, up, verify, ssh, down.
-demo: venv system-deps buildx
+demo: venv system-deps buildx cosign
 	$(PY) scripts/demo.py
 
 bench: venv system-deps buildx

@@ -332,6 +332,48 @@ def lock(
     raise typer.Exit(command.run(request))
 
 
+def sbom(
+    config: ConfigOption = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write it here (default: stdout)."),
+    ] = None,
+    format: Annotated[
+        Literal["cyclonedx", "spdx"] | None,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="cyclonedx (1.6 JSON) or spdx (2.3 JSON); default: spdx for *.spdx.json, "
+            "else cyclonedx.",
+        ),
+    ] = None,
+    lock_file: LockFileOption = None,
+    syft: Annotated[
+        bool,
+        typer.Option(
+            "--syft",
+            help="Also scan the built image with syft; exit 1 naming every package it finds "
+            "that the SBOM lacks or has at another version.",
+        ),
+    ] = False,
+) -> None:
+    """The image's SBOM from its lock: the base by digest, every apt, conda and Python package
+    with its purl and sums, torch's build, the mirrors.
+
+    \b
+    Example: envkit sbom -o sbom.cdx.json && envkit sbom -o sbom.spdx.json"""
+    from envkit.commands import sbom as command
+
+    request = command.SbomRequest(
+        config=config,
+        output=output,
+        format=format,
+        lock_file=lock_file,
+        syft=syft,
+    )
+    raise typer.Exit(command.run(request))
+
+
 def diff(
     left: Annotated[
         str,

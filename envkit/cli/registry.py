@@ -41,6 +41,7 @@ COMMANDS = (
     ("doctor", "project", "doctor", "Check this host before anything is built."),
     ("lock", "project", "lock", "Lock the built image's packages in envkit.lock."),
     ("diff", "project", "diff", "What differs between two locks or targets."),
+    ("sbom", "project", "sbom", "The image's SBOM from its lock: CycloneDX or SPDX."),
     ("backup", "data", "backup", "Back up members' homes (and the shared cache)."),
     ("restore", "data", "restore", "Put a backup back into its volume."),
     ("schema", "project", "schema", "Print the JSON Schema of envkit.yaml."),

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from envkit.cli.options import ConfigOption, LockedFlag, LockFileOption, RegistryOption
+
+SignOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--sign",
+        metavar="KEY",
+        help="Sign the pushed digest with this cosign private key (cosign.key), and attach the "
+        "SBOM and provenance, signed. Its password: COSIGN_PASSWORD, else asked.",
+    ),
+]
 
 
 def push(
@@ -12,16 +25,17 @@ def push(
     registry: RegistryOption = None,
     locked: LockedFlag = False,
     lock_file: LockFileOption = None,
+    sign: SignOption = None,
 ) -> None:
     """Push the built image to the registry, tagged by a digest of its inputs (and latest):
     every machine with the same envkit.yaml and lock then pulls it instead of building.
 
     \b
-    Example: envkit push --registry registry.lab:5000/team"""
+    Example: envkit push --registry registry.lab:5000/team --sign cosign.key"""
     from envkit.commands import push as command
 
     request = command.PushRequest(
-        config=config, registry=registry, locked=locked, lock_file=lock_file
+        config=config, registry=registry, locked=locked, lock_file=lock_file, sign=sign
     )
     raise typer.Exit(command.run(request))
 

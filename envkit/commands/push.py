@@ -5,6 +5,8 @@ multi-platform build pushes each platform's image and joins them under that one 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from envkit.engine.client import docker_client, require_image
@@ -20,7 +22,10 @@ from envkit.services.sharing import (
     shared_image,
 )
 
-PushRequest = ShareRequest
+
+@dataclass(frozen=True, kw_only=True)
+class PushRequest(ShareRequest):
+    sign: Path | None = None  # --sign KEY: cosign's private key
 
 
 def run(request: PushRequest) -> int:
@@ -31,11 +36,15 @@ def run(request: PushRequest) -> int:
     locals_ = local_images(project, platforms)
     if len(locals_) > 1:
         _refuse_locked(request.locked, platforms)
+        _refuse_signed(request.sign, platforms)
         from envkit.engine.platform_index import require_cli
 
         require_cli()  # before the first push: no half-published tags
     for platform, tag in locals_.items():
         _check_built(client, tag, image, request.locked, platform if len(locals_) > 1 else None)
+    signer = None
+    if request.sign is not None:
+        signer = _signer(client, project, image, request.sign, next(iter(locals_.values())))
     if len(locals_) == 1:
         digest = push(client, image, next(iter(locals_.values())), say)
     else:
@@ -43,7 +52,44 @@ def run(request: PushRequest) -> int:
     sys.stdout.write(f"pushed {image.ref}\n")
     if digest:
         sys.stdout.write(f"by digest: {image.repository}@{digest}\n")
+    if signer is not None:
+        from envkit.supply.publish import sign_pushed
+
+        sign_pushed(signer, f"{image.repository}@{digest}", say)
+        sys.stdout.write(f"signed {image.repository}@{digest}\n")
     return 0
+
+
+def _refuse_signed(key: Path | None, platforms: tuple[str, ...]) -> None:
+    """An SBOM lists one platform's packages: the index of several would carry one that lies
+    about the others."""
+    if key is not None:
+        raise EnvkitError(
+            f"--sign signs one platform's image with its SBOM; this project builds "
+            f"{', '.join(platforms)}",
+            "push and sign each platform from a config that names one (platforms: [P])",
+        )
+
+
+def _signer(client: Any, project: Any, image: SharedImage, key: Path, local: str) -> Any:
+    """The key opened and the statements made, before anything is pushed. The SBOM is of the
+    lock a --locked build used, else of what the built image holds (read as `envkit lock`
+    reads it)."""
+    from envkit.checks.programs.lockfile import parse_lock
+    from envkit.engine.facts import engine_facts
+    from envkit.supply.publish import prepare
+
+    locked = project.plan.locked
+    if locked is not None:
+        lock, text = parse_lock(locked.lock_text), locked.lock_text
+    else:
+        from envkit.lock.make import make_lock
+
+        say(f"reading what {local} holds, for its SBOM")
+        made = make_lock(project.plan, local)
+        lock, text = made.lock, made.text
+    engine = engine_facts(client).name
+    return prepare(project.plan, project.config, key, lock, text, image.tag, engine)
 
 
 def _refuse_locked(locked: bool, platforms: tuple[str, ...]) -> None:

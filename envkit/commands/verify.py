@@ -106,6 +106,10 @@ def run(request: VerifyRequest) -> int:
 def _run(request: VerifyRequest, stdout: TextIO) -> int:
     baseline = parse_baseline(request.history.baseline)
     project = project_or_defaults(request.config)
+    if project.plan.signing_key and request.targets.image is not None:
+        from envkit.services.sharing import require_signed
+
+        require_signed(request.targets.image, project.plan.signing_key)
     settings = project.settings(request.checks)
     if request.slurm is not None:
         reports, unreachable, seconds = _through_slurm(request, project, settings)

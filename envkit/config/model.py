@@ -333,6 +333,17 @@ class Build(_Strict):
     )
 
 
+class Signing(_Strict):
+    """Which images this team runs: only those its lead signed (`envkit push --sign KEY`)."""
+
+    verify: ProjectPath | None = Field(
+        None,
+        description="The team's cosign public key (cosign.pub), relative to envkit.yaml: `pull`, "
+        "`up` and `verify --image` then refuse an image from the registry that this key did not "
+        "sign, naming its digest.",
+    )
+
+
 class Slurm(_Strict):
     """How `envkit verify --slurm` runs the suite through the cluster's scheduler."""
 
@@ -421,3 +432,4 @@ class Spec(_Strict):
         description="Where the team's image is shared, HOST[:PORT][/PATH] (docs/engines.md); "
         "credentials come from `docker login`, never from this file.",
     )
+    signing: Signing = Signing()

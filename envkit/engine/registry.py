@@ -140,6 +140,15 @@ def push(client: Any, image: SharedImage, local: str, say: Say, tags: tuple[str,
     return digest
 
 
+def registry_digest(local: Any, repository: str) -> str | None:
+    """The digest the engine recorded when it pulled LOCAL from REPOSITORY (RepoDigests)."""
+    for entry in local.attrs.get("RepoDigests") or []:
+        name, _, digest = str(entry).partition("@")
+        if name == repository and digest.startswith("sha256:"):
+            return digest
+    return None
+
+
 def pull_if_there(client: Any, image: SharedImage, say: Say) -> Any | None:
     """Pull IMAGE where the registry has it, else None: the lookup of engines that cannot inspect
     a registry's manifest (Podman's compatible API has no distribution call)."""

@@ -11,6 +11,7 @@ from envkit.catalog.mirrors import load_presets
 from envkit.config.load import LoadedSpec, Loc
 from envkit.config.model import Spec
 from envkit.config.python_section import PythonSection
+from envkit.errors import FieldError
 from envkit.plan import torch as torch_decisions
 from envkit.plan.access import plan_services
 from envkit.plan.certs import SYSTEM_BUNDLE, plan_ca_certs
@@ -58,6 +59,22 @@ def _torch_context(
     build = plan.cuda
     wheel = None if build is None else ("cpu" if build == "cpu" else cuda.wheel if cuda else None)
     return TorchContext(plan.version, build, wheel, none=plan.none, python=python.version)
+
+
+def _signing_key(loaded: LoadedSpec) -> str | None:
+    """signing.verify as a path from envkit.yaml's folder; a key that is not there is refused
+    here, before anything is pulled or run."""
+    raw = loaded.spec.signing.verify
+    if raw is None:
+        return None
+    path = loaded.user_path(raw)
+    if not path.is_file():
+        problem = FieldError(
+            f"the public key {raw} is not there",
+            "commit the team's cosign.pub (from `cosign generate-key-pair`) beside envkit.yaml",
+        )
+        raise loaded.error(("signing", "verify"), problem, raw)
+    return str(path)
 
 
 def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
@@ -117,6 +134,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         editable=_editable(loaded, files.editable),
         project_dir=str(loaded.path.parent.resolve()),
         platforms=tuple(spec.platforms or ()),
+        signing_key=_signing_key(loaded),
     )
 
 

@@ -210,6 +210,7 @@ class Plan:
     editable: tuple[str, ...] = ()  # folders installed editable at first start (in the box)
     project_dir: str = "."  # envkit.yaml's folder, absolute: relative host paths start here
     platforms: tuple[str, ...] = ()  # platforms: linux/amd64, linux/arm64; () = the engine's
+    signing_key: str | None = None  # signing.verify: the team's cosign.pub, absolute
 
     @property
     def python_installs(self) -> bool:

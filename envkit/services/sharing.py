@@ -137,16 +137,9 @@ def prepared(request: ShareRequest) -> Prepared:
 
 def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) -> Any | None:
     """Where the registry has IMAGE, pull it and tag it as the project's image: the local image,
-    or None where the registry does not have it (then the caller builds)."""
-    from envkit.engine.facts import engine_facts
-    from envkit.engine.registry import published, pull, pull_if_there
-
-    if engine_facts(client).podman:  # no manifest lookup there: the pull is the lookup
-        local = pull_if_there(client, image, say)
-    elif published(client, image) is None:
-        local = None
-    else:
-        local = pull(client, image, say)
+    or None where the registry does not have it (then the caller builds). With signing.verify,
+    only a digest the team's key signed is used."""
+    local = _pull_trusted(client, project.plan.signing_key, image, say)
     if local is None:
         say(f"{image.ref} is not in the registry yet: building here")
         return None
@@ -162,6 +155,42 @@ def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) ->
     return local
 
 
+def _pull_trusted(client: Any, key: str | None, image: SharedImage, say: Any) -> Any | None:
+    """IMAGE pulled, or None where the registry lacks it. With KEY, the digest is checked
+    before the pull where the engine can look it up (Docker), else right after it (Podman), and
+    an image refused is untagged again: nothing unsigned stays under the registry's name."""
+    from envkit.engine.facts import engine_facts
+    from envkit.engine.registry import published, pull, pull_if_there, registry_digest
+    from envkit.supply.cosign import SignatureError, verify
+
+    checked = None
+    if engine_facts(client).podman:  # no manifest lookup there: the pull is the lookup
+        local = pull_if_there(client, image, say)
+    else:
+        checked = published(client, image)
+        if checked is None:
+            return None
+        if key:
+            verify(f"{image.repository}@{checked}", Path(key))
+        local = pull(client, image, say)
+    if key is None or local is None:
+        return local
+    pulled = registry_digest(local, image.repository)
+    try:
+        if pulled is None or (checked is not None and pulled != checked):
+            raise SignatureError(
+                f"signing.verify: {image.ref} changed between its check ({checked}) and its pull "
+                f"({pulled})",
+                "someone pushed while this pulled: run the command again",
+            )
+        if checked is None:
+            verify(f"{image.repository}@{pulled}", Path(key))
+    except SignatureError:
+        client.images.remove(image.ref)
+        raise
+    return local
+
+
 def pushed_reference(client: Any, project: Project, registry: str) -> str:
     """REPOSITORY@sha256:… of the project's image in the registry, for clusters that pull it:
     refused where it was never pushed (a pod would fail to pull)."""
@@ -174,7 +203,37 @@ def pushed_reference(client: Any, project: Project, registry: str) -> str:
             f"the registry has no {image.ref}: the cluster could not pull the image",
             "`envkit build` and `envkit push` first",
         )
-    return f"{image.repository}@{digest}"
+    reference = f"{image.repository}@{digest}"
+    if project.plan.signing_key:
+        from envkit.supply.cosign import verify
+
+        verify(reference, Path(project.plan.signing_key))
+    return reference
+
+
+def require_signed(name: str, key: str) -> None:
+    """`verify --image NAME` under signing.verify: a registry digest the engine recorded for
+    NAME must carry the team's signature (a digest names the content, so any of them will do)."""
+    from envkit.engine.client import docker_client, require_image
+    from envkit.supply.cosign import SignatureError, verify
+
+    local = require_image(docker_client(), name, "pull it first (`envkit pull`)")
+    digests = sorted(str(d) for d in local.attrs.get("RepoDigests") or [] if "@sha256:" in d)
+    if not digests:
+        raise SignatureError(
+            f"signing.verify: {name} ({local.id}) came from no registry, so no signature can "
+            "name it",
+            "run the suite on the image `envkit pull` fetched, or `envkit push --sign` it first",
+        )
+    refused: SignatureError | None = None
+    for reference in digests:
+        try:
+            verify(reference, Path(key))
+            return
+        except SignatureError as exc:
+            refused = exc
+    assert refused is not None
+    raise refused
 
 
 def say(line: str) -> None:

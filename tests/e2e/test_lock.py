@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from envkit.checks.programs.lockfile import parse_lock
 from tests.e2e.conftest import StartContainer
 from tests.e2e.images import E2E_NAME, docker
 from tests.helpers import envkit, statuses, verify_report
@@ -48,6 +49,43 @@ def locked_image(first_lock: Path, project_dir: Path) -> Iterator[str]:
     yield LOCKED_TAG
     docker("rmi", "-f", LOCKED_TAG, check=False)
     envkit("render", cwd=project_dir)  # the shared project's context back to unlocked
+
+
+def test_the_sbom_from_the_lock_is_valid_and_holds_all_syft_finds_or_names_each_difference(
+    first_lock: Path, project_dir: Path, tmp_path: Path
+) -> None:
+    """The CPU example's image: CycloneDX 1.6 from its lock, held against syft's own scan (the
+    real scanner, from PyPI); SPDX 2.3 from the same lock, the same bytes twice."""
+    import json
+    import re
+
+    from cyclonedx.schema import SchemaVersion
+    from cyclonedx.validation.json import JsonStrictValidator
+
+    cdx = tmp_path / "sbom.cdx.json"
+    args = ("sbom", "--lock-file", str(first_lock))
+    done = envkit(*args, "-o", str(cdx), "--syft", cwd=project_dir, timeout=900)
+    said = done.stdout + done.stderr
+    assert done.returncode in (0, 1) and "Traceback" not in said, said
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(cdx.read_text()) is None
+    components = json.loads(cdx.read_text())["components"]
+    lock = parse_lock(first_lock.read_text())
+    locked = sum(len(lock[section]) for section in ("apt", "conda", "pip"))
+    assert len(components) == locked + 1, (len(components), locked)  # + the base image
+    summary = re.search(r"syft found (\d+) packages in \S+; (\d+) differ", said)
+    assert summary and int(summary.group(1)) > 100, said
+    differing = [line.strip() for line in said.splitlines() if line.startswith("  ")]
+    assert len(differing) == int(summary.group(2)) and done.returncode == (1 if differing else 0)
+    shapes = (r"\S+ \S+ \S+: found by syft at .+, not in the lock", r"\S+ \S+: syft read .+")
+    assert all(any(re.fullmatch(s, line) for s in shapes) for line in differing), differing
+    assert not any(line.startswith("apt ") for line in differing), "dpkg's database is the lock's"
+
+    spdx = [tmp_path / "one.spdx.json", tmp_path / "two.spdx.json"]
+    for path in spdx:
+        made = envkit(*args, "-o", str(path), cwd=project_dir, env={"SOURCE_DATE_EPOCH": "0"})
+        assert made.returncode == 0, made.stderr
+    assert spdx[0].read_bytes() == spdx[1].read_bytes()
+    assert json.loads(spdx[0].read_text())["spdxVersion"] == "SPDX-2.3"
 
 
 def test_the_lock_pins_what_the_build_added(first_lock: Path) -> None:

@@ -111,10 +111,15 @@ def _shape(param: Any) -> tuple[object, ...]:
     )
 
 
+OUTPUT_NAMES = ("-o", "--out", "--output")
+
+
 def test_the_same_option_has_the_same_value_type_and_multiplicity_everywhere() -> None:
     differ = {}
     for name, uses in _declared().items():
         shapes = {(_shape(param)) for _, param in uses}
+        if name in OUTPUT_NAMES:  # where the output goes: a folder of files, or the one file
+            shapes = {(kind, "DIR", flag, many) for kind, _, flag, many in shapes}
         if len(shapes) > 1:
             differ[name] = [(where, _shape(param)) for where, param in uses]
     assert not differ, differ
