@@ -381,14 +381,24 @@ def diff(
     ],
     right: Annotated[str, typer.Argument(metavar="RIGHT", help="Another lock file or target URL.")],
     as_json: JsonFlag = False,
+    layers: Annotated[
+        bool,
+        typer.Option(
+            "--layers",
+            help="LEFT and RIGHT are images: name the layers, and the files in them, that differ "
+            "(two builds of one lock).",
+        ),
+    ] = False,
 ) -> None:
     """What differs between two locks, or a lock and a running target (exit 1 if anything).
 
     \b
-    Example: envkit diff envkit.lock docker://my-env"""
+    Example: envkit diff envkit.lock docker://my-env
+             envkit diff --layers envkit/app:latest envkit/app:rebuilt"""
     from envkit.commands import diff as command
 
-    raise typer.Exit(command.run(command.DiffRequest(left=left, right=right, json=as_json)))
+    request = command.DiffRequest(left=left, right=right, json=as_json, layers=layers)
+    raise typer.Exit(command.run(request))
 
 
 def schema() -> None:

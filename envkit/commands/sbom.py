@@ -74,9 +74,11 @@ def run(request: SbomRequest) -> int:
 
 def _compare(project: Project, made: Inventory) -> int:
     """Exit 0 where syft finds nothing the SBOM lacks, else 1 with every difference named."""
+    from envkit.engine.client import docker_client, require_image
     from envkit.supply.syft_check import differences, scan
 
     image = project.plan.image.tag
+    require_image(docker_client(), image, "run `envkit build` first: syft scans the built image")
     found = scan(image)
     said = differences(made, found)
     sys.stderr.write(f"syft found {len(found)} packages in {image}; {len(said)} differ\n")

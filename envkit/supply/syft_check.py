@@ -53,7 +53,7 @@ def scan(image: str) -> list[Found]:
     except subprocess.TimeoutExpired:
         raise EnvkitError(f"syft took over {TIMEOUT_S}s on {image}", "run it again") from None
     if done.returncode != 0:
-        said = " ".join(done.stderr.split())[-300:]
+        said = " ".join((done.stderr or done.stdout).split())[-300:] or f"exit {done.returncode}"
         raise EnvkitError(f"syft could not scan {image}: {said}", "check that the image exists")
     found = []
     for artifact in json.loads(done.stdout).get("artifacts", []):
@@ -77,6 +77,15 @@ def _key(kind: str, name: str) -> tuple[str, str]:
     return kind, name
 
 
+def _why_not_locked(item: Found) -> str:
+    """Why the lock, read by the environment's Python and dpkg, does not hold what syft found."""
+    if "/_vendor" in item.where:
+        return "vendored inside another package, which the lock holds"
+    if item.kind not in KINDS.values():
+        return f"a {item.kind} package read from inside a file another package installed"
+    return "installed outside the environment's Python and dpkg's database"
+
+
 def differences(inventory: Inventory, found: list[Found]) -> list[str]:
     """Each package syft found that the inventory lacks or has at another version, said."""
     ours = {_key(part.kind, part.name): part.version for part in inventory.parts}
@@ -88,7 +97,7 @@ def differences(inventory: Inventory, found: list[Found]) -> list[str]:
         if mine is None:
             said.append(
                 f"{item.kind} {item.name} {item.version}: found by syft at {item.where}, not in "
-                "the lock (outside the environment's Python and dpkg's database)"
+                f"the lock: {_why_not_locked(item)}"
             )
         else:
             said.append(

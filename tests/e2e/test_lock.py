@@ -76,7 +76,7 @@ def test_the_sbom_from_the_lock_is_valid_and_holds_all_syft_finds_or_names_each_
     assert summary and int(summary.group(1)) > 100, said
     differing = [line.strip() for line in said.splitlines() if line.startswith("  ")]
     assert len(differing) == int(summary.group(2)) and done.returncode == (1 if differing else 0)
-    shapes = (r"\S+ \S+ \S+: found by syft at .+, not in the lock", r"\S+ \S+: syft read .+")
+    shapes = (r"\S+ \S+ \S+: found by syft at .+, not in the lock: .+", r"\S+ \S+: syft read .+")
     assert all(any(re.fullmatch(s, line) for s in shapes) for line in differing), differing
     assert not any(line.startswith("apt ") for line in differing), "dpkg's database is the lock's"
 

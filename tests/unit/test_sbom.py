@@ -136,9 +136,16 @@ def test_syft_findings_outside_the_lock_or_at_another_version_are_each_said(
         Found("python", "typing_extensions", "4.12.2", "/opt/venv/lib/site-packages"),
         Found("python", "numpy", "1.24.2", "/usr/lib/python3/dist-packages/numpy.egg-info"),
         Found("python", "pip", "23.0.1", "/usr/lib/python3/dist-packages/pip.dist-info"),
+        Found("python", "six", "1.16", "/usr/lib/python3/dist-packages/pip/_vendor/six.py"),
+        Found("rust-crate", "serde", "1.0.1", "/opt/envkit/uv/bin/uv"),
     ]
     said = differences(made, found)
-    assert len(said) == 2, said
+    assert len(said) == 4, said
     assert "numpy: syft read 1.24.2 at /usr/lib/python3/dist-packages" in said[0]
     assert "the lock has 1.26.4" in said[0]
     assert said[1].startswith("python pip 23.0.1: found by syft at /usr/lib/python3")
+    assert said[1].endswith("installed outside the environment's Python and dpkg's database")
+    assert said[2].endswith("vendored inside another package, which the lock holds")
+    assert said[3].endswith(
+        "a rust-crate package read from inside a file another package installed"
+    )
