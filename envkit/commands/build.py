@@ -22,7 +22,7 @@ from envkit.engine.registry import CONTEXT_LABEL
 from envkit.errors import BuildFailedError, EnvkitError
 from envkit.lock.pins import check_base, check_platforms
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
-from envkit.plan.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
+from envkit.plan.image.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
 from envkit.platforms import platform_tag
 from envkit.render.steps import STEPS_LABEL, Step, label, reused, steps
 from envkit.services.project import LOCK_FILE, Project, load_project, render_project, with_lock

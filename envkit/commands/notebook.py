@@ -11,7 +11,7 @@ from docker.errors import NotFound
 
 from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
-from envkit.plan.notebook import TOKEN_FILE
+from envkit.plan.box.notebook import TOKEN_FILE
 from envkit.services.project import load_project
 
 

@@ -13,8 +13,8 @@ from docker.errors import NotFound
 from envkit.engine.client import PROJECT_LABEL, docker_client, require_image
 from envkit.engine.volumes import volume_is_empty
 from envkit.errors import EnvkitError
-from envkit.plan.containers import MEMBER_LABEL, VOLUME_LABEL, home_volume
-from envkit.plan.model import Plan
+from envkit.plan.box.containers import MEMBER_LABEL, VOLUME_LABEL, home_volume
+from envkit.plan.models.plan import Plan
 from envkit.services.backups import checked_archive, read_manifest, restore_backup
 from envkit.services.project import load_project
 

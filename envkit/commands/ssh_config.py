@@ -15,7 +15,7 @@ from pathlib import Path
 from envkit.engine.endpoint import current_endpoint
 from envkit.errors import FieldError
 from envkit.files import read_regular
-from envkit.plan.keys import parse_public_key
+from envkit.plan.box.keys import parse_public_key
 from envkit.render.ssh_config import Identity, connect_host, ssh_config_blocks
 from envkit.services.project import load_project
 

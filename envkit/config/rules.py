@@ -2,7 +2,7 @@
 together they would break the build, lock someone out, or quietly weaken security.
 
 Each rule yields (where, problem, fix, value); the loader adds the line. Port clashes between
-containers are found in plan/access.py, where each member's port is known."""
+containers are found in plan/box/access.py, where each member's port is known."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from envkit.engine.facts import EngineFacts, engine_facts
 from envkit.engine.gpu_use import read_gpu_use
 from envkit.engine.volumes import VolumeInfo, project_volumes
 from envkit.errors import EnvkitError
-from envkit.plan.model import Plan
+from envkit.plan.models.plan import Plan
 from envkit.platforms import PLATFORMS
 from envkit.services.member_gpus import (
     GpusUnknownError,

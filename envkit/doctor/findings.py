@@ -12,7 +12,7 @@ from envkit.catalog.compat import driver_verdict, version_key
 from envkit.doctor.facts import HostRecord
 from envkit.engine.builders import BUILDX_HINT
 from envkit.errors import EnvkitError
-from envkit.plan.notebook import notebook_publications
+from envkit.plan.box.notebook import notebook_publications
 
 FindingStatus = Literal["ok", "info", "warn", "fail"]
 

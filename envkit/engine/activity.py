@@ -11,7 +11,7 @@ import tarfile
 import time
 from typing import Any
 
-from envkit.plan.access import ACTIVITY_FILE
+from envkit.plan.box.access import ACTIVITY_FILE
 
 PEEK = ["/usr/local/bin/envkit-activity", "peek"]
 NUMBERS = (

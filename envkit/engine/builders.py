@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from envkit.engine.build import BuildOptions, BuildProgress, Reporter
 from envkit.errors import EnvkitError
-from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
+from envkit.plan.image.install import CLASSIC_DOCKERFILE, DOCKERFILE
 
 BackendName = Literal["buildkit", "classic"]
 BUILDX_HINT = (

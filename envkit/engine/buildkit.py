@@ -23,7 +23,7 @@ from pathlib import Path
 
 from envkit.engine.build import BuildOptions, BuildProgress, Reporter, begin_step, fail, finish
 from envkit.errors import EngineUnreachableError, EnvkitError
-from envkit.plan.install import DOCKERFILE
+from envkit.plan.image.install import DOCKERFILE
 
 VERTEX = re.compile(r"^#(\d+) (.*)$")
 STEP = re.compile(r"^\[(?:[^\]\s]+ )?\s*(\d+)/(\d+)\] (.*)$")

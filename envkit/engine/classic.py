@@ -12,7 +12,7 @@ from typing import Any
 
 from envkit.engine.build import BuildOptions, BuildProgress, Reporter, begin_step, fail, finish
 from envkit.errors import EngineUnreachableError
-from envkit.plan.install import CLASSIC_DOCKERFILE
+from envkit.plan.image.install import CLASSIC_DOCKERFILE
 
 STEP = re.compile(r"^(?:Step|STEP) (\d+)/(\d+) ?: (.*)$")  # Docker's, and buildah's (Podman)
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # the classic builder paints a step's stderr red

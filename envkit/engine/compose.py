@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from envkit.addresses import is_ipv6, parse_mapping, with_port
 from envkit.errors import EngineUnreachableError, EnvkitError
-from envkit.plan.notebook import notebook_publications
+from envkit.plan.box.notebook import notebook_publications
 
 if TYPE_CHECKING:
     from envkit.plan import Plan

@@ -20,9 +20,9 @@ from docker.errors import ImageNotFound, NotFound
 
 from envkit.engine.client import containers
 from envkit.engine.layer_changes import LayerChanges, read_changes
-from envkit.plan.access import Service
-from envkit.plan.containers import SPEC_LABEL, container_spec, home_target
-from envkit.plan.model import Plan
+from envkit.plan.box.access import Service
+from envkit.plan.box.containers import SPEC_LABEL, container_spec, home_target
+from envkit.plan.models.plan import Plan
 
 Action = Literal["create", "start", "keep", "recreate", "upgrade"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from envkit.engine.facts import CDI_GPU_KIND, EngineFacts, run_container
 from envkit.errors import EnvkitError
-from envkit.plan.containers import (
+from envkit.plan.box.containers import (
     HEALTHCHECK,
     KEYS_IN_CONTAINER,
     ContainerSpec,
@@ -24,7 +24,7 @@ from envkit.plan.containers import (
 if TYPE_CHECKING:
     from envkit.engine.lifecycle import UpPlan
     from envkit.plan import Plan
-    from envkit.plan.access import Service
+    from envkit.plan.box.access import Service
 
 SECOND_NS = 1_000_000_000
 

@@ -18,7 +18,7 @@ from typing import IO, Any, cast
 from envkit.engine.client import PROJECT_LABEL
 from envkit.engine.facts import engine_facts, podman_ulimits
 from envkit.errors import EnvkitError
-from envkit.plan.containers import MEMBER_LABEL, VOLUME_LABEL
+from envkit.plan.box.containers import MEMBER_LABEL, VOLUME_LABEL
 
 MOUNT_AT = "/envkit-volume"  # where a helper container holds the volume
 HELPER_LABEL = "io.envkit.helper"  # a helper left behind by an interrupted copy is found by it

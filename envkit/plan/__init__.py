@@ -3,6 +3,6 @@
 May import: config, checks, catalog, runtime, addresses, files, names, platforms, errors."""
 
 from envkit.plan.build import make_plan
-from envkit.plan.model import HostFacts, Plan
+from envkit.plan.models.plan import HostFacts, Plan
 
 __all__ = ["HostFacts", "Plan", "make_plan"]

@@ -1,5 +1,5 @@
 """make_plan: every decision between a validated Spec and the rendered files (the plan's types
-are in plan/model.py; the Python environment's decisions in plan/environment.py)."""
+are in plan/models/plan.py; the Python environment's decisions in plan/image/environment.py)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from envkit.config.load import LoadedSpec, Loc
 from envkit.config.model import Spec
 from envkit.config.python_section import PythonSection
 from envkit.errors import FieldError
-from envkit.plan import torch as torch_decisions
-from envkit.plan.access import plan_services
-from envkit.plan.certs import SYSTEM_BUNDLE, plan_ca_certs
-from envkit.plan.conda_bootstrap import conda_bootstrap_notes
-from envkit.plan.editable_backend import editable_backend
-from envkit.plan.environment import plan_conda, plan_packages, plan_python
-from envkit.plan.inline_pip import inline_companions
-from envkit.plan.install import plan_install
-from envkit.plan.mirrors import plan_apt, plan_pip
-from envkit.plan.model import (
+from envkit.plan.box.access import plan_services
+from envkit.plan.box.notebook import plan_notebook
+from envkit.plan.box.ssh import plan_ssh
+from envkit.plan.image import torch as torch_decisions
+from envkit.plan.image.certs import SYSTEM_BUNDLE, plan_ca_certs
+from envkit.plan.image.conda_bootstrap import conda_bootstrap_notes
+from envkit.plan.image.environment import plan_conda, plan_packages, plan_python
+from envkit.plan.image.install import plan_install
+from envkit.plan.image.mirrors import plan_apt, plan_pip
+from envkit.plan.models.plan import (
     BuildStepPlan,
     HostFacts,
     ImagePlan,
@@ -33,11 +33,11 @@ from envkit.plan.model import (
     VerifyPlan,
     WorkspacePlan,
 )
-from envkit.plan.notebook import plan_notebook
-from envkit.plan.project_files import read_project_files
-from envkit.plan.pyproject import read_python_project
-from envkit.plan.ssh import plan_ssh
-from envkit.plan.torch_lines import TorchContext
+from envkit.plan.project.editable_backend import editable_backend
+from envkit.plan.project.inline_pip import inline_companions
+from envkit.plan.project.project_files import read_project_files
+from envkit.plan.project.pyproject import read_python_project
+from envkit.plan.project.torch_lines import TorchContext
 
 
 def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
@@ -55,7 +55,7 @@ def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
 def _torch_context(
     plan: torch_decisions.TorchPlan, cuda: CudaRelease | None, python: PythonPlan
 ) -> TorchContext:
-    """What a project's own torch lines are judged against (plan/torch_lines.py)."""
+    """What a project's own torch lines are judged against (plan/project/torch_lines.py)."""
     build = plan.cuda
     wheel = None if build is None else ("cpu" if build == "cpu" else cuda.wheel if cuda else None)
     return TorchContext(plan.version, build, wheel, none=plan.none, python=python.version)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
-    from envkit.plan.access import Service
+    from envkit.plan.box.access import Service
 
 FOLDER = ".devcontainer"
 # JSONC, as devcontainer.json is read; the marker also says the file is envkit's to rewrite.

@@ -1,7 +1,7 @@
 """Render a Plan into the build context's files: one Jinja2 environment, pure (writes nothing).
 
 Templates only lay data out. Filters do the quoting: `sh` for shell words, `yq` for YAML
-scalars; the Dockerfile's layers come composed and quoted (envkit/plan/layers.py). Every value
+scalars; the Dockerfile's layers come composed and quoted (envkit/plan/image/layers.py). Every value
 was also validated by the config model.
 """
 
@@ -16,21 +16,21 @@ import jinja2
 
 from envkit import __version__
 from envkit.plan import Plan
-from envkit.plan.access import ACTIVITY_FILE
-from envkit.plan.certs import SYSTEM_BUNDLE
-from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
-from envkit.plan.conda_layers import PROJECT_CONDA_EXPLICIT, PROJECT_CONDA_PYPI
-from envkit.plan.conda_locks import CondaLockPackages
-from envkit.plan.containers import containers_model
-from envkit.plan.install import CLASSIC_DOCKERFILE, DOCKERFILE
-from envkit.plan.layers import dockerfile_layers
-from envkit.plan.locked import LockedPlan
-from envkit.plan.notebook import (
+from envkit.plan.box.access import ACTIVITY_FILE
+from envkit.plan.box.containers import containers_model
+from envkit.plan.box.notebook import (
     CONTAINER_PORT,
     TENSORBOARD_CONTAINER_PORT,
     TOKEN_FILE,
     NotebookPlan,
 )
+from envkit.plan.image.certs import SYSTEM_BUNDLE
+from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
+from envkit.plan.image.conda_layers import PROJECT_CONDA_EXPLICIT, PROJECT_CONDA_PYPI
+from envkit.plan.image.install import CLASSIC_DOCKERFILE, DOCKERFILE
+from envkit.plan.image.layers import dockerfile_layers
+from envkit.plan.models.locked import LockedPlan
+from envkit.plan.project.conda_locks import CondaLockPackages
 from envkit.render.template_cache import template_cache
 from envkit.runtime import BUILD_PROGRAMS
 

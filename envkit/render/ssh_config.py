@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 from envkit.addresses import LOOPBACKS, is_wildcard
 from envkit.errors import EnvkitError
-from envkit.plan.notebook import CONTAINER_PORT, TENSORBOARD_CONTAINER_PORT
+from envkit.plan.box.notebook import CONTAINER_PORT, TENSORBOARD_CONTAINER_PORT
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
-    from envkit.plan.access import Service
+    from envkit.plan.box.access import Service
 
 LOOPBACK = ("localhost", *LOOPBACKS)
 

@@ -8,8 +8,8 @@ from typing import Any
 from docker.errors import NotFound
 
 from envkit.errors import EnvkitError
-from envkit.plan.access import Service
-from envkit.plan.model import Plan
+from envkit.plan.box.access import Service
+from envkit.plan.models.plan import Plan
 
 
 def chosen_service(plan: Plan, member: str | None) -> Service:

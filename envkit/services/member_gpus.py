@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from envkit.errors import EnvkitError
 
 if TYPE_CHECKING:
-    from envkit.plan.access import Service
+    from envkit.plan.box.access import Service
     from envkit.services.project import Project
 
 

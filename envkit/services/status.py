@@ -19,7 +19,7 @@ from envkit.services.project import load_project
 if TYPE_CHECKING:
     from envkit.engine.gpu_use import GpuUse
     from envkit.plan import Plan
-    from envkit.plan.access import Service
+    from envkit.plan.box.access import Service
 
 
 def _ports(container: Any) -> list[str]:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from envkit.catalog.mirrors import load_presets
-from envkit.plan.conda_bootstrap import RATTLER_REQUIREMENTS
+from envkit.plan.image.conda_bootstrap import RATTLER_REQUIREMENTS
 from envkit.render.files import render_files
 from tests.helpers import plan_text, render_refused
 

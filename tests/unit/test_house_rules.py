@@ -54,7 +54,7 @@ def _plan_models() -> set[str]:
     """The public classes envkit/plan/ defines: the plan and every model made from it."""
     return {
         node.name
-        for path in (PACKAGE / "plan").glob("*.py")
+        for path in (PACKAGE / "plan").rglob("*.py")
         for node in ast.parse(path.read_text(encoding="utf-8")).body
         if isinstance(node, ast.ClassDef) and not node.name.startswith("_")
     }

@@ -9,7 +9,7 @@ import paramiko
 import pytest
 
 from envkit.errors import FieldError
-from envkit.plan.keys import parse_public_key
+from envkit.plan.box.keys import parse_public_key
 
 
 def _keygen(tmp_path: Path, kind: str, bits: int | None = None) -> tuple[str, str]:

@@ -177,7 +177,7 @@ def test_the_inputs_digest_follows_the_requests_only() -> None:
 
 
 def test_turning_the_notebook_on_after_the_lock_is_named() -> None:
-    from envkit.plan.notebook import plan_notebook
+    from envkit.plan.box.notebook import plan_notebook
     from tests.helpers import load_example
 
     plan = plan_example("debian-bookworm-cpu")
@@ -276,7 +276,7 @@ def test_a_changed_project_file_is_another_request_the_lock_names() -> None:
     (by content: the same path with another line is another request)."""
     from envkit.lock.requested import check_matches
     from envkit.plan import Plan
-    from envkit.plan.project_files import ProjectFile, RequirementsLayer
+    from envkit.plan.project.project_files import ProjectFile, RequirementsLayer
 
     plan = plan_example("debian-bookworm-cpu")
 

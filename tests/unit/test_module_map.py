@@ -98,8 +98,9 @@ def test_every_path_in_the_map_exists() -> None:
 
 
 def test_the_architecture_names_only_files_that_exist() -> None:
-    """Every path docs/architecture.md names in backquotes (`envkit/plan/layers.py`,
-    `templates/...`, `docs/builds.md`; a short `plan/layers.py` is read under envkit/) exists."""
+    """Every path docs/architecture.md names in backquotes (`envkit/plan/image/layers.py`,
+    `templates/...`, `docs/builds.md`; a short `plan/image/layers.py` is read under envkit/)
+    exists."""
     named = re.findall(
         r"`([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*\.(?:py|md|j2|yaml|toml))`", ARCHITECTURE
     )

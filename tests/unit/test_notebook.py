@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from envkit.errors import ConfigError
-from envkit.plan.access import member_port
+from envkit.plan.box.access import member_port
 from envkit.render.files import render_files
 from envkit.render.ssh_config import ssh_config_blocks
 from tests.helpers import plan_text

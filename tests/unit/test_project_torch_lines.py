@@ -369,7 +369,7 @@ def test_only_what_a_cuda_torch_needs_is_left_to_its_layer_and_its_index_where_n
 
 
 def test_a_comment_that_ends_in_a_backslash_takes_the_next_line_as_pip_does() -> None:
-    from envkit.plan.requirement_lines import logical_lines
+    from envkit.plan.project.requirement_lines import logical_lines
 
     assert logical_lines("numpy==1.26.4  # pinned \\\nscipy\nsix\n") == [
         (1, 2, "numpy==1.26.4"),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from envkit.errors import EnvkitError
-from envkit.plan.access import member_port
+from envkit.plan.box.access import member_port
 from envkit.render.ssh_config import ssh_config_blocks
 from tests.helpers import EXAMPLES, plan_example, plan_text
 

@@ -16,7 +16,7 @@ from envkit.addresses import canonical_address, parse_mapping, with_port
 from envkit.config.load import load_text
 from envkit.engine.compose import port_problem
 from envkit.plan import HostFacts, Plan, make_plan
-from envkit.plan.ssh import host_has_ipv6
+from envkit.plan.box.ssh import host_has_ipv6
 from envkit.render.files import render_files
 from tests.helpers import TEST_HOST
 

@@ -17,7 +17,7 @@ from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.config.fields import UserName
 from envkit.errors import EnvkitError, FieldError
-from envkit.plan.keys import parse_public_key
+from envkit.plan.box.keys import parse_public_key
 
 T = TypeVar("T")
 TRIES = 5

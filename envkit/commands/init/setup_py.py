@@ -12,7 +12,7 @@ from pathlib import Path
 
 from envkit.errors import FieldError
 from envkit.files import read_regular
-from envkit.plan.project_files import file_limit
+from envkit.plan.project.project_files import file_limit
 
 
 @dataclass(frozen=True)

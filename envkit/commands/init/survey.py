@@ -25,9 +25,9 @@ from envkit.commands.init.torch_wish import (
 from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
-from envkit.plan.conda_locks import IMAGE_PLATFORM
-from envkit.plan.keys import parse_public_key
-from envkit.plan.project_files import file_limit, limit_hint
+from envkit.plan.box.keys import parse_public_key
+from envkit.plan.project.conda_locks import IMAGE_PLATFORM
+from envkit.plan.project.project_files import file_limit, limit_hint
 
 # The usual names, in the order repo2docker and envd look for them.
 REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")

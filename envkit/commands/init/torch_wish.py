@@ -18,9 +18,9 @@ from envkit.catalog import compat
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import FieldError
 from envkit.files import read_regular
-from envkit.plan.project_files import file_limit
-from envkit.plan.requirement_lines import logical_lines
-from envkit.plan.torch_lines import TorchContext, applies, conda_parts, conda_specifier
+from envkit.plan.project.project_files import file_limit
+from envkit.plan.project.requirement_lines import logical_lines
+from envkit.plan.project.torch_lines import TorchContext, applies, conda_parts, conda_specifier
 
 OTHER_FRAMEWORKS = (
     "tensorflow",
@@ -125,8 +125,8 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | None:
     Python), or None where it is not a lock envkit reads for that platform."""
     from envkit.config.load import parse_yaml
     from envkit.errors import ConfigError
-    from envkit.plan.conda_explicit import is_explicit, read_explicit
-    from envkit.plan.conda_locks import lock_kind, read_conda_lock
+    from envkit.plan.project.conda_explicit import is_explicit, read_explicit
+    from envkit.plan.project.conda_locks import lock_kind, read_conda_lock
 
     where = path.relative_to(folder).as_posix()
     text = _text(path)

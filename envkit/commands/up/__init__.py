@@ -26,8 +26,8 @@ from envkit.engine.registry import CONTEXT_LABEL
 from envkit.engine.sdk_up import create_volumes, sdk_up
 from envkit.engine.team_sync import KeySync, sync_keys, sync_notebook_tokens
 from envkit.errors import ConfigError, EngineUnreachableError, EnvkitError, ImageMissingError
-from envkit.plan.access import Service
-from envkit.plan.model import Plan
+from envkit.plan.box.access import Service
+from envkit.plan.models.plan import Plan
 from envkit.render.outputs import render_outputs, write_outputs
 from envkit.render.ssh_config import connect_host, jump_host
 from envkit.services.member_gpus import with_host_gpus

@@ -17,8 +17,8 @@ from typing import IO, Any, cast
 from envkit.engine.lifecycle import Planned, UpPlan
 from envkit.engine.volumes import ChunkReader, copy_path, read_volume
 from envkit.errors import EnvkitError
-from envkit.plan.containers import home_target, home_volume
-from envkit.plan.model import Plan
+from envkit.plan.box.containers import home_target, home_volume
+from envkit.plan.models.plan import Plan
 
 OLD_SUFFIX = "-envkit-old"  # an upgraded container, while its home is copied
 KEPT_REPOSITORY = "envkit-kept"  # the old container's state, kept as an image

@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 from envkit.catalog.compat import COMPANIONS
 from envkit.config.load import LoadedSpec
 from envkit.errors import ConfigError
-from envkit.plan.torch_lines import TorchContext, judge_pip
+from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
 
 def inline_companions(

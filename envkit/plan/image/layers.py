@@ -17,10 +17,9 @@ import shlex
 from collections.abc import Callable
 
 from envkit import __version__
-from envkit.plan.conda_layers import conda_layer, python_layer
-from envkit.plan.dockerfile import Kit, Layer, exec_form, hadolint, lines, run, words
-from envkit.plan.model import Plan
-from envkit.plan.package_layers import (
+from envkit.plan.image.conda_layers import conda_layer, python_layer
+from envkit.plan.image.dockerfile import Kit, Layer, exec_form, hadolint, lines, run, words
+from envkit.plan.image.package_layers import (
     backend_layer,
     locked_pip_layer,
     own_pip_layers,
@@ -29,6 +28,7 @@ from envkit.plan.package_layers import (
     requirements_layers,
     torch_layer,
 )
+from envkit.plan.models.plan import Plan
 
 AS_ROOT = """\
 # Some bases end as a non-root user; the build needs root (UID 0, numeric for hadolint DL3066).

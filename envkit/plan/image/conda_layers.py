@@ -9,10 +9,10 @@ from __future__ import annotations
 import shlex
 from typing import NamedTuple
 
-from envkit.plan.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
-from envkit.plan.dockerfile import CONSTRAINTS, Kit, Layer, hadolint, lines, noted, run, words
-from envkit.plan.install import CacheMount
-from envkit.plan.model import Plan
+from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
+from envkit.plan.image.dockerfile import CONSTRAINTS, Kit, Layer, hadolint, lines, noted, run, words
+from envkit.plan.image.install import CacheMount
+from envkit.plan.models.plan import Plan
 from envkit.runtime import copy_programs, in_image
 
 CONDA_TOOL = "envkit-conda"  # on PATH in /usr/local/bin (the rattler bootstrap)
@@ -93,7 +93,7 @@ RATTLER = f"""\
 
 
 def _rattler(kit: Kit) -> Layer:
-    """conda's tooling from the pip mirror (plan/conda_bootstrap.py): py-rattler, installed by
+    """conda's tooling from the pip mirror (plan/image/conda_bootstrap.py): py-rattler, installed by
     hash into a venv of its own, and envkit-conda on every PATH."""
     python = f"{RATTLER_VENV}/bin/python"
     major, minor = RATTLER_MIN_PYTHON

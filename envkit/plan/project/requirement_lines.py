@@ -1,10 +1,10 @@
 """A requirements file as pip reads it (its format: requirements, options, includes, hashes,
-editable and URL lines), every logical line judged and the file rewritten for the build: torch
-and its companions left to envkit's torch layer (plan/torch_lines.py), `-e .` installed from the
-workspace at first start, `-e git+…#egg=name` installed as `name @ git+…`; everything else kept
-as the project wrote it. Requirements are parsed with `packaging` (PEP 508: either quote style,
-extras, markers, `name @ URL`). The file is never read by a shell: it reaches pip or uv as
-`-r FILE`. Every problem is collected with its own line, so one run reports them all."""
+editable and URL lines), every logical line judged and the file rewritten for the build: torch and
+its companions left to envkit's torch layer (plan/project/torch_lines.py), `-e .` installed from the
+workspace at first start, `-e git+…#egg=name` installed as `name @ git+…`; everything else kept as
+the project wrote it. Requirements are parsed with `packaging` (PEP 508: either quote style, extras,
+markers, `name @ URL`). The file is never read by a shell: it reaches pip or uv as `-r FILE`. Every
+problem is collected with its own line, so one run reports them all."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from envkit.catalog.compat import COMPANIONS
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigIssue, file_issue
-from envkit.plan.torch_lines import TorchContext, judge_pip
+from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
 INCLUDE_OPTIONS = {
     "-r": "requirement",

@@ -10,7 +10,7 @@ from envkit.config.load import LoadedSpec, Loc
 from envkit.config.model import Spec
 from envkit.errors import ConfigError, ConfigIssue, FieldError
 from envkit.files import read_regular
-from envkit.plan.keys import PublicKey, looks_private, parse_public_key
+from envkit.plan.box.keys import PublicKey, looks_private, parse_public_key
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from envkit.config.load import LoadedSpec, Loc
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, toml_loads
-from envkit.plan.project_files import ProjectReader
+from envkit.plan.project.project_files import ProjectReader
 
 PEP517_DEFAULT = ("setuptools>=40.8.0", "wheel")
 TORCHISH = frozenset({*TORCH_NAMES, *COMPANIONS})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from envkit.errors import ConfigError, ConfigIssue, file_issue
-from envkit.plan.conda_locks import IMAGE_PLATFORM, CondaLockPackages, check_url, python_of
+from envkit.plan.project.conda_locks import IMAGE_PLATFORM, CondaLockPackages, check_url, python_of
 
 EXPLICIT = "@EXPLICIT"
 PLATFORM_LINE = re.compile(r"#\s*platform:\s*(\S+)")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from envkit.config.choices import Builder, Installer
 from envkit.config.model import Build
-from envkit.plan.mirrors import PipPlan
+from envkit.plan.image.mirrors import PipPlan
 
 # One template, rendered for each builder: BuildKit's with cache mounts, the classic builder's
 # without (it cannot parse them).

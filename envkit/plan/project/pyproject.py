@@ -24,9 +24,9 @@ from envkit.config.python_section import PythonSection
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, ConfigIssue, file_issue
 from envkit.files import TOMLDecodeError, toml_loads
-from envkit.plan.project_files import ProjectFile, ProjectReader, in_file
-from envkit.plan.requirement_lines import VCS
-from envkit.plan.torch_lines import TorchContext, judge_pip
+from envkit.plan.project.project_files import ProjectFile, ProjectReader, in_file
+from envkit.plan.project.requirement_lines import VCS
+from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec

@@ -1,14 +1,14 @@
 """The project's own dependency files named in envkit.yaml (packages.requirements,
 packages.apt_file, conda.file): read once at plan time, each checked, and carried to render.
 
-Every path must stay inside the project (the folder of envkit.yaml) after symlinks are followed,
-and be a regular file under a size cap: a FIFO, a device, a symlink out or a huge file is
-refused with the line of envkit.yaml that named it. What the files hold is read as pip and conda
-read it (plan/requirement_lines.py): a project's torch line is envkit's torch when the resolved
-torch satisfies it, refused with both values when it cannot (plan/torch_lines.py); apt names by
-Debian's grammar. Every problem in every file is reported in one run, each at its own line.
-Requirements files travel into the build context as pip reads them (hashes and -r/-c includes
-kept, torch's lines turned into comments), so a change to one rebuilds only its layer."""
+Every path must stay inside the project (the folder of envkit.yaml) after symlinks are followed, and
+be a regular file under a size cap: a FIFO, a device, a symlink out or a huge file is refused with
+the line of envkit.yaml that named it. What the files hold is read as pip and conda read it
+(plan/project/requirement_lines.py): a project's torch line is envkit's torch when the resolved
+torch satisfies it, refused with both values when it cannot (plan/project/torch_lines.py); apt names
+by Debian's grammar. Every problem in every file is reported in one run, each at its own line.
+Requirements files travel into the build context as pip reads them (hashes and -r/-c includes kept,
+torch's lines turned into comments), so a change to one rebuilds only its layer."""
 
 from __future__ import annotations
 
@@ -24,10 +24,10 @@ from envkit.config.fields import AptPackage, Channel, CondaSpec
 from envkit.config.load import explain, parse_yaml
 from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
 from envkit.files import read_regular
-from envkit.plan.conda_explicit import is_explicit, read_explicit
-from envkit.plan.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
-from envkit.plan.requirement_lines import RequirementsFile
-from envkit.plan.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
+from envkit.plan.project.conda_explicit import is_explicit, read_explicit
+from envkit.plan.project.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
+from envkit.plan.project.requirement_lines import RequirementsFile
+from envkit.plan.project.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
 
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec, Loc

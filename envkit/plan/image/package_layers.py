@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shlex
 
-from envkit.plan.dockerfile import (
+from envkit.plan.image.dockerfile import (
     CONSTRAINTS,
     WITHOUT_CONSTRAINTS,
     Kit,
@@ -183,7 +183,7 @@ def backend_layer(kit: Kit) -> Layer | None:
 
 
 def own_pip_layers(kit: Kit) -> tuple[Layer, ...]:
-    """packages.pip entries with options of their own, a layer each (plan/pip_options.py); a
+    """packages.pip entries with options of their own, a layer each (plan/image/pip_options.py); a
     private index's credentials come from the building machine's netrc as a BuildKit secret."""
     if kit.locked:
         return ()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from envkit.config.model import Spec
 
 if TYPE_CHECKING:
-    from envkit.plan.access import Service
+    from envkit.plan.box.access import Service
 
 CONTAINER_PORT = 8888  # inside every container; the host side is the service's notebook_port
 TENSORBOARD_CONTAINER_PORT = 6006

@@ -9,7 +9,7 @@ from envkit.catalog import compat
 from envkit.catalog.compat import CudaRelease, TorchRelease
 from envkit.config.load import LoadedSpec
 from envkit.errors import FieldError
-from envkit.plan.conda_locks import CondaLockPackages
+from envkit.plan.project.conda_locks import CondaLockPackages
 
 DEFAULT_PYTHON = "3.11"  # where envkit chooses the Python and the torch release supports it
 NO_TORCH = "none"  # torch: none, a project without torch (TensorFlow, JAX)

@@ -11,20 +11,20 @@ from envkit.catalog.compat import TorchRelease
 from envkit.config.load import LoadedSpec
 from envkit.config.python_section import python_version
 from envkit.errors import FieldError
-from envkit.plan.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, choose_bootstrap
-from envkit.plan.conda_locks import CondaLockPackages, through_mirror
-from envkit.plan.mirrors import CondaRc, plan_condarc
-from envkit.plan.model import (
+from envkit.plan.image.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, choose_bootstrap
+from envkit.plan.image.mirrors import CondaRc, plan_condarc
+from envkit.plan.image.pip_options import split_pip
+from envkit.plan.image.torch import DEFAULT_PYTHON
+from envkit.plan.models.plan import (
     CONDA_PREFIX,
     VENV_PREFIX,
     CondaPlan,
     PackagesPlan,
     PythonPlan,
 )
-from envkit.plan.pip_options import split_pip
-from envkit.plan.project_files import ProjectFiles
-from envkit.plan.pyproject import PythonProject
-from envkit.plan.torch import DEFAULT_PYTHON
+from envkit.plan.project.conda_locks import CondaLockPackages, through_mirror
+from envkit.plan.project.project_files import ProjectFiles
+from envkit.plan.project.pyproject import PythonProject
 
 
 def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:

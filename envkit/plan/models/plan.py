@@ -9,19 +9,19 @@ from typing import Literal
 
 from envkit.catalog.compat import CudaRelease
 from envkit.config.choices import Flavor, Regressions, SlurmRuntime
-from envkit.plan.access import Service
-from envkit.plan.certs import CaCert
-from envkit.plan.conda_bootstrap import CondaBootstrap
-from envkit.plan.conda_locks import CondaLockPackages
-from envkit.plan.install import InstallPlan
-from envkit.plan.locked import LockedPlan
-from envkit.plan.mirrors import AptPlan, CondaRc, PipPlan
-from envkit.plan.notebook import NotebookPlan
-from envkit.plan.pip_options import NETRC, OwnPip
-from envkit.plan.project_files import RequirementsLayer
-from envkit.plan.pyproject import PythonProject
-from envkit.plan.ssh import SshPlan, host_has_ipv6
-from envkit.plan.torch import TorchPlan
+from envkit.plan.box.access import Service
+from envkit.plan.box.notebook import NotebookPlan
+from envkit.plan.box.ssh import SshPlan, host_has_ipv6
+from envkit.plan.image.certs import CaCert
+from envkit.plan.image.conda_bootstrap import CondaBootstrap
+from envkit.plan.image.install import InstallPlan
+from envkit.plan.image.mirrors import AptPlan, CondaRc, PipPlan
+from envkit.plan.image.pip_options import NETRC, OwnPip
+from envkit.plan.image.torch import TorchPlan
+from envkit.plan.models.locked import LockedPlan
+from envkit.plan.project.conda_locks import CondaLockPackages
+from envkit.plan.project.project_files import RequirementsLayer
+from envkit.plan.project.pyproject import PythonProject
 
 CONDA_PREFIX = "/opt/conda"
 VENV_PREFIX = "/opt/venv"
@@ -102,7 +102,8 @@ class PackagesPlan:
     requirements: tuple[RequirementsLayer, ...] = ()  # packages.requirements: a layer each
     project: PythonProject | None = None  # python.project: its pyproject.toml (and uv.lock)
     pip_own: tuple[OwnPip, ...] = ()  # packages.pip entries with options: a layer each
-    # the build backend of what is installed editable at first start (plan/editable_backend.py)
+    # the build backend of what is installed editable at first start
+    # (plan/project/editable_backend.py)
     build_backend: tuple[str, ...] = ()
     netrc = NETRC  # the secret mount of the layers that ask a private index
 

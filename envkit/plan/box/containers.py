@@ -14,9 +14,9 @@ import posixpath
 from dataclasses import dataclass
 
 from envkit.addresses import parse_mapping, with_port
-from envkit.plan.access import Service
-from envkit.plan.model import Plan
-from envkit.plan.notebook import CONTAINER_PORT, TENSORBOARD_CONTAINER_PORT
+from envkit.plan.box.access import Service
+from envkit.plan.box.notebook import CONTAINER_PORT, TENSORBOARD_CONTAINER_PORT
+from envkit.plan.models.plan import Plan
 
 KEYS_IN_CONTAINER = "/run/envkit/keys"
 HOSTKEYS_IN_CONTAINER = "/var/lib/envkit/hostkeys"

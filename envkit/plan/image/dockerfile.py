@@ -1,10 +1,9 @@
 """The Dockerfile as a sequence of typed layers, and what every layer function shares.
 
-Each layer is the value of one small function of the plan and the builder (plan/layers.py has the
-sequence): a `Layer` whose instructions are composed here, in Python, where mypy and the tests
-see them, BuildKit's cache mounts and the classic builder's clean-up included. Dockerfile.j2
-only lays the sequence out, a blank line between layers.
-"""
+Each layer is the value of one small function of the plan and the builder (plan/image/layers.py has
+the sequence): a `Layer` whose instructions are composed here, in Python, where mypy and the tests
+see them, BuildKit's cache mounts and the classic builder's clean-up included. Dockerfile.j2 only
+lays the sequence out, a blank line between layers."""
 
 from __future__ import annotations
 
@@ -14,13 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from envkit.plan.install import CacheMount
-from envkit.plan.model import Plan
+from envkit.plan.image.install import CacheMount
+from envkit.plan.models.plan import Plan
 
 # A hashed install (a uv.lock, a locked build) runs without the constraints file: pip and uv
 # refuse any line that is not pinned with == in --require-hashes mode, constraints included
 # (numpy's major range). What it installs was solved as a whole and judged against envkit's
-# torch when the plan was made (plan/torch_lines.py, plan/pyproject.py).
+# torch when the plan was made (plan/project/torch_lines.py, plan/project/pyproject.py).
 WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
 NEXT = " \\\n && "  # the next command of one RUN, on a line of its own
 LISTED = " \\\n      "  # the next package of one install, on a line of its own
