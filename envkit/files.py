@@ -1,6 +1,7 @@
 """Files from elsewhere read safely: a regular file only (never a FIFO, a device or a
 directory), under a size cap, UTF-8 checked with the line of the first bad byte named. envkit.yaml,
-key files, CA certificates, locks, history imports and pod logs all come through here.
+key files, CA certificates, locks, history imports and pod logs all come through here. And files
+envkit writes for others (locks, exports, metrics) written whole or not at all.
 
 May import: errors."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,19 @@ def toml_loads(text: str) -> dict[str, Any]:
     """A TOML document's data (TOMLDecodeError, with the line, where it is not TOML)."""
     data: dict[str, Any] = _toml_loads(text)
     return data
+
+
+def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
+    """TEXT into PATH whole or not at all: a temporary file beside it, synced, then renamed over
+    it (a reader never sees half a file). An OSError is the caller's to word."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(temporary).chmod(mode)
+        Path(temporary).replace(path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.checks.core.text import finite, for_terminal
-from envkit.commands.history import warn_skipped
+from envkit.checks.core.text import finite
+from envkit.commands.history import say, warn_skipped
 from envkit.errors import EXIT_OK, EnvkitError
 from envkit.history.compare import RunDiff, diff_runs, last_pass_and_latest
 from envkit.history.store import History, Run, open_history
@@ -24,10 +24,6 @@ class HistoryDiffRequest:
     runs: tuple[int, ...] = ()  # two run ids, or none for the default pair
     targets: tuple[str, ...] = ()  # for the default pair: the latest of these targets' runs
     json: bool = False
-
-
-def say(text: str) -> None:
-    sys.stdout.write(for_terminal(text))
 
 
 def _pick(history: History, ids: list[int], target: tuple[str, ...]) -> tuple[Run, Run]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.checks.programs.lockstate import INDEX_INSTALLERS
 from envkit.errors import EnvkitError
+from envkit.files import write_atomically
 from envkit.lock.make import make_lock
 from envkit.services.project import LOCK_FILE, Project, load_project
 
@@ -25,15 +24,7 @@ class LockRequest:
 def _write_atomically(path: Path, text: str) -> None:
     if path.is_dir():
         raise EnvkitError(f"--lock-file {path} is a folder", "name the lock file, e.g. envkit.lock")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".envkit.lock.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
 
 
 def _platform_image(project: Project, platform: str | None) -> str:
@@ -41,17 +32,11 @@ def _platform_image(project: Project, platform: str | None) -> str:
     if platform is None:
         return project.plan.image.tag
     from envkit.engine.client import docker_client
-    from envkit.platforms import architecture
     from envkit.services.sharing import build_platforms, local_images
 
-    every = build_platforms(project, docker_client())
-    chosen = architecture(platform).platform
-    if chosen not in every:
-        raise EnvkitError(
-            f"--platform {platform}: this project is built for {', '.join(every)}",
-            f"add {chosen} to platforms: in envkit.yaml, or pick one of those",
-        )
-    return local_images(project, every)[chosen]
+    client = docker_client()
+    (chosen,) = build_platforms(project, client, platform)
+    return local_images(project, build_platforms(project, client))[chosen]
 
 
 def run(request: LockRequest) -> int:

@@ -5,9 +5,7 @@ that would lose a member's work is named (and asked about) first:
 - start: one exists, stopped (idle stop, a reboot, an OOM), its spec and image unchanged;
 - keep: running, unchanged (or named by --keep-running);
 - recreate: its spec (io.envkit.spec) or its image changed; the writable layer goes, the
-  volumes stay;
-- upgrade: made by an earlier envkit, its home in the writable layer: the home is copied into
-  its new volume before the container is recreated.
+  volumes stay.
 
 Containers of members who left envkit.yaml are removed; their homes stay."""
 
@@ -21,10 +19,10 @@ from docker.errors import ImageNotFound, NotFound
 from envkit.engine.client import containers
 from envkit.engine.layer_changes import LayerChanges, read_changes
 from envkit.plan.box.access import Service
-from envkit.plan.box.containers import SPEC_LABEL, container_spec, home_target
+from envkit.plan.box.containers import SPEC_LABEL, container_spec
 from envkit.plan.models.plan import Plan
 
-Action = Literal["create", "start", "keep", "recreate", "upgrade"]
+Action = Literal["create", "start", "keep", "recreate"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ class UpPlan:
         found = [
             (p.service.member or p.service.user, p.changes)
             for p in self.planned
-            if p.changes and p.action in ("recreate", "upgrade")
+            if p.changes and p.action == "recreate"
         ]
         found += [(_owner(d.container), d.changes) for d in self.departed]
         return [(who, changes) for who, changes in found if changes]
@@ -61,13 +59,6 @@ class UpPlan:
 
 def _owner(container: Any) -> str:
     return str(container.labels.get("io.envkit.member") or container.name)
-
-
-def _home_on_volume(container: Any, home: str | None) -> bool:
-    if home is None:
-        return True  # nothing to move: the home is a bind mount (the host's)
-    mounts = container.attrs.get("Mounts") or ()
-    return any(m.get("Destination") == home and m.get("Type") == "volume" for m in mounts)
 
 
 def _why(container: Any, wanted_spec: str, image_id: str | None) -> str:
@@ -94,11 +85,7 @@ def decide(client: Any, plan: Plan, keep: tuple[str, ...] = ()) -> UpPlan:
         spec = dict(container_spec(plan, service).labels)[SPEC_LABEL]
         why = _why(container, spec, image_id)
         named = {service.member, service.user, service.name, service.container_name} & set(keep)
-        if not _home_on_volume(container, home_target(plan, service)):
-            planned.append(
-                Planned(service, "upgrade", container, "its home is not on a volume yet", None)
-            )
-        elif why and not named:
+        if why and not named:
             planned.append(Planned(service, "recreate", container, why, read_changes(container)))
         elif container.status == "running":  # unchanged, or kept as it is by --keep-running
             planned.append(Planned(service, "keep", container, why))

@@ -1,6 +1,6 @@
 """The project's volumes: found by their labels, sized, and copied as tar streams through the
-engine's archive API (what `docker cp` uses): a backup reads a volume, a restore writes one, an
-upgrade copies a home out of an old container into its new volume. Streams end to end: a home
+engine's archive API (what `docker cp` uses): a backup reads a volume, a restore writes one.
+Streams end to end: a home
 of tens of GB never needs the disk twice, and every engine envkit reaches (local, remote,
 Podman) serves the same calls. A helper container (created, never started) holds the volume at
 a path while the archive API reads or writes it (running, idle: Podman mounts a container's
@@ -133,23 +133,6 @@ def write_volume(client: Any, image: str, volume: str, tar_chunks: Iterable[byte
             )
 
 
-def copy_path(client: Any, source: Any, path: str, image: str, volume: str) -> None:
-    """PATH of the SOURCE container (running or stopped) into VOLUME, as the volume's top: the
-    upgrade of a home kept in an old container's writable layer. On Podman the container runs
-    while its own tar reads the path (its archive API would give every file to root)."""
-    podman = engine_facts(client).podman
-    started = podman and source.status != "running"
-    if started:
-        source.start()
-    try:
-        stream = archive_of(client, source, path)
-        top = path.rstrip("/").rsplit("/", 1)[-1]
-        write_volume(client, image, volume, renamed(stream, top, MOUNT_AT.strip("/")))
-    finally:
-        if started:
-            source.stop(timeout=10)
-
-
 class ChunkReader:
     """An iterable of byte chunks as a file object tarfile can read in stream mode."""
 
@@ -168,37 +151,3 @@ class ChunkReader:
         else:
             data, self.buffer = self.buffer[:size], self.buffer[size:]
         return data
-
-
-class _Collect:
-    """What a tar writer writes, taken away piece by piece."""
-
-    def __init__(self) -> None:
-        self.data = bytearray()
-
-    def write(self, data: bytes) -> int:
-        self.data += data
-        return len(data)
-
-    def take(self) -> bytes:
-        out, self.data = bytes(self.data), bytearray()
-        return out
-
-
-def renamed(chunks: Iterable[bytes], old_top: str, new_top: str) -> Iterator[bytes]:
-    """The tar stream CHUNKS with its top folder OLD_TOP renamed NEW_TOP, produced as it is
-    read (one member at a time in memory, at most)."""
-    collect = _Collect()
-    with (
-        tarfile.open(fileobj=cast(IO[bytes], ChunkReader(chunks)), mode="r|") as reader,
-        tarfile.open(
-            fileobj=cast(IO[bytes], collect), mode="w|", format=tarfile.PAX_FORMAT
-        ) as writer,
-    ):
-        for member in reader:
-            name = member.name
-            if name == old_top or name.startswith(old_top + "/"):
-                member.name = new_top + name[len(old_top) :]
-            writer.addfile(member, reader.extractfile(member) if member.isfile() else None)
-            yield collect.take()
-    yield collect.take()

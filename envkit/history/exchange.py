@@ -6,7 +6,6 @@ none, with that line and field named."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 from envkit.checks.core.contract import STATUSES
 from envkit.errors import EnvkitError, FieldError
-from envkit.files import decode_utf8, read_regular
+from envkit.files import decode_utf8, read_regular, write_atomically
 from envkit.history.store import History, HistoryError, Run
 
 IMPORT_LIMIT = 512 * 1024 * 1024
@@ -175,13 +174,9 @@ def import_runs(history: History, source: Path) -> tuple[int, int]:
 def write_export(history: History, out: Path) -> int:
     """Every run into `out`, whole or not at all (a temporary file renamed into place)."""
     lines = export_lines(history)
-    partial = out.with_name(f".{out.name}.partial")
     try:
-        partial.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-        partial.replace(out)
+        write_atomically(out, "".join(line + "\n" for line in lines))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            partial.unlink()
         raise HistoryError(
             f"cannot write {out}: {exc.strerror or type(exc).__name__}",
             "name a file in a folder you can write, with room on its disk",

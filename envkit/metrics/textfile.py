@@ -6,11 +6,10 @@ file: a scrape sees the previous file or the new one, never half of one."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from envkit.errors import EnvkitError
+from envkit.files import write_atomically
 
 FILE_NAME = "envkit.prom"
 # The file's first line (a comment, which the collector skips): a file of that name that does
@@ -31,22 +30,12 @@ def write_textfile(folder: Path, text: str) -> Path:
             "move it away, or give --textfile another folder",
         )
     try:
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{FILE_NAME}.", suffix=".tmp")
+        write_atomically(target, MARK + text)  # 0644: node_exporter runs as a user of its own
     except OSError as exc:
         raise EnvkitError(
             f"cannot write in {folder}: {exc.strerror or exc}",
             "run as a user who may write there (node_exporter's textfile folder)",
         ) from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(MARK + text)
-            out.flush()
-            os.fsync(out.fileno())
-        Path(temporary).chmod(0o644)  # node_exporter runs as a user of its own
-        Path(temporary).replace(target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
     return target
 
 

@@ -30,9 +30,13 @@ def _number(value: Any, where: str, optional: bool = False) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ReportShapeError(f"{where}: expected a number, found {type(value).__name__}")
-    if not math.isfinite(float(value)):
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits: JSON allows it, a float does not
+        raise ReportShapeError(f"{where}: a number too large to be a figure") from None
+    if not math.isfinite(number):
         raise ReportShapeError(f"{where}: {value!r} is not a finite number")
-    return float(value)
+    return number
 
 
 def _metric(value: Any, where: str) -> dict[str, Any]:

@@ -3,8 +3,7 @@ compose and through Podman's API (the SDK path): homes on volumes survive `down`
 container stopped behind envkit's back, a rebuilt image and a member leaving and rejoining; a
 recreate that would lose hand-installed packages is named and refused without --yes;
 `down --volumes` without confirmation deletes nothing; backup -> remove -> restore gives the
-same files (sha256) and owners; a container of an earlier envkit (its home in its writable
-layer) is upgraded with its home copied, and kept."""
+same files (sha256) and owners."""
 
 from __future__ import annotations
 
@@ -173,34 +172,3 @@ def test_down_volumes_deletes_nothing_unconfirmed_and_backup_restore_is_exact(bo
     assert again.returncode == 2 and "already holds files" in again.stderr
     box.ok("up")
     assert box.run(alice, "alice", listing) == before
-
-
-def test_a_container_of_an_earlier_envkit_has_its_home_moved_into_a_volume(
-    env_image: str, project_dir: Path, tmp_path: Path
-) -> None:
-    """Made as envkit made them before homes were volumes: the home in the writable layer."""
-    name = "envkit-upgrade"
-    _project(project_dir, tmp_path, name, team=False)
-    docker("tag", ENV_IMAGE, f"envkit/{name}:latest")
-    envkit("render", cwd=tmp_path)
-    keys = tmp_path / ".envkit" / "keys" / name
-    docker("run", "-d", "--name", name, "--label", f"io.envkit.project={name}",
-           "--label", f"io.envkit.service={name}", "-e", "ENVKIT_USER=dev", "-e", "ENVKIT_UID=1000",
-           "-e", "ENVKIT_GID=1000", "-v", f"{keys}:/run/envkit/keys:ro",
-           f"envkit/{name}:latest")  # fmt: skip
-    try:
-        script = f"sleep 3; docker exec -u dev {name} sh -c 'echo old > ~/from-before'"
-        subprocess.run(["sh", "-c", script], check=True)
-        up = envkit("up", cwd=tmp_path)
-        assert up.returncode == 0, up.stdout + up.stderr
-        assert "moved dev's home" in up.stdout, up.stdout
-        assert docker("exec", "-u", "dev", name, "cat", "/home/dev/from-before").stdout == "old\n"
-        kept = docker("images", "-q", f"envkit-kept/{name}").stdout.split()
-        assert len(kept) == 1, "the old container's state is kept as an image until removed"
-        assert "envkit-kept/" in up.stdout and "docker rmi" in up.stdout
-    finally:
-        envkit("down", "--volumes", "--yes", cwd=tmp_path)
-        docker("rm", "-f", name, check=False)
-        for image in docker("images", "-q", f"envkit-kept/{name}").stdout.split():
-            docker("rmi", "-f", image, check=False)
-        docker("rmi", f"envkit/{name}:latest", check=False)

@@ -359,6 +359,10 @@ def test_a_pod_printing_a_report_made_elsewhere_is_refused(tmp_path: Path) -> No
         '{"target": "not a node", "checks": []}',
         '["a", "list"]',
         '{"target": "k8s://node/n2", "checks": [{"id": "a.b", "status": "[/]great"}]}',
+        # an integer of 400 digits: valid JSON, too large for any float
+        '{"target": "k8s://node/n2", "checks": [{"id": "a.b", "status": "pass", "duration_s": '
+        + "9" * 400
+        + "}]}",
     ],
 )
 def test_a_malformed_report_is_skipped_with_a_reason(bad: str, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 from docker.errors import ImageNotFound
 
 from envkit.commands import build
-from envkit.commands.up.keeping import guard, pending, upgrade_home
+from envkit.commands.up.keeping import guard
 from envkit.config.rules import missing_keys
 from envkit.engine.client import docker_client, running_containers
 from envkit.engine.compose import run_compose, taken_ports, use_sdk, wait_healthy
@@ -145,8 +145,6 @@ def _up(request: UpRequest, report: dict[str, Any]) -> int:
         _check_ports(client, plan)
     decided = decide(client, plan, request.keep_running)
     guard(decided.at_risk, request.yes, _ask())  # before anything is recreated or removed
-    for planned in pending(decided):
-        upgrade_home(client, plan, planned, _say)
     running_before = {p.service.container_name for p in decided.planned if p.action == "keep"}
     for gone in decided.departed:  # a member who left envkit.yaml: the container goes, the
         gone.container.remove(force=True)  # home stays on its volume

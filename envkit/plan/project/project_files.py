@@ -48,9 +48,6 @@ def limit_hint() -> str:
     return f" (envkit's bound is {file_limit() >> 20} MiB; {LIMIT_ENV}=MIB moves it)"
 
 
-FILE_LIMIT = file_limit()  # read by init's survey as the same bound
-
-
 @dataclass(frozen=True)
 class ProjectFile:
     path: str  # relative to the project folder, as in the build context under envkit/project/
