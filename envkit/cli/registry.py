@@ -42,6 +42,8 @@ COMMANDS = (
     ("lock", "project", "lock", "Lock the built image's packages in envkit.lock."),
     ("diff", "project", "diff", "What differs between two locks or targets."),
     ("sbom", "project", "sbom", "The image's SBOM from its lock: CycloneDX or SPDX."),
+    ("bundle", "share", "bundle", "One folder that carries the environment offline."),
+    ("load", "share", "load", "Load a bundle's image into this engine, checked."),
     ("backup", "data", "backup", "Back up members' homes (and the shared cache)."),
     ("restore", "data", "restore", "Put a backup back into its volume."),
     ("schema", "project", "schema", "Print the JSON Schema of envkit.yaml."),

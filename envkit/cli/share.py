@@ -56,3 +56,40 @@ def pull(
         config=config, registry=registry, locked=locked, lock_file=lock_file
     )
     raise typer.Exit(command.run(request))
+
+
+def bundle(
+    config: ConfigOption = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="DIR",
+            help="A new or empty folder for the bundle (default: ./envkit-bundle).",
+        ),
+    ] = None,
+) -> None:
+    """Everything a site without internet needs for the built image: image.tar for engines,
+    rootfs.sqfs for Charliecloud, the lock's wheels and conda packages, the lock, the SBOM,
+    and a manifest of every file's sha256.
+
+    \b
+    Example: envkit bundle -o /media/usb/nlp
+             envkit verify --bundle /media/usb/nlp   (on the other side)"""
+    from envkit.commands import bundle as command
+
+    request = command.BundleRequest(config=config, out=out or Path("envkit-bundle"))
+    raise typer.Exit(command.run(request))
+
+
+def load(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="A folder `envkit bundle` made.")],
+) -> None:
+    """Load a bundle's image into this machine's engine, once every file matches the manifest.
+
+    \b
+    Example: envkit load /media/usb/nlp && envkit verify --image envkit/nlp:latest"""
+    from envkit.commands import load as command
+
+    raise typer.Exit(command.run(command.LoadRequest(bundle=folder)))

@@ -45,6 +45,15 @@ Targets = Annotated[
 Image = Annotated[
     str | None, typer.Option(metavar="IMAGE", help="Verify IMAGE in a throwaway container.")
 ]
+BundleOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--bundle",
+        metavar="DIR",
+        help="Verify an `envkit bundle`'s image through Charliecloud's ch-run (no engine, no "
+        "network), once the bundle matches its manifest.",
+    ),
+]
 Only = Annotated[
     list[str] | None,
     typer.Option(
@@ -155,6 +164,7 @@ def verify(
     local: Local = False,
     target: Targets = None,
     image: Image = None,
+    bundle: BundleOption = None,
     python: PythonOption = None,
     only: Only = None,
     skip: Skip = None,
@@ -218,6 +228,7 @@ def verify_request(given: Mapping[str, Any]) -> VerifyRequest:
             file=given["targets_file"],
             local=given["local"],
             image=given["image"],
+            bundle=given["bundle"],
             python=given["python"],
             parallel=given["parallel"],
             timeout_s=given["target_timeout"],

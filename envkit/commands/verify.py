@@ -40,6 +40,16 @@ def _targets(request: VerifyRequest, settings: RunSettings) -> list[TargetUrl]:
         chosen.insert(0, parse_target("local://"))
     if asked.image is not None:
         chosen.append(parse_target(IMAGE_PREFIX + asked.image, "--image"))
+    if asked.bundle is not None:
+        from envkit.bundle.manifest import check_bundle
+
+        if "rootfs.sqfs" not in check_bundle(asked.bundle):  # before anything in it runs
+            raise EnvkitError(
+                f"{asked.bundle} carries no rootfs.sqfs", "make it with `envkit bundle`"
+            )
+        chosen.append(
+            parse_target(f"ch-run://{(asked.bundle / 'rootfs.sqfs').resolve()}", "--bundle")
+        )
     if not chosen:
         if not settings.configured:
             raise EnvkitError(

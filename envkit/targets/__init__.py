@@ -86,6 +86,12 @@ def _open_image(url: TargetUrl, options: TargetOptions) -> Target:
     return ImageTarget(url.rest, url.url, options)
 
 
+def _open_charliecloud(url: TargetUrl, options: TargetOptions) -> Target:
+    from envkit.targets.charliecloud import CharliecloudTarget
+
+    return CharliecloudTarget(url.rest, url.url)
+
+
 TRANSPORTS: dict[str, Transport] = {
     t.scheme: t
     for t in (
@@ -93,6 +99,7 @@ TRANSPORTS: dict[str, Transport] = {
         Transport("docker", "docker://CONTAINER", True, False, _named, _open_docker),
         Transport("ssh", "ssh://USER@HOST[:PORT]", True, False, _ssh_address, _open_ssh),
         Transport("image", "image://IMAGE", True, False, _named, _open_image),
+        Transport("ch-run", "ch-run://IMAGE.sqfs", True, False, _named, _open_charliecloud),
     )
 }
 

@@ -32,13 +32,14 @@ class TargetsRequest:
     file: Path | None = None
     local: bool = False
     image: str | None = None
+    bundle: Path | None = None  # an `envkit bundle` folder: its rootfs.sqfs through ch-run
     python: str | None = None  # the interpreter with torch, where the transport takes one
     parallel: int = DEFAULT_PARALLEL
     timeout_s: float | None = None  # one target's suite
 
     @property
     def given(self) -> bool:
-        return bool(self.urls or self.file or self.local or self.image)
+        return bool(self.urls or self.file or self.local or self.image or self.bundle)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,107 @@
+"""A bundle's manifest: the sha256 and size of every file, written last (a folder without one
+is a partial bundle), and checked before anything in the bundle is loaded or run: a file
+changed, missing or added is refused by name; a link, or a name that leaves the folder, too."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from envkit.errors import EnvkitError
+from envkit.files import write_atomically
+
+MANIFEST = "MANIFEST.json"
+FORMAT = "envkit-bundle/1"
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str  # relative, POSIX
+    size: int
+    sha256: str
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    """Every entry under FOLDER but the manifest, by relative name; a link or a special file is
+    refused (a bundle is plain files, so nothing in it can point outside it)."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            raise EnvkitError(
+                f"{folder}: {name} is a link or a special file",
+                "a bundle holds plain files only: make it again with `envkit bundle`",
+            )
+        if path.is_file() and name != MANIFEST:
+            found[name] = path
+    return found
+
+
+def write_manifest(folder: Path, made_from: dict[str, str]) -> list[Entry]:
+    """The manifest of everything in FOLDER, written last."""
+    entries = [Entry(n, p.stat().st_size, _sha256(p)) for n, p in _files(folder).items()]
+    document = {
+        "format": FORMAT,
+        "made_from": made_from,
+        "files": [{"path": e.path, "size": e.size, "sha256": e.sha256} for e in entries],
+    }
+    write_atomically(folder / MANIFEST, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    return entries
+
+
+def _listed(folder: Path) -> dict[str, Entry]:
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise EnvkitError(
+            f"{folder} is a partial bundle: it has no {MANIFEST} (an interrupted copy, or a "
+            "folder `envkit bundle` did not finish)",
+            "copy the whole bundle again; `envkit bundle` writes the manifest last",
+        )
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        if document.get("format") != FORMAT:
+            raise ValueError(document.get("format"))
+        rows = document["files"]
+        listed = {r["path"]: Entry(r["path"], int(r["size"]), str(r["sha256"])) for r in rows}
+    except (ValueError, KeyError, TypeError):
+        raise EnvkitError(
+            f"{path} is not an envkit bundle's manifest", "make the bundle again"
+        ) from None
+    for name in listed:
+        pure = PurePosixPath(name)
+        if pure.is_absolute() or ".." in pure.parts or not name:
+            raise EnvkitError(f"{path}: {name!r} leaves the bundle's folder", "make it again")
+    return listed
+
+
+def check_bundle(folder: Path) -> dict[str, Entry]:
+    """FOLDER's files, each the size and sum its manifest says, and nothing else."""
+    if not folder.is_dir():
+        raise EnvkitError(f"{folder} is not a folder", "name the folder `envkit bundle -o` made")
+    listed, present = _listed(folder), _files(folder)
+    problems = [f"{name}: missing" for name in sorted(set(listed) - set(present))]
+    problems += [f"{name}: not in the manifest" for name in sorted(set(present) - set(listed))]
+    for name in sorted(set(listed) & set(present)):
+        size = present[name].stat().st_size
+        if size != listed[name].size:
+            said = "cut short (a partial copy)" if size < listed[name].size else "grown"
+            problems.append(f"{name}: {size} bytes, the manifest says {listed[name].size}: {said}")
+        elif _sha256(present[name]) != listed[name].sha256:
+            problems.append(f"{name}: changed (its sha256 is not the manifest's)")
+    if problems:
+        raise EnvkitError(
+            f"{folder} is not the bundle its manifest describes:\n  " + "\n  ".join(problems),
+            "nothing was loaded or run; copy the bundle again from where it was made",
+        )
+    return listed

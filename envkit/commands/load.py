@@ -1,0 +1,30 @@
+"""`envkit load DIR`: a bundle's image into this machine's engine, once the bundle is checked
+against its manifest (nothing is loaded from a bundle that differs from it)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from envkit.errors import EnvkitError
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadRequest:
+    bundle: Path
+
+
+def run(request: LoadRequest) -> int:
+    from envkit.bundle.manifest import check_bundle
+    from envkit.engine.client import docker_client
+
+    listed = check_bundle(request.bundle)
+    if "image.tar" not in listed:
+        raise EnvkitError(f"{request.bundle} carries no image.tar", "make it with `envkit bundle`")
+    client = docker_client()
+    with (request.bundle / "image.tar").open("rb") as archive:
+        loaded = client.images.load(archive)
+    names = sorted(tag for image in loaded for tag in image.tags)
+    sys.stdout.write(f"loaded {', '.join(names) or 'an untagged image'} from {request.bundle}\n")
+    return 0

