@@ -13,6 +13,7 @@ from envkit.errors import EnvkitError
 from envkit.files import write_atomically
 
 MANIFEST = "MANIFEST.json"
+SIGNATURE = MANIFEST + ".sig"  # cosign's signature of the manifest (`envkit bundle --sign`)
 FORMAT = "envkit-bundle/1"
 CHUNK = 1 << 20
 
@@ -43,7 +44,7 @@ def _files(folder: Path) -> dict[str, Path]:
                 f"{folder}: {name} is a link or a special file",
                 "a bundle holds plain files only: make it again with `envkit bundle`",
             )
-        if path.is_file() and name != MANIFEST:
+        if path.is_file() and name not in (MANIFEST, SIGNATURE):
             found[name] = path
     return found
 
@@ -85,10 +86,15 @@ def _listed(folder: Path) -> dict[str, Entry]:
     return listed
 
 
-def check_bundle(folder: Path) -> dict[str, Entry]:
-    """FOLDER's files, each the size and sum its manifest says, and nothing else."""
+def check_bundle(folder: Path, key: str | None = None) -> dict[str, Entry]:
+    """FOLDER's files, each the size and sum its manifest says, and nothing else; with KEY
+    (signing.verify), the manifest signed by it first, so no file can be swapped with it."""
     if not folder.is_dir():
         raise EnvkitError(f"{folder} is not a folder", "name the folder `envkit bundle -o` made")
+    if key is not None and (folder / MANIFEST).is_file():
+        from envkit.supply.cosign import verify_blob
+
+        verify_blob(folder / MANIFEST, Path(key))
     listed, present = _listed(folder), _files(folder)
     problems = [f"{name}: missing" for name in sorted(set(listed) - set(present))]
     problems += [f"{name}: not in the manifest" for name in sorted(set(present) - set(listed))]

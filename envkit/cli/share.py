@@ -14,8 +14,9 @@ SignOption = Annotated[
     typer.Option(
         "--sign",
         metavar="KEY",
-        help="Sign the pushed digest with this cosign private key (cosign.key), and attach the "
-        "SBOM and provenance, signed. Its password: COSIGN_PASSWORD, else asked.",
+        help="Sign with this cosign private key (cosign.key): push signs the pushed digest and "
+        "attaches the SBOM and provenance; bundle signs its manifest. Its password: "
+        "COSIGN_PASSWORD, else asked.",
     ),
 ]
 
@@ -60,6 +61,7 @@ def pull(
 
 def bundle(
     config: ConfigOption = None,
+    sign: SignOption = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -79,12 +81,13 @@ def bundle(
              envkit verify --bundle /media/usb/nlp   (on the other side)"""
     from envkit.commands import bundle as command
 
-    request = command.BundleRequest(config=config, out=out or Path("envkit-bundle"))
+    request = command.BundleRequest(config=config, out=out or Path("envkit-bundle"), sign=sign)
     raise typer.Exit(command.run(request))
 
 
 def load(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="A folder `envkit bundle` made.")],
+    config: ConfigOption = None,
 ) -> None:
     """Load a bundle's image into this machine's engine, once every file matches the manifest.
 
@@ -92,4 +95,4 @@ def load(
     Example: envkit load /media/usb/nlp && envkit verify --image envkit/nlp:latest"""
     from envkit.commands import load as command
 
-    raise typer.Exit(command.run(command.LoadRequest(bundle=folder)))
+    raise typer.Exit(command.run(command.LoadRequest(bundle=folder, config=config)))

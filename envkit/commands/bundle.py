@@ -6,20 +6,48 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
-from envkit.services.project import LOCK_FILE, load_project
+from envkit.services.project import LOCK_FILE, Project, load_project
 
 
 @dataclass(frozen=True, kw_only=True)
 class BundleRequest:
     config: str | None = None
     out: Path
+    sign: Path | None = None  # --sign KEY: cosign signs the manifest (so every file) with it
 
 
 def _say(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
+
+
+def _opened(key: Path | None) -> tuple[Path, str] | None:
+    if key is None:
+        return None
+    from envkit.supply.cosign import check_key, key_password
+
+    password = key_password(key)
+    check_key(key, password)
+    return key, password
+
+
+def _provenance(project: Project, client: Any, lock: Lock, lock_text: str) -> str:
+    """The SLSA v1 predicate of what built the image (supply/provenance.py), as JSON."""
+    import json
+
+    from envkit.engine.facts import engine_facts
+    from envkit.engine.registry import TAG_PREFIX
+    from envkit.services.sharing import build_platforms, inputs_of
+    from envkit.supply.provenance import provenance
+
+    tag = TAG_PREFIX + inputs_of(project, None, platforms=build_platforms(project, client))[:24]
+    engine = {"engine": engine_facts(client).name}
+    made = provenance(project.plan, project.config, lock, lock_text, tag, engine)
+    return json.dumps(made, indent=2, sort_keys=True) + "\n"
 
 
 def run(request: BundleRequest) -> int:
@@ -30,6 +58,7 @@ def run(request: BundleRequest) -> int:
     from envkit.supply.sbom_cyclonedx import cyclonedx_json
 
     project = load_project(request.config)
+    signer = _opened(request.sign)  # a wrong key or password stops here, before any work
     out = request.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise EnvkitError(
@@ -39,13 +68,20 @@ def run(request: BundleRequest) -> int:
     # The image's own lock, read from it (it refuses an image of another config): what the
     # bundle carries is exactly what the image holds.
     made = make_lock(project.plan, project.plan.image.tag)
+    client = docker_client()
     texts = {
         "envkit.yaml": project.config.read_text(encoding="utf-8"),
         LOCK_FILE: made.text,
         "sbom.cdx.json": cyclonedx_json(inventory(made.lock, made.text, project.plan)),
+        "provenance.json": _provenance(project, client, made.lock, made.text),
     }
     out.mkdir(parents=True, exist_ok=True)
     python = f"{project.plan.python.bin_dir}/python"
-    make_bundle(docker_client(), project.plan, out, texts, made.lock, python, _say)
+    make_bundle(client, project.plan, out, texts, made.lock, python, _say)
+    if signer is not None:
+        from envkit.bundle.manifest import MANIFEST
+        from envkit.supply.cosign import sign_blob
+
+        _say(f"{sign_blob(out / MANIFEST, *signer).name}: the manifest signed")
     _say(f"bundle ready: {out} (check it anywhere with `envkit verify --bundle {out}`)")
     return 0

@@ -13,13 +13,16 @@ from envkit.errors import EnvkitError
 @dataclass(frozen=True, kw_only=True)
 class LoadRequest:
     bundle: Path
+    config: str | None = None  # its signing.verify: the key the bundle must be signed by
 
 
 def run(request: LoadRequest) -> int:
     from envkit.bundle.manifest import check_bundle
     from envkit.engine.client import docker_client
+    from envkit.services.project import project_or_defaults
 
-    listed = check_bundle(request.bundle)
+    key = project_or_defaults(request.config).plan.signing_key
+    listed = check_bundle(request.bundle, key)
     if "image.tar" not in listed:
         raise EnvkitError(f"{request.bundle} carries no image.tar", "make it with `envkit bundle`")
     client = docker_client()

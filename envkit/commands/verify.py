@@ -40,13 +40,7 @@ def _targets(request: VerifyRequest, settings: RunSettings) -> list[TargetUrl]:
         chosen.insert(0, parse_target("local://"))
     if asked.image is not None:
         chosen.append(parse_target(IMAGE_PREFIX + asked.image, "--image"))
-    if asked.bundle is not None:
-        from envkit.bundle.manifest import check_bundle
-
-        if "rootfs.sqfs" not in check_bundle(asked.bundle):  # before anything in it runs
-            raise EnvkitError(
-                f"{asked.bundle} carries no rootfs.sqfs", "make it with `envkit bundle`"
-            )
+    if asked.bundle is not None:  # checked against its manifest in _run, before anything runs
         chosen.append(
             parse_target(f"ch-run://{(asked.bundle / 'rootfs.sqfs').resolve()}", "--bundle")
         )
@@ -116,6 +110,13 @@ def run(request: VerifyRequest) -> int:
 def _run(request: VerifyRequest, stdout: TextIO) -> int:
     baseline = parse_baseline(request.history.baseline)
     project = project_or_defaults(request.config)
+    if request.targets.bundle is not None:
+        from envkit.bundle.manifest import check_bundle
+
+        if "rootfs.sqfs" not in check_bundle(request.targets.bundle, project.plan.signing_key):
+            raise EnvkitError(
+                f"{request.targets.bundle} carries no rootfs.sqfs", "make it with `envkit bundle`"
+            )
     if project.plan.signing_key and request.targets.image is not None:
         from envkit.services.sharing import require_signed
 

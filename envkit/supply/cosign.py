@@ -184,3 +184,37 @@ def statements(reference: str, public_key: Path, kind: str) -> list[dict[str, An
             envelope = json.loads(line)
             found.append(json.loads(base64.b64decode(envelope["payload"])))
     return found
+
+
+def sign_blob(path: Path, key: Path, password: str) -> Path:
+    """PATH signed with KEY, offline: the signature beside it, as PATH.sig."""
+    signature = path.with_name(path.name + ".sig")
+    done = _run(
+        ["sign-blob", "--key", _key(key, "signing key"), "--tlog-upload=false", "-y",
+         "--output-signature", str(signature), str(path)],
+        {"COSIGN_PASSWORD": password},
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise EnvkitError(
+            f"cosign could not sign {path.name}: {_said(done, password)}",
+            "check the key's password (COSIGN_PASSWORD)",
+        )
+    return signature
+
+
+def verify_blob(path: Path, public_key: Path) -> None:
+    """Refuse PATH unless PATH.sig is the key's signature of exactly these bytes (offline)."""
+    signature = path.with_name(path.name + ".sig")
+    if not signature.is_file():
+        raise SignatureError(
+            f"signing.verify: {path} carries no signature ({signature.name} is missing)",
+            "take only a bundle the lead made with `envkit bundle --sign KEY`",
+        )
+    key = _key(public_key, "signing.verify: the key")
+    done = _run(["verify-blob", "--key", key, "--signature", str(signature),
+                 "--private-infrastructure=true", str(path)])  # fmt: skip
+    if done.returncode != 0:
+        raise SignatureError(
+            f"signing.verify: {path} is not signed by the key in {public_key}: {_said(done)}",
+            "nothing was loaded or run; take the bundle again from the team's lead",
+        )

@@ -69,3 +69,37 @@ def test_a_link_or_a_manifest_path_outside_the_folder_is_refused(bundle: Path) -
     assert "'../outside' leaves the bundle's folder" in _refused(bundle)
     (bundle / MANIFEST).write_text("{not json")
     assert "is not an envkit bundle's manifest" in _refused(bundle)
+
+
+@pytest.mark.skipif(shutil.which("cosign") is None, reason="cosign: `make cosign` installs it")
+def test_a_signed_manifest_binds_every_file_to_the_teams_key(
+    bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real cosign, offline: signed by the team's key passes; another key, an unsigned
+    bundle, or a manifest rewritten after signing (to hide a swapped file) is refused."""
+    import subprocess
+
+    from envkit.supply.cosign import sign_blob
+
+    monkeypatch.setenv("COSIGN_PASSWORD", "bundle-test")
+    for who in ("team", "other"):
+        (tmp_path / who).mkdir()
+        subprocess.run(
+            ["cosign", "generate-key-pair"], cwd=tmp_path / who, check=True, capture_output=True
+        )
+    team = str(tmp_path / "team" / "cosign.pub")
+    assert "signing.verify" in _refused_with(
+        bundle, team
+    ) and "carries no signature" in _refused_with(bundle, team)
+    sign_blob(bundle / MANIFEST, tmp_path / "team" / "cosign.key", "bundle-test")
+    assert set(check_bundle(bundle, team)) >= {"image.tar"}
+    assert "not signed by the key" in _refused_with(bundle, str(tmp_path / "other" / "cosign.pub"))
+    (bundle / "image.tar").write_bytes(b"swapped")
+    write_manifest(bundle, {"image": "envkit/demo:latest"})  # the manifest made to match
+    assert "not signed by the key" in _refused_with(bundle, team)
+
+
+def _refused_with(folder: Path, key: str) -> str:
+    with pytest.raises(EnvkitError) as refused:
+        check_bundle(folder, key)
+    return f"{refused.value} {refused.value.fix}"
