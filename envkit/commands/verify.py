@@ -42,7 +42,7 @@ def _targets(request: VerifyRequest, settings: RunSettings) -> list[TargetUrl]:
         chosen.append(parse_target(IMAGE_PREFIX + asked.image, "--image"))
     if asked.bundle is not None:  # checked against its manifest in _run, before anything runs
         chosen.append(
-            parse_target(f"ch-run://{(asked.bundle / 'rootfs.sqfs').resolve()}", "--bundle")
+            parse_target(f"charliecloud://{(asked.bundle / 'rootfs.sqfs').resolve()}", "--bundle")
         )
     if not chosen:
         if not settings.configured:

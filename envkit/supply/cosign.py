@@ -190,10 +190,18 @@ def sign_blob(path: Path, key: Path, password: str) -> Path:
     """PATH signed with KEY, offline: the signature beside it, as PATH.sig."""
     signature = path.with_name(path.name + ".sig")
     done = _run(
-        ["sign-blob", "--key", _key(key, "signing key"), "--tlog-upload=false", "-y",
-         "--output-signature", str(signature), str(path)],
+        [
+            "sign-blob",
+            "--key",
+            _key(key, "signing key"),
+            "--tlog-upload=false",
+            "-y",
+            "--output-signature",
+            str(signature),
+            str(path),
+        ],
         {"COSIGN_PASSWORD": password},
-    )  # fmt: skip
+    )
     if done.returncode != 0:
         raise EnvkitError(
             f"cosign could not sign {path.name}: {_said(done, password)}",
@@ -211,8 +219,17 @@ def verify_blob(path: Path, public_key: Path) -> None:
             "take only a bundle the lead made with `envkit bundle --sign KEY`",
         )
     key = _key(public_key, "signing.verify: the key")
-    done = _run(["verify-blob", "--key", key, "--signature", str(signature),
-                 "--private-infrastructure=true", str(path)])  # fmt: skip
+    done = _run(
+        [
+            "verify-blob",
+            "--key",
+            key,
+            "--signature",
+            str(signature),
+            "--private-infrastructure=true",
+            str(path),
+        ]
+    )
     if done.returncode != 0:
         raise SignatureError(
             f"signing.verify: {path} is not signed by the key in {public_key}: {_said(done)}",

@@ -99,7 +99,9 @@ TRANSPORTS: dict[str, Transport] = {
         Transport("docker", "docker://CONTAINER", True, False, _named, _open_docker),
         Transport("ssh", "ssh://USER@HOST[:PORT]", True, False, _ssh_address, _open_ssh),
         Transport("image", "image://IMAGE", True, False, _named, _open_image),
-        Transport("ch-run", "ch-run://IMAGE.sqfs", True, False, _named, _open_charliecloud),
+        Transport(
+            "charliecloud", "charliecloud://IMAGE.sqfs", True, False, _named, _open_charliecloud
+        ),
     )
 }
 

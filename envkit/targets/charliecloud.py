@@ -1,5 +1,5 @@
-"""ch-run://IMAGE: a SquashFS image (or an unpacked one) run by Charliecloud's ch-run, no daemon
-and no root needed: what an offline bundle's rootfs.sqfs runs through where there is no Docker.
+"""charliecloud://IMAGE: a SquashFS image (or an unpacked one) run by Charliecloud's ch-run, no
+daemon and no root needed: what an offline bundle's rootfs.sqfs runs through without Docker.
 ch-run shares this machine's /tmp with the container, so files put here are there at the same
 path; the image's own environment (its /ch/environment) replaces this machine's."""
 

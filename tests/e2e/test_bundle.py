@@ -71,7 +71,7 @@ def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
     # No network at all: the suite through ch-run, from the SquashFS.
     probe = _offline("verify", "--bundle", str(bundle), "--no-bench", "--no-history", cwd=site)
     assert probe.returncode == 0, probe.stdout[-3000:] + probe.stderr[-3000:]
-    assert "ch-run://" in probe.stdout + probe.stderr
+    assert "charliecloud://" in probe.stdout + probe.stderr
 
     # The engine's copy: loaded from the bundle, then verified, still offline.
     loaded = _offline("load", str(bundle), cwd=site)
