@@ -48,12 +48,18 @@ def _save_image(client: Any, tag: str, out: Path) -> None:
             handle.write(chunk)
 
 
-def _squash(tag: str, out: Path) -> None:
-    if shutil.which("ch-convert") is None:
+def require_tools() -> None:
+    """What a bundle is made with, asked for before anything is read or written."""
+    missing = [tool for tool in ("ch-convert", "mksquashfs") if shutil.which(tool) is None]
+    if missing:
         raise EnvkitError(
-            "ch-convert is not installed: the bundle's SquashFS is made with Charliecloud",
+            f"{' and '.join(missing)} not installed: the bundle's SquashFS is made with "
+            "Charliecloud's ch-convert",
             "install Debian's charliecloud and squashfs-tools packages",
         )
+
+
+def _squash(tag: str, out: Path) -> None:
     done = subprocess.run(
         ["ch-convert", "-i", "docker", "-o", "squash", tag, str(out)],
         capture_output=True,
@@ -105,9 +111,13 @@ def _conda(lock: Lock, out: Path, say: Say) -> int:
         subdir, filename = url.rstrip("/").split("/")[-2:]
         target = out / subdir / filename
         target.parent.mkdir(parents=True, exist_ok=True)
-        with urllib.request.urlopen(url, timeout=120) as response:  # noqa: S310 - a lock's https URL
-            target.write_bytes(response.read())
-        if md5 and hashlib.md5(target.read_bytes()).hexdigest() != md5:  # noqa: S324 - conda's sum
+        summed = hashlib.md5()  # noqa: S324 - the sum conda's lock records
+        fetched = urllib.request.urlopen(url, timeout=120)  # noqa: S310 - a lock's https URL
+        with fetched as response, target.open("wb") as handle:
+            while block := response.read(1 << 20):  # a CUDA package is a GB: never whole in memory
+                summed.update(block)
+                handle.write(block)
+        if md5 and summed.hexdigest() != md5:
             raise EnvkitError(
                 f"{name}: {url} is not the file the lock names (its md5 differs)",
                 "the channel changed a published file: `envkit lock` again, then bundle",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import sys
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +11,8 @@ from typing import Any
 from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
 from envkit.services.project import LOCK_FILE, Project, load_project
+from envkit.services.sharing import say
+from envkit.supply.cosign import open_key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,51 +22,38 @@ class BundleRequest:
     sign: Path | None = None  # --sign KEY: cosign signs the manifest (so every file) with it
 
 
-def _say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
-def _opened(key: Path | None) -> tuple[Path, str] | None:
-    if key is None:
-        return None
-    from envkit.supply.cosign import check_key, key_password
-
-    password = key_password(key)
-    check_key(key, password)
-    return key, password
-
-
 def _provenance(project: Project, client: Any, lock: Lock, lock_text: str) -> str:
     """The SLSA v1 predicate of what built the image (supply/provenance.py), as JSON."""
     import json
 
     from envkit.engine.facts import engine_facts
-    from envkit.engine.registry import TAG_PREFIX
+    from envkit.engine.registry import inputs_tag
     from envkit.services.sharing import build_platforms, inputs_of
     from envkit.supply.provenance import provenance
 
-    tag = TAG_PREFIX + inputs_of(project, None, platforms=build_platforms(project, client))[:24]
+    tag = inputs_tag(inputs_of(project, None, platforms=build_platforms(project, client)))
     engine = {"engine": engine_facts(client).name}
     made = provenance(project.plan, project.config, lock, lock_text, tag, engine)
     return json.dumps(made, indent=2, sort_keys=True) + "\n"
 
 
 def run(request: BundleRequest) -> int:
-    from envkit.bundle.make import make_bundle
+    from envkit.bundle.make import make_bundle, require_tools
     from envkit.engine.client import docker_client
     from envkit.lock.make import make_lock
     from envkit.supply.parts import inventory
     from envkit.supply.sbom_cyclonedx import cyclonedx_json
 
     project = load_project(request.config)
-    signer = _opened(request.sign)  # a wrong key or password stops here, before any work
     out = request.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise EnvkitError(
             f"-o {out} is not a new or empty folder",
             "name a new folder: a bundle never writes over files",
         )
+    require_tools()
+    # A wrong key or password stops here, before any work.
+    password = open_key(request.sign) if request.sign is not None else None
     # The image's own lock, read from it (it refuses an image of another config): what the
     # bundle carries is exactly what the image holds.
     made = make_lock(project.plan, project.plan.image.tag)
@@ -75,13 +64,23 @@ def run(request: BundleRequest) -> int:
         "sbom.cdx.json": cyclonedx_json(inventory(made.lock, made.text, project.plan)),
         "provenance.json": _provenance(project, client, made.lock, made.text),
     }
-    out.mkdir(parents=True, exist_ok=True)
     python = f"{project.plan.python.bin_dir}/python"
-    make_bundle(client, project.plan, out, texts, made.lock, python, _say)
-    if signer is not None:
-        from envkit.bundle.manifest import MANIFEST
-        from envkit.supply.cosign import sign_blob
+    made_folder = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        make_bundle(client, project.plan, out, texts, made.lock, python, say)
+        if request.sign is not None and password is not None:
+            from envkit.bundle.manifest import MANIFEST
+            from envkit.supply.cosign import sign_blob
 
-        _say(f"{sign_blob(out / MANIFEST, *signer).name}: the manifest signed")
-    _say(f"bundle ready: {out} (check it anywhere with `envkit verify --bundle {out}`)")
+            say(f"{sign_blob(out / MANIFEST, request.sign, password).name}: the manifest signed")
+    except BaseException:
+        # Everything in OUT is this run's (it was new or empty): a half bundle is not left.
+        if made_folder:
+            shutil.rmtree(out, ignore_errors=True)
+        else:
+            for item in out.iterdir():
+                shutil.rmtree(item) if item.is_dir() else item.unlink()
+        raise
+    say(f"bundle ready: {out} (check it anywhere with `envkit verify --bundle {out}`)")
     return 0

@@ -7,12 +7,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.engine.client import docker_client, require_image
 from envkit.engine.registry import CONTEXT_LABEL, SharedImage, push
 from envkit.errors import EnvkitError
 from envkit.platforms import platform_tag
+from envkit.services.project import Project
 from envkit.services.sharing import (
     ShareRequest,
     build_platforms,
@@ -21,6 +22,9 @@ from envkit.services.sharing import (
     say,
     shared_image,
 )
+
+if TYPE_CHECKING:
+    from envkit.supply.publish import Signer
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +75,7 @@ def _refuse_signed(key: Path | None, platforms: tuple[str, ...]) -> None:
         )
 
 
-def _signer(client: Any, project: Any, image: SharedImage, key: Path, local: str) -> Any:
+def _signer(client: Any, project: Project, image: SharedImage, key: Path, local: str) -> Signer:
     """The key opened and the statements made, before anything is pushed. The SBOM is of the
     lock a --locked build used, else of what the built image holds (read as `envkit lock`
     reads it)."""

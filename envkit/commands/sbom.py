@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
+from envkit.files import write_atomically
 from envkit.services.project import LOCK_FILE, Project, load_project
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def run(request: SbomRequest) -> int:
     if request.output is None or str(request.output) == "-":
         sys.stdout.write(document)
     else:
-        request.output.write_text(document, encoding="utf-8")
+        write_atomically(request.output, document)
         sys.stderr.write(f"wrote {request.output}: {len(made.parts)} packages, from {source}\n")
     return _compare(project, made) if request.syft else 0
 

@@ -35,9 +35,7 @@ class SharedImage:
 
     @property
     def tag(self) -> str:
-        # 24 hex digits (96 bits): unique per set of inputs in any team's registry, and short
-        # enough to read in `docker images`.
-        return TAG_PREFIX + self.context[:24]
+        return inputs_tag(self.context)
 
     @property
     def ref(self) -> str:
@@ -50,6 +48,12 @@ class SharedImage:
     @property
     def registry_host(self) -> str:
         return self.repository.split("/", 1)[0]
+
+
+def inputs_tag(context: str) -> str:
+    """The tag naming a build's inputs. 24 hex digits (96 bits): unique per set of inputs in any
+    team's registry, and short enough to read in `docker images`."""
+    return TAG_PREFIX + context[:24]
 
 
 def failure(image: SharedImage, action: str, message: str) -> EnvkitError:

@@ -96,6 +96,14 @@ def _key(path: Path, what: str) -> str:
     return str(path)
 
 
+def open_key(key: Path) -> str:
+    """KEY's password, once cosign has opened KEY with it: a wrong key or password stops a
+    command before it does any work."""
+    password = key_password(key)
+    check_key(key, password)
+    return password
+
+
 def check_key(key: Path, password: str) -> None:
     """KEY opens with PASSWORD: cosign derives its public half (nothing leaves the machine)."""
     done = _run(["public-key", "--key", _key(key, "signing key")], {"COSIGN_PASSWORD": password})

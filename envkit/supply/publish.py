@@ -36,8 +36,7 @@ def prepare(
     from envkit.supply.provenance import provenance
     from envkit.supply.sbom_cyclonedx import cyclonedx_json
 
-    password = cosign.key_password(key)
-    cosign.check_key(key, password)
+    password = cosign.open_key(key)
     sbom = json.loads(cyclonedx_json(inventory(lock, lock_text, plan)))
     made = provenance(plan, config, lock, lock_text, inputs_tag, {"engine": engine})
     return Signer(key, password, sbom, made)

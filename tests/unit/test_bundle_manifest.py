@@ -103,3 +103,13 @@ def _refused_with(folder: Path, key: str) -> str:
     with pytest.raises(EnvkitError) as refused:
         check_bundle(folder, key)
     return f"{refused.value} {refused.value.fix}"
+
+
+def test_a_bundle_without_its_tools_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from tests.helpers import copy_example, envkit
+
+    config = copy_example("debian-bookworm-cpu", tmp_path)
+    done = envkit("bundle", "-o", "out", cwd=config.parent, env={"PATH": str(tmp_path / "none")})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "ch-convert and mksquashfs not installed" in done.stderr, done.stderr
+    assert not (config.parent / "out").exists(), "nothing written for a refusal"
