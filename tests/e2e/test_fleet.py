@@ -16,6 +16,7 @@ from tests.e2e.images import docker, stall_python
 from tests.helpers import envkit
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
+DEADLINE_S = 75
 LIGHT = ("--only", "tensor.creation", "--only", "autograd.seed_examples")
 
 
@@ -50,9 +51,12 @@ def test_seven_containers_at_once_with_one_down_and_one_hung(
     listing.write_text(
         "# the team's GPU boxes\n" + "\n".join(f"{u}  # target {i}" for i, u in enumerate(urls))
     )
+    # The deadline is generous: under a loaded CI machine four torch imports at once over a
+    # fuse-overlayfs engine took more than 20 s (healthy targets then read as hung). Only the
+    # hung target, whose python sleeps 600 s, may reach it.
     done = envkit(
         "verify", "--targets", str(listing), *LIGHT, "--parallel", "4",
-        "--target-timeout", "20", "--json-file", "fleet.json", "--html", "fleet.html",
+        "--target-timeout", str(DEADLINE_S), "--json-file", "fleet.json", "--html", "fleet.html",
         cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-2000:]
@@ -66,7 +70,7 @@ def test_seven_containers_at_once_with_one_down_and_one_hung(
         assert statuses == {"tensor.creation": "pass", "autograd.seed_examples": "pass"}
     down = {u["target"]: u["message"] for u in report["unreachable"]}
     assert "is exited" in down[f"docker://{stopped}"]
-    assert "within 20s" in down[f"docker://{hung_container}"]
+    assert f"within {DEADLINE_S}s" in down[f"docker://{hung_container}"]
     rows = report["per_target"]
     assert [r["target"] for r in rows if r["state"] == "passed"] == [*urls[:5], ssh_url]
     assert {r["target"] for r in rows if r["state"] == "unreachable"} == set(urls[5:7])
