@@ -106,3 +106,62 @@ def test_a_setup_py_whose_requirements_live_elsewhere_is_said_not_read_as_empty(
             (folder / file).write_text(text)
         said = _init(folder)
         assert "uses setup.py" not in said and "not used: setup.py: " in said, (name, said)
+
+
+def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_path: Path) -> None:
+    """Issue 47: files under other names are never invisible. Each is named with how to use
+    it, on init's output and in envkit.yaml's comments; files that only look alike are not."""
+    folder = tmp_path / "project"
+    (folder / "requirements").mkdir(parents=True)
+    (folder / "deploy").mkdir()
+    files = {
+        "requirments_base.txt": "numpy\n",
+        "requirments_dev.txt": "-r requirments_base.txt\npytest\n",
+        "requirements/mminstall.txt": "mmcv>=2.0\n",
+        "requirements/prod.in": "six\n",
+        "requirements/prod.txt": "six==1.16.0\n",
+        "environment-dev.yml": "name: dev\ndependencies:\n  - python=3.11\n",
+        "poetry.lock": "",
+        "pdm.lock": "",
+        "Pipfile.lock": "{}",
+        "deploy/pyproject.toml": "[project]\nname = 'deploy'\nversion = '1'\n",
+        # alike, not environment files: a compose file, a CI file, a licence
+        "docker-compose.yml": "services: {}\n",
+        "environment-ci.yml": "jobs: {}\n",
+        "LICENSE.txt": "MIT\n",
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    said = _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    for name in list(files)[:10]:
+        assert f"not used: {name}: " in said, (name, said)
+        assert f"# not used: {name}: " in config, name
+    assert "requirments_dev.txt: a requirements file under its own name" in said
+    assert (
+        "environment-dev.yml: a conda environment under its own name: name it in conda.file" in said
+    )
+    assert "deploy/pyproject.toml: a package of its own in deploy/" in said
+    for alike in ("docker-compose.yml", "environment-ci.yml", "LICENSE.txt"):
+        assert alike not in said, alike
+
+
+def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Path) -> None:
+    """Issue 47: an install line in the project's .devcontainer decides between alternatives
+    (here over pyproject.toml, which precedence alone would take)."""
+    folder = tmp_path / "project"
+    (folder / ".devcontainer").mkdir(parents=True)
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0.1"\ndependencies = ["six"]\n'
+    )
+    (folder / "requirements-gpu.txt").write_text("tqdm\n")
+    (folder / ".devcontainer" / "Dockerfile").write_text(
+        "FROM python:3.11\nCOPY . /src\nRUN pip install --no-cache-dir -r ../requirements-gpu.txt\n"
+    )
+    said = _init(folder)
+    assert (
+        "uses requirements-gpu.txt (found here; the project installs it: "
+        ".devcontainer/Dockerfile:3)" in said
+    ), said
+    assert "not used: pyproject.toml (an alternative:" in said
+    assert "requirements: [requirements-gpu.txt]" in (folder / "envkit.yaml").read_text()

@@ -248,3 +248,74 @@ def test_a_dependencys_problem_is_at_its_own_line_not_a_mention_above(tmp_path: 
         'python: {version: "3.11", project: .}\nssh: {allow_no_keys: true}\n'
     )
     assert "pyproject.toml:7: torch==2.0 does not admit" in render_refused(tmp_path)
+
+
+POETRY_PROJECT = """[tool.poetry]
+name = "poet"
+version = "0.1.0"
+description = "uses numpy"
+authors = ["a <a@b.c>"]
+
+[tool.poetry.dependencies]
+python = "^3.10"
+numpy = "^1.24"
+scipy = { version = "~1.10", optional = true }
+rich = [
+  {version = "^12", python = "<3.9"},
+  {version = "^13", python = ">=3.9"},
+]
+
+[tool.poetry.extras]
+sci = ["scipy"]
+
+[tool.poetry.group.dev.dependencies]
+pytest = "^8"
+"""
+
+
+def test_a_poetry_project_is_read_by_poetry_core_with_its_extras_not_its_dev_group(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: a Poetry-only pyproject.toml (no [project]) is a project: its caret, tilde and
+    multiple constraints mean what Poetry says (poetry-core translates them), init proposes
+    it, and its dev group is not installed."""
+    project = tmp_path / "poet"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(POETRY_PROJECT)
+    home = tmp_path / "home"
+    home.mkdir()
+    made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "uses pyproject.toml (found here" in made.stdout, made.stdout
+    (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n  extras: [sci]\n")
+    dockerfile = _rendered(project)
+    assert "'numpy<2.0,>=1.24'" in dockerfile
+    assert "'scipy<1.11,>=1.10'" in dockerfile, "the extra named in python.extras"
+    assert """'rich<14,>=13; python_version >= "3.9"'""" in dockerfile
+    assert "pytest" not in dockerfile, "the dev group is not the project's runtime"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (
+            lambda t: t.replace("[sci]", "[gpu]"),
+            "pyproject.toml:16: no extra 'gpu' in [tool.poetry.extras] (it has: sci)",
+        ),
+        (
+            lambda t: t.replace('numpy = "^1.24"', 'mylib = { path = "../mylib" }'),
+            "pyproject.toml:9: mylib is taken from the path ../mylib",
+        ),
+    ],
+    ids=["extra", "path"],
+)
+def test_a_poetry_entry_envkit_cannot_install_is_refused_at_its_line(
+    tmp_path: Path, change: object, said: str
+) -> None:
+    project = tmp_path / "poet"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(change(POETRY_PROJECT))  # type: ignore[operator]
+    config = CPU + "python:\n  project: .\n  extras: [sci]\n"
+    (project / "envkit.yaml").write_text(change(config))  # type: ignore[operator]
+    stderr = render_refused(project)
+    assert said in stderr, stderr

@@ -211,6 +211,7 @@ def _starter(
     alternatives += [
         f"also here, not used ({PRECEDENCE}): {c.shown}" for c in _not_used(found, chosen, left)
     ]
+    alternatives += [f"not used: {why}" for why in found.unusable]
     python = (chosen.wish.python if chosen else None) or "3.11"
     return (
         make_environment()
@@ -268,7 +269,8 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
     lines = []
     if chosen is not None:
-        lines.append(f"uses {chosen.shown} (found here; precedence {PRECEDENCE})")
+        how = f"the project installs it: {chosen.because}" if chosen.because else PRECEDENCE
+        lines.append(f"uses {chosen.shown} (found here; {how})")
         if chosen.wish.said:
             lines.append(f"torch from {chosen.wish.said}")
     if found.apt_file:

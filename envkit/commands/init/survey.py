@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envkit.commands.init.discovery import installed_by_recipes, unused_environment_files
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,
@@ -27,6 +28,7 @@ from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
 from envkit.plan.box.keys import parse_public_key
 from envkit.plan.project.conda_locks import IMAGE_PLATFORM
+from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
 
 # The usual names, in the order repo2docker and envd look for them.
@@ -42,6 +44,7 @@ CONDA_FILES = (
 # exact, so ahead of the files they were made from (conda-linux-64.lock: conda-lock's explicit
 # render of its lock for the image's platform)
 CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
+KNOWN = ("pyproject.toml", "uv.lock", "setup.py", "envkit.yaml")  # read above, or envkit's own
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
     "uv.lock > pyproject.toml > pixi.lock, conda-lock.yml > environment.yml > requirements.txt "
@@ -58,6 +61,7 @@ class Candidate:
     wish: TorchWish
     pip: tuple[str, ...] = ()  # setup.py's install_requires, torch left to envkit
     cuda_extensions: bool = False  # setup.py builds CUDA extensions: nvcc (the devel image)
+    because: str = ""  # the project's own line that installs it (ahead of any precedence)
 
     @property
     def shown(self) -> str:
@@ -113,19 +117,23 @@ def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | Non
     return None
 
 
-def _others(folder: Path, taken: set[str]) -> list[str]:
-    """Requirements files under names init does not take (requirements-dev.txt), said so."""
-    said = [
-        f"{path.name}: a requirements file under its own name (list it under "
-        "packages.requirements to install it)"
-        for path in sorted(folder.glob("requirements*.txt"))
-        if path.is_file() and path.name not in taken
-    ]
-    return said
+def _installed(folder: Path) -> list[Candidate]:
+    """The files the project's own Dockerfile, dev container or Makefile installs: the project
+    says which of its alternatives it uses, so these come first."""
+    found = []
+    for installed in installed_by_recipes(folder):
+        path, file = folder / installed.file, (installed.file,)
+        wish = (
+            from_conda(path, folder)
+            if installed.kind == "conda"
+            else from_requirements(path, folder)
+        )
+        found.append(Candidate(installed.kind, file, wish, because=installed.where))
+    return found
 
 
 def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
-    found: list[Candidate] = []
+    found: list[Candidate] = _installed(folder)
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock = _toml(folder / "uv.lock", folder, unusable)
@@ -133,9 +141,9 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
         # A pyproject.toml is a candidate where it describes its dependencies in [project] (a
         # Poetry-only file, or dynamic dependencies, would fail the first render).
         project = pyproject.get("project")
-        if not isinstance(project, dict):
-            unusable.append("pyproject.toml: no [project] table (PEP 621)")
-        elif "dependencies" in (project.get("dynamic") or ()):
+        if not isinstance(project, dict) and not is_poetry_only(pyproject):
+            unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
+        elif isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
             unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
         else:
             if lock:
@@ -153,7 +161,12 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
             found.append(Candidate("requirements", (name,), wish))
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
-    unusable += _others(folder, set(REQUIREMENTS))
+    found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
+    # everything else that looks like an environment file, said with why and how to use it
+    taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
+    taken |= {name for c in found for name in c.files}
+    taken |= {why.split(":", 1)[0] for why in unusable}
+    unusable += unused_environment_files(folder, taken)
     return found, unusable
 
 

@@ -18,6 +18,7 @@ from envkit.catalog import compat
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import FieldError
 from envkit.files import read_regular
+from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import file_limit
 from envkit.plan.project.requirement_lines import logical_lines
 from envkit.plan.project.torch_lines import TorchContext, applies, conda_parts, conda_specifier
@@ -105,6 +106,12 @@ def from_setup_py(requires: tuple[str, ...]) -> TorchWish:
 
 
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
+    if is_poetry_only(data):
+        try:
+            deps = poetry_dependencies(data, ())
+        except (ValueError, TypeError, AttributeError):  # render then says why, at its line
+            return TorchWish()
+        return _from_requirements([], where, [d.requirement for d in deps if d.requirement])
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
     wanted = [str(d) for d in (project or {}).get("dependencies") or ()]
     return _from_requirements([], where, wanted)

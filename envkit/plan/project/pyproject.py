@@ -24,6 +24,7 @@ from envkit.config.python_section import PythonSection
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, ConfigIssue, file_issue
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader, in_file
 from envkit.plan.project.requirement_lines import VCS
 from envkit.plan.project.torch_lines import TorchContext, judge_pip
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 LOC = ("python", "project")
 HASHED_SOURCES = ("registry", "url")  # files the lock names with their sha256
 RELOCK = "run `uv lock` in the project and commit uv.lock"
+POETRY = "fix the entry as `poetry check` says"
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,21 @@ def _line_of(text: str, needle: str, default: int = 1) -> int:
 
 def _line_of_string(text: str, value: str) -> int:
     """The line of VALUE as a TOML string (a dependency's line, not a description that
-    mentions it), else of the first line holding it."""
+    mentions it), else of the first line holding it, else (a line Poetry's constraint was
+    translated into) the line its name is assigned on."""
     for number, line in enumerate(text.splitlines(), 1):
         if f'"{value}"' in line or f"'{value}'" in line:
             return number
-    return _line_of(text, value)
+    return _line_of(text, value, default=0) or _line_of_key(text, re.split(r"[^\w.-]", value)[0])
+
+
+def _line_of_key(text: str, key: str) -> int:
+    """The line where KEY is assigned (a Poetry dependency: `numpy = "^1.24"`)."""
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", re.IGNORECASE)
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return _line_of(text, key)
 
 
 def _toml(name: str, text: str) -> dict[str, Any]:
@@ -91,8 +103,32 @@ def _toml(name: str, text: str) -> dict[str, Any]:
         raise in_file(name, line, f"not valid TOML: {exc}", "fix the file's syntax") from None
 
 
+def _from_poetry(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]) -> list[str]:
+    """A Poetry-only project's main dependencies, as poetry-core translates them."""
+    try:
+        found = poetry_dependencies(data, extras)
+    except KeyError as exc:
+        known = ", ".join(sorted(data["tool"]["poetry"].get("extras") or {})) or "none"
+        line = _line_of(text, "[tool.poetry.extras]")
+        problem = f"no extra {exc} in [tool.poetry.extras] (it has: {known})"
+        raise in_file(name, line, problem, "name one of them in python.extras") from None
+    except (ValueError, TypeError, AttributeError) as exc:  # poetry-core's own refusal
+        line = _line_of(text, "[tool.poetry.dependencies]")
+        raise in_file(name, line, f"Poetry cannot read its dependencies: {exc}", POETRY) from None
+    issues = [
+        file_issue(name, _line_of_key(text, d.name), d.name, *d.why.split(" | ", 1))
+        for d in found
+        if d.requirement is None
+    ]
+    if issues:
+        raise ConfigError(name, issues)
+    return [d.requirement for d in found if d.requirement is not None]
+
+
 def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]) -> list[str]:
-    """[project].dependencies and the named extras' requirement strings."""
+    """[project].dependencies (or a Poetry project's) and the named extras' requirements."""
+    if is_poetry_only(data):
+        return _from_poetry(name, text, data, extras)
     project = data.get("project")
     if not isinstance(project, dict):
         raise in_file(name, 1, "no [project] table", "describe the project in [project] (PEP 621)")
