@@ -111,9 +111,10 @@ AptPackage = Annotated[
 CondaSpec = Annotated[
     str,
     matching(
+        # spaces around an operator as conda reads them too: `python >= 3.8`
         r"(?:[A-Za-z0-9_.-]+::)?[A-Za-z0-9_][A-Za-z0-9_.-]*"
-        r"(?:(?:==|>=|<=|!=|=|<|>|~=| )[A-Za-z0-9_.*+!]+"
-        r"(?:[,|](?:==|>=|<=|!=|<|>|~=)?[A-Za-z0-9_.*+!]+)*"
+        r"(?:(?: ?(?:==|>=|<=|!=|=|<|>|~=) ?| )[A-Za-z0-9_.*+!]+"
+        r"(?: ?[,|] ?(?:==|>=|<=|!=|<|>|~=)? ?[A-Za-z0-9_.*+!]+)*"
         r"(?:[= ][A-Za-z0-9_.*+!]+)?)?",  # a build string, as `conda env export` writes them
         "conda package spec",
         "use NAME, NAME=VERSION, NAME=VERSION=BUILD or CHANNEL::NAME, e.g. 'numpy=1.26' or "

@@ -196,8 +196,8 @@ def conda_name(text: str) -> str:
 
 def _torch_elsewhere(spec: Spec) -> Iterator[Rule]:
     fix = "set the top-level `torch:` (and `cuda:`): envkit installs, checks and pins that one"
+    # packages.pip's torch is judged as a requirements file's is (plan/project/inline_pip.py)
     lists: list[tuple[Loc, tuple[str | PipPackage, ...], bool]] = [
-        (("packages", "pip"), spec.packages.pip, True),
         (("packages", "conda"), spec.packages.conda, False),
     ]
     if spec.conda is not None:

@@ -139,22 +139,35 @@ SEMANTIC = [
     ("gid-nogroup", f"name: a\nssh:\n{K}  gid: 65534\n", "ssh.gid", 4, "nobody"),
     ("uid-huge", f"name: a\nssh:\n{K}  uid: 4294967296\n", "ssh.uid", 4, "range"),
     ("uid-string", f"name: a\nssh:\n{K}  uid: '1000'\n", "ssh.uid", 4, "whole number"),
-    # torch pinned twice
+    # torch asked for twice: packages.pip's torch judged as a requirements file's is
     ("pip-torch", "name: a\npackages:\n  pip: ['torch==2.0.0']\n", "packages.pip[0]", 3, "torch:"),
-    ("pip-Torch-range", "name: a\npackages:\n  pip: ['Torch>=2']\n", "packages.pip[0]", 3, "pins"),
+    (
+        "pip-Torch-range",
+        "name: a\npackages:\n  pip: ['Torch<2']\n",
+        "packages.pip[0]",
+        3,
+        "does not admit",
+    ),
     (
         "pip-torch-extra",
-        "name: a\npackages:\n  pip: [numpy, 'torch[opt-einsum]']\n",
+        "name: a\npackages:\n  pip: [numpy, 'torch[opt-einsum]<1']\n",
         "packages.pip[1]",
         3,
-        "pins",
+        "does not admit",
     ),
     (
         "pip-torch-url",
         "name: a\npackages:\n  pip: ['torch @ https://x.org/torch.whl']\n",
         "packages.pip[0]",
         3,
-        "pins",
+        "from a URL",
+    ),
+    (
+        "pip-torch-torch-none",
+        "name: a\ntorch: none\nbase: {flavor: cuda}\npackages:\n  pip: [torch]\n",
+        "packages.pip[0]",
+        5,
+        "torch: none",
     ),
     ("conda-pip-torch", "name: a\nconda:\n  pip: [torch]\n", "conda.pip[0]", 3, "pins"),
     (

@@ -148,7 +148,7 @@ def test_a_conda_python_other_than_the_images_is_refused(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     "spec",
     ["python<3.13", "python>=3.9,<3.13", "python=3.11", "python 3.11.*", "python=3.11.5=h955ad1f_0",
-     "python", "python>=3.11.4"],
+     "python", "python>=3.11.4", "python >= 3.8", "python >=3.9, <3.13"],
 )  # fmt: skip
 def test_a_conda_python_range_the_images_python_meets_renders(tmp_path: Path, spec: str) -> None:
     """Any spec that admits a release of the image's Python 3.11 is met (TorchTools' own
@@ -246,11 +246,11 @@ def test_torchvision_in_envkit_yamls_own_pip_list_goes_with_torch(tmp_path: Path
     torch layer from torch's index at the release built for it, not from PyPI in the pip
     layer (another CUDA build); a pin built for another torch is refused at its line, the fix
     naming the torch it was built for."""
-    project = _project(tmp_path, {}, "packages:\n  pip: [torchvision, einops]\n")
+    project = _project(tmp_path, {}, "packages:\n  pip: [torch, torchvision, einops]\n")
     dockerfile, _ = _rendered(project)
     assert "whl/cu124 torch==2.4.1 torchvision==0.19.1" in dockerfile
     pip_layer = dockerfile.split("# 9. Your pip packages", 1)[1].split("\n\n", 1)[0]
-    assert "einops" in pip_layer and "torchvision" not in pip_layer, pip_layer
+    assert "einops" in pip_layer and "torch" not in pip_layer, pip_layer  # a README's pip line
     (project / "envkit.yaml").write_text(
         CONFIG + "packages:\n  pip: [einops, torchvision==0.15.1, 'torchaudio>=9']\n"
     )

@@ -1,7 +1,10 @@
-"""torchvision and torchaudio named in envkit.yaml's own packages.pip are torch's companions as
-they are in the project's files: a line that admits the release built for envkit's torch is
-installed in the torch layer, from torch's index, at that release (a PyPI build beside a torch
-from the PyTorch index would be another CUDA build); one that does not is refused at its line."""
+"""torch and its companions named in envkit.yaml's own packages.pip follow the rules they follow
+in the project's files (one rule everywhere: a README's `pip install torch numpy` copied into
+packages.pip means what the same line in requirements.txt means). A torch line that admits
+envkit's torch leaves the pip layer (the torch layer installs it, its CUDA build checked); a
+companion that admits the release built for envkit's torch is installed in the torch layer,
+from torch's index, at that release (a PyPI build beside a torch from the PyTorch index would
+be another CUDA build); a line that does not admit them is refused at its line."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from packaging.utils import canonicalize_name
 
 from envkit.catalog.compat import COMPANIONS
 from envkit.config.load import LoadedSpec
+from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import ConfigError
 from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
@@ -23,19 +27,23 @@ def inline_companions(
     moved: set[int] = set()
     issues = []
     for index, entry in enumerate(loaded.spec.packages.pip):
-        if not isinstance(entry, str):
-            continue  # an entry with options keeps its own layer and index
+        if not isinstance(entry, str):  # an entry with options keeps its own layer and index
+            if requirement_name(entry.requirement) in (*COMPANIONS, *TORCH_NAMES):
+                problem = f"{entry.requirement} with options of its own would replace torch's layer"
+                fix = "list it as a plain string: envkit installs and checks torch's build"
+                issues.append(loaded.issue(("packages", "pip", index), problem, fix, entry))
+            continue
         try:
             requirement = Requirement(entry)
         except InvalidRequirement:
             continue  # the config's own validation judged the line
-        if canonicalize_name(requirement.name) not in COMPANIONS:
+        if canonicalize_name(requirement.name) not in (*COMPANIONS, *TORCH_NAMES):
             continue
         verdict = judge_pip(requirement, context)
         if verdict.action == "refuse":
             issues.append(loaded.issue(("packages", "pip", index), verdict.why, verdict.fix, entry))
-        elif verdict.companion:
-            companions.append(verdict.companion)
+        elif verdict.action == "drop":
+            companions += [verdict.companion] if verdict.companion else []
             moved.add(index)
     if issues:
         raise ConfigError(str(loaded.path), issues)
