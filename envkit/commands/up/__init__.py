@@ -149,7 +149,7 @@ def _up(request: UpRequest, report: dict[str, Any]) -> int:
     for gone in decided.departed:  # a member who left envkit.yaml: the container goes, the
         gone.container.remove(force=True)  # home stays on its volume
     create_volumes(client, plan)
-    _workspace_ready(plan, remote)
+    _workspace_ready(plan, remote, facts.podman)
     if use_sdk(remote or facts.podman):
         sdk_up(client, plan, out_dir, facts, decided)
     else:
@@ -187,7 +187,7 @@ def _compose_up(out_dir: Path, plan: Plan, decided: UpPlan) -> None:
         run_compose(out_dir, plan.project, "up", "-d", "--no-build", "--no-recreate", *held)
 
 
-def _workspace_ready(plan: Plan, remote: bool) -> None:
+def _workspace_ready(plan: Plan, remote: bool, podman: bool) -> None:
     """The project folder the containers mount: made here (as the invoking user, never root's
     by the engine) where the config names one that does not exist yet."""
     workspace = plan.workspace
@@ -201,6 +201,29 @@ def _workspace_ready(plan: Plan, remote: bool) -> None:
         return
     if not remote:
         Path(workspace.source).mkdir(parents=True, exist_ok=True)
+        # rootless Podman maps the login user onto the invoking one: its uid is not the host's
+        for line in () if podman else unwritable(Path(workspace.source), plan.services):
+            _say(line)
+
+
+def unwritable(source: Path, services: tuple[Service, ...]) -> list[str]:
+    """A note for each login user who cannot write the mounted project folder (a folder of
+    root's on a lab server, the login user uid 1000): said with the fix, not found out later
+    in the container. The engine maps uids as they are (rootful Docker)."""
+    info = source.stat()
+    notes = []
+    for service in services:
+        owner, group = service.uid == info.st_uid, service.gid == info.st_gid
+        if info.st_mode & (0o200 if owner else 0o020 if group else 0o002):
+            continue
+        notes.append(
+            f"note: {service.user} (uid {service.uid}) in {service.container_name} cannot "
+            f"write the workspace {source}, which belongs to uid {info.st_uid} (mode "
+            f"{info.st_mode & 0o777:o}); fix: set ssh.uid: {info.st_uid} and ssh.gid: "
+            f"{info.st_gid} in envkit.yaml (the login user takes the folder owner's ids), or "
+            f"`sudo chown -R {service.uid}:{service.gid} {source}`"
+        )
+    return notes
 
 
 def _report(
