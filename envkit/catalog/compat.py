@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -71,6 +72,19 @@ def version_key(text: str) -> tuple[int, ...]:
     version parser: the table, doctor and the checks' peers all compare through it."""
     found = re.search(r"\d+(?:\.\d+)*", text)
     return tuple(int(part) for part in found.group(0).split(".")) if found else ()
+
+
+def nearest(versions: Iterable[str], asked: str) -> str:
+    """The version nearest ASKED, part by part (1.10.1 -> 1.11.0 before 2.0.0): the release to
+    propose where none admits a pin."""
+    want = version_key(asked)
+
+    def distance(version: str) -> tuple[int, ...]:
+        have, width = version_key(version), max(len(want), len(version_key(version)))
+        padded = [v + (0,) * (width - len(v)) for v in (have, want)]
+        return tuple(abs(x - y) for x, y in zip(*padded, strict=True))
+
+    return min(versions, key=distance)
 
 
 def _or_list(items: list[str]) -> str:

@@ -192,6 +192,22 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
     return TorchWish(torch[1] or None, cuda, said=said, python=python)
 
 
+NEAREST = "the nearest release envkit can build"  # init keeps the file, one line to change
+
+
+def _nearest(wish: TorchWish, releases: list[str]) -> tuple[str | None, str | None, str]:
+    """Where no release in the table admits the file's pin (a torch older than the table),
+    the release nearest the version it names, with the file's CUDA where that release has a
+    build of it: one line of the file to change, not the whole file lost."""
+    pinned = re.search(r"\d+(\.\d+)*", wish.specifier or "")
+    if pinned is None:
+        return None, None, f"{wish.said}: no torch release envkit's table knows admits it"
+    chosen = compat.nearest(releases, pinned.group(0))
+    builds = compat.load_table().torch[chosen].cuda
+    cuda = wish.cuda if wish.cuda == "cpu" or wish.cuda in builds else None
+    return chosen, cuda, f"{wish.said}, which no release envkit can build admits: {NEAREST}"
+
+
 def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
     """(torch, cuda, note) to propose: the newest release in the table the wish admits, and
     its CUDA build; a note where the wish cannot be met as asked."""
@@ -203,8 +219,7 @@ def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
     admitted = [r for r in releases if specifier.contains(r, prereleases=True)]
     note = ""
     if not admitted:
-        note = f"{wish.said}: no torch release envkit's table knows admits it"
-        return None, None, note
+        return _nearest(wish, releases)
     # envkit's default release where the file admits it, else the newest admitted no newer than
     # it (rows past the default may not be confirmed yet), else the newest; each preferring a
     # release with the CUDA build the file asks for.

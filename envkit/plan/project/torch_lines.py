@@ -194,6 +194,12 @@ def _example_torch(name: str, specifier: SpecifierSet) -> str:
         if not built:
             return ""
         pinned = max(built, key=compat.version_key)
+    releases = compat.load_table().torch
+    if pinned not in releases:  # older than the table: the line itself has to change
+        oldest = min(releases, key=compat.version_key)
+        return (
+            f"; no release envkit can build admits it: change the line to admit one, e.g. {oldest}"
+        )
     return f' (e.g. torch: "{pinned}")'
 
 
