@@ -201,3 +201,18 @@ def test_init_proposes_conda_locks_explicit_render(tmp_path: Path) -> None:
     made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(home)})
     assert "uses conda-linux-64.lock (found here" in made.stdout, made.stdout
     assert "not used: environment.yml (an alternative" in made.stdout
+
+
+def test_a_locks_cuda_is_the_one_its_torch_was_built_with_not_cuda_versions_floor(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: conda-forge's cuda-version metapackage is a floor the solver may raise past
+    the build; the pytorch build string (cuda126_…) names the CUDA torch was built with, and
+    the build's own torch check would fail on another."""
+    lock = CORPUS / "pixi-pytorch-gpu" / "pixi.lock"
+    text = lock.read_text().replace("pytorch-2.8.0-cuda129_mkl", "pytorch-2.8.0-cuda126_mkl")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "pixi.lock").write_text(text)
+    assert "cuda-version-12.9" in text
+    plan = _plan(tmp_path, tmp_path / "src" / "pixi.lock", python='python: "3.13"\n')
+    assert plan.torch.cuda == "12.6"  # type: ignore[attr-defined]

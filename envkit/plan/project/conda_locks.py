@@ -43,15 +43,20 @@ class CondaLockPackages:
     @property
     def torch(self) -> tuple[str, str | None] | None:
         """(version, CUDA version or "cpu") of the lock's pytorch, where it has one: conda's
-        pytorch is then the environment's torch. The CUDA is the lock's cuda-version package's,
-        or "cpu" for a CPU build."""
+        pytorch is then the environment's torch. The CUDA is the one torch was built with: its
+        build string's (conda-forge's `cuda126_…`, the pytorch channel's `py3.10_cuda12.1_…`),
+        else pytorch-cuda's, else the cuda-version package's (a floor, which may be newer than
+        the build); "cpu" for a CPU build."""
         found = {name: (version, build) for name, version, build in map(_parts, self.conda)}
         if "pytorch" not in found:
             return None
         version, build = found["pytorch"]
         if build.startswith("cpu"):
             return version, "cpu"
-        cuda = found.get("cuda-version")
+        built = re.search(r"cuda(\d+)\.?(\d)", build)
+        if built:
+            return version, f"{built.group(1)}.{built.group(2)}"
+        cuda = found.get("pytorch-cuda") or found.get("cuda-version")
         return version, cuda[0] if cuda else None
 
 
