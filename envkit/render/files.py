@@ -134,7 +134,7 @@ def _project_files(plan: Plan) -> dict[str, str]:
     copied = [f for layer in plan.packages.requirements for f in layer.files]
     project = plan.packages.project
     if project is not None and project.lock is not None:  # uv export reads both
-        copied += [project.pyproject, project.lock]
+        copied += [project.pyproject, project.lock, *project.members]
     return {f"envkit/project/{f.path}": f.text for f in copied}
 
 

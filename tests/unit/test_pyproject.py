@@ -110,7 +110,7 @@ def test_without_a_lock_the_dependencies_install_and_torchs_bound_is_checked(
             ),
             "from directory ../six",
         ),
-        # a workspace: its members' sources are elsewhere
+        # a workspace lock naming members it holds no package of (hand-edited, or stale)
         (
             lambda p: _set(
                 p,
@@ -119,7 +119,7 @@ def test_without_a_lock_the_dependencies_install_and_torchs_bound_is_checked(
                 '\n[manifest]\nmembers = ["a", "b"]\n\n[[package]]',
                 count=1,
             ),
-            "a uv workspace",
+            "names the workspace member a, but holds no package of it",
         ),
         # a lock format envkit does not read
         (lambda p: _set(p, "uv.lock", "version = 1\n", "version = 9\n", count=1), "format"),
@@ -319,3 +319,27 @@ def test_a_poetry_entry_envkit_cannot_install_is_refused_at_its_line(
     (project / "envkit.yaml").write_text(change(config))  # type: ignore[operator]
     stderr = render_refused(project)
     assert said in stderr, stderr
+
+
+def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Path) -> None:
+    """Issue 47: a uv workspace (a root and members under packages/, locked by the real uv):
+    each member's pyproject.toml is in the context where uv looks for it, and `uv export
+    --all-packages` writes every member's locked dependencies, the members themselves left to
+    the workspace; init proposes it and says nothing of the members' files as unused."""
+    project = _project(tmp_path, "uvworkspace", CPU)
+    dockerfile = _rendered(project)
+    for member in ("a", "b"):
+        copied = f'COPY ["envkit/project/packages/{member}/pyproject.toml", '
+        assert copied + f'"/opt/envkit/project/packages/{member}/"]' in dockerfile
+    assert "--all-packages" in dockerfile
+    assert _exported(project, dockerfile) == [
+        ("colorama", "0.4.6"),  # b's, through a
+        ("six", "1.17.0"),  # the root's
+        ("tqdm", "4.70.1"),  # a's
+    ]
+    (project / "envkit.yaml").unlink()
+    home = tmp_path / "home"
+    home.mkdir()
+    made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
+    assert "uses pyproject.toml and uv.lock" in made.stdout, made.stdout
+    assert "packages/a/pyproject.toml" not in made.stdout

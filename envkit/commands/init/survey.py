@@ -30,6 +30,7 @@ from envkit.plan.box.keys import parse_public_key
 from envkit.plan.project.conda_locks import IMAGE_PLATFORM
 from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
+from envkit.plan.project.pyproject import is_workspace_root, workspace_members
 
 # The usual names, in the order repo2docker and envd look for them.
 REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")
@@ -132,25 +133,37 @@ def _installed(folder: Path) -> list[Candidate]:
     return found
 
 
+def _project_candidates(
+    pyproject: dict[str, Any], lock: dict[str, Any] | None, unusable: list[str]
+) -> list[Candidate]:
+    """pyproject.toml (with its uv.lock) where it describes its dependencies: in [project],
+    Poetry's table or a uv workspace's lock (dynamic dependencies would fail the first
+    render)."""
+    project = pyproject.get("project")
+    readable = is_poetry_only(pyproject) or (lock is not None and is_workspace_root(pyproject))
+    if not isinstance(project, dict) and not readable:
+        unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
+        return []
+    if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
+        unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
+        return []
+    found = []
+    if lock:
+        wish = from_uv_lock(lock, "uv.lock")
+        found.append(Candidate("uv.lock", ("pyproject.toml", "uv.lock"), wish))
+    if isinstance(project, dict) or is_poetry_only(pyproject):  # not a virtual workspace root
+        wish = from_pyproject(pyproject, "pyproject.toml")
+        found.append(Candidate("pyproject", ("pyproject.toml",), wish))
+    return found
+
+
 def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     found: list[Candidate] = _installed(folder)
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock = _toml(folder / "uv.lock", folder, unusable)
     if pyproject:
-        # A pyproject.toml is a candidate where it describes its dependencies in [project] (a
-        # Poetry-only file, or dynamic dependencies, would fail the first render).
-        project = pyproject.get("project")
-        if not isinstance(project, dict) and not is_poetry_only(pyproject):
-            unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
-        elif isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
-            unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
-        else:
-            if lock:
-                wish = from_uv_lock(lock, "uv.lock")
-                found.append(Candidate("uv.lock", ("pyproject.toml", "uv.lock"), wish))
-            wish = from_pyproject(pyproject, "pyproject.toml")
-            found.append(Candidate("pyproject", ("pyproject.toml",), wish))
+        found += _project_candidates(pyproject, lock, unusable)
     found += _conda_lock(folder, unusable)
     for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
@@ -165,6 +178,8 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     # everything else that looks like an environment file, said with why and how to use it
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {name for c in found for name in c.files}
+    if lock:  # a uv workspace's members' files are the workspace's own
+        taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
     unusable += unused_environment_files(folder, taken)
     return found, unusable

@@ -151,7 +151,10 @@ def project_layer(kit: Kit) -> Layer | None:
    as hashed requirement lines (nothing resolved again); installed with --no-deps, every file
    checked against its sha256. {project.locked} packages{elsewhere}""")
     copies = (project.pyproject.path, project.lock.path)
-    copy = exec_form("COPY", (*(CONTEXT_PROJECT + c for c in copies), project.target + "/"))
+    copy = [exec_form("COPY", (*(CONTEXT_PROJECT + c for c in copies), project.target + "/"))]
+    for member in project.members:  # a workspace: where uv looks for each member's file
+        folder = IMAGE_PROJECT + member.path.rsplit("/", 1)[0] + "/"
+        copy.append(exec_form("COPY", (CONTEXT_PROJECT + member.path, folder)))
     export = words((kit.install.uv, "export", *project.export_args))
     install = (*WITHOUT_CONSTRAINTS, *kit.command, "--no-deps", "--require-hashes")
     commands = (
@@ -160,7 +163,7 @@ def project_layer(kit: Kit) -> Layer | None:
         f"{words((*install, *kit.install.indexes()))} -r /tmp/envkit-uv-lock.txt",
         "rm /tmp/envkit-uv-lock.txt",
     )
-    return Layer(comments, (copy, hadolint(OWN, run(kit.cache, *commands))))
+    return Layer(comments, (*copy, hadolint(OWN, run(kit.cache, *commands))))
 
 
 def backend_layer(kit: Kit) -> Layer | None:

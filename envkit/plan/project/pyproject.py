@@ -49,6 +49,7 @@ class PythonProject:
     locked: int  # packages the lock installs
     companions: tuple[str, ...] = ()  # torchvision==X...: installed beside envkit's torch
     needs_git: bool = False  # a git+ requirement
+    members: tuple[ProjectFile, ...] = ()  # a uv workspace's members' pyproject.toml files
 
     @property
     def target(self) -> str:
@@ -60,6 +61,8 @@ class PythonProject:
         """`uv export`'s arguments: the lock as hashed requirement lines, nothing resolved."""
         args = ["--frozen", "--no-dev", "--no-emit-workspace", "--no-header", "--no-annotate"]
         args += ["--format", "requirements.txt"]
+        if self.members:  # every member's dependencies, as `uv sync --all-packages` has them
+            args += ["--all-packages"]
         for extra in self.extras:
             args += ["--extra", extra]
         for name in self.not_from_lock:
@@ -125,11 +128,18 @@ def _from_poetry(name: str, text: str, data: dict[str, Any], extras: tuple[str, 
     return [d.requirement for d in found if d.requirement is not None]
 
 
+def is_workspace_root(data: dict[str, Any]) -> bool:
+    tool = data.get("tool") or {}
+    return isinstance(tool, dict) and isinstance((tool.get("uv") or {}).get("workspace"), dict)
+
+
 def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]) -> list[str]:
     """[project].dependencies (or a Poetry project's) and the named extras' requirements."""
     if is_poetry_only(data):
         return _from_poetry(name, text, data, extras)
     project = data.get("project")
+    if not isinstance(project, dict) and is_workspace_root(data):
+        return []  # a virtual root: its members' dependencies are in its uv.lock
     if not isinstance(project, dict):
         raise in_file(name, 1, "no [project] table", "describe the project in [project] (PEP 621)")
     if "dependencies" in (project.get("dynamic") or ()):
@@ -234,15 +244,27 @@ def _graph(packages: dict[str, list[dict[str, Any]]]) -> dict[str, set[str]]:
 def _check_shape(name: str, text: str, lock: dict[str, Any]) -> None:
     if lock.get("version") != 1:
         raise _lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
-    if len((lock.get("manifest") or {}).get("members") or ()) > 1:
-        raise _lock_error(
-            name,
-            text,
-            "members",
-            "a uv workspace: its members' sources are not in the build context",
-            "point python.project at one member with a lock of its own, or install the "
-            "workspace in build.steps",
+
+
+def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
+    """A workspace's members: {name: its folder, relative to the workspace root}. `uv export
+    --frozen` needs each member's pyproject.toml (not its sources: the members themselves are
+    the workspace, mounted, not installed from the lock)."""
+    named = {canonicalize_name(str(m)) for m in (lock.get("manifest") or {}).get("members") or ()}
+    found = {}
+    for package in lock.get("package") or ():
+        if (
+            not isinstance(package, dict)
+            or canonicalize_name(str(package.get("name"))) not in named
+        ):
+            continue
+        source = package.get("source") or {}
+        folder = next(
+            (source[k] for k in ("editable", "virtual", "directory") if k in source), None
         )
+        if isinstance(folder, str):
+            found[canonicalize_name(package["name"])] = folder
+    return found
 
 
 def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, Any]) -> None:
@@ -299,24 +321,37 @@ def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None
 
 def _from_lock(
     name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
-) -> tuple[tuple[str, ...], int]:
-    """(the lock's packages not installed from it, how many it installs), after every check."""
+) -> tuple[tuple[str, ...], int, dict[str, str]]:
+    """(the lock's packages not installed from it, how many it installs, the workspace's
+    members and their folders), after every check. A workspace's members are not installed
+    from the lock: what they depend on is."""
     lock = _toml(name, text)
     _check_shape(name, text, lock)
     packages = _packages(lock)
-    roots = packages.get(canonicalize_name(str(project.get("name", ""))))
-    if not roots:
+    members = workspace_members(lock)
+    named = (lock.get("manifest") or {}).get("members") or ()
+    for member in sorted({canonicalize_name(str(m)) for m in named} - set(members)):
+        problem = f"names the workspace member {member}, but holds no package of it"
+        raise _lock_error(name, text, "members", problem, RELOCK)
+    root = canonicalize_name(str(project.get("name", "")))
+    roots = packages.get(root)
+    if not roots and not members:
         raise _lock_error(name, text, "[[package]]", f"no package {project.get('name')}", RELOCK)
-    _check_fresh(name, text, roots[0], project)
+    start: set[str] = set()
+    if roots:
+        _check_fresh(name, text, roots[0], project)
+        start |= _edges(roots[0], extras)
+    for member in members:
+        start |= {member} | _edges(packages[member][0], ())
     graph = _graph(packages)
-    start = _edges(roots[0], extras)
-    every = _reachable(graph, start, frozenset())
-    kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES))
+    workspace = {root, *members}
+    every = _reachable(graph, start, frozenset()) - workspace
+    kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES)) - workspace
     if "torch" in every:
         _check_torch(name, text, packages["torch"], context)
     for package_name in sorted(kept):
         _check_sources(name, text, packages.get(package_name, []))
-    return tuple(sorted(every - kept)), len(kept)
+    return tuple(sorted(every - kept)), len(kept), members
 
 
 def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProject | None:
@@ -345,11 +380,15 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
         )
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:
-        left_out, locked = _from_lock(
-            lock_name, lock_text, data["project"], section.extras, context
+        left_out, locked, members = _from_lock(
+            lock_name, lock_text, data.get("project") or {}, section.extras, context
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
         raise in_file(lock_name, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None
+    member_files = tuple(
+        ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
+        for folder in sorted(set(members.values()) - {"."})
+    )
     return PythonProject(
         section.project,
         pyproject,
@@ -358,4 +397,5 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
         (),
         left_out,
         locked,
+        members=member_files,
     )
