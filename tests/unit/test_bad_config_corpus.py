@@ -163,6 +163,13 @@ SEMANTIC = [
         "from a URL",
     ),
     (
+        "pip-torch-with-options",
+        "name: a\npackages:\n  pip: [{name: torch, no_build_isolation: true}]\n",
+        "packages.pip[0]",
+        3,
+        "options of its own",
+    ),
+    (
         "pip-torch-torch-none",
         "name: a\ntorch: none\nbase: {flavor: cuda}\npackages:\n  pip: [torch]\n",
         "packages.pip[0]",

@@ -28,8 +28,8 @@ def inline_companions(
     issues = []
     for index, entry in enumerate(loaded.spec.packages.pip):
         if not isinstance(entry, str):  # an entry with options keeps its own layer and index
-            if requirement_name(entry.requirement) in (*COMPANIONS, *TORCH_NAMES):
-                problem = f"{entry.requirement} with options of its own would replace torch's layer"
+            if requirement_name(entry.name) in (*COMPANIONS, *TORCH_NAMES):
+                problem = f"{entry.name} with options of its own would replace torch's layer"
                 fix = "list it as a plain string: envkit installs and checks torch's build"
                 issues.append(loaded.issue(("packages", "pip", index), problem, fix, entry))
             continue

@@ -251,7 +251,7 @@ def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
     --frozen` needs each member's pyproject.toml (not its sources: the members themselves are
     the workspace, mounted, not installed from the lock)."""
     named = {canonicalize_name(str(m)) for m in (lock.get("manifest") or {}).get("members") or ()}
-    found = {}
+    found: dict[str, str] = {}
     for package in lock.get("package") or ():
         if (
             not isinstance(package, dict)
@@ -330,8 +330,8 @@ def _from_lock(
     packages = _packages(lock)
     members = workspace_members(lock)
     named = (lock.get("manifest") or {}).get("members") or ()
-    for member in sorted({canonicalize_name(str(m)) for m in named} - set(members)):
-        problem = f"names the workspace member {member}, but holds no package of it"
+    for missing in sorted({canonicalize_name(str(m)) for m in named} - set(members)):
+        problem = f"names the workspace member {missing}, but holds no package of it"
         raise _lock_error(name, text, "members", problem, RELOCK)
     root = canonicalize_name(str(project.get("name", "")))
     roots = packages.get(root)
