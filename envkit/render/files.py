@@ -26,7 +26,11 @@ from envkit.plan.box.notebook import (
 )
 from envkit.plan.image.certs import SYSTEM_BUNDLE
 from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
-from envkit.plan.image.conda_layers import PROJECT_CONDA_EXPLICIT, PROJECT_CONDA_PYPI
+from envkit.plan.image.conda_layers import (
+    PROJECT_CONDA_EXPLICIT,
+    PROJECT_CONDA_GIT,
+    PROJECT_CONDA_PYPI,
+)
 from envkit.plan.image.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.image.layers import dockerfile_layers
 from envkit.plan.models.locked import LockedPlan
@@ -181,10 +185,11 @@ def _conda_lock_files(lock: CondaLockPackages, rattler: bool) -> dict[str, str]:
         PROJECT_CONDA_EXPLICIT: f"# From {lock.source}, {lock.platform}.\n@EXPLICIT\n"
         + "".join(lines)
     }
-    if lock.pypi:
-        files[PROJECT_CONDA_PYPI] = "".join(
-            f"{name}=={version} --hash=sha256:{digest}\n" for name, version, digest in lock.pypi
-        )
+    hashed = [f"{name}{pin} --hash=sha256:{digest}\n" for name, pin, digest in lock.pypi if digest]
+    if hashed:
+        files[PROJECT_CONDA_PYPI] = "".join(hashed)
+    if lock.needs_git:  # pinned by commit: no file to hash
+        files[PROJECT_CONDA_GIT] = "".join(f"{n}{pin}\n" for n, pin, d in lock.pypi if not d)
     return files
 
 

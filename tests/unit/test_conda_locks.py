@@ -216,3 +216,75 @@ def test_a_locks_cuda_is_the_one_its_torch_was_built_with_not_cuda_versions_floo
     assert "cuda-version-12.9" in text
     plan = _plan(tmp_path, tmp_path / "src" / "pixi.lock", python='python: "3.13"\n')
     assert plan.torch.cuda == "12.6"  # type: ignore[attr-defined]
+
+
+PIXI_PYPI = {
+    "https://files.pythonhosted.org/packages/aa/bb/six-1.17.0-py2.py3-none-any.whl": (
+        "  name: six\n  version: 1.17.0\n  sha256: " + "1" * 64 + "\n"
+    ),
+    "https://download.pytorch.org/whl/cu126/torchdata-0.11.0-py3-none-any.whl": (
+        "  name: torchdata\n  version: 0.11.0\n  sha256: " + "2" * 64 + "\n"
+    ),
+    "git+https://github.com/ma-gilles/recovar?rev=main#c60e3c26f893": (
+        "  name: recovar\n  version: 0.1.0\n"
+    ),
+    "./": "  name: the-project\n  version: 0.1.0\n",
+}
+
+
+def _with_pypi(tmp_path: Path, entries: dict[str, str]) -> Path:
+    text = (CORPUS / "pixi-pytorch-gpu" / "pixi.lock").read_text()
+    listed = "".join(f"      - pypi: {key}\n" for key in entries)
+    text = text.replace(
+        "    packages:\n      linux-64:\n", "    packages:\n      linux-64:\n" + listed, 1
+    )
+    described = "".join(f"- pypi: {key}\n{body}" for key, body in entries.items())
+    text = text.replace("\npackages:\n", "\npackages:\n" + described, 1)
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "pixi.lock").write_text(text)
+    return tmp_path / "src" / "pixi.lock"
+
+
+def test_a_pixi_locks_pypi_wheels_by_url_and_git_packages_are_installed(tmp_path: Path) -> None:
+    """Issue 47: a pixi.lock's PyPI packages as the lock has them: from PyPI by version
+    through the mirror, a wheel from another index by its URL, both checked by sha256; a git
+    package at the commit the lock resolved (git in the image); the project itself (`./`)
+    left to the workspace."""
+    plan = _plan(tmp_path, _with_pypi(tmp_path, PIXI_PYPI), python='python: "3.13"\n')
+    files = render_files(plan)  # type: ignore[arg-type]
+    hashed = files["envkit/project/conda-lock-pypi.txt"].splitlines()
+    assert hashed == [
+        f"six==1.17.0 --hash=sha256:{'1' * 64}",
+        f"torchdata @ https://download.pytorch.org/whl/cu126/torchdata-0.11.0-py3-none-any.whl"
+        f" --hash=sha256:{'2' * 64}",
+    ]
+    assert files["envkit/project/conda-lock-git.txt"] == (
+        "recovar @ git+https://github.com/ma-gilles/recovar@c60e3c26f893\n"
+    )
+    dockerfile = files["Dockerfile"]
+    assert "COPY envkit/project/conda-lock-git.txt /opt/envkit/project/conda-lock-git.txt" in (
+        dockerfile
+    )
+    assert "git" in plan.packages.apt_system  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("key", "body", "said"),
+    [
+        ("../elsewhere", "  name: elsewhere\n  version: 1.0\n", "taken from the path ../elsewhere"),
+        ("git+https://github.com/a/b", "  name: b\n  version: 1.0\n", "not pinned to a commit"),
+        (
+            "http://example.org/x-1.0-py3-none-any.whl",
+            "  name: x\n  version: 1.0\n  sha256: " + "3" * 64 + "\n",
+            "not plain https",
+        ),
+    ],
+    ids=["path", "git-unpinned", "plain-http"],
+)
+def test_a_pixi_pypi_entry_envkit_cannot_install_is_refused_at_its_line(
+    tmp_path: Path, key: str, body: str, said: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        _plan(tmp_path, _with_pypi(tmp_path, {key: body}), python='python: "3.13"\n')
+    assert said in str(raised.value), str(raised.value)
+    assert "pixi.lock:" in str(raised.value)

@@ -10,7 +10,17 @@ import shlex
 from typing import NamedTuple
 
 from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_MIN_PYTHON, RATTLER_VENV
-from envkit.plan.image.dockerfile import CONSTRAINTS, Kit, Layer, hadolint, lines, noted, run, words
+from envkit.plan.image.dockerfile import (
+    CONSTRAINTS,
+    WITHOUT_CONSTRAINTS,
+    Kit,
+    Layer,
+    hadolint,
+    lines,
+    noted,
+    run,
+    words,
+)
 from envkit.plan.image.install import CacheMount
 from envkit.plan.models.plan import Plan
 from envkit.runtime import copy_programs, in_image
@@ -20,6 +30,7 @@ ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
 # The project's conda-lock.yml or pixi.lock, as render writes it for the build.
 PROJECT_CONDA_EXPLICIT = "envkit/project/conda-explicit.txt"
 PROJECT_CONDA_PYPI = "envkit/project/conda-lock-pypi.txt"
+PROJECT_CONDA_GIT = "envkit/project/conda-lock-git.txt"
 SEPARATE = "   Separate RUN layers from here on are deliberate: each is its own cache step."
 
 
@@ -230,14 +241,10 @@ def _explicit(kit: Kit) -> tuple[str, ...] | None:
     copies: tuple[str, ...] = (noted(env.notes, f"COPY {files[0]} {files[1]}"),)
     commands: tuple[str, ...] = (env.assigned + words(command),)
     notes: tuple[str, ...] = (why,)
-    pypi = _lock_pypi(kit)
-    if pypi:
-        copies += (f"COPY {PROJECT_CONDA_PYPI} {pypi[0]}",)
-        commands += (pypi[1],)
-        notes += (
-            "Then its PyPI packages, each at its locked version from the pip mirror, checked by "
-            "sha256.",
-        )
+    for context_file, image_file, install, said in _lock_pypi(kit):
+        copies += (f"COPY {context_file} {image_file}",)
+        commands += (install,)
+        notes += (said,)
     return (*copies, noted(notes, env.run(*commands)))
 
 
@@ -246,16 +253,27 @@ def _keeps_torch(plan: Plan) -> bool:
     return not plan.conda.creates_env and plan.torch.preinstalled and bool(plan.torch.version)
 
 
-def _lock_pypi(kit: Kit) -> tuple[str, str] | None:
-    """The project's conda lock's PyPI packages (where they go, and their install), by
-    version through the pip mirror, each file checked against the lock's sha256
-    (--require-hashes), nothing else (--no-deps)."""
+def _lock_pypi(kit: Kit) -> list[tuple[str, str, str, str]]:
+    """The project's conda lock's PyPI packages: (context file, image file, install, why) for
+    those with a sha256 (by version through the pip mirror, or by the lock's URL; each file
+    checked, --require-hashes) and for git packages (by the commit the lock resolved)."""
     plan = kit.plan
     lock = plan.conda.lock
     if lock is None or not lock.pypi or kit.locked:
-        return None
-    requirements = f"/opt/envkit/{PROJECT_CONDA_PYPI[len('envkit/') :]}"
-    return requirements, kit.hashed(f"{plan.conda_prefix}/bin/python", requirements)
+        return []
+    python = f"{plan.conda_prefix}/bin/python"
+    found = []
+    if any(digest for _, _, digest in lock.pypi):
+        image = "/opt/" + PROJECT_CONDA_PYPI
+        said = "Then its PyPI packages, each at its locked version (from the pip mirror) or URL, "
+        found.append((PROJECT_CONDA_PYPI, image, kit.hashed(python, image), said + "by sha256."))
+    if lock.needs_git:
+        image = "/opt/" + PROJECT_CONDA_GIT
+        pip = (python, "-m", "pip", "install", *kit.no_cache, "--no-deps")
+        pip += (*kit.install.pip_indexes(), "-r", image)  # its build backend from the mirror
+        said = "And its git packages, each at the commit the lock resolved."
+        found.append((PROJECT_CONDA_GIT, image, words((*WITHOUT_CONSTRAINTS, *pip)), said))
+    return found
 
 
 def _conda_clean(bootstrap: str | None) -> tuple[str, ...]:

@@ -27,6 +27,7 @@ PIXI_ENVIRONMENT = "default"
 PACKAGE_FILE = re.compile(r"[A-Za-z0-9_.+!-]+\.(?:conda|tar\.bz2)")
 PYPI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 PYPI_VERSION = re.compile(r"[A-Za-z0-9.!+_-]+")
+SAFE_URL = re.compile(r"(?:git\+)?https://[A-Za-z0-9.-]+(?::\d+)?/[A-Za-z0-9._~%/+=-]*")
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,15 @@ class CondaLockPackages:
     kind: Literal["conda-lock", "pixi", "explicit"]
     platform: str
     conda: tuple[tuple[str, str, str], ...]  # (package URL, sha256, md5), "" where absent
-    pypi: tuple[tuple[str, str, str], ...]  # (name, version, sha256)
+    # (name, pin, sha256): pin "==VERSION" (from the pip mirror), " @ URL" (a wheel or sdist
+    # the lock takes from another host, checked by its sha256) or " @ git+URL@COMMIT" (a git
+    # package, pinned by its commit: no sha256)
+    pypi: tuple[tuple[str, str, str], ...]
     python: str | None  # the lock's python version, where it has one
+
+    @property
+    def needs_git(self) -> bool:
+        return any(pin.startswith(" @ git+") for _, pin, _ in self.pypi)
 
     @property
     def torch(self) -> tuple[str, str | None] | None:
@@ -211,7 +219,7 @@ def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, 
             python = python_of(url) or python
         else:
             pypi += _pypi(
-                reading, ("packages", index), entry.get("name"), entry.get("version"), entry
+                reading, ("packages", index), entry.get("name"), entry.get("version"), entry, key
             )
     return conda, pypi, python
 
@@ -231,16 +239,50 @@ def python_of(url: str | None) -> str | None:
 
 
 def _pypi(
-    reading: _Reading, loc: tuple[str | int, ...], name: Any, version: Any, hashes: dict[str, Any]
+    reading: _Reading,
+    loc: tuple[str | int, ...],
+    name: Any,
+    version: Any,
+    hashes: dict[str, Any],
+    source: str = "",
 ) -> list[tuple[str, str, str]]:
-    digest = str(hashes.get("sha256") or "").lower()
+    """A lock's PyPI package as the image installs it; SOURCE is pixi's `pypi:` key (a URL,
+    a git URL or a path), "" where the lock names none (conda-lock's pip entries)."""
     if not (PYPI_NAME.fullmatch(str(name)) and PYPI_VERSION.fullmatch(str(version))):
         reading.refuse(loc, f"{name} {version}", "not a PyPI name and version", "relock")
-    elif not re.fullmatch(r"[0-9a-f]{64}", digest):
+        return []
+    if source.startswith("git+"):
+        return _git(reading, loc, str(name), source)
+    if source and not source.startswith(("https://", "http://")):
+        if source.strip("/") == ".":
+            return []  # the project itself: its sources are the workspace, mounted
+        problem = f"{name} is taken from the path {source}, which is not in the build context"
+        reading.refuse(loc, source, problem, "publish it to an index, or install it in build.steps")
+        return []
+    digest = str(hashes.get("sha256") or "").lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", digest):
         reading.refuse(loc, str(name), "a PyPI package without a sha256", "relock")
-    else:
-        return [(str(name), str(version), digest)]
-    return []
+        return []
+    if not source or urlsplit(source).hostname == "files.pythonhosted.org":
+        return [(str(name), f"=={version}", digest)]  # by version, through the pip mirror
+    if not SAFE_URL.fullmatch(source) or urlsplit(source).scheme != "https":
+        reading.refuse(loc, source, "a package URL that is not plain https", "relock")
+        return []
+    return [(str(name), f" @ {source}", digest)]
+
+
+def _git(
+    reading: _Reading, loc: tuple[str | int, ...], name: str, source: str
+) -> list[tuple[str, str, str]]:
+    """pixi's `git+https://HOST/PATH?rev=R#COMMIT` as pip's `NAME @ git+https://HOST/PATH@COMMIT`:
+    the commit the lock resolved, which is the package's checksum."""
+    url, _, commit = source.partition("#")
+    url = url.split("?", 1)[0]
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not SAFE_URL.fullmatch(url):
+        fix = "relock (pixi pins each git package to the commit it resolved)"
+        reading.refuse(loc, source, f"{name}'s git source is not pinned to a commit", fix)
+        return []
+    return [(name, f" @ {url}@{commit}", "")]
 
 
 def through_mirror(

@@ -191,6 +191,7 @@ def _conda(
     if explicit or lock_kind(data) is not None:
         try:
             lock = read_explicit(name, text) if explicit else read_conda_lock(name, data, lines)
+            found.needs_git |= lock.needs_git
             return CondaFile((), (), (), lock)
         except ConfigError as exc:
             found.issues += exc.issues
