@@ -28,8 +28,8 @@ from envkit.plan.image.certs import SYSTEM_BUNDLE
 from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
 from envkit.plan.image.conda_layers import (
     PROJECT_CONDA_EXPLICIT,
-    PROJECT_CONDA_GIT,
     PROJECT_CONDA_PYPI,
+    PROJECT_CONDA_UNHASHED,
 )
 from envkit.plan.image.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.image.layers import dockerfile_layers
@@ -188,8 +188,8 @@ def _conda_lock_files(lock: CondaLockPackages, rattler: bool) -> dict[str, str]:
     hashed = [f"{name}{pin} --hash=sha256:{digest}\n" for name, pin, digest in lock.pypi if digest]
     if hashed:
         files[PROJECT_CONDA_PYPI] = "".join(hashed)
-    if lock.needs_git:  # pinned by commit: no file to hash
-        files[PROJECT_CONDA_GIT] = "".join(f"{n}{pin}\n" for n, pin, d in lock.pypi if not d)
+    if lock.unhashed:  # git packages pinned by commit, files the index served no sum for
+        files[PROJECT_CONDA_UNHASHED] = "".join(f"{line}\n" for line in lock.unhashed)
     return files
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from envkit.errors import ConfigError
+from envkit.plan.project.conda_locks import CondaLockPackages
 from envkit.render.files import render_files
 from tests.helpers import REPO, plan_text
 
@@ -229,6 +230,10 @@ PIXI_PYPI = {
         "  name: recovar\n  version: 0.1.0\n"
     ),
     "./": "  name: the-project\n  version: 0.1.0\n",
+    "./python/tool": "  name: tool\n  version: 0.1.0\n",
+    "https://download.pytorch.org/whl/cu126/torchcodec-0.5%2Bcu126-cp313-linux_x86_64.whl": (
+        "  name: torchcodec\n  version: 0.5+cu126\n"
+    ),
 }
 
 
@@ -258,12 +263,17 @@ def test_a_pixi_locks_pypi_wheels_by_url_and_git_packages_are_installed(tmp_path
         f"torchdata @ https://download.pytorch.org/whl/cu126/torchdata-0.11.0-py3-none-any.whl"
         f" --hash=sha256:{'2' * 64}",
     ]
-    assert files["envkit/project/conda-lock-git.txt"] == (
+    assert files["envkit/project/conda-lock-unhashed.txt"] == (
         "recovar @ git+https://github.com/ma-gilles/recovar@c60e3c26f893\n"
-    )
+        "torchcodec @ https://download.pytorch.org/whl/cu126/torchcodec-0.5%2Bcu126-cp313-"
+        "linux_x86_64.whl\n"
+    ), "no sha256 in the lock: installed by commit or https URL, said unchecked"
+    assert "unchecked: git packages at the commit" in files["Dockerfile"]
+    assert plan.editable == ("/workspace/python/tool",)  # type: ignore[attr-defined]
     dockerfile = files["Dockerfile"]
-    assert "COPY envkit/project/conda-lock-git.txt /opt/envkit/project/conda-lock-git.txt" in (
-        dockerfile
+    assert (
+        "COPY envkit/project/conda-lock-unhashed.txt /opt/envkit/project/conda-lock-unhashed.txt"
+        in (dockerfile)
     )
     assert "git" in plan.packages.apt_system  # type: ignore[attr-defined]
 
@@ -288,3 +298,13 @@ def test_a_pixi_pypi_entry_envkit_cannot_install_is_refused_at_its_line(
         _plan(tmp_path, _with_pypi(tmp_path, {key: body}), python='python: "3.13"\n')
     assert said in str(raised.value), str(raised.value)
     assert "pixi.lock:" in str(raised.value)
+
+
+def test_a_locks_torch_from_pypi_is_the_environments_torch_with_its_cuda_label() -> None:
+    """A pixi.lock whose torch comes from the PyTorch index (a wheel by URL, +cu124): that is
+    the environment's torch, its CUDA the label's."""
+    url = " @ https://download.pytorch.org/whl/cu124/torch-2.6.0%2Bcu124-cp311-linux_x86_64.whl"
+    lock = CondaLockPackages("pixi.lock", "pixi", "linux-64", (), (("torch", url, "a" * 64),), None)
+    assert lock.torch == ("2.6.0", "12.4")
+    pinned = (("torch", "==2.5.1+cpu", "b" * 64),)
+    assert CondaLockPackages("l", "pixi", "linux-64", (), pinned, None).torch == ("2.5.1", "cpu")

@@ -103,7 +103,7 @@ def test_every_problem_of_every_file_is_reported_in_one_run_at_its_own_line(
 ) -> None:
     files = {
         "requirements.txt": "-r more.txt\nnumpy\n--trusted-host pypi.internal\nrequests>=\n",
-        "more.txt": "torch==1.0\n--extra-index-url http://plain.example/simple\n",
+        "more.txt": "torch==2.0.1\n--extra-index-url http://plain.example/simple\n",
         "environment.yml": "dependencies:\n  - pytorch-cuda=11.8\n  - pip:\n    - -e ../elsewhere\n",
     }
     extra = REQUIREMENTS + "conda:\n  file: environment.yml\n"
@@ -376,3 +376,22 @@ def test_a_comment_that_ends_in_a_backslash_takes_the_next_line_as_pip_does() ->
         (3, 3, "six"),
     ]
     assert logical_lines("# c \\\ntorch\n") == [(2, 2, "torch")], "a comment line never continues"
+
+
+def test_a_pin_older_than_any_release_is_said_and_the_file_kept(tmp_path: Path) -> None:
+    """Issue 47: a torch no `torch:` setting could give (older than the table) does not lose
+    the file: the line is said, with the nearest release and what is installed instead, and
+    the file's other packages stay. A pin newer than the table is refused (refresh it)."""
+    files = {"requirements.txt": "numpy\ntorch==1.4.0\ntorchvision==0.5.0\neinops\n"}
+    dockerfile, said = _rendered(_project(tmp_path, files, REQUIREMENTS))
+    assert (
+        "requirements.txt:2: torch==1.4.0: no release envkit can build admits it (the "
+        "nearest is torch 1.11.0); installed instead: torch 2.4.1" in said
+    ), said
+    assert "requirements.txt:3: torchvision==0.5.0: no release" in said
+    assert "torch==2.4.1 torchvision==0.19.1" in dockerfile, "the companion built for it"
+    layer = dockerfile.split("requirements.txt", 1)[1]
+    assert "numpy" in (tmp_path / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
+    assert layer
+    newer = _project(tmp_path / "newer", {"requirements.txt": "torch>=99\n"}, REQUIREMENTS)
+    assert "torch>=99 does not admit torch 2.4.1" in render_refused(newer)

@@ -164,8 +164,12 @@ def test_the_locked_torch_mismatch_points_at_the_locks_torch(tmp_path: Path) -> 
         (lambda p: (p / "pyproject.toml").unlink(), "  project: .\n", "envkit.yaml:5:"),
         (lambda p: None, "  project: ../elsewhere\n", "leaves the project"),
         (
-            lambda p: (p / "pyproject.toml").write_text(
-                '[project]\nname = "x"\nversion = "1"\ndynamic = ["dependencies"]\n'
+            # dynamic dependencies and no lock that records what the build decided
+            lambda p: (
+                (p / "uv.lock").unlink(),
+                (p / "pyproject.toml").write_text(
+                    '[project]\nname = "x"\nversion = "1"\ndynamic = ["dependencies"]\n'
+                ),
             ),
             "  project: .\n",
             "dependencies are dynamic",

@@ -69,7 +69,6 @@ class _Proposal:
     torch: str
     cuda: str | None
     said: str  # why this torch: the file that asked for it
-    nearest: bool = False  # the file's pin is older (newer) than any release: one line to change
 
 
 def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str:
@@ -78,15 +77,13 @@ def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str
     table = compat.load_table()
     torch, cuda, said = request.torch, request.cuda, ""
     wish = chosen.wish if chosen is not None else None
-    nearest = False
     if torch is None and wish is not None and (wish.specifier or wish.none or wish.cuda):
         wished, wished_cuda, note = release_for(wish)
         if wished is None:
             return note
         torch, cuda, said = wished, cuda or wished_cuda, wish.said
-        nearest = note.endswith(NEAREST)
         if note:
-            said = note if nearest else f"{said}; {note}"
+            said = note if note.endswith(NEAREST) else f"{said}; {note}"
     elif wish is not None and cuda is None:
         cuda = wish.cuda
     if torch == "none":
@@ -103,7 +100,7 @@ def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str
         if request.torch or request.cuda:
             raise EnvkitError(exc.problem, exc.fix) from None
         return exc.problem
-    return _Proposal(release.version, chosen_cuda, said, nearest)
+    return _Proposal(release.version, chosen_cuda, said)
 
 
 @dataclass(frozen=True)
@@ -177,26 +174,20 @@ def write_starter(request: InitRequest) -> Path:
         request = replace(request, torch=answers.torch, cuda=answers.cuda)
         preset, notebook, members = answers.preset, answers.notebook, answers.members
     left: list[str] = []  # candidates tried and left out, with why
-    to_change: list[str] = []  # a file kept for its one pin no release meets: what to change
     for chosen in (*found.candidates, None):
         proposal = _proposal(request, chosen)
         if isinstance(proposal, str):
             left.append(f"{chosen.shown if chosen else 'the default'}: {proposal}")
             continue
         text = _starter(request, project, found, chosen, proposal, left, preset, notebook, members)
-        problems = _refused(text, path)
-        if not problems or chosen is None:
+        problem = _refused(text, path)
+        if problem is None or chosen is None:
             break
-        if proposal.nearest:  # every other package of the file stays: its torch lines change
-            to_change = problems
-            break
-        left.append(f"{chosen.shown}: {problems[0]}")
+        left.append(f"{chosen.shown}: {problem}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     (path.parent / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
-    lines = _found_lines(found, chosen, left)
-    lines += [f"change before `envkit render`: {problem}" for problem in to_change]
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.write("".join(line + "\n" for line in _found_lines(found, chosen, left)))
     return path
 
 
@@ -242,27 +233,23 @@ def _starter(
     )
 
 
-def _refused(text: str, path: Path) -> list[str]:
-    """The problems `envkit render` would find in TEXT: init proposes a file only where the
-    config it writes renders (the next command must not fail), or where the file is kept for
-    the torch lines it pins, which init then names."""
+def _refused(text: str, path: Path) -> str | None:
+    """The first problem `envkit render` would find in TEXT, or None: init proposes a file
+    only where the config it writes renders (the next command must not fail)."""
     from envkit.config.load import load_text
     from envkit.plan import make_plan
 
     try:
         make_plan(load_text(text, path=path.resolve()))
     except ConfigError as exc:
+        issue = exc.issues[0]
         # a project file's line is on disk; envkit.yaml's is in a config never written: its
         # field is said instead
-        return [
-            f"{f'{i.file}:{i.line}' if i.file and i.line else i.path}: {i.problem} (fix: {i.fix})"[
-                :400
-            ]
-            for i in exc.issues
-        ]
+        place = f"{issue.file}:{issue.line}" if issue.file and issue.line else issue.path
+        return f"{place}: {issue.problem} (fix: {issue.fix})"[:400]
     except EnvkitError as exc:
-        return [f"{exc.message} (fix: {exc.fix})"[:400] if exc.fix else exc.message[:400]]
-    return []
+        return f"{exc.message} (fix: {exc.fix})"[:400] if exc.fix else exc.message[:400]
+    return None
 
 
 def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[Candidate]:
@@ -282,7 +269,8 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
     lines = []
     if chosen is not None:
-        how = f"the project installs it: {chosen.because}" if chosen.because else PRECEDENCE
+        how = f"the project installs it: {chosen.because}" if chosen.because else ""
+        how = how or f"precedence {PRECEDENCE}"
         lines.append(f"uses {chosen.shown} (found here; {how})")
         if chosen.wish.said:
             lines.append(f"torch from {chosen.wish.said}")

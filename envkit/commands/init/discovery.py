@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-DEPTH = 3  # folders below the project's: deeper trees are vendored code, not its environment
+DEPTH = 5  # folders below the project's: deeper trees are vendored code, not its environment
 LIMIT = 20_000  # entries looked at, at most: a data folder of millions is not walked
-SKIP = {"node_modules", "site-packages", "__pycache__", "build", "dist", "data"}
+SKIP = {"node_modules", "site-packages", "__pycache__", "dist", "data"}
 
 # a requirements family under any spelling: requirements, requirments, reqs, requires, deps...
 REQUIREMENTS_NAME = re.compile(r"req|deps|depend|constraint|pinned", re.IGNORECASE)
@@ -98,7 +98,7 @@ def _why(path: Path, folder: Path) -> str | None:
             "a requirements file under its own name (list it under packages.requirements to "
             "install it)"
         )
-    if suffix in (".yml", ".yaml") and _is_conda_environment(path):
+    if suffix in (".yml", ".yaml") and _is_conda_environment(path, folder):
         return "a conda environment under its own name: name it in conda.file to use it"
     if name == "pyproject.toml" and len(parts) > 1:
         return (
@@ -114,10 +114,11 @@ def _why(path: Path, folder: Path) -> str | None:
     return None
 
 
-def _is_conda_environment(path: Path) -> bool:
-    """Named like one, with a top-level `dependencies:` key (a compose file, a CI workflow or
-    a chart has none)."""
-    return bool(CONDA_NAME.search(path.stem)) and bool(
+def _is_conda_environment(path: Path, folder: Path) -> bool:
+    """Named like one, or in a folder named like one (conda/environments/all_cuda-129.yaml),
+    with a top-level `dependencies:` key (a compose file, a CI workflow or a chart has none)."""
+    named = path.relative_to(folder).with_suffix("").as_posix()
+    return bool(CONDA_NAME.search(named)) and bool(
         re.search(r"^dependencies\s*:", _head(path), re.MULTILINE)
     )
 

@@ -1,9 +1,9 @@
 """What `envkit init` finds around it: the project's environment files, as candidates in the
-order of precedence one of them is chosen by (uv.lock > pyproject.toml > a conda lock > a conda
-environment > requirements.txt, as repo2docker picks one; apt.txt always), each with the torch
-it asks for;
-and the public keys the user actually has, so the config names only keys that exist (`init`
-then `render` never fails on a fresh machine)."""
+order of precedence one of them is chosen by (a lock > pyproject.toml > a conda environment >
+requirements.txt, as repo2docker picks one; apt.txt always; a file the project's own recipe
+installs first), each with the torch it asks for; and the public keys the user actually has,
+so the config names only keys that exist (`init` then `render` never fails on a fresh
+machine)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
 from envkit.plan.box.keys import parse_public_key
-from envkit.plan.project.conda_locks import IMAGE_PLATFORM
 from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
 from envkit.plan.project.pyproject import is_workspace_root, workspace_members
@@ -48,7 +47,7 @@ CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
 KNOWN = ("pyproject.toml", "uv.lock", "setup.py", "envkit.yaml")  # read above, or envkit's own
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
-    "uv.lock > pyproject.toml > pixi.lock, conda-lock.yml > environment.yml > requirements.txt "
+    "uv.lock > pixi.lock, conda-lock.yml > pyproject.toml > environment.yml > requirements.txt "
     "> setup.py"
 )
 
@@ -145,8 +144,10 @@ def _project_candidates(
         unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
         return []
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
-        unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
-        return []
+        if lock is None:
+            unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
+            return []
+        return [Candidate("uv.lock", ("pyproject.toml", "uv.lock"), from_uv_lock(lock, "uv.lock"))]
     found = []
     if lock:
         wish = from_uv_lock(lock, "uv.lock")
@@ -162,16 +163,19 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock = _toml(folder / "uv.lock", folder, unusable)
-    if pyproject:
-        found += _project_candidates(pyproject, lock, unusable)
-    found += _conda_lock(folder, unusable)
+    project = _project_candidates(pyproject, lock, unusable) if pyproject else []
+    # a lock of the whole environment before a project's unlocked dependencies
+    found += [c for c in project if c.kind == "uv.lock"] + _conda_lock(folder, unusable)
+    found += [c for c in project if c.kind != "uv.lock"]
     for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
             found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
     for name in REQUIREMENTS:
-        if (folder / name).is_file():
+        if (folder / name).is_file() and _names_a_package(folder / name):
             wish = from_requirements(folder / name, folder)
             found.append(Candidate("requirements", (name,), wish))
+        elif (folder / name).is_file():
+            unusable.append(f"{name}: it names no package (comments and blank lines only)")
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
@@ -183,6 +187,13 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     taken |= {why.split(":", 1)[0] for why in unusable}
     unusable += unused_environment_files(folder, taken)
     return found, unusable
+
+
+def _names_a_package(path: Path) -> bool:
+    """A line that is neither blank nor a comment (a requirements file of comments only is
+    an empty environment: the next candidate is the project's)."""
+    with path.open(encoding="utf-8", errors="replace") as opened:
+        return any(line.strip() and not line.lstrip().startswith("#") for line in opened)
 
 
 def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:
@@ -206,9 +217,9 @@ def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
         if not (folder / name).is_file():
             continue
         locked = from_conda_lock(folder / name, folder)
-        if locked is not None:
+        if isinstance(locked, TorchWish):
             return [Candidate("conda-lock", (name,), locked)]
-        unusable.append(f"{name}: no {IMAGE_PLATFORM} packages envkit can install")
+        unusable.append(locked or f"{name}: not a conda lock (conda-lock's or pixi's) envkit reads")
     return []
 
 

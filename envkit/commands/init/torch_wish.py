@@ -127,9 +127,10 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     return TorchWish()
 
 
-def from_conda_lock(path: Path, folder: Path) -> TorchWish | None:
-    """What a conda-lock.yml or pixi.lock holds for the image's platform (its pytorch and
-    Python), or None where it is not a lock envkit reads for that platform."""
+def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
+    """What a conda-lock.yml or pixi.lock holds for the image's platform (its torch and
+    Python); why not (its first problem) where envkit cannot install it; None where it is not
+    a lock at all."""
     from envkit.config.load import parse_yaml
     from envkit.errors import ConfigError
     from envkit.plan.project.conda_explicit import is_explicit, read_explicit
@@ -145,13 +146,15 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | None:
             if lock_kind(data) is None:
                 return None
             lock = read_conda_lock(where, data, lines)
-    except ConfigError:
-        return None
+    except ConfigError as exc:
+        first = exc.issues[0]
+        more = f" (and {len(exc.issues) - 1} more)" if len(exc.issues) > 1 else ""
+        return f"{where}:{first.line}: {first.problem}{more} (fix: {first.fix})"
     python = ".".join(lock.python.split(".")[:2]) if lock.python else None
     torch = lock.torch
     if torch is None:
         return TorchWish(none=False, said="", python=python)
-    return TorchWish(f"=={torch[0]}", torch[1], said=f"{where} (pytorch {torch[0]})", python=python)
+    return TorchWish(f"=={torch[0]}", torch[1], said=f"{where} (torch {torch[0]})", python=python)
 
 
 def from_conda(path: Path, folder: Path) -> TorchWish:

@@ -30,7 +30,7 @@ ENVIRONMENT_FILE = "/opt/envkit/environment.yml"
 # The project's conda-lock.yml or pixi.lock, as render writes it for the build.
 PROJECT_CONDA_EXPLICIT = "envkit/project/conda-explicit.txt"
 PROJECT_CONDA_PYPI = "envkit/project/conda-lock-pypi.txt"
-PROJECT_CONDA_GIT = "envkit/project/conda-lock-git.txt"
+PROJECT_CONDA_UNHASHED = "envkit/project/conda-lock-unhashed.txt"
 SEPARATE = "   Separate RUN layers from here on are deliberate: each is its own cache step."
 
 
@@ -267,12 +267,15 @@ def _lock_pypi(kit: Kit) -> list[tuple[str, str, str, str]]:
         image = "/opt/" + PROJECT_CONDA_PYPI
         said = "Then its PyPI packages, each at its locked version (from the pip mirror) or URL, "
         found.append((PROJECT_CONDA_PYPI, image, kit.hashed(python, image), said + "by sha256."))
-    if lock.needs_git:
-        image = "/opt/" + PROJECT_CONDA_GIT
+    if lock.unhashed:
+        image = "/opt/" + PROJECT_CONDA_UNHASHED
         pip = (python, "-m", "pip", "install", *kit.no_cache, "--no-deps")
         pip += (*kit.install.pip_indexes(), "-r", image)  # its build backend from the mirror
-        said = "And its git packages, each at the commit the lock resolved."
-        found.append((PROJECT_CONDA_GIT, image, words((*WITHOUT_CONSTRAINTS, *pip)), said))
+        said = (
+            "And those it holds no sha256 for, unchecked: git packages at the commit the lock "
+            f"resolved, files by their https URL ({', '.join(lock.unhashed)[:300]})."
+        )
+        found.append((PROJECT_CONDA_UNHASHED, image, words((*WITHOUT_CONSTRAINTS, *pip)), said))
     return found
 
 

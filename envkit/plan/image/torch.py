@@ -202,5 +202,5 @@ def torch_from_conda_lock(
         )
     plan = TorchPlan(version, cuda or planned.cuda, True, None, source="conda-lock")
     return plan, [
-        f"torch {version} comes from {lock.source} (conda's pytorch), checked in the image"
+        f"torch {version} comes from {lock.source} (the lock's own), checked in the image"
     ]

@@ -12,11 +12,12 @@ not know."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from envkit.config.load import Loc
 from envkit.errors import ConfigError, file_issue
@@ -39,14 +40,21 @@ class CondaLockPackages:
     platform: str
     conda: tuple[tuple[str, str, str], ...]  # (package URL, sha256, md5), "" where absent
     # (name, pin, sha256): pin "==VERSION" (from the pip mirror), " @ URL" (a wheel or sdist
-    # the lock takes from another host, checked by its sha256) or " @ git+URL@COMMIT" (a git
-    # package, pinned by its commit: no sha256)
+    # the lock takes from another host, checked by its sha256 where the lock has one) or
+    # " @ git+URL@COMMIT" (a git package, pinned by its commit: no sha256)
     pypi: tuple[tuple[str, str, str], ...]
     python: str | None  # the lock's python version, where it has one
+    editable: tuple[str, ...] = ()  # the project's own packages by path: editable at first start
 
     @property
     def needs_git(self) -> bool:
         return any(pin.startswith(" @ git+") for _, pin, _ in self.pypi)
+
+    @property
+    def unhashed(self) -> tuple[str, ...]:
+        """The PyPI packages the lock holds no sha256 for, as pip's requirement lines: git
+        packages at their commit, files by their https URL."""
+        return tuple(f"{name}{pin}" for name, pin, digest in self.pypi if not digest)
 
     @property
     def torch(self) -> tuple[str, str | None] | None:
@@ -57,7 +65,7 @@ class CondaLockPackages:
         the build); "cpu" for a CPU build."""
         found = {name: (version, build) for name, version, build in map(_parts, self.conda)}
         if "pytorch" not in found:
-            return None
+            return self._pypi_torch()
         version, build = found["pytorch"]
         if build.startswith("cpu"):
             return version, "cpu"
@@ -66,6 +74,21 @@ class CondaLockPackages:
             return version, f"{built.group(1)}.{built.group(2)}"
         cuda = found.get("pytorch-cuda") or found.get("cuda-version")
         return version, cuda[0] if cuda else None
+
+    def _pypi_torch(self) -> tuple[str, str | None] | None:
+        """The lock's torch from PyPI or the PyTorch index (torch==2.6.0+cu124, or by URL):
+        its release, and the CUDA of its local label."""
+        for name, pin, _ in self.pypi:
+            if name.lower() != "torch":
+                continue
+            wheel = unquote(pin.rsplit("/", 1)[-1])  # torch-2.6.0+cu124-cp312-….whl
+            version = pin[2:] if pin.startswith("==") else ([*wheel.split("-"), ""])[1]
+            release, _, label = version.partition("+")
+            cuda = "cpu" if label == "cpu" else None
+            if label.startswith("cu") and label[2:].isdigit():
+                cuda = f"{label[2:-1]}.{label[-1]}"
+            return release, cuda
+        return None
 
 
 def lock_kind(data: Any) -> Literal["conda-lock", "pixi"] | None:
@@ -83,6 +106,7 @@ class _Reading:
     def __init__(self, name: str, lines: dict[Loc, int]) -> None:
         self.name, self.lines = name, lines
         self.issues: list[Any] = []
+        self.editable: list[str] = []  # project-relative folders
 
     def line(self, *loc: str | int) -> int:
         return self.lines.get(tuple(loc), 1)
@@ -137,7 +161,9 @@ def read_conda_lock(
     if reading.issues:
         raise ConfigError(name, reading.issues)
     assert kind is not None
-    return CondaLockPackages(name, kind, platform, tuple(conda), tuple(pypi), python)
+    return CondaLockPackages(
+        name, kind, platform, tuple(conda), tuple(pypi), python, tuple(reading.editable)
+    )
 
 
 def _platform_missing(
@@ -254,20 +280,27 @@ def _pypi(
     if source.startswith("git+"):
         return _git(reading, loc, str(name), source)
     if source and not source.startswith(("https://", "http://")):
-        if source.strip("/") == ".":
-            return []  # the project itself: its sources are the workspace, mounted
-        problem = f"{name} is taken from the path {source}, which is not in the build context"
-        reading.refuse(loc, source, problem, "publish it to an index, or install it in build.steps")
+        folder = posixpath.normpath(posixpath.join(posixpath.dirname(reading.name), source))
+        if folder.startswith("../") or folder == ".." or posixpath.isabs(source):
+            problem = f"{name} is taken from the path {source}, which is outside the project"
+            fix = "publish it to an index, or install it in build.steps"
+            reading.refuse(loc, source, problem, fix)
+        elif folder != ".":  # the project itself is the workspace; its own packages likewise,
+            reading.editable.append(folder)  # installed editable from it at first start
         return []
-    digest = str(hashes.get("sha256") or "").lower()
-    if not re.fullmatch(r"[0-9a-f]{64}", digest):
-        reading.refuse(loc, str(name), "a PyPI package without a sha256", "relock")
-        return []
+    source, _, fragment = source.partition("#")  # pixi's `…whl#sha256=HEX`
+    digest = str(hashes.get("sha256") or fragment.removeprefix("sha256=")).lower()
+    digest = digest if re.fullmatch(r"[0-9a-f]{64}", digest) else ""
     if not source or urlsplit(source).hostname == "files.pythonhosted.org":
+        if not digest:
+            reading.refuse(loc, str(name), "a PyPI package without a sha256", "relock")
+            return []
         return [(str(name), f"=={version}", digest)]  # by version, through the pip mirror
     if not SAFE_URL.fullmatch(source) or urlsplit(source).scheme != "https":
         reading.refuse(loc, source, "a package URL that is not plain https", "relock")
         return []
+    # an index that serves no sha256 (the PyTorch index for some files): by its https URL,
+    # said unchecked in the Dockerfile, rather than the whole lock refused for one file
     return [(str(name), f" @ {source}", digest)]
 
 

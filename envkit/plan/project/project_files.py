@@ -192,6 +192,7 @@ def _conda(
         try:
             lock = read_explicit(name, text) if explicit else read_conda_lock(name, data, lines)
             found.needs_git |= lock.needs_git
+            found.editable += lock.editable
             return CondaFile((), (), (), lock)
         except ConfigError as exc:
             found.issues += exc.issues

@@ -14,7 +14,7 @@ lock takes from a local path or git (not in the build context, or without a hash
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -50,6 +50,7 @@ class PythonProject:
     companions: tuple[str, ...] = ()  # torchvision==X...: installed beside envkit's torch
     needs_git: bool = False  # a git+ requirement
     members: tuple[ProjectFile, ...] = ()  # a uv workspace's members' pyproject.toml files
+    notes: tuple[str, ...] = ()  # torch's lines left to envkit's torch layer, each at its line
 
     @property
     def target(self) -> str:
@@ -128,6 +129,10 @@ def _from_poetry(name: str, text: str, data: dict[str, Any], extras: tuple[str, 
     return [d.requirement for d in found if d.requirement is not None]
 
 
+def _dynamic(project: dict[str, Any]) -> bool:
+    return "dependencies" in (project.get("dynamic") or ())
+
+
 def is_workspace_root(data: dict[str, Any]) -> bool:
     tool = data.get("tool") or {}
     return isinstance(tool, dict) and isinstance((tool.get("uv") or {}).get("workspace"), dict)
@@ -170,6 +175,7 @@ class _Wanted:
     requirements: list[str]
     companions: list[str]
     needs_git: bool
+    notes: list[str] = field(default_factory=list)
 
 
 def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext) -> _Wanted:
@@ -192,8 +198,9 @@ def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext
             issues.append(file_issue(name, line, str(item)[:120], verdict.why, verdict.fix))
         elif verdict.action == "keep":
             found.requirements.append(str(requirement))
-        elif verdict.companion:
-            found.companions.append(verdict.companion)
+        else:  # dropped from this install: said at its line, as a file's line is
+            found.notes.append(f"{name}:{line}: {verdict.why}")
+            found.companions += [verdict.companion] if verdict.companion else []
     if issues:
         raise ConfigError(name, issues)
     return found
@@ -269,7 +276,10 @@ def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
 
 def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, Any]) -> None:
     """The lock was made for the dependencies pyproject.toml names now (by name: a changed
-    version bound is uv's to judge, a package added or removed is plain)."""
+    version bound is uv's to judge, a package added or removed is plain). Dynamic
+    dependencies are the build's to decide, and uv's lock records what it decided."""
+    if _dynamic(project):
+        return
     locked = {
         canonicalize_name(d["name"])
         for d in (root.get("metadata") or {}).get("requires-dist") or ()
@@ -363,10 +373,14 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     prefix = "" if section.project == "." else f"{section.project}/"
     name, text = reader.read(LOC, f"{prefix}pyproject.toml", "pyproject.toml")
     data = _toml(name, text)
-    wanted = _check_wanted(name, text, _wanted(name, text, data, section.extras), context)
-    pyproject = ProjectFile(name, text)
     lock_path = reader.root / f"{prefix}uv.lock"
-    if not (lock_path.exists() or lock_path.is_symlink()):
+    has_lock = lock_path.exists() or lock_path.is_symlink()
+    if has_lock and _dynamic(data.get("project") or {}):  # the lock holds what the build decided
+        wanted = _Wanted([], [], False)
+    else:
+        wanted = _check_wanted(name, text, _wanted(name, text, data, section.extras), context)
+    pyproject = ProjectFile(name, text)
+    if not has_lock:
         return PythonProject(
             section.project,
             pyproject,
@@ -377,6 +391,7 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             0,
             tuple(dict.fromkeys(wanted.companions)),
             wanted.needs_git,
+            notes=tuple(wanted.notes),
         )
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:

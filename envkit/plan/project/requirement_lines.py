@@ -19,7 +19,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from envkit.catalog.compat import COMPANIONS
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigIssue, file_issue
-from envkit.plan.project.torch_lines import TorchContext, judge_pip
+from envkit.plan.project.torch_lines import TorchContext, Verdict, judge_pip
 
 INCLUDE_OPTIONS = {
     "-r": "requirement",
@@ -290,16 +290,25 @@ class RequirementsFile:
         if verdict.action == "refuse":
             self._issue(first, line, verdict.why, verdict.fix)
         elif verdict.action == "drop":
-            self.reading.dropped += 1
-            if verdict.companion:
-                self.reading.companions.append(verdict.companion)
-            if requirement.extras and not requirement.url:
-                self.reading.notes.append(
-                    f"{self.name}:{first}: {line}: envkit's torch layer installs "
-                    f"{requirement.name} without its extras; list the packages its "
-                    f"[{','.join(sorted(requirement.extras))}] extra adds to have them"
-                )
-            self._replace(first, last, f"# envkit: {verdict.why}")
+            self._dropped(first, last, line, requirement, verdict)
+
+    def _dropped(
+        self, first: int, last: int, line: str, requirement: Requirement, verdict: Verdict
+    ) -> None:
+        """A line envkit's torch layer stands for: a comment in the file, said aloud where
+        it asked what no setting can give or named extras the layer does not install."""
+        self.reading.dropped += 1
+        if verdict.companion:
+            self.reading.companions.append(verdict.companion)
+        if verdict.said:
+            self.reading.notes.append(f"{self.name}:{first}: {verdict.why}")
+        if requirement.extras and not requirement.url:
+            self.reading.notes.append(
+                f"{self.name}:{first}: {line}: envkit's torch layer installs "
+                f"{requirement.name} without its extras; list the packages its "
+                f"[{','.join(sorted(requirement.extras))}] extra adds to have them"
+            )
+        self._replace(first, last, f"# envkit: {verdict.why}")
 
     def _without_hashes(self, first: int, line: str) -> str | None:
         """The requirement of a line without its --hash options; None where another option is

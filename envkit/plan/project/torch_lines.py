@@ -60,6 +60,7 @@ class Verdict:
     why: str = ""  # drop: said in the rewritten file; refuse: the problem
     fix: str = ""
     companion: str | None = None  # a requirement envkit's torch layer installs beside torch
+    said: bool = False  # a drop render says aloud: the line asked what no setting can give
     notes: list[str] = field(default_factory=list)
 
 
@@ -133,19 +134,36 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     if wanted and name not in TORCH_NAMES:
         wanted = _in_series(specifier, wanted)
     if wanted is None or not specifier.contains(wanted, prereleases=True):
-        what = f"torch {context.version}" if name in TORCH_NAMES else f"{name} {wanted}"
-        built = "" if name in TORCH_NAMES else f", the release built for torch {context.version}"
-        return Verdict(
-            "refuse",
-            f"{line} does not admit {what}{built}; envkit installs {context.said()}",
-            TORCH_FIX + _example_torch(name, specifier),
-        )
+        return _not_admitted(line, name, specifier, wanted, context)
     if name in TORCH_NAMES:
         return Verdict("drop", f"{line}: envkit's torch layer installs {context.said()}")
     return Verdict(
         "drop",
         f"{line}: installed beside torch from its index ({name}=={wanted})",
         companion=f"{name}=={wanted}",
+    )
+
+
+def _not_admitted(
+    line: str, name: str, specifier: SpecifierSet, wanted: str | None, context: TorchContext
+) -> Verdict:
+    """A torch or companion line that does not admit envkit's: refused with the `torch:` that
+    would meet it, or, where none could (older than the table), said and left to envkit's."""
+    if _older_than_the_table(name, specifier):  # no `torch:` could meet it: said, not lost
+        return Verdict(
+            "drop",
+            f"{line}: no release envkit can build admits it (the nearest is torch "
+            f"{_nearest_torch(name, specifier)}); installed instead: {context.said()}"
+            + (f", {name}=={wanted}" if wanted and name not in TORCH_NAMES else ""),
+            companion=f"{name}=={wanted}" if wanted and name not in TORCH_NAMES else "",
+            said=True,
+        )
+    what = f"torch {context.version}" if name in TORCH_NAMES else f"{name} {wanted}"
+    built = "" if name in TORCH_NAMES else f", the release built for torch {context.version}"
+    return Verdict(
+        "refuse",
+        f"{line} does not admit {what}{built}; envkit installs {context.said()}",
+        TORCH_FIX + _example_torch(name, specifier),
     )
 
 
@@ -161,6 +179,32 @@ def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> V
         f"{requirement}: torch's own {name} comes with envkit's torch layer, the one "
         f"{context.said()} was built with (kept by the build's constraints)",
     )
+
+
+def _older_than_the_table(name: str, specifier: SpecifierSet) -> bool:
+    """Whether the line asks only for releases older than every one envkit can build (no
+    `torch:` setting could meet it). A line asking for one newer than the table is refused:
+    the table may need `envkit compat --refresh`."""
+    known = [
+        release if name in TORCH_NAMES else companions(release).get(name, "")
+        for release in compat.load_table().torch
+    ]
+    known = [v for v in known if v]
+    if not known or any(specifier.contains(_in_series(specifier, v), True) for v in known):
+        return False
+    named = [compat.version_key(s.version) for s in specifier if s.operator != "!="]
+    return bool(named) and max(named) < min(compat.version_key(v) for v in known)
+
+
+def _nearest_torch(name: str, specifier: SpecifierSet) -> str:
+    """The release nearest the one the line names (for a companion, the torch it was built
+    for, by its series)."""
+    releases = list(compat.load_table().torch)
+    pinned = next((s.version for s in specifier), "") if specifier else ""
+    if name in TORCH_NAMES or not pinned:
+        return compat.nearest(releases, pinned or releases[0])
+    by_companion = {companions(r).get(name, ""): r for r in releases}
+    return by_companion[compat.nearest([v for v in by_companion if v], pinned)]
 
 
 def _in_series(specifier: SpecifierSet, expected: str) -> str:
@@ -194,12 +238,6 @@ def _example_torch(name: str, specifier: SpecifierSet) -> str:
         if not built:
             return ""
         pinned = max(built, key=compat.version_key)
-    releases = compat.load_table().torch
-    if pinned not in releases:  # older than the table: the line itself has to change
-        oldest = min(releases, key=compat.version_key)
-        return (
-            f"; no release envkit can build admits it: change the line to admit one, e.g. {oldest}"
-        )
     return f' (e.g. torch: "{pinned}")'
 
 
@@ -309,6 +347,14 @@ def _judge_conda_cuda(spec: str, name: str, rest: str, context: TorchContext) ->
         same = Version(asked).release[:2] == Version(context.build).release[:2]
     except InvalidVersion:
         same = False
+    built = {c for r in compat.load_table().torch.values() for c in r.cuda}
+    if not same and asked not in built:  # no `cuda:` could meet it: said, not lost
+        return Verdict(
+            "drop",
+            f"{spec}: no torch envkit can build has a CUDA {asked} build; installed instead: "
+            f"{context.said()}",
+            said=True,
+        )
     if not same:
         return Verdict(
             "refuse",
