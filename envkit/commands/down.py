@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from envkit.commands import terminal_input
 from envkit.engine.client import containers, docker_client
 from envkit.engine.compose import run_compose, use_sdk
 from envkit.engine.facts import engine_facts
@@ -57,8 +58,7 @@ def run(request: DownRequest) -> int:
     client = docker_client()
     found = project_volumes(client, plan.project) if request.volumes else []
     if request.volumes and found:  # asked before anything is stopped
-        ask = input if sys.stdin.isatty() and sys.stderr.isatty() else None
-        confirm_deletion(plan.project, found, request.yes, ask)
+        confirm_deletion(plan.project, found, request.yes, terminal_input())
     facts = engine_facts(client)
     if not use_sdk(facts.remote or facts.podman):
         run_compose(out_dir, plan.project, "down")  # its network too; never -v

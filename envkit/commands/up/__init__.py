@@ -7,14 +7,13 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from docker.errors import ImageNotFound
 
-from envkit.commands import build
+from envkit.commands import build, terminal_input
 from envkit.commands.up.keeping import guard
 from envkit.config.rules import missing_keys
 from envkit.engine.client import docker_client, running_containers
@@ -123,10 +122,6 @@ def run(request: UpRequest) -> int:
                 stdout.flush()
 
 
-def _ask() -> Callable[[str], str] | None:
-    return input if sys.stdin.isatty() and sys.stderr.isatty() else None
-
-
 def _up(request: UpRequest, report: dict[str, Any]) -> int:
     project = load_project(request.config)
     _require_keys(project)
@@ -144,7 +139,7 @@ def _up(request: UpRequest, report: dict[str, Any]) -> int:
     if not remote:  # a remote engine's ports are its machine's: it says itself if one is taken
         _check_ports(client, plan)
     decided = decide(client, plan, request.keep_running)
-    guard(decided.at_risk, request.yes, _ask())  # before anything is recreated or removed
+    guard(decided.at_risk, request.yes, terminal_input())  # before anything is recreated or removed
     running_before = {p.service.container_name for p in decided.planned if p.action == "keep"}
     for gone in decided.departed:  # a member who left envkit.yaml: the container goes, the
         gone.container.remove(force=True)  # home stays on its volume
