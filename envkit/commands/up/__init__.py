@@ -31,7 +31,7 @@ from envkit.render.outputs import render_outputs, write_outputs
 from envkit.render.ssh_config import connect_host, jump_host
 from envkit.services.member_gpus import with_host_gpus
 from envkit.services.project import Project, load_project
-from envkit.services.sharing import build_platforms, fetch_shared, registry_of, shared_image
+from envkit.services.sharing import build_platforms, fetch_shared, registry_of, say, shared_image
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +92,7 @@ def _image_ready(
         wanted = shared_image(project, registry, rendered, platforms=platforms)
         if local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context:
             return
-        if fetch_shared(client, project, wanted, _say) is not None:
+        if fetch_shared(client, project, wanted, say) is not None:
             return
     if local is None:
         raise ImageMissingError(
@@ -100,11 +100,6 @@ def _image_ready(
             "`envkit up --build` builds it here (or `envkit build`)"
             + ("" if registry else "; with registry: set, `envkit up` pulls a pushed one"),
         )
-
-
-def _say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
 
 
 def run(request: UpRequest) -> int:
@@ -128,7 +123,7 @@ def _up(request: UpRequest, report: dict[str, Any]) -> int:
     # Before anything is written or started: an id the host lacks stops here, counts become ids.
     project, gpu_note = with_host_gpus(project, current_endpoint().remote)
     if gpu_note:
-        _say(gpu_note)
+        say(gpu_note)
     plan, out_dir = project.plan, project.context_dir
     client = docker_client()
     outputs = render_outputs(plan, out_dir, project.project_dir)
@@ -189,7 +184,7 @@ def _workspace_ready(plan: Plan, remote: bool) -> None:
     if workspace is None:
         return
     if remote and workspace.within_project is not None:
-        _say(
+        say(
             f"note: the engine is on another machine: this machine's {workspace.source} is not "
             f"mounted at {workspace.target} (set workspace.path to a folder on that machine)"
         )
