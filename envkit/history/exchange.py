@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import EnvkitError, FieldError
-from envkit.files import decode_utf8, read_regular, write_atomically
+from envkit.errors import EnvkitError
+from envkit.files import read_utf8, write_atomically
 from envkit.history.store import History, HistoryError, Run
 from envkit.verify.reports import ReportShapeError, checked_report, checked_text
 
@@ -58,11 +58,7 @@ def _reject_constant(name: str) -> Any:
 
 def read_records(source: Path) -> list[tuple[dict[str, Any], str]]:
     """Every run in an export file, checked; EnvkitError naming the first bad line and field."""
-    try:
-        data = read_regular(source, IMPORT_LIMIT, "history export")
-    except FieldError as exc:
-        raise EnvkitError(exc.problem, exc.fix) from None
-    text, bad_line = decode_utf8(data)
+    text, bad_line = read_utf8(source, IMPORT_LIMIT, "history export")
     if text is None:
         raise _refused(source, bad_line or 0, "not UTF-8")
     records = []
