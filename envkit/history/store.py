@@ -152,6 +152,11 @@ class History:
                 RECOVER,
             )
 
+    def read_around(self) -> str:
+        """The runs read around (`skipped`) as one line: the first three, with why."""
+        more = f"; +{len(self.skipped) - 3} more" if len(self.skipped) > 3 else ""
+        return f"read around {'; '.join(self.skipped[:3])}{more}"
+
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query's rows; a damaged file (a corrupt page, a broken index) is a HistoryError
         naming the file and what SQLite found, never a traceback."""
