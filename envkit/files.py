@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import FieldError
+from envkit.errors import EnvkitError, FieldError
 
 # TOML (pyproject.toml, uv.lock): the standard library's reader, tomli's on Python 3.10.
 if sys.version_info >= (3, 11):
@@ -67,6 +67,14 @@ def decode_utf8(data: bytes) -> tuple[str | None, int | None]:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return None, data.count(b"\n", 0, exc.start) + 1
+
+
+def read_utf8(path: Path, limit: int, what: str) -> tuple[str | None, int | None]:
+    """A regular file's text as decode_utf8 gives it; a file read_regular refuses: EnvkitError."""
+    try:
+        return decode_utf8(read_regular(path, limit, what))
+    except FieldError as exc:
+        raise EnvkitError(exc.problem, exc.fix) from None
 
 
 def toml_loads(text: str) -> dict[str, Any]:

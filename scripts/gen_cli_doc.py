@@ -52,9 +52,9 @@ def _option_rows(command: Any) -> list[str]:
 def cli_doc() -> str:
     import typer
 
-    from envkit.cli.whole_app import app
+    from envkit.cli.registry import build_app
 
-    root = typer.main.get_command(app)
+    root = typer.main.get_command(build_app())
     lines = [HEAD]
     for path, command in _commands(root):
         summary = command.get_short_help_str(limit=200)

@@ -54,11 +54,8 @@ def main() -> None:
 def _app_for(argv: list[str]) -> typer.Typer:
     """Only the named command's module is imported; completion and anything else (help, a
     typo, which click answers with the names it knows) get the whole app."""
-    if argv and argv[0] in NAMES and COMPLETE_VAR not in os.environ:
-        return build_app(only=argv[0])
-    from envkit.cli.whole_app import app
-
-    return app
+    named = argv and argv[0] in NAMES and COMPLETE_VAR not in os.environ
+    return build_app(only=argv[0] if named else None)
 
 
 def _interrupted() -> None:

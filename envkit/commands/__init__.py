@@ -5,3 +5,13 @@ from the options; what several commands share lives in services/ (or beside the 
 
 May import: any package above.
 """
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+
+def terminal_input() -> Callable[[str], str] | None:
+    """What asks the user a question: `input` on a terminal, None in a script (no one to ask)."""
+    return input if sys.stdin.isatty() and sys.stderr.isatty() else None

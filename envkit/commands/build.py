@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from envkit.engine.client import docker_client
 from envkit.engine.emulation import require_emulation
 from envkit.engine.facts import engine_facts
 from envkit.engine.progress import console_reporter, json_reporter, quiet_reporter
-from envkit.engine.registry import CONTEXT_LABEL
+from envkit.engine.registry import CONTEXT_LABEL, Say
 from envkit.errors import BuildFailedError, EnvkitError
 from envkit.lock.pins import check_base, check_platforms
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
@@ -38,8 +37,6 @@ from envkit.services.sharing import (
 if TYPE_CHECKING:
     from envkit.engine.registry import SharedImage
     from envkit.plan import Plan
-
-Say = Callable[[str], None]  # where a line for the user goes
 
 
 @dataclass(frozen=True, kw_only=True)

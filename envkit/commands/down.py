@@ -6,9 +6,9 @@ it names every volume it would delete, with its size, first."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from envkit.commands import terminal_input
 from envkit.engine.client import containers, docker_client
 from envkit.engine.compose import run_compose, use_sdk
 from envkit.engine.facts import engine_facts
@@ -28,9 +28,7 @@ def _size(volume: VolumeInfo) -> str:
     return f"{volume.size / 1e6:.1f} MB" if volume.size is not None else "size unknown"
 
 
-def confirm_deletion(
-    project: str, found: list[VolumeInfo], yes: bool, ask: Callable[[str], str] | None
-) -> None:
+def confirm_deletion(project: str, found: list[VolumeInfo], yes: bool) -> None:
     """Name what would be deleted; go on only with --yes or the project's name typed."""
     listing = "; ".join(
         f"{v.name} ({v.kind}{' of ' + v.member if v.member else ''}, {_size(v)})" for v in found
@@ -42,6 +40,7 @@ def confirm_deletion(
         "`envkit backup` first; then `envkit down --volumes` on a terminal (type the project's "
         "name), or add --yes in a script"
     )
+    ask = terminal_input()
     if ask is None:
         raise EnvkitError(f"--volumes would delete {listing}: nothing was deleted", fix)
     sys.stderr.write(f"--volumes deletes {listing}.\n")
@@ -57,8 +56,7 @@ def run(request: DownRequest) -> int:
     client = docker_client()
     found = project_volumes(client, plan.project) if request.volumes else []
     if request.volumes and found:  # asked before anything is stopped
-        ask = input if sys.stdin.isatty() and sys.stderr.isatty() else None
-        confirm_deletion(plan.project, found, request.yes, ask)
+        confirm_deletion(plan.project, found, request.yes)
     facts = engine_facts(client)
     if not use_sdk(facts.remote or facts.podman):
         run_compose(out_dir, plan.project, "down")  # its network too; never -v

@@ -29,9 +29,7 @@ class HistoryRequest:
 def warn_skipped(history: History) -> None:
     """Runs read around (a row edited by hand, damaged JSON): said once, on stderr."""
     if history.skipped:
-        shown = "; ".join(history.skipped[:3])
-        more = f"; +{len(history.skipped) - 3} more" if len(history.skipped) > 3 else ""
-        sys.stderr.write(for_terminal(f"warning: {history.path}: read around {shown}{more}\n"))
+        sys.stderr.write(for_terminal(f"warning: {history.path}: {history.read_around()}\n"))
 
 
 def say(text: str) -> None:

@@ -6,10 +6,10 @@ member's name is typed (or --yes is given). The one command that deletes a membe
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from envkit.commands import terminal_input
 from envkit.commands.backup import DEFAULT_FOLDER
 from envkit.engine.client import containers, docker_client, require_image
 from envkit.engine.volumes import project_volumes
@@ -27,10 +27,6 @@ class MemberRemoveRequest:
     yes: bool = False  # delete without asking (scripts)
     backup_to: Path = DEFAULT_FOLDER  # where the home is backed up before it is deleted
     no_backup: bool = False
-
-
-def _ask() -> Callable[[str], str] | None:
-    return input if sys.stdin.isatty() and sys.stderr.isatty() else None
 
 
 def run(request: MemberRemoveRequest) -> int:
@@ -75,7 +71,7 @@ def _confirm(request: MemberRemoveRequest, volume: str, size: str) -> None:
     if request.yes:
         sys.stderr.write(f"deleting {what} (--yes)\n")
         return
-    ask = _ask()
+    ask = terminal_input()
     fix = f"on a terminal type {name} to confirm, or add --yes in a script"
     if ask is None:
         raise EnvkitError(f"--delete-home would delete {what}: nothing was deleted", fix)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from envkit.config.load import config_given
 from envkit.errors import EnvkitError
 from envkit.metrics.collect import (
     HISTORY,
@@ -19,7 +20,6 @@ from envkit.metrics.collect import (
     exported,
     read_history,
     read_members,
-    wants_members,
 )
 from envkit.metrics.exposition import render
 
@@ -70,7 +70,7 @@ def _readers(request: MetricsRequest) -> dict[str, Callable[[], Reading]]:
     readers: dict[str, Callable[[], Reading]] = {
         HISTORY: partial(read_history, request.history_file)
     }
-    if wants_members(request.config):
+    if config_given(request.config):
         readers[MEMBERS] = partial(read_members, request.config)
     return readers
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from envkit.engine.client import docker_client
-from envkit.errors import EngineUnreachableError, EnvkitError
-from envkit.services.containers import existing_container
+from envkit.errors import EngineUnreachableError
+from envkit.services.containers import chosen_service, existing_container
 from envkit.services.project import load_project
 
 READY_CHECK = ["/usr/local/bin/envkit-healthcheck"]
@@ -42,12 +42,8 @@ class StartRequest:
 def run(request: StartRequest) -> int:
     member, timeout, quiet = request.member, request.timeout, request.quiet
     plan = load_project(request.config).plan
-    services = list(plan.services)
-    if member is not None:
-        services = [s for s in services if member in (s.member, s.name)]
-        if not services:
-            known = ", ".join(s.member or s.name for s in plan.services)
-            raise EnvkitError(f"{member!r} is not one of this project's containers", f"use {known}")
+    # A member names one container (as for shell and exec); none, every container.
+    services = list(plan.services) if member is None else [chosen_service(plan, member)]
     client = docker_client()
     deadline = time.monotonic() + timeout
     for service in services:

@@ -17,7 +17,7 @@ from envkit.config import bounded
 from envkit.config.model import Runtime, Spec
 from envkit.config.rules import check_rules
 from envkit.errors import ConfigError, ConfigIssue, EnvkitError, FieldError
-from envkit.files import decode_utf8, read_regular
+from envkit.files import read_utf8
 
 CONFIG_ENV = "ENVKIT_CONFIG"
 DEFAULT_NAME = "envkit.yaml"
@@ -258,11 +258,7 @@ def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -
 
 def load_spec(explicit: str | None = None) -> LoadedSpec:
     path = find_config(explicit)
-    try:
-        data = read_regular(path, bounded.CONFIG_LIMIT, "config file")
-    except FieldError as exc:
-        raise EnvkitError(exc.problem, exc.fix) from None
-    text, bad_line = decode_utf8(data)
+    text, bad_line = read_utf8(path, bounded.CONFIG_LIMIT, "config file")
     if text is None:
         issue = ConfigIssue("(file)", bad_line, None, "not UTF-8 text", "save the file as UTF-8")
         raise ConfigError(str(path), [issue])

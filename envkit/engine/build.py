@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -72,11 +72,6 @@ def slowest(progress: BuildProgress, count: int = 3) -> list[tuple[int, float, s
     return [(i, s, progress.instructions.get(i, "")) for i, s in ran[:count]]
 
 
-def hint_for(log: Iterable[str]) -> str | None:
-    """The failure's cause and its fix (engine/build_causes.py), where the log shows one."""
-    return cause(log)
-
-
 def fail(progress: BuildProgress, error: str) -> NoReturn:
     """Raise BuildFailedError naming the step, its last log lines and a hint."""
     lines = list(progress.log)[-15:]
@@ -86,7 +81,7 @@ def fail(progress: BuildProgress, error: str) -> NoReturn:
         if progress.step
         else "before its first step"
     )
-    hint = hint_for([*progress.log, error])
+    hint = cause([*progress.log, error])
     message = f"the build failed {where}\n  {error.strip()}"
     if lines:
         message += "\n  last lines of its log:\n" + "\n".join(f"    | {ln}" for ln in lines)

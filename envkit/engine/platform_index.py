@@ -15,14 +15,12 @@ import ipaddress
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
 from typing import Any
 
-from envkit.engine.registry import SharedImage
+from envkit.engine.registry import Say, SharedImage
 from envkit.errors import EnvkitError
 
 TIMEOUT_S = 300
-Say = Callable[[str], None]
 
 
 def _insecure(client: Any, host: str) -> bool:

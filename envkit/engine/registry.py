@@ -12,7 +12,7 @@ from envkit.errors import EngineUnreachableError, EnvkitError
 
 CONTEXT_LABEL = "io.envkit.context"  # the digest of the build's inputs (render/digest.py)
 TAG_PREFIX = "ctx-"
-Say = Callable[[str], None]
+Say = Callable[[str], None]  # where a line for the user goes
 
 
 class NotInRegistryError(EnvkitError):

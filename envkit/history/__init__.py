@@ -1,3 +1,3 @@
 """Every verify run kept: the store, comparisons and baselines, and what verify records.
 
-May import: checks, files, errors."""
+May import: checks, verify, files, errors."""

@@ -7,103 +7,29 @@ none, with that line and field named."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from envkit.checks.core.contract import STATUSES
-from envkit.errors import EnvkitError, FieldError
-from envkit.files import decode_utf8, read_regular, write_atomically
+from envkit.errors import EnvkitError
+from envkit.files import read_utf8, write_atomically
 from envkit.history.store import History, HistoryError, Run
+from envkit.verify.reports import ReportShapeError, checked_report, checked_text
 
 IMPORT_LIMIT = 512 * 1024 * 1024
-LIMITS = {"uid": 200, "started_at": 64, "target": 2000, "image_id": 200, "id": 200}
-MAX_MESSAGE = 1 << 20
-MAX_FIGURE = 1e300
-
-
-class RecordError(ValueError):
-    def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"{where}: {problem}")
-
-
-def _text(value: Any, where: str, limit: int) -> str:
-    if not isinstance(value, str):
-        raise RecordError(where, f"expected text, found {type(value).__name__}")
-    if len(value) > limit:
-        raise RecordError(where, f"{len(value)} characters, over {limit}")
-    return value
-
-
-def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RecordError(where, f"expected a number, found {type(value).__name__}")
-    try:
-        number = float(value)
-    except OverflowError:
-        raise RecordError(where, "a number too large to store") from None
-    if not math.isfinite(number) or abs(number) > MAX_FIGURE:
-        raise RecordError(where, f"{value!r} is not a finite figure")
-    return number
-
-
-def _count(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**53:
-        raise RecordError(where, f"expected a count, found {value!r}")
-    return value
-
-
-def _items(value: Any, where: str, kind: type) -> Any:
-    if not isinstance(value, kind):
-        raise RecordError(where, f"expected {'a list' if kind is list else 'an object'}")
-    return value
-
-
-def _check(value: Any, where: str) -> dict[str, Any]:
-    row = _items(value, where, dict)
-    status = row.get("status")
-    if status not in STATUSES:
-        raise RecordError(f"{where}.status", f"{status!r} is not one of {', '.join(STATUSES)}")
-    metrics = []
-    for n, metric in enumerate(_items(row.get("metrics", []), f"{where}.metrics", list)):
-        at = f"{where}.metrics[{n}]"
-        item = _items(metric, at, dict)
-        metrics.append(
-            {
-                "name": _text(item.get("name"), f"{at}.name", 200),
-                "value": _number(item.get("value"), f"{at}.value"),
-                "unit": _text(item.get("unit"), f"{at}.unit", 50),
-            }
-        )
-    return {
-        "id": _text(row.get("id"), f"{where}.id", LIMITS["id"]),
-        "status": status,
-        "duration_s": _number(row.get("duration_s"), f"{where}.duration_s"),
-        "message": _text(row.get("message", ""), f"{where}.message", MAX_MESSAGE),
-        "metrics": metrics,
-    }
 
 
 def record_of(row: Any) -> tuple[dict[str, Any], str]:
-    """(the report to record, its uid) from one exported line's object; RecordError naming the
-    field otherwise."""
-    row = _items(row, "the line", dict)
-    environment = dict(_items(row.get("environment"), "environment", dict))
+    """(the report to record, its uid) from one exported line's object, checked as every report
+    entering envkit is (verify/reports.py); ReportShapeError naming the field otherwise."""
+    if not isinstance(row, dict):
+        raise ReportShapeError("the line: expected an object")
+    report: dict[str, Any] = dict(checked_report(row))
     image = row.get("image_id")
-    environment["image_id"] = None if image is None else _text(image, "image_id", 200)
-    summary = _items(row.get("summary"), "summary", dict)
-    checks = _items(row.get("checks"), "checks", list)
-    report = {
-        "started_at": _text(row.get("started_at"), "started_at", LIMITS["started_at"]),
-        "target": _text(row.get("target"), "target", LIMITS["target"]),
-        "duration_s": _number(row.get("duration_s"), "duration_s"),
-        "environment": environment,
-        "summary": {k: _count(summary.get(k, 0), f"summary.{k}") for k in STATUSES},
-        "checks": [_check(c, f"checks[{n}]") for n, c in enumerate(checks)],
-    }
-    uid = _text(row.get("uid"), "uid", LIMITS["uid"])
+    image_id = None if image is None else checked_text(image, "image_id", 200)
+    report["environment"] = {**report["environment"], "image_id": image_id}
+    uid = checked_text(row.get("uid"), "uid", 200)
     if not uid:
-        raise RecordError("uid", "empty")
+        raise ReportShapeError("uid: empty")
     _encodable(report, "the line")
     return report, uid
 
@@ -114,7 +40,9 @@ def _encodable(value: Any, where: str) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise RecordError(where, "text with a lone surrogate (not Unicode text)") from None
+            raise ReportShapeError(
+                f"{where}: text with a lone surrogate (not Unicode text)"
+            ) from None
     elif isinstance(value, dict):
         for key, item in value.items():
             _encodable(key, where)
@@ -130,11 +58,7 @@ def _reject_constant(name: str) -> Any:
 
 def read_records(source: Path) -> list[tuple[dict[str, Any], str]]:
     """Every run in an export file, checked; EnvkitError naming the first bad line and field."""
-    try:
-        data = read_regular(source, IMPORT_LIMIT, "history export")
-    except FieldError as exc:
-        raise EnvkitError(exc.problem, exc.fix) from None
-    text, bad_line = decode_utf8(data)
+    text, bad_line = read_utf8(source, IMPORT_LIMIT, "history export")
     if text is None:
         raise _refused(source, bad_line or 0, "not UTF-8")
     records = []
@@ -145,7 +69,7 @@ def read_records(source: Path) -> list[tuple[dict[str, Any], str]]:
             records.append(record_of(json.loads(line, parse_constant=_reject_constant)))
         except RecursionError:
             raise _refused(source, number, "nested too deeply") from None
-        except RecordError as exc:
+        except ReportShapeError as exc:
             raise _refused(source, number, str(exc)) from None
         except ValueError as exc:
             raise _refused(source, number, f"not JSON ({exc})") from None

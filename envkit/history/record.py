@@ -118,13 +118,8 @@ def remember(
     finally:
         history.close()
     if history.skipped and result.warning is None:
-        result.warning = f"history file {history.path}: {_skipped(history.skipped)}"
+        result.warning = f"history file {history.path}: {history.read_around()}"
     return result
-
-
-def _skipped(skipped: list[str]) -> str:
-    shown = "; ".join(skipped[:3]) + (f"; +{len(skipped) - 3} more" if len(skipped) > 3 else "")
-    return f"{len(skipped)} damaged run(s) read around ({shown})"
 
 
 def _remember(

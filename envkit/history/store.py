@@ -53,15 +53,11 @@ MIGRATIONS = [
         name TEXT NOT NULL,
         value REAL NOT NULL,
         unit TEXT NOT NULL,
+        peak REAL,                         -- the published peak it was measured against
         PRIMARY KEY (run_id, check_id, name)
     );
     CREATE INDEX runs_by_target ON runs(target, id);
     CREATE INDEX metrics_by_name ON metrics(check_id, name);
-    """,
-    # The published peak a figure was measured against (`envkit metrics` exports the fraction);
-    # NULL for figures without one and for runs recorded before it was kept.
-    """
-    ALTER TABLE metrics ADD COLUMN peak REAL;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -114,7 +110,7 @@ RUN_COLUMNS = (
 COLUMNS = {
     "runs": RUN_COLUMNS,
     "checks": ("run_id", "check_id", "status", "duration_s", "message"),
-    "metrics": ("run_id", "check_id", "name", "value", "unit"),
+    "metrics": ("run_id", "check_id", "name", "value", "unit", "peak"),
 }
 RECOVER = (
     "keep a copy of it; `envkit history export --history-file FILE OUT` saves what is still "
@@ -155,6 +151,11 @@ class History:
                 "wrote, or edited by hand",
                 RECOVER,
             )
+
+    def read_around(self) -> str:
+        """The runs read around (`skipped`) as one line: the first three, with why."""
+        more = f"; +{len(self.skipped) - 3} more" if len(self.skipped) > 3 else ""
+        return f"read around {'; '.join(self.skipped[:3])}{more}"
 
     def _read(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """A query's rows; a damaged file (a corrupt page, a broken index) is a HistoryError
@@ -264,11 +265,7 @@ class History:
         }
 
     def peaks(self, run_id: int) -> dict[tuple[str, str], float]:
-        """The published peaks the run's figures were measured against, where there was one
-        (a store read as it is, from before peaks were kept, has none)."""
-        found = {row[1] for row in self._read("PRAGMA table_info(metrics)")}
-        if "peak" not in found:
-            return {}
+        """The published peaks the run's figures were measured against, where there was one."""
         rows = self._read(
             "SELECT check_id, name, peak FROM metrics WHERE run_id = ?"
             " AND typeof(peak) IN ('real', 'integer')",

@@ -10,8 +10,8 @@ from typing import Any
 
 from envkit.checks.programs.lockfile import Lock, LockFormatError, parse_lock
 from envkit.checks.programs.lockstate import INDEX_INSTALLERS
-from envkit.errors import EnvkitError, FieldError
-from envkit.files import decode_utf8, read_regular
+from envkit.errors import EnvkitError
+from envkit.files import read_utf8
 from envkit.lock.requested import check_matches
 from envkit.lock.validate import OFFICIAL_CONDA, problems
 from envkit.plan import Plan
@@ -29,11 +29,7 @@ def read_lock(path: Path, conda_prefixes: tuple[str, ...] | None = None) -> tupl
         raise EnvkitError(
             f"--locked: {path} does not exist", "run `envkit build` then `envkit lock` to make it"
         )
-    try:
-        data = read_regular(path, LOCK_LIMIT, "lock file")
-    except FieldError as exc:
-        raise EnvkitError(exc.problem, exc.fix) from None
-    text, bad_line = decode_utf8(data)
+    text, bad_line = read_utf8(path, LOCK_LIMIT, "lock file")
     if text is None:
         raise EnvkitError(f"{path}:{bad_line}: not UTF-8", "run `envkit lock` again to rewrite it")
     lines: dict[tuple[str, str], int] = {}

@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envkit.config.load import config_given
 from envkit.errors import EnvkitError
 from envkit.history.store import HistoryError, default_path, open_history
 from envkit.metrics import catalogue as c
@@ -42,10 +41,6 @@ def read_history(path: Path | None) -> Reading:
         return Reading(HISTORY, problem=exc.message)
     finally:
         history.close()
-
-
-def wants_members(config: str | None) -> bool:
-    return config_given(config)
 
 
 def read_members(config: str | None) -> Reading:

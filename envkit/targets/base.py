@@ -30,7 +30,9 @@ class TargetDeadlineError(EngineUnreachableError):
 
 class Target(Protocol):
     """Where checks run. One small module per kind, chosen by URL scheme in targets/__init__.
-    Every call returns within its deadline or raises an EnvkitError: none may hang."""
+    Every call returns within its deadline or raises an EnvkitError: none may hang. The
+    transports subclass it for the defaults of a host (no image, no notes, nothing to diagnose
+    or close)."""
 
     name: str  # as the user wrote it, e.g. docker://vision-lab
 
@@ -38,13 +40,13 @@ class Target(Protocol):
     def image_id(self) -> str | None:
         """The image the target runs (docker and image targets): history compares runs by it.
         None where the transport cannot tell (a host over SSH, this machine)."""
-        ...
+        return None
 
     @property
     def notes(self) -> list[str]:
         """What the transport had to do differently (e.g. no GPUs on this engine), for the
         report's environment."""
-        ...
+        return []
 
     def put(self, data: bytes, remote_path: str) -> None: ...
 
@@ -55,6 +57,7 @@ class Target(Protocol):
     def diagnose(self) -> EngineUnreachableError | None:
         """What happened to the target itself when a call failed (paused, stopped, killed,
         removed), with its fix; None when the transport cannot tell or nothing did."""
-        ...
+        return None
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        return None

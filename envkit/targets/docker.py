@@ -14,7 +14,7 @@ from typing import Any
 
 from envkit.engine.client import docker_client
 from envkit.errors import EngineUnreachableError, EnvkitError
-from envkit.targets.base import CommandResult, TargetDeadlineError
+from envkit.targets.base import CommandResult, Target, TargetDeadlineError
 
 
 def container_state(container: Any) -> EngineUnreachableError | None:
@@ -43,7 +43,7 @@ def container_state(container: Any) -> EngineUnreachableError | None:
     )
 
 
-class DockerTarget:
+class DockerTarget(Target):
     def __init__(self, container: str, name: str | None = None, client: Any = None) -> None:
         from docker.errors import NotFound
 
@@ -58,10 +58,6 @@ class DockerTarget:
         refused = container_state(self.container)
         if refused is not None:
             raise refused
-
-    @property
-    def notes(self) -> list[str]:
-        return []
 
     @property
     def image_id(self) -> str | None:
@@ -164,6 +160,3 @@ class DockerTarget:
             if why is not None or time.monotonic() >= deadline:
                 return why
             time.sleep(0.25)
-
-    def close(self) -> None:
-        pass

@@ -8,16 +8,10 @@ import subprocess
 from pathlib import Path
 
 from envkit.errors import EngineUnreachableError
-from envkit.targets.base import CommandResult, TargetDeadlineError
+from envkit.targets.base import CommandResult, Target, TargetDeadlineError
 
 
-class LocalTarget:
-    image_id: str | None = None  # a host, not a container: no image to name
-
-    @property
-    def notes(self) -> list[str]:
-        return []  # nothing this transport does differently
-
+class LocalTarget(Target):
     def __init__(self, name: str = "local://") -> None:
         self.name = name
 
@@ -57,9 +51,3 @@ class LocalTarget:
 
     def get(self, remote_path: str) -> bytes:
         return Path(remote_path).read_bytes()
-
-    def diagnose(self) -> EngineUnreachableError | None:
-        return None
-
-    def close(self) -> None:
-        pass

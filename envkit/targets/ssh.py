@@ -17,19 +17,13 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from envkit.errors import EngineUnreachableError
-from envkit.targets.base import CommandResult, TargetDeadlineError
+from envkit.targets.base import CommandResult, Target, TargetDeadlineError
 
 CONNECT_TIMEOUT_S = 10  # TCP connect and the SSH handshake (OpenSSH's ConnectTimeout covers both)
 ALIVE_INTERVAL_S = 5  # a peer that stops answering is dropped after 3 unanswered probes
 
 
-class SshTarget:
-    image_id: str | None = None  # a host, not a container: no image to name
-
-    @property
-    def notes(self) -> list[str]:
-        return []  # nothing this transport does differently
-
+class SshTarget(Target):
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         if not parts.hostname or not parts.username:
@@ -195,9 +189,3 @@ class SshTarget:
                 f"could not read {remote_path} on {self.name}", "run verify again"
             )
         return done.stdout
-
-    def diagnose(self) -> EngineUnreachableError | None:
-        return None
-
-    def close(self) -> None:
-        pass

@@ -19,7 +19,7 @@ class ReportShapeError(ValueError):
     """What is wrong, and where in the report."""
 
 
-def _text(value: Any, where: str, limit: int = 4096) -> str:
+def checked_text(value: Any, where: str, limit: int = 4096) -> str:
     if not isinstance(value, str) or len(value) > limit:
         raise ReportShapeError(f"{where}: expected text (at most {limit} characters)")
     return value
@@ -35,7 +35,7 @@ def _number(value: Any, where: str, optional: bool = False) -> float | None:
     except OverflowError:  # an integer of hundreds of digits: JSON allows it, a float does not
         raise ReportShapeError(f"{where}: a number too large to be a figure") from None
     if not math.isfinite(number):
-        raise ReportShapeError(f"{where}: {value!r} is not a finite number")
+        raise ReportShapeError(f"{where}: {value!r} is not a finite figure")
     return number
 
 
@@ -43,9 +43,9 @@ def _metric(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ReportShapeError(f"{where}: expected an object")
     metric = {
-        "name": _text(value.get("name"), f"{where}.name", 200),
+        "name": checked_text(value.get("name"), f"{where}.name", 200),
         "value": _number(value.get("value"), f"{where}.value"),
-        "unit": _text(value.get("unit"), f"{where}.unit", 50),
+        "unit": checked_text(value.get("unit"), f"{where}.unit", 50),
     }
     for key in ("peak", "fraction_of_peak", "threshold", "minimum", "maximum"):
         metric[key] = _number(value.get(key), f"{where}.{key}", optional=True)
@@ -58,7 +58,7 @@ def _check(value: Any, where: str) -> dict[str, Any]:
     status = value.get("status")
     if status not in STATUSES:
         raise ReportShapeError(f"{where}.status: {status!r} is not one of {', '.join(STATUSES)}")
-    check_id = _text(value.get("id"), f"{where}.id", 200)
+    check_id = checked_text(value.get("id"), f"{where}.id", 200)
     metrics = value.get("metrics", [])
     if not isinstance(metrics, list):
         raise ReportShapeError(f"{where}.metrics: expected a list")
@@ -67,7 +67,7 @@ def _check(value: Any, where: str) -> dict[str, Any]:
         "group": check_id.split(".", 1)[0],
         "status": status,
         "duration_s": _number(value.get("duration_s", 0.0), f"{where}.duration_s"),
-        "message": _text(value.get("message", ""), f"{where}.message", MAX_TEXT),
+        "message": checked_text(value.get("message", ""), f"{where}.message", MAX_TEXT),
         "metrics": [_metric(m, f"{where}.metrics[{n}]") for n, m in enumerate(metrics)],
     }
 
@@ -87,8 +87,8 @@ def checked_report(value: Any) -> TargetReport:
     counts = {status: sum(r["status"] == status for r in rows) for status in STATUSES}
     report = {
         "schema_version": 1,
-        "target": _text(value.get("target"), "target", 1000),
-        "started_at": _text(value.get("started_at", ""), "started_at", 64),
+        "target": checked_text(value.get("target"), "target", 1000),
+        "started_at": checked_text(value.get("started_at", ""), "started_at", 64),
         "duration_s": _number(value.get("duration_s", 0.0), "duration_s"),
         "environment": environment,
         "summary": counts,  # counted again: a report cannot claim a pass its checks do not show

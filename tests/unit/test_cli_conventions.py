@@ -16,8 +16,10 @@ from typing import Any
 import pytest
 import typer
 
-from envkit.cli.whole_app import app
+from envkit.cli.registry import build_app
 from tests.helpers import REPO, envkit
+
+app = build_app()
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGJ6k0pUu7e3Ry6mQeGq9C1Yc3W9bn1cF5Qh0m0y6s3K t"
 TEAM = "name: lab\nssh:\n  allow_no_keys: true\nteam:\n  mode: per-member\n  members:\n" + "".join(

@@ -12,7 +12,9 @@ import typer
 from typer.testing import CliRunner
 
 from envkit.cli.options import CONFIG_HELP
-from envkit.cli.whole_app import app
+from envkit.cli.registry import build_app
+
+app = build_app()
 
 
 def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:

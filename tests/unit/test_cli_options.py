@@ -15,8 +15,10 @@ import typer
 from typer.testing import CliRunner
 
 from envkit.cli import options
-from envkit.cli.whole_app import app
+from envkit.cli.registry import build_app
 from tests.helpers import REPO
+
+app = build_app()
 
 PYTHON_TYPES = re.compile(
     r"<(str|bool|int|float|path|list\[[^>]*\])>|\b(TEXT|INTEGER|FLOAT|BOOLEAN)\b|list\[|Optional\["

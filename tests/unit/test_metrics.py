@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 
 from envkit.checks.core.contract import check_result
 from envkit.cluster.k8s import NPD_PLUGIN, VERDICT
-from envkit.history.store import MIGRATIONS, open_history
+from envkit.history.store import open_history
 from envkit.metrics import catalogue as c
 from envkit.metrics.collect import Reading, exported, read_history
 from envkit.metrics.dashboard import dashboard, panel_query
@@ -111,27 +110,6 @@ def test_figures_carry_their_fraction_of_peak_and_of_the_nodes_other_gpus(
     assert peers["3"] == pytest.approx(350 / 710)
     assert all(peers[g] > 0.98 for g in "012"), peers
     assert promtool("check", "metrics", stdin=text).returncode == 0
-
-
-def test_a_store_from_before_peaks_were_kept_is_read_and_then_migrated(tmp_path: Path) -> None:
-    db = tmp_path / "old.sqlite3"
-    with sqlite3.connect(db) as made:
-        made.executescript(MIGRATIONS[0])
-        made.execute("PRAGMA user_version = 1")
-    db.chmod(0o444)  # read as it is: never migrated by a reader
-    try:
-        history = open_history(db, read_only=True)
-        assert history.peaks(1) == {} and history_samples(history) == []
-        history.close()
-    finally:
-        db.chmod(0o644)
-    record(db, _report([check_result("bench.matmul", "pass", 1.0, "ok",
-                                     [_metric("tflops.gpu0", 500.0, "TFLOP/s", 1000.0)])]),
-           "docker://box")  # fmt: skip
-    text = _exposition(db)  # recorded by a writer: migrated, and the peak kept
-    assert series(text, "envkit_check_figure_peak_ratio")[0].endswith(" 0.5")
-    with sqlite3.connect(db) as opened:
-        assert opened.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
 
 
 def test_read_history_says_what_is_wrong_and_exports_no_stale_values(tmp_path: Path) -> None:

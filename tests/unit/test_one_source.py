@@ -80,7 +80,9 @@ def test_the_schema_compat_and_the_loader_agree_on_presets() -> None:
 def test_every_transport_is_in_the_help_and_the_errors() -> None:
     from typer.testing import CliRunner
 
-    from envkit.cli.whole_app import app
+    from envkit.cli.registry import build_app
+
+    app = build_app()
 
     shown = " ".join(CliRunner().invoke(app, ["verify", "--help"]).output.split())
     text = re.sub(r"[│╭╮╰╯─ ]+", " ", shown)

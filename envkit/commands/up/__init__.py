@@ -7,14 +7,13 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from docker.errors import ImageNotFound
 
-from envkit.commands import build
+from envkit.commands import build, terminal_input
 from envkit.commands.up.keeping import guard
 from envkit.config.rules import missing_keys
 from envkit.engine.client import docker_client, running_containers
@@ -32,7 +31,7 @@ from envkit.render.outputs import render_outputs, write_outputs
 from envkit.render.ssh_config import connect_host, jump_host
 from envkit.services.member_gpus import with_host_gpus
 from envkit.services.project import Project, load_project
-from envkit.services.sharing import build_platforms, fetch_shared, registry_of, shared_image
+from envkit.services.sharing import build_platforms, fetch_shared, registry_of, say, shared_image
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +92,7 @@ def _image_ready(
         wanted = shared_image(project, registry, rendered, platforms=platforms)
         if local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context:
             return
-        if fetch_shared(client, project, wanted, _say) is not None:
+        if fetch_shared(client, project, wanted, say) is not None:
             return
     if local is None:
         raise ImageMissingError(
@@ -101,11 +100,6 @@ def _image_ready(
             "`envkit up --build` builds it here (or `envkit build`)"
             + ("" if registry else "; with registry: set, `envkit up` pulls a pushed one"),
         )
-
-
-def _say(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
 
 
 def run(request: UpRequest) -> int:
@@ -123,17 +117,13 @@ def run(request: UpRequest) -> int:
                 stdout.flush()
 
 
-def _ask() -> Callable[[str], str] | None:
-    return input if sys.stdin.isatty() and sys.stderr.isatty() else None
-
-
 def _up(request: UpRequest, report: dict[str, Any]) -> int:
     project = load_project(request.config)
     _require_keys(project)
     # Before anything is written or started: an id the host lacks stops here, counts become ids.
     project, gpu_note = with_host_gpus(project, current_endpoint().remote)
     if gpu_note:
-        _say(gpu_note)
+        say(gpu_note)
     plan, out_dir = project.plan, project.context_dir
     client = docker_client()
     outputs = render_outputs(plan, out_dir, project.project_dir)
@@ -144,7 +134,7 @@ def _up(request: UpRequest, report: dict[str, Any]) -> int:
     if not remote:  # a remote engine's ports are its machine's: it says itself if one is taken
         _check_ports(client, plan)
     decided = decide(client, plan, request.keep_running)
-    guard(decided.at_risk, request.yes, _ask())  # before anything is recreated or removed
+    guard(decided.at_risk, request.yes, terminal_input())  # before anything is recreated or removed
     running_before = {p.service.container_name for p in decided.planned if p.action == "keep"}
     for gone in decided.departed:  # a member who left envkit.yaml: the container goes, the
         gone.container.remove(force=True)  # home stays on its volume
@@ -194,7 +184,7 @@ def _workspace_ready(plan: Plan, remote: bool, podman: bool) -> None:
     if workspace is None:
         return
     if remote and workspace.within_project is not None:
-        _say(
+        say(
             f"note: the engine is on another machine: this machine's {workspace.source} is not "
             f"mounted at {workspace.target} (set workspace.path to a folder on that machine)"
         )
