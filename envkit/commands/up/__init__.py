@@ -193,7 +193,7 @@ def _workspace_ready(plan: Plan, remote: bool, podman: bool) -> None:
         Path(workspace.source).mkdir(parents=True, exist_ok=True)
         # rootless Podman maps the login user onto the invoking one: its uid is not the host's
         for line in () if podman else unwritable(Path(workspace.source), plan.services):
-            _say(line)
+            say(line)
 
 
 def unwritable(source: Path, services: tuple[Service, ...]) -> list[str]:
