@@ -134,13 +134,14 @@ def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_pat
         (folder / name).write_text(text)
     said = _init(folder)
     config = (folder / "envkit.yaml").read_text()
-    for name in list(files)[:10]:
+    # with no file under a usual name, one under its own is taken (a conda file before
+    # requirements); every other one is named with how to use it
+    assert "uses environment-dev.yml (found here; no file under a usual name)" in said, said
+    assert "file: environment-dev.yml" in config
+    for name in [n for n in list(files)[:10] if n != "environment-dev.yml"]:
         assert f"not used: {name}: " in said, (name, said)
         assert f"# not used: {name}: " in config, name
     assert "requirments_dev.txt: a requirements file under its own name" in said
-    assert (
-        "environment-dev.yml: a conda environment under its own name: name it in conda.file" in said
-    )
     assert "deploy/pyproject.toml: a package of its own in deploy/" in said
     for alike in ("docker-compose.yml", "environment-ci.yml", "LICENSE.txt"):
         assert alike not in said, alike

@@ -209,7 +209,10 @@ def _starter(
         flavor = "cuda"  # a locked environment of its own, not over the image's conda
     alternatives = [f"left out {why}" for why in left]
     alternatives += [
-        f"also here, not used ({PRECEDENCE}): {c.shown}" for c in _not_used(found, chosen, left)
+        f"not used: {c.shown}: {c.hint}"
+        if c.hint
+        else f"also here, not used ({PRECEDENCE}): {c.shown}"
+        for c in _not_used(found, chosen, left)
     ]
     alternatives += [f"not used: {why}" for why in found.unusable]
     python = (chosen.wish.python if chosen else None) or "3.11"
@@ -270,7 +273,7 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
     lines = []
     if chosen is not None:
         how = f"the project installs it: {chosen.because}" if chosen.because else ""
-        how = how or f"precedence {PRECEDENCE}"
+        how = how or ("no file under a usual name" if chosen.hint else f"precedence {PRECEDENCE}")
         lines.append(f"uses {chosen.shown} (found here; {how})")
         if chosen.wish.said:
             lines.append(f"torch from {chosen.wish.said}")
@@ -278,7 +281,9 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
         lines.append(f"uses {found.apt_file} (found here)")
     lines += [f"left out {why}" for why in left]
     lines += [
-        f"not used: {c.shown} (an alternative: {PRECEDENCE})"
+        f"not used: {c.shown}: {c.hint}"
+        if c.hint
+        else f"not used: {c.shown} (an alternative: {PRECEDENCE})"
         for c in _not_used(found, chosen, left)
     ]
     lines += [f"not used: {why}" for why in found.unusable]

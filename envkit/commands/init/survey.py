@@ -7,12 +7,17 @@ machine)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.commands.init.discovery import installed_by_recipes, unused_environment_files
+from envkit.commands.init.discovery import (
+    installed_by_recipes,
+    unused_environment_files,
+    usable_kind,
+)
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,
@@ -62,6 +67,7 @@ class Candidate:
     pip: tuple[str, ...] = ()  # setup.py's install_requires, torch left to envkit
     cuda_extensions: bool = False  # setup.py builds CUDA extensions: nvcc (the devel image)
     because: str = ""  # the project's own line that installs it (ahead of any precedence)
+    hint: str = ""  # a file under its own name, taken last: why it was not, and how to use it
 
     @property
     def shown(self) -> str:
@@ -185,8 +191,45 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     if lock:  # a uv workspace's members' files are the workspace's own
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
-    unusable += unused_environment_files(folder, taken)
+    others = unused_environment_files(folder, taken)
+    unusable += [f"{name}: {why}" for name, why in others if usable_kind(why) is None]
+    found += _under_own_names([(n, w) for n, w in others if usable_kind(w)], folder)
     return found, unusable
+
+
+DEV = re.compile(r"dev|test|doc|lint|ci\b|bench|example", re.IGNORECASE)
+KIND_ORDER = ("conda-lock", "conda", "requirements")
+OTHER_ARCH = re.compile(r"aarch64|arm64|osx|macos|win", re.IGNORECASE)
+
+
+def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candidate]:
+    """Files under names of the project's own, after every usual name: locks, then conda
+    environments, then requirements; the main environment before dev, test and docs ones,
+    the shallower first. A project whose only files are these still gets one."""
+
+    def order(item: tuple[str, str]) -> tuple[int, bool, bool, bool, int, str]:
+        name, why = item
+        stem = Path(name).name.lower()
+        return (
+            KIND_ORDER.index(str(usable_kind(why))),
+            bool(DEV.search(name)),
+            bool(OTHER_ARCH.search(name)),  # the image is linux-64
+            not stem.startswith(("requirements", "environment")),
+            name.count("/"),
+            name,
+        )
+
+    found = []
+    for name, why in sorted(files, key=order):
+        kind, path = str(usable_kind(why)), folder / name
+        if kind == "conda-lock":
+            wish = from_conda_lock(path, folder)
+            if not isinstance(wish, TorchWish):
+                continue
+        else:
+            wish = from_conda(path, folder) if kind == "conda" else from_requirements(path, folder)
+        found.append(Candidate(kind, (name,), wish, hint=why))
+    return found
 
 
 def _names_a_package(path: Path) -> bool:

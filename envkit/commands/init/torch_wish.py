@@ -183,14 +183,14 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
         elif name in TORCH_NAMES:
             specifier = conda_specifier(rest)
             torch = ("conda", str(specifier) if specifier is not None else "")
-        elif name in ("pytorch-cuda", "cudatoolkit") and rest:
+        elif name in ("pytorch-cuda", "cudatoolkit", "cuda-version") and rest:
             cuda = cuda or ".".join(rest.lstrip("=<>!~").split(".")[:2]).rstrip("*.")
         elif name in ("cpuonly", "pytorch-cpu"):
             cuda = "cpu"
     if not torch:
         none = any(name in OTHER_FRAMEWORKS for name in names)
         said = f"{where} names no torch" if none else ""
-        return TorchWish(none=none, said=said, python=python)
+        return TorchWish(cuda=cuda, none=none, said=said, python=python)
     said = f"{where} asks pytorch {torch[1] or '(any)'}"
     return TorchWish(torch[1] or None, cuda, said=said, python=python)
 
