@@ -52,8 +52,8 @@ CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
 KNOWN = ("pyproject.toml", "uv.lock", "setup.py", "envkit.yaml")  # read above, or envkit's own
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
-    "uv.lock > pixi.lock, conda-lock.yml > pyproject.toml > environment.yml > requirements.txt "
-    "> setup.py"
+    "uv.lock > pixi.lock, conda-lock.yml > Pipfile.lock > pyproject.toml > environment.yml > "
+    "requirements.txt > Pipfile > setup.py"
 )
 
 
@@ -172,6 +172,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     project = _project_candidates(pyproject, lock, unusable) if pyproject else []
     # a lock of the whole environment before a project's unlocked dependencies
     found += [c for c in project if c.kind == "uv.lock"] + _conda_lock(folder, unusable)
+    found += _pipenv(folder, "Pipfile.lock")
     found += [c for c in project if c.kind != "uv.lock"]
     for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
@@ -182,6 +183,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
             found.append(Candidate("requirements", (name,), wish))
         elif (folder / name).is_file():
             unusable.append(f"{name}: it names no package (comments and blank lines only)")
+    found += _pipenv(folder, "Pipfile")
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
@@ -207,11 +209,12 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
     environments, then requirements; the main environment before dev, test and docs ones,
     the shallower first. A project whose only files are these still gets one."""
 
-    def order(item: tuple[str, str]) -> tuple[int, bool, bool, bool, int, str]:
+    def order(item: tuple[str, str]) -> tuple[int, bool, bool, bool, bool, int, str]:
         name, why = item
         stem = Path(name).name.lower()
         return (
             KIND_ORDER.index(str(usable_kind(why))),
+            "lock" not in stem,  # Pipfile.lock before its Pipfile
             bool(DEV.search(name)),
             bool(OTHER_ARCH.search(name)),  # the image is linux-64
             not stem.startswith(("requirements", "environment")),
@@ -230,6 +233,14 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
             wish = from_conda(path, folder) if kind == "conda" else from_requirements(path, folder)
         found.append(Candidate(kind, (name,), wish, hint=why))
     return found
+
+
+def _pipenv(folder: Path, name: str) -> list[Candidate]:
+    """A Pipfile.lock (a lock, with the others) or a Pipfile (with the requirements files),
+    installed as `pipenv requirements` writes them."""
+    if not (folder / name).is_file():
+        return []
+    return [Candidate("requirements", (name,), from_requirements(folder / name, folder))]
 
 
 def _names_a_package(path: Path) -> bool:

@@ -16,8 +16,9 @@ from packaging.utils import canonicalize_name
 
 from envkit.catalog import compat
 from envkit.config.rules import TORCH_NAMES
-from envkit.errors import FieldError
+from envkit.errors import ConfigError, FieldError
 from envkit.files import read_regular
+from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import file_limit
 from envkit.plan.project.requirement_lines import logical_lines
@@ -92,7 +93,13 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
         if current in seen or not current.is_file():
             continue
         seen.add(current)
-        for _, _, line in logical_lines(_text(current)):
+        text = _text(current)
+        if is_pipenv(current.name):  # a Pipfile(.lock): the lines Pipenv installs
+            try:
+                text = pipenv_requirements(current.name, text)
+            except ConfigError:
+                return TorchWish()  # render says why, at its line
+        for _, _, line in logical_lines(text):
             include = re.match(r"(-r|--requirement|-c|--constraint)[ =]*(\S+)", line)
             if include:
                 queue.append((current.parent / include.group(2)).resolve())

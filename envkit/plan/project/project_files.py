@@ -26,6 +26,7 @@ from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
 from envkit.files import read_regular
 from envkit.plan.project.conda_explicit import is_explicit, read_explicit
 from envkit.plan.project.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
+from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.requirement_lines import RequirementsFile
 from envkit.plan.project.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
 
@@ -143,6 +144,12 @@ def _requirements(
             raise reader.loaded.error(
                 loc, FieldError(f"more than {MAX_FILES} included files", "flatten them"), top
             )
+        if is_pipenv(current):  # a Pipfile(.lock): its lines, then read as any file's
+            try:
+                body = pipenv_requirements(current, body)
+            except ConfigError as exc:
+                found.issues += exc.issues
+                continue
         rewritten, reading = RequirementsFile(current, body, context, trusted).read()
         files[current] = rewritten
         found.issues += reading.issues
