@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.helpers import envkit, render_refused
 
 CONFIG = "name: p\nbase: {flavor: cuda}\ntorch: '2.4.1'\ncuda: '12.4'\nssh: {allow_no_keys: true}\n"
-LOCK = {
+LOCK: dict[str, Any] = {
     "_meta": {
         "sources": [
             {"name": "pypi", "url": "https://pypi.org/simple", "verify_ssl": True},
