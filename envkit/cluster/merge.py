@@ -9,7 +9,6 @@ node is an error naming both, so a forged row cannot silently replace a failing 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from envkit.cluster.k8s import MARKER
 from envkit.errors import EnvkitError
 from envkit.verify.agreement import judge_nodes
 from envkit.verify.combine import CombinedReport, combine
-from envkit.verify.reports import ReportShapeError, checked_report
+from envkit.verify.reports import ReportShapeError, checked_report, strict_json
 
 NEVER_REPORTED = (
     "never reported: its pod was not scheduled, failed before the suite ended, or its logs "
@@ -40,17 +39,13 @@ class Found:
     where: str  # file:line
 
 
-def _reject(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _report(where: str, line: str) -> tuple[TargetReport, str | None] | str:
     """(the report, its pod), or why the line is not one."""
     found = LINE.fullmatch(line.rstrip("\r"))
     if found is None:
         return f"{where}: a report marker inside another line (not a report)"
     try:
-        report = checked_report(json.loads(found["json"], parse_constant=_reject))
+        report = checked_report(strict_json(found["json"]))
     except RecursionError:
         return f"{where}: a report nested too deeply"
     except (ValueError, ReportShapeError) as exc:

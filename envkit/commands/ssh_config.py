@@ -95,16 +95,19 @@ def local_keys(home: Path) -> dict[str, str]:
     return found
 
 
-def agent_keys() -> set[str]:
+def agent_lines() -> list[str]:
+    """The public keys the SSH agent holds (`ssh-add -L`), none where there is no agent."""
     try:
         listed = subprocess.run(
             ["ssh-add", "-L"], capture_output=True, text=True, timeout=5, check=False
         )
     except (OSError, subprocess.SubprocessError):
-        return set()
-    if listed.returncode != 0:
-        return set()
-    return {blob for line in listed.stdout.splitlines() if (blob := _blob(line))}
+        return []
+    return listed.stdout.splitlines() if listed.returncode == 0 else []
+
+
+def agent_keys() -> set[str]:
+    return {blob for line in agent_lines() if (blob := _blob(line))}
 
 
 def identity_for(authorized: tuple[str, ...], home: Path, agent: set[str]) -> Identity:

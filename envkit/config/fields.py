@@ -217,7 +217,6 @@ Volume = Annotated[
         "write HOST_PATH:CONTAINER_PATH[:ro], e.g. '$HOME:$HOME' or './data:/data:ro'",
     ),
 ]
-MIN_SHM, MAX_SHM = 1024**2, 4 * 1024**4
 
 
 def size_bytes(text: str) -> int:
@@ -230,42 +229,35 @@ def size_bytes(text: str) -> int:
         ) from None
 
 
-def _sensible_size(value: str) -> str:
-    size = size_bytes(value)
-    if not MIN_SHM <= size <= MAX_SHM:
-        raise FieldError(
-            "a shared-memory size must lie between 1 MiB and 4 TiB",
-            "write a size such as '16gb' (DataLoader workers want gigabytes, not bytes)",
-        )
-    return value
+def _between(low: int, high: int, problem: str, fix: str) -> AfterValidator:
+    def sensible(value: str) -> str:
+        if not low <= size_bytes(value) <= high:
+            raise FieldError(problem, fix)
+        return value
+
+    return AfterValidator(sensible)
 
 
-def _sensible_memory(value: str) -> str:
-    if not 6 * 1024**2 <= size_bytes(value) <= 64 * 1024**4:
-        raise FieldError(
-            "a memory limit must lie between 6 MiB (Docker's least) and 64 TiB",
-            "write a size such as '64g' or '512m'",
-        )
-    return value
-
-
+SIZE = r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?"
 MemorySize = Annotated[
     str,
-    matching(
-        r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?",
-        "size",
-        "write a size such as '64g', '512m' or '32gb'",
+    matching(SIZE, "size", "write a size such as '64g', '512m' or '32gb'"),
+    _between(
+        6 * 1024**2,
+        64 * 1024**4,
+        "a memory limit must lie between 6 MiB (Docker's least) and 64 TiB",
+        "write a size such as '64g' or '512m'",
     ),
-    AfterValidator(_sensible_memory),
 ]
 ShmSize = Annotated[
     str,
-    matching(
-        r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?",
-        "size",
-        "write a size such as '16gb', '512m' or '2g'",
+    matching(SIZE, "size", "write a size such as '16gb', '512m' or '2g'"),
+    _between(
+        1024**2,
+        4 * 1024**4,
+        "a shared-memory size must lie between 1 MiB and 4 TiB",
+        "write a size such as '16gb' (DataLoader workers want gigabytes, not bytes)",
     ),
-    AfterValidator(_sensible_size),
 ]
 LoginHome = Annotated[
     str,
@@ -306,8 +298,6 @@ CheckId = Annotated[
         "use a dotted check id such as 'bench.matmul_bf16' (see docs/checks.md)",
     ),
 ]
-# The checks that compare a figure with the GPU's published peak (envkit/checks/bench.py calls
-# ctx.threshold for these; tests/unit/test_config_rules.py keeps the two lists equal).
 # The checks that judge a figure against a fraction of a published rate; the same set as
 # DEFAULT_THRESHOLDS in envkit/checks/suite/bench.py (a test keeps the two equal).
 THRESHOLD_CHECKS = (

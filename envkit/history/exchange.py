@@ -13,7 +13,7 @@ from typing import Any
 from envkit.errors import EnvkitError
 from envkit.files import read_utf8, write_atomically
 from envkit.history.store import History, HistoryError, Run
-from envkit.verify.reports import ReportShapeError, checked_report, checked_text
+from envkit.verify.reports import ReportShapeError, checked_report, checked_text, strict_json
 
 IMPORT_LIMIT = 512 * 1024 * 1024
 
@@ -52,10 +52,6 @@ def _encodable(value: Any, where: str) -> None:
             _encodable(item, where)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def read_records(source: Path) -> list[tuple[dict[str, Any], str]]:
     """Every run in an export file, checked; EnvkitError naming the first bad line and field."""
     text, bad_line = read_utf8(source, IMPORT_LIMIT, "history export")
@@ -66,7 +62,7 @@ def read_records(source: Path) -> list[tuple[dict[str, Any], str]]:
         if not line.strip():
             continue
         try:
-            records.append(record_of(json.loads(line, parse_constant=_reject_constant)))
+            records.append(record_of(strict_json(line)))
         except RecursionError:
             raise _refused(source, number, "nested too deeply") from None
         except ReportShapeError as exc:

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -91,20 +91,7 @@ class Run:
     summary: dict[str, int]
 
 
-RUN_COLUMNS = (
-    "id",
-    "uid",
-    "started_at",
-    "target",
-    "state",
-    "duration_s",
-    "image_id",
-    "gpu_model",
-    "gpu_count",
-    "host",
-    "environment",
-    "summary",
-)
+RUN_COLUMNS = tuple(f.name for f in fields(Run))
 # The columns every reader needs, by table: a store without them (a table dropped, a column
 # renamed by hand) is refused at open, with what is missing named.
 COLUMNS = {
@@ -216,18 +203,12 @@ class History:
 
     def runs(self, target: str | tuple[str, ...] | None = None, limit: int = 20) -> list[Run]:
         targets = (target,) if isinstance(target, str) else tuple(target or ())
-        columns = ", ".join(RUN_COLUMNS)
-        if targets:
-            marks = ", ".join("?" for _ in targets)
-            rows = self._read(
-                f"SELECT {columns} FROM runs WHERE target IN ({marks}) ORDER BY id DESC LIMIT ?",  # noqa: S608 - names and placeholders only
-                (*targets, limit),
-            )
-        else:
-            rows = self._read(
-                f"SELECT {columns} FROM runs ORDER BY id DESC LIMIT ?",  # noqa: S608 - names only
-                (limit,),
-            )
+        marks = ", ".join("?" for _ in targets)
+        where = f"WHERE target IN ({marks})" if targets else ""
+        rows = self._read(
+            f"SELECT {', '.join(RUN_COLUMNS)} FROM runs {where} ORDER BY id DESC LIMIT ?",  # noqa: S608 - names and placeholders only
+            (*targets, limit),
+        )
         return [run for run in map(self._run, rows) if run is not None]
 
     def run(self, run_id: int) -> Run | None:

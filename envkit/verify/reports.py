@@ -6,6 +6,7 @@ key, or a figure that is not finite."""
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, cast
 
@@ -17,6 +18,15 @@ MAX_TEXT = 1 << 20
 
 class ReportShapeError(ValueError):
     """What is wrong, and where in the report."""
+
+
+def strict_json(text: str) -> Any:
+    """TEXT's JSON value; a ValueError for NaN and Infinity, which JSON does not have."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def checked_text(value: Any, where: str, limit: int = 4096) -> str:

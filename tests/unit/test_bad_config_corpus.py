@@ -150,7 +150,7 @@ SEMANTIC = [
     ),
     (
         "pip-torch-extra",
-        "name: a\npackages:\n  pip: [numpy, 'torch[opt-einsum]<1']\n",
+        "name: a\npackages:\n  pip: [numpy, 'torch[opt-einsum]>=99']\n",
         "packages.pip[1]",
         3,
         "does not admit",

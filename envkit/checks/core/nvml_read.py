@@ -160,13 +160,8 @@ def _sram_threshold(nvml: Nvml, handle: Any) -> bool:
 def _remapped_rows(nvml: Nvml, handle: Any) -> Dict[str, int]:
     values = [ctypes.c_uint(0) for _ in range(4)]
     nvml.call("nvmlDeviceGetRemappedRows", handle, *(ctypes.byref(v) for v in values))
-    corrected, uncorrected, pending, failed = (int(v.value) for v in values)
-    return {
-        "corrected": corrected,
-        "uncorrected": uncorrected,
-        "pending": pending,
-        "failed": failed,
-    }
+    names = ("corrected", "uncorrected", "pending", "failed")
+    return {name: int(value.value) for name, value in zip(names, values)}
 
 
 def _retired_pages(nvml: Nvml, handle: Any) -> Dict[str, int]:

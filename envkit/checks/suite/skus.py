@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Optional, Tuple, TypedDict
 
 PCIE, C2C = "pcie", "nvlink-c2c"
 
@@ -46,16 +46,25 @@ class Sku:
         return self.nvlinks is None or len(self.nvlinks) > 1
 
 
+class Peaks(TypedDict):
+    fp32: float
+    tf32: float
+    fp16: float
+    bf16: float
+
+
+# Dense peaks (TFLOP/s) that several boards of one chip and clock publish alike.
+HOPPER_SXM = Peaks(fp32=67, tf32=494.5, fp16=989, bf16=989)
+HOPPER_NVL = Peaks(fp32=60, tf32=417.5, fp16=835, bf16=835)
+AMPERE_A100 = Peaks(fp32=19.5, tf32=156, fp16=312, bf16=312)
+
 SKUS: Tuple[Sku, ...] = (
     Sku(
         "H100 SXM5 80GB",
         (0x2330,),
         (r"H100 80GB HBM3", r"H100 SXM5?"),
         (18,),
-        fp32=67,
-        tf32=494.5,
-        fp16=989,
-        bf16=989,
+        **HOPPER_SXM,
         memory_gbs=3350,
         dcgm_min_memory_gbs=1905,
     ),
@@ -64,10 +73,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x2339, 0x2337, 0x2338, 0x2336, 0x233D),
         (),
         None,
-        fp32=67,
-        tf32=494.5,
-        fp16=989,
-        bf16=989,
+        **HOPPER_SXM,
     ),
     Sku(
         "H100 PCIe",
@@ -86,10 +92,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x2321,),
         (r"H100 NVL",),
         (12, 0),
-        fp32=60,
-        tf32=417.5,
-        fp16=835,
-        bf16=835,
+        **HOPPER_NVL,
         memory_gbs=3900,
         dcgm_min_memory_gbs=2043,
         recalled=True,
@@ -101,10 +104,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x2335,),
         (r"H200",),
         (18,),
-        fp32=67,
-        tf32=494.5,
-        fp16=989,
-        bf16=989,
+        **HOPPER_SXM,
         memory_gbs=4800,
         # DCGM writes 2333 for 0x2335, with the comment that 3110 GB/s is measured: GB/s
         # written into the MB/s field, read here as GB/s.
@@ -115,10 +115,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x233B,),
         (r"H200 NVL",),
         (18, 0),
-        fp32=60,
-        tf32=417.5,
-        fp16=835,
-        bf16=835,
+        **HOPPER_NVL,
         memory_gbs=4800,
         dcgm_min_memory_gbs=2212.5,
         recalled=True,
@@ -131,10 +128,7 @@ SKUS: Tuple[Sku, ...] = (
         (r"GH200 120GB", r"GH200 480GB", r"GH200"),
         (18, 0),
         host_link=C2C,
-        fp32=67,
-        tf32=494.5,
-        fp16=989,
-        bf16=989,
+        **HOPPER_SXM,
         memory_gbs=4000,
         dcgm_min_memory_gbs=2130,
     ),
@@ -144,10 +138,7 @@ SKUS: Tuple[Sku, ...] = (
         (r"GH200 144GB? HBM3e",),
         (18, 0),
         host_link=C2C,
-        fp32=67,
-        tf32=494.5,
-        fp16=989,
-        bf16=989,
+        **HOPPER_SXM,
         memory_gbs=4800,
         dcgm_min_memory_gbs=2340,
     ),
@@ -206,10 +197,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x20B2,),
         (r"A100[- ]SXM4?[- ]80GB", r"A100 80GB(?! PCIe)"),
         (12,),
-        fp32=19.5,
-        tf32=156,
-        fp16=312,
-        bf16=312,
+        **AMPERE_A100,
         memory_gbs=2039,
         dcgm_min_memory_gbs=1173,
     ),
@@ -218,10 +206,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x20B0,),
         (r"A100[- ]SXM4?[- ]40GB",),
         (12,),
-        fp32=19.5,
-        tf32=156,
-        fp16=312,
-        bf16=312,
+        **AMPERE_A100,
         memory_gbs=1555,
     ),
     Sku(
@@ -229,10 +214,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x20B5,),
         (r"A100 80GB PCIe",),
         (12, 0),
-        fp32=19.5,
-        tf32=156,
-        fp16=312,
-        bf16=312,
+        **AMPERE_A100,
         memory_gbs=1935,
         dcgm_min_memory_gbs=1121.25,
     ),
@@ -241,10 +223,7 @@ SKUS: Tuple[Sku, ...] = (
         (0x20F1, 0x20B1),
         (r"A100[- ]PCIE[- ]40GB",),
         (12, 0),
-        fp32=19.5,
-        tf32=156,
-        fp16=312,
-        bf16=312,
+        **AMPERE_A100,
         memory_gbs=1555,
         dcgm_min_memory_gbs=969.75,
     ),

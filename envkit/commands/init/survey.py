@@ -8,7 +8,6 @@ machine)."""
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from envkit.commands.init.torch_wish import (
     from_setup_py,
     from_uv_lock,
 )
+from envkit.commands.ssh_config import agent_lines
 from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
@@ -94,16 +94,7 @@ def _usable(text: str) -> str | None:
 
 
 def _agent_key() -> str | None:
-    try:
-        listed = subprocess.run(
-            ["ssh-add", "-L"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    for line in listed.stdout.splitlines() if listed.returncode == 0 else ():
-        if _usable(line) is None:
-            return line.strip()
-    return None
+    return next((line.strip() for line in agent_lines() if _usable(line) is None), None)
 
 
 def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | None:
