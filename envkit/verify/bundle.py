@@ -16,7 +16,7 @@ MAIN = "import sys\nfrom envkit_checks.main import main\nsys.exit(main())\n"
 def build_bundle() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for source in sorted(CHECKS_DIR.rglob("*.py")):
+        for source in sorted([*CHECKS_DIR.rglob("*.py"), *CHECKS_DIR.rglob("*.json")]):
             name = source.relative_to(CHECKS_DIR).as_posix()
             # Fixed timestamps keep the bundle byte-identical between runs.
             info = zipfile.ZipInfo(f"{BUNDLE_PACKAGE}/{name}", date_time=(2020, 1, 1, 0, 0, 0))
