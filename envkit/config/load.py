@@ -226,6 +226,16 @@ def _is_union_tag(part: str | int) -> bool:
     )
 
 
+def _flavor_that_fits(spec: Spec) -> Spec:
+    """A base flavor the user did not choose follows the config instead of refusing it:
+    pytorch/pytorch images carry torch and are x86 only, so `torch: none` or an arm64 platform
+    takes the cuda flavor (make_plan says so)."""
+    arm = any(p.endswith("arm64") for p in spec.platforms or ())
+    if "flavor" in spec.base.model_fields_set or (spec.torch != "none" and not arm):
+        return spec
+    return spec.model_copy(update={"base": spec.base.model_copy(update={"flavor": "cuda"})})
+
+
 def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -> LoadedSpec:
     data, lines = parse_yaml(text, source)
     if data is None:
@@ -247,6 +257,7 @@ def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -
         spec = Spec.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(source, _issues_from(exc, lines)) from None
+    spec = _flavor_that_fits(spec)
     broken = check_rules(spec)
     if broken:
         issues = [

@@ -94,6 +94,11 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     torch_plan, lock_notes = torch_decisions.torch_from_conda_lock(loaded, torch_plan, conda.lock)
     apt = plan_apt(spec.mirrors)
     notes = [*_notes(spec, torch), *files.notes, *(project.notes if project else ()), *lock_notes]
+    if ("base", "flavor") not in loaded.lines and spec.base.flavor == "cuda":
+        notes.append(
+            "base.flavor: cuda, which torch: none or an arm64 platform needs (pytorch/pytorch "
+            "images carry torch and are x86 only); set base.flavor to choose another"
+        )
     notes += conda_bootstrap_notes(spec.mirrors.preset, conda.bootstrap, conda.rc.routed)
     pip = plan_pip(spec.mirrors)
     ca_certs = plan_ca_certs(loaded)

@@ -73,7 +73,17 @@ def test_cpu_boxes_and_projects_without_torch(
 
 
 def test_torch_none_on_the_pytorch_flavor_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    chosen = 'name: box\ntorch: "none"\nbase: {flavor: pytorch}\n'
     with pytest.raises(EnvkitError) as caught:
-        make_plan(load_text('name: box\ntorch: "none"\n', path=tmp_path / "envkit.yaml"))
+        make_plan(load_text(chosen, path=tmp_path / "envkit.yaml"))
     assert "pytorch/pytorch images carry torch" in str(caught.value)
     assert "base.flavor: cuda" in str(caught.value)
+
+
+def test_a_flavor_nobody_chose_follows_torch_none_and_arm64(tmp_path: Path) -> None:
+    """Issue 47: the default flavor (pytorch/pytorch: torch inside, x86 only) adapts to a
+    config that cannot have it, and says so, rather than refusing what the user never wrote."""
+    for text in ('name: box\ntorch: "none"\n', "name: box\nplatforms: [linux/arm64]\n"):
+        plan = make_plan(load_text(text, path=tmp_path / "envkit.yaml"))
+        assert plan.image.flavor == "cuda"
+        assert any(n.startswith("base.flavor: cuda, which torch: none") for n in plan.notes)
