@@ -40,8 +40,13 @@ from envkit.plan.project.pyproject import read_python_project
 from envkit.plan.project.torch_lines import TorchContext
 
 
-def _notes(spec: Spec, torch: TorchRelease | None) -> list[str]:
-    notes = []
+def _notes(loaded: LoadedSpec, torch: TorchRelease | None) -> list[str]:
+    spec, notes = loaded.spec, []
+    if ("base", "flavor") not in loaded.lines and spec.base.flavor == "cuda":
+        notes.append(
+            "base.flavor: cuda, which torch: none or an arm64 platform needs (pytorch/pytorch "
+            "images carry torch and are x86 only); set base.flavor to choose another"
+        )
     if not load_presets()[spec.mirrors.preset].documented:
         notes.append(
             f"mirror preset {spec.mirrors.preset}: its paths rest on third-party configs, "
@@ -93,12 +98,8 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     conda = plan_conda(loaded, python, files)
     torch_plan, lock_notes = torch_decisions.torch_from_conda_lock(loaded, torch_plan, conda.lock)
     apt = plan_apt(spec.mirrors)
-    notes = [*_notes(spec, torch), *files.notes, *(project.notes if project else ()), *lock_notes]
-    if ("base", "flavor") not in loaded.lines and spec.base.flavor == "cuda":
-        notes.append(
-            "base.flavor: cuda, which torch: none or an arm64 platform needs (pytorch/pytorch "
-            "images carry torch and are x86 only); set base.flavor to choose another"
-        )
+    notes = [*_notes(loaded, torch), *files.notes, *(project.notes if project else ())]
+    notes += lock_notes
     notes += conda_bootstrap_notes(spec.mirrors.preset, conda.bootstrap, conda.rc.routed)
     pip = plan_pip(spec.mirrors)
     ca_certs = plan_ca_certs(loaded)

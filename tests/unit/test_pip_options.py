@@ -50,7 +50,7 @@ def test_each_package_with_options_gets_its_layer_after_the_plain_ones(tmp_path:
             "credentials in the index URL",
         ),
         ("    - {name: acme, index: 'http://pypi.acme.example/simple'}\n", "plain http"),
-        ("    - {name: 'torch==2.4.0', no_build_isolation: true}\n", "torch here would replace"),
+        ("    - {name: 'torch==2.4.0', no_build_isolation: true}\n", "would replace torch's layer"),
         ("    - {name: acme}\n", "no option of its own"),
         ("    - {name: acme, no_build_isolaton: true}\n", "no_build_isolaton"),
         ("    - {name: 'acme; rm -rf /', no_build_isolation: true}\n", "packages.pip[0].name"),
