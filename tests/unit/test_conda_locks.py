@@ -226,7 +226,7 @@ PIXI_PYPI = {
     "https://download.pytorch.org/whl/cu126/torchdata-0.11.0-py3-none-any.whl": (
         "  name: torchdata\n  version: 0.11.0\n  sha256: " + "2" * 64 + "\n"
     ),
-    "git+https://github.com/ma-gilles/recovar?rev=main#c60e3c26f893": (
+    "git+https://github.com/ma-gilles/recovar?rev=main&subdirectory=pkg#c60e3c26f893": (
         "  name: recovar\n  version: 0.1.0\n"
     ),
     "./": "  name: the-project\n  version: 0.1.0\n",
@@ -253,8 +253,8 @@ def _with_pypi(tmp_path: Path, entries: dict[str, str]) -> Path:
 def test_a_pixi_locks_pypi_wheels_by_url_and_git_packages_are_installed(tmp_path: Path) -> None:
     """Issue 47: a pixi.lock's PyPI packages as the lock has them: from PyPI by version
     through the mirror, a wheel from another index by its URL, both checked by sha256; a git
-    package at the commit the lock resolved (git in the image); the project itself (`./`)
-    left to the workspace."""
+    package at the commit the lock resolved (git in the image); the project's own folders
+    (`./`, `./python/tool`) installed editable from the workspace, as `-e .` is."""
     plan = _plan(tmp_path, _with_pypi(tmp_path, PIXI_PYPI), python='python: "3.13"\n')
     files = render_files(plan)  # type: ignore[arg-type]
     hashed = files["envkit/project/conda-lock-pypi.txt"].splitlines()
@@ -264,12 +264,12 @@ def test_a_pixi_locks_pypi_wheels_by_url_and_git_packages_are_installed(tmp_path
         f" --hash=sha256:{'2' * 64}",
     ]
     assert files["envkit/project/conda-lock-unhashed.txt"] == (
-        "recovar @ git+https://github.com/ma-gilles/recovar@c60e3c26f893\n"
+        "recovar @ git+https://github.com/ma-gilles/recovar@c60e3c26f893#subdirectory=pkg\n"
         "torchcodec @ https://download.pytorch.org/whl/cu126/torchcodec-0.5%2Bcu126-cp313-"
         "linux_x86_64.whl\n"
     ), "no sha256 in the lock: installed by commit or https URL, said unchecked"
     assert "unchecked: git packages at the commit" in files["Dockerfile"]
-    assert plan.editable == ("/workspace/python/tool",)  # type: ignore[attr-defined]
+    assert plan.editable == ("/workspace", "/workspace/python/tool")  # type: ignore[attr-defined]
     dockerfile = files["Dockerfile"]
     assert (
         "COPY envkit/project/conda-lock-unhashed.txt /opt/envkit/project/conda-lock-unhashed.txt"
@@ -283,13 +283,15 @@ def test_a_pixi_locks_pypi_wheels_by_url_and_git_packages_are_installed(tmp_path
     [
         ("../elsewhere", "  name: elsewhere\n  version: 1.0\n", "taken from the path ../elsewhere"),
         ("git+https://github.com/a/b", "  name: b\n  version: 1.0\n", "not pinned to a commit"),
+        ("./wheels/x-1.0-py3-none-any.whl", "  name: x\n  version: 1.0\n", "a file by path"),
+        ("ssh://git@host/x", "  name: x\n  version: 1.0\n", "not plain https"),
         (
             "http://example.org/x-1.0-py3-none-any.whl",
             "  name: x\n  version: 1.0\n  sha256: " + "3" * 64 + "\n",
             "not plain https",
         ),
     ],
-    ids=["path", "git-unpinned", "plain-http"],
+    ids=["path", "git-unpinned", "wheel-by-path", "ssh", "plain-http"],
 )
 def test_a_pixi_pypi_entry_envkit_cannot_install_is_refused_at_its_line(
     tmp_path: Path, key: str, body: str, said: str
@@ -303,7 +305,9 @@ def test_a_pixi_pypi_entry_envkit_cannot_install_is_refused_at_its_line(
 def test_a_locks_torch_from_pypi_is_the_environments_torch_with_its_cuda_label() -> None:
     """A pixi.lock whose torch comes from the PyTorch index (a wheel by URL, +cu124): that is
     the environment's torch, its CUDA the label's."""
-    url = " @ https://download.pytorch.org/whl/cu124/torch-2.6.0%2Bcu124-cp311-linux_x86_64.whl"
+    url = (
+        " @ https://download.pytorch.org/whl/cu124/torch-2.6.0%2Bcu124-cp311-cp311-linux_x86_64.whl"
+    )
     lock = CondaLockPackages("pixi.lock", "pixi", "linux-64", (), (("torch", url, "a" * 64),), None)
     assert lock.torch == ("2.6.0", "12.4")
     pinned = (("torch", "==2.5.1+cpu", "b" * 64),)

@@ -46,7 +46,7 @@ def test_a_pipfile_lock_installs_its_default_packages_with_their_hashes(tmp_path
     assert done.returncode == 0, done.stderr
     lines = (project / ".envkit" / "envkit" / "project" / "Pipfile.lock").read_text().splitlines()
     assert f"numpy==1.26.4 --hash=sha256:{'a' * 64} --hash=sha256:{'b' * 64}" in lines
-    assert f"requests[socks]==2.32.3 ; python_version >= '3.8' --hash=sha256:{'d' * 64}" in lines
+    assert f'requests[socks]==2.32.3; python_version >= "3.8" --hash=sha256:{"d" * 64}' in lines
     assert "--extra-index-url https://pypi.example.org/simple" in lines, "a source beyond PyPI"
     assert not any("pypi.org/simple" in line for line in lines), "PyPI is the mirror's"
     assert not any(line.startswith("pytest") for line in lines), "the dev packages are not"
@@ -92,3 +92,21 @@ def test_a_broken_pipfile_lock_is_refused_at_its_line_and_init_prefers_the_lock(
     made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
     assert "uses Pipfile.lock (found here" in made.stdout, made.stdout
     assert "requirements: [Pipfile.lock]" in (project / "envkit.yaml").read_text()
+
+
+def test_a_value_that_would_add_a_line_or_an_option_is_refused(tmp_path: Path) -> None:
+    """Every field is checked as what it is: a version smuggling an --index-url on a line of
+    its own, a git URL with a newline, a hash that is not one: each refused at its package."""
+    hostile = {
+        "default": {
+            "numpy": {"version": "==1.26.0\n--index-url https://evil.example/simple"},
+            "tool": {"git": "https://github.com/a/b\n-i https://evil.example"},
+            "six": {"version": "==1.16.0", "hashes": ["md5:0"]},
+        }
+    }
+    project = _project(tmp_path, {"Pipfile.lock": json.dumps(hostile, indent=2)}, "Pipfile.lock")
+    said = render_refused(project)
+    assert "numpy: not an entry pip can install" in said, said
+    assert "tool: not an entry pip can install (a git source that is not plain https" in said
+    assert "six: hashes that are not sha256:HEX" in said
+    assert not (project / ".envkit").exists(), "nothing written"

@@ -395,3 +395,16 @@ def test_a_pin_older_than_any_release_is_said_and_the_file_kept(tmp_path: Path) 
     assert layer
     newer = _project(tmp_path / "newer", {"requirements.txt": "torch>=99\n"}, REQUIREMENTS)
     assert "torch>=99 does not admit torch 2.4.1" in render_refused(newer)
+
+
+def test_envkit_yamls_own_pip_torch_older_than_the_table_is_said_too(tmp_path: Path) -> None:
+    """One rule everywhere: packages.pip's torch==1.4 is said as a file's line is."""
+    _, said = _rendered(_project(tmp_path, {}, "packages:\n  pip: [numpy, 'torch==1.4.0']\n"))
+    assert "envkit.yaml: packages.pip[1]: torch==1.4.0: no release envkit can build admits" in said
+
+
+def test_a_spaced_conda_bound_keeps_its_upper_bound(tmp_path: Path) -> None:
+    """`pytorch >= 2.0 , < 2.3` as conda reads it: the upper bound is judged too."""
+    files = {"environment.yml": "dependencies:\n  - pytorch >= 2.0 , < 2.3\n  - numpy\n"}
+    stderr = render_refused(_project(tmp_path, files, "conda:\n  file: environment.yml\n"))
+    assert "environment.yml:2:" in stderr and "does not admit torch 2.4.1" in stderr, stderr

@@ -52,8 +52,10 @@ def _load() -> Tuple[Sku, ...]:
     """The table, from skus.json beside this module (in the package, or in the checks' zip
     bundle: pkgutil reads either). A row's `note` is for the reader, not a field."""
     data = pkgutil.get_data(__package__ or "envkit.checks.suite", "skus.json")
+    if data is None:  # never an empty table: every GPU would read as unknown
+        raise FileNotFoundError("skus.json is missing beside skus.py")
     rows = []
-    for row in json.loads(data or b"[]"):
+    for row in json.loads(data):
         row.pop("note", None)
         row["device_ids"] = tuple(int(device, 16) for device in row["device_ids"])
         row["names"] = tuple(row["names"])

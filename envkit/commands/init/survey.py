@@ -237,8 +237,12 @@ def _pipenv(folder: Path, name: str) -> list[Candidate]:
 def _names_a_package(path: Path) -> bool:
     """A line that is neither blank nor a comment (a requirements file of comments only is
     an empty environment: the next candidate is the project's)."""
-    with path.open(encoding="utf-8", errors="replace") as opened:
-        return any(line.strip() and not line.lstrip().startswith("#") for line in opened)
+    try:
+        with path.open(encoding="utf-8", errors="replace") as opened:
+            head = opened.read(1 << 20)  # a package is named long before a MiB of comments
+    except OSError:
+        return True  # unreadable: render says why, at the file
+    return any(line.strip() and not line.lstrip().startswith("#") for line in head.splitlines())
 
 
 def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:

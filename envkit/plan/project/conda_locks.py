@@ -17,7 +17,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from envkit.config.load import Loc
 from envkit.errors import ConfigError, file_issue
@@ -76,18 +79,24 @@ class CondaLockPackages:
         return version, cuda[0] if cuda else None
 
     def _pypi_torch(self) -> tuple[str, str | None] | None:
-        """The lock's torch from PyPI or the PyTorch index (torch==2.6.0+cu124, or by URL):
-        its release, and the CUDA of its local label."""
+        """The lock's torch from PyPI or the PyTorch index (torch==2.6.0+cu124, or a wheel
+        by URL): its release, and the CUDA of its local label."""
         for name, pin, _ in self.pypi:
             if name.lower() != "torch":
                 continue
-            wheel = unquote(pin.rsplit("/", 1)[-1])  # torch-2.6.0+cu124-cp312-….whl
-            version = pin[2:] if pin.startswith("==") else ([*wheel.split("-"), ""])[1]
-            release, _, label = version.partition("+")
-            cuda = "cpu" if label == "cpu" else None
-            if label.startswith("cu") and label[2:].isdigit():
-                cuda = f"{label[2:-1]}.{label[-1]}"
-            return release, cuda
+            try:
+                if pin.startswith("=="):
+                    version = Version(pin[2:])
+                else:  # a wheel by URL; an sdist or a git checkout names no build
+                    version = parse_wheel_filename(unquote(pin.rsplit("/", 1)[-1]))[1]
+            except (InvalidVersion, InvalidWheelFilename):
+                return None
+            label = str(version.local or "")
+            built = re.fullmatch(r"cu(\d{2,3})", label.split(".")[0])
+            cuda = "cpu" if label.startswith("cpu") else None
+            if built:
+                cuda = f"{built.group(1)[:-1]}.{built.group(1)[-1]}"
+            return version.base_version, cuda
         return None
 
 
@@ -280,14 +289,7 @@ def _pypi(
     if source.startswith("git+"):
         return _git(reading, loc, str(name), source)
     if source and not source.startswith(("https://", "http://")):
-        folder = posixpath.normpath(posixpath.join(posixpath.dirname(reading.name), source))
-        if folder.startswith("../") or folder == ".." or posixpath.isabs(source):
-            problem = f"{name} is taken from the path {source}, which is outside the project"
-            fix = "publish it to an index, or install it in build.steps"
-            reading.refuse(loc, source, problem, fix)
-        elif folder != ".":  # the project itself is the workspace; its own packages likewise,
-            reading.editable.append(folder)  # installed editable from it at first start
-        return []
+        return _by_path(reading, loc, str(name), source)
     source, _, fragment = source.partition("#")  # pixi's `…whl#sha256=HEX`
     digest = str(hashes.get("sha256") or fragment.removeprefix("sha256=")).lower()
     digest = digest if re.fullmatch(r"[0-9a-f]{64}", digest) else ""
@@ -304,18 +306,43 @@ def _pypi(
     return [(str(name), f" @ {source}", digest)]
 
 
+def _by_path(
+    reading: _Reading, loc: tuple[str | int, ...], name: str, source: str
+) -> list[tuple[str, str, str]]:
+    """A package the lock takes from a path: a folder of the project (the project itself too)
+    is installed editable from the workspace at first start; anything else
+    (a file by path, another scheme, a folder outside) is refused at its line."""
+    if "://" in source:
+        reading.refuse(loc, source, "a package URL that is not plain https", "relock")
+        return []
+    fix = "publish it to an index, or install it in build.steps"
+    folder = posixpath.normpath(posixpath.join(posixpath.dirname(reading.name), source))
+    if source.endswith((".whl", ".tar.gz", ".zip")):
+        reading.refuse(loc, source, f"{name} is a file by path ({source}), not a folder", fix)
+    elif folder.startswith("../") or folder == ".." or posixpath.isabs(source):
+        problem = f"{name} is taken from the path {source}, which is outside the project"
+        reading.refuse(loc, source, problem, fix)
+    else:  # as `-e .` in a requirements file: installed editable from the workspace
+        reading.editable.append(folder)
+    return []
+
+
 def _git(
     reading: _Reading, loc: tuple[str | int, ...], name: str, source: str
 ) -> list[tuple[str, str, str]]:
     """pixi's `git+https://HOST/PATH?rev=R#COMMIT` as pip's `NAME @ git+https://HOST/PATH@COMMIT`:
     the commit the lock resolved, which is the package's checksum."""
     url, _, commit = source.partition("#")
-    url = url.split("?", 1)[0]
+    url, _, query = url.partition("?")
+    sub = parse_qs(query).get("subdirectory", [""])[0]  # a package inside the repository
     if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not SAFE_URL.fullmatch(url):
         fix = "relock (pixi pins each git package to the commit it resolved)"
         reading.refuse(loc, source, f"{name}'s git source is not pinned to a commit", fix)
         return []
-    return [(name, f" @ {url}@{commit}", "")]
+    if sub and not re.fullmatch(r"[A-Za-z0-9._/-]+", sub):
+        reading.refuse(loc, source, f"{name}'s git subdirectory is not a plain path", "relock")
+        return []
+    return [(name, f" @ {url}@{commit}" + (f"#subdirectory={sub}" if sub else ""), "")]
 
 
 def through_mirror(

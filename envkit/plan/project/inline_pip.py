@@ -20,11 +20,13 @@ from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
 def inline_companions(
     loaded: LoadedSpec, context: TorchContext
-) -> tuple[tuple[str, ...], frozenset[int]]:
+) -> tuple[tuple[str, ...], frozenset[int], tuple[str, ...]]:
     """(the companions packages.pip asks for, pinned as the torch layer installs them; the
-    indexes of the entries they come from, which leave the pip layer). Every refusal at once."""
+    indexes of the entries they come from, which leave the pip layer; what render says of
+    them, as of a file's lines). Every refusal at once."""
     companions: list[str] = []
     moved: set[int] = set()
+    notes: list[str] = []
     issues = []
     for index, entry in enumerate(loaded.spec.packages.pip):
         if not isinstance(entry, str):  # an entry with options keeps its own layer and index
@@ -44,7 +46,8 @@ def inline_companions(
             issues.append(loaded.issue(("packages", "pip", index), verdict.why, verdict.fix, entry))
         elif verdict.action == "drop":
             companions += [verdict.companion] if verdict.companion else []
+            notes += [f"envkit.yaml: packages.pip[{index}]: {verdict.why}"] if verdict.said else []
             moved.add(index)
     if issues:
         raise ConfigError(str(loaded.path), issues)
-    return tuple(companions), frozenset(moved)
+    return tuple(companions), frozenset(moved), tuple(notes)

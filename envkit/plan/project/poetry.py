@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from envkit.catalog.compat import COMPANIONS
+from envkit.config.rules import TORCH_NAMES
+
+# torch and its companions come from envkit's torch layer whatever index the project names
+TORCHES = {*TORCH_NAMES, *COMPANIONS}
+POETRY_CHECK = "fix the entry as `poetry check` says"
+
 
 @dataclass(frozen=True)
 class PoetryDependency:
@@ -47,8 +54,25 @@ def poetry_dependencies(data: dict[str, Any], extras: tuple[str, ...]) -> list[P
                     )
                 )
                 continue
-            dependency = Factory.create_dependency(name, one)
+            if isinstance(one, dict) and one.get("source") and name.lower() not in TORCHES:
+                found.append(
+                    PoetryDependency(
+                        name,
+                        None,
+                        f"{name} is taken from the source {one['source']!r}, not PyPI | list "
+                        f"it under packages.pip as {{name: {name}, index: URL}} (its index)",
+                    )
+                )
+                continue
+            try:
+                dependency = Factory.create_dependency(name, one)
+                requirement = dependency.to_pep_508()
+            except Exception as exc:  # poetry-core's parser (lark) raises its own errors
+                said = " ".join(str(exc).split())[:200]
+                why = f"Poetry cannot read {name}'s entry ({said}) | {POETRY_CHECK}"
+                found.append(PoetryDependency(name, None, why))
+                continue
             if dependency.is_optional() and name not in chosen:
                 continue
-            found.append(PoetryDependency(name, dependency.to_pep_508()))
+            found.append(PoetryDependency(name, requirement))
     return found

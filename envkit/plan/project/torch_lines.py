@@ -262,6 +262,8 @@ def conda_parts(spec: str) -> tuple[str, str, str]:
     if not found:
         return "", spec.strip().lower(), ""
     rest = found.group("rest").strip()
+    # `>= 2.0 , < 2.3` as conda reads it: spaces around operators and commas are not a build
+    rest = re.sub(r"\s*([,|])\s*", r"\1", re.sub(r"([<>=!~]=?)\s+", r"\1", rest))
     if " " in rest:  # "~=2.3.1 *cuda12*", ">=1.12 py3*": the version, then a build string
         operator = re.match(r"[=<>!~]*", rest).group(0)  # type: ignore[union-attr]
         rest = operator + rest[len(operator) :].strip().split()[0]
