@@ -80,13 +80,6 @@ def _walk(folder: Path) -> list[Path]:
     return found
 
 
-def why_not_used(path: Path, folder: Path) -> str | None:
-    """Why a file init does not take looks like an environment file and how to use it, or
-    None where it does not look like one (or envkit wrote it)."""
-    why = _why(path, folder)
-    return None if why is None or OURS in _head(path)[:300] else why
-
-
 def _why(path: Path, folder: Path) -> str | None:
     name, parts = path.name, path.relative_to(folder).parts
     in_requirements_folder = len(parts) > 1 and REQUIREMENTS_FOLDER.search(parts[-2])
@@ -143,8 +136,8 @@ def unused_environment_files(folder: Path, taken: set[str]) -> list[tuple[str, s
         name = path.relative_to(folder).as_posix()
         if name in taken or not path.is_file():
             continue
-        why = why_not_used(path, folder)
-        if why is not None:
+        why = _why(path, folder)
+        if why is not None and OURS not in _head(path)[:300]:  # not what envkit wrote
             said.append((name, why))
     return said
 

@@ -29,9 +29,10 @@ from envkit.commands.init.torch_wish import (
 )
 from envkit.commands.ssh_config import agent_lines
 from envkit.config.rules import TORCH_NAMES, requirement_name
-from envkit.errors import FieldError
+from envkit.errors import ConfigError, FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
 from envkit.plan.box.keys import parse_public_key
+from envkit.plan.project.pipenv import pipenv_requirements
 from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
 from envkit.plan.project.pyproject import is_workspace_root, workspace_members
@@ -117,16 +118,19 @@ def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | Non
 def _installed(folder: Path) -> list[Candidate]:
     """The files the project's own Dockerfile, dev container or Makefile installs: the project
     says which of its alternatives it uses, so these come first."""
-    found = []
-    for installed in installed_by_recipes(folder):
-        path, file = folder / installed.file, (installed.file,)
-        wish = (
-            from_conda(path, folder)
-            if installed.kind == "conda"
-            else from_requirements(path, folder)
-        )
-        found.append(Candidate(installed.kind, file, wish, because=installed.where))
-    return found
+    return [
+        Candidate(i.kind, (i.file,), wish, because=i.where)
+        for i in installed_by_recipes(folder)
+        if (wish := _wish_of(i.kind, folder / i.file, folder)) is not None
+    ]
+
+
+def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
+    """The torch a file of KIND asks for; None for a conda lock envkit cannot install."""
+    if kind == "conda-lock":
+        wish = from_conda_lock(path, folder)
+        return wish if isinstance(wish, TorchWish) else None
+    return from_conda(path, folder) if kind == "conda" else from_requirements(path, folder)
 
 
 def _project_candidates(
@@ -163,7 +167,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     project = _project_candidates(pyproject, lock, unusable) if pyproject else []
     # a lock of the whole environment before a project's unlocked dependencies
     found += [c for c in project if c.kind == "uv.lock"] + _conda_lock(folder, unusable)
-    found += _pipenv(folder, "Pipfile.lock")
+    found += _pipenv(folder, "Pipfile.lock", unusable)
     found += [c for c in project if c.kind != "uv.lock"]
     for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
@@ -174,7 +178,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
             found.append(Candidate("requirements", (name,), wish))
         elif (folder / name).is_file():
             unusable.append(f"{name}: it names no package (comments and blank lines only)")
-    found += _pipenv(folder, "Pipfile")
+    found += _pipenv(folder, "Pipfile", unusable)
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
@@ -213,23 +217,24 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
             name,
         )
 
-    found = []
-    for name, why in sorted(files, key=order):
-        kind, path = str(usable_kind(why)), folder / name
-        if kind == "conda-lock":
-            wish = from_conda_lock(path, folder)
-            if not isinstance(wish, TorchWish):
-                continue
-        else:
-            wish = from_conda(path, folder) if kind == "conda" else from_requirements(path, folder)
-        found.append(Candidate(kind, (name,), wish, hint=why))
-    return found
+    return [
+        Candidate(kind, (name,), wish, hint=why)
+        for name, why in sorted(files, key=order)
+        if (wish := _wish_of(kind := str(usable_kind(why)), folder / name, folder)) is not None
+    ]
 
 
-def _pipenv(folder: Path, name: str) -> list[Candidate]:
+def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
     """A Pipfile.lock (a lock, with the others) or a Pipfile (with the requirements files),
-    installed as `pipenv requirements` writes them."""
+    installed as `pipenv requirements` writes them; one that names no package is said."""
     if not (folder / name).is_file():
+        return []
+    try:
+        lines = pipenv_requirements(name, (folder / name).read_text(errors="replace"))
+    except ConfigError:
+        lines = "?"  # a candidate still: render says why, at its line
+    if not any(line and not line.startswith("#") for line in lines.splitlines()):
+        unusable.append(f"{name}: it names no package")
         return []
     return [Candidate("requirements", (name,), from_requirements(folder / name, folder))]
 

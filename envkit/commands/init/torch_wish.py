@@ -22,7 +22,13 @@ from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import file_limit
 from envkit.plan.project.requirement_lines import logical_lines
-from envkit.plan.project.torch_lines import TorchContext, applies, conda_parts, conda_specifier
+from envkit.plan.project.torch_lines import (
+    TorchContext,
+    applies,
+    conda_parts,
+    conda_specifier,
+    cuda_of,
+)
 
 OTHER_FRAMEWORKS = (
     "tensorflow",
@@ -47,11 +53,6 @@ class TorchWish:
     python: str | None = None  # a conda file's python=X.Y
 
 
-def _cuda_of(label: str) -> str:
-    digits = label.removeprefix("cu")
-    return "cpu" if label == "cpu" else f"{digits[:-1]}.{digits[-1]}"
-
-
 def _text(path: Path) -> str:
     try:
         return read_regular(path, file_limit(), path.name).decode("utf-8")
@@ -64,7 +65,7 @@ def _from_requirements(names: list[str], where: str, lines: list[str]) -> TorchW
     for line in lines:
         build = INDEX_BUILD.search(line)
         if build and line.startswith(("-i", "--index-url", "--extra-index-url", "-f", "--find")):
-            cuda = _cuda_of(build.group(1))
+            cuda = cuda_of(build.group(1))
             continue
         try:
             requirement = Requirement(line.split(" --hash")[0])
@@ -80,7 +81,7 @@ def _from_requirements(names: list[str], where: str, lines: list[str]) -> TorchW
         return TorchWish(none=none, said=f"{where} names no torch" if none else "")
     labels = {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}
     if labels:
-        cuda = _cuda_of(sorted(labels)[0])
+        cuda = cuda_of(sorted(labels)[0])
     specifier = ",".join(f"{s.operator}{s.version.split('+')[0]}" for s in torch.specifier)
     return TorchWish(specifier or None, cuda, said=f"{where}: {torch}")
 
@@ -128,7 +129,7 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     for package in lock.get("package") or ():
         if isinstance(package, dict) and package.get("name") == "torch":
             version = str(package.get("version", ""))
-            cuda = _cuda_of(version.split("+", 1)[1]) if "+" in version else None
+            cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
             said = f"{where} locks torch {version}"
             return TorchWish(f"=={version.split('+')[0]}", cuda, said=said)
     return TorchWish()

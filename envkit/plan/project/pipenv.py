@@ -10,7 +10,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from packaging.markers import InvalidMarker
+from packaging.markers import InvalidMarker, default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 
 from envkit.errors import ConfigError, file_issue
@@ -22,10 +22,7 @@ REF = re.compile(r"(?:@[A-Za-z0-9._/-]+)?(?:#subdirectory=[A-Za-z0-9._/-]+)?")
 PATH = re.compile(r"[A-Za-z0-9._/-]+")
 HASH = re.compile(r"sha256:[0-9a-f]{64}")
 # Pipfile's marker keys (`pywin32 = {version = "*", sys_platform = "== 'win32'"}`)
-MARKER_KEYS = (
-    "os_name", "sys_platform", "platform_machine", "platform_system", "python_version",
-    "python_full_version", "implementation_name", "platform_python_implementation",
-)  # fmt: skip
+MARKER_KEYS = tuple(default_environment())  # PEP 508's marker variables
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 FIX = "relock with `pipenv lock`, or name a requirements file in packages.requirements"
 

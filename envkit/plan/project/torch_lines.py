@@ -128,7 +128,7 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
         return Verdict(
             "refuse",
             f"{line} asks for the {asked} build; envkit installs {context.said()}",
-            f"set `cuda:` to the line's build ({_cuda_of(asked)}), or drop +{asked} from it",
+            f"set `cuda:` to the line's build ({cuda_of(asked)}), or drop +{asked} from it",
         )
     wanted = context.version if name in TORCH_NAMES else context.companion(name)
     if wanted and name not in TORCH_NAMES:
@@ -246,7 +246,7 @@ def _pinned(specifier: SpecifierSet) -> str | None:
     return exact[0] if len(exact) == 1 else None
 
 
-def _cuda_of(label: str) -> str:
+def cuda_of(label: str) -> str:
     digits = label.removeprefix("cu")
     if label == "cpu" or not digits.isdigit():
         return label
