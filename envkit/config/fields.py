@@ -9,6 +9,7 @@ separately.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -146,45 +147,9 @@ HostName = Annotated[
     ),
 ]
 # Accounts a Debian or Ubuntu image already has (base-passwd, openssh, systemd, the ubuntu
-# image's own user): a login of that name would take over a system account, and `root` crash-loops
-# the container (it cannot be made a keys-only login user).
-SYSTEM_ACCOUNTS = frozenset(
-    [
-        "root",
-        "daemon",
-        "bin",
-        "sys",
-        "sync",
-        "games",
-        "man",
-        "lp",
-        "mail",
-        "news",
-        "uucp",
-        "proxy",
-        "www-data",
-        "backup",
-        "list",
-        "irc",
-        "gnats",
-        "nobody",
-        "nogroup",
-        "_apt",
-        "sshd",
-        "messagebus",
-        "systemd-network",
-        "systemd-resolve",
-        "systemd-timesync",
-        "systemd-journal",
-        "systemd-coredump",
-        "polkitd",
-        "syslog",
-        "tss",
-        "uuidd",
-        "tcpdump",
-        "ubuntu",
-    ]
-)
+# image's own user; system_accounts.txt, one a line): a login of that name would take over a
+# system account, and `root` crash-loops the container (it cannot be a keys-only login user).
+SYSTEM_ACCOUNTS = frozenset(Path(__file__).with_name("system_accounts.txt").read_text().split())
 
 
 def _not_a_system_account(value: str) -> str:
@@ -440,6 +405,15 @@ def check_project_path(value: str) -> str:
 
 
 ProjectPath = Annotated[str, AfterValidator(check_project_path)]
+
+
+def _check_any_path(value: str) -> str:
+    if any(ord(c) < 32 for c in value):
+        raise FieldError("a path with a NUL byte or a control character", "write a plain path")
+    return value
+
+
+AnyPath = Annotated[str, AfterValidator(_check_any_path)]  # a path anywhere on the host
 
 
 def _check_build_command(value: str) -> str:

@@ -7,7 +7,15 @@ from pydantic import Field, model_validator
 
 from envkit.checks.core.contract import DEFAULT_MIN_SHM
 from envkit.config.choices import PcieWidth, Persistence, Regressions
-from envkit.config.fields import MAX_GPUS, EnvKey, PeakFraction, ShmSize, ThresholdId, XidCode
+from envkit.config.fields import (
+    MAX_GPUS,
+    AnyPath,
+    EnvKey,
+    PeakFraction,
+    ShmSize,
+    ThresholdId,
+    XidCode,
+)
 from envkit.config.strict import Strict as _Strict
 from envkit.errors import FieldError
 
@@ -110,7 +118,7 @@ class Verify(_Strict):
     thresholds: dict[ThresholdId, PeakFraction] = Field(
         default_factory=dict, description="Check id -> minimum fraction of the GPU's peak."
     )
-    checks_dir: str | None = Field(None, description="Directory of your own pytest checks.")
+    checks_dir: AnyPath | None = Field(None, description="Directory of your own pytest checks.")
     gpu: GpuExpectations = Field(
         GpuExpectations(), description="What the GPUs' own health checks expect at this site."
     )

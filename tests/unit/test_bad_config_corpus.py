@@ -139,6 +139,14 @@ SEMANTIC = [
     ("gid-nogroup", f"name: a\nssh:\n{K}  gid: 65534\n", "ssh.gid", 4, "nobody"),
     ("uid-huge", f"name: a\nssh:\n{K}  uid: 4294967296\n", "ssh.uid", 4, "range"),
     ("uid-string", f"name: a\nssh:\n{K}  uid: '1000'\n", "ssh.uid", 4, "whole number"),
+    # a NUL byte in a host path (found by test_property_configs): refused, not a ValueError
+    (
+        "checks-dir-nul",
+        'name: a\nverify:\n  checks_dir: "\\0"\n',
+        "verify.checks_dir",
+        3,
+        "control character",
+    ),
     # torch asked for twice: packages.pip's torch judged as a requirements file's is
     ("pip-torch", "name: a\npackages:\n  pip: ['torch==2.0.0']\n", "packages.pip[0]", 3, "torch:"),
     (

@@ -1,10 +1,7 @@
-"""Every file in the project that looks like an environment file, under any name or folder a
-team gives it, so that `init` can say of each one it does not use why, and how to use it.
-
-init proposes from the usual names (survey.py); this walk is what keeps the rest from being
-skipped in silence: a misspelled requirements family (`requirments_dev.txt`), the files under
-`requirements/` that no `-r` names, pip-tools' `.in` inputs, `environment-dev.yml`, the
-lock files of managers envkit does not install from, and the project's own image recipe."""
+"""Every file in the project that looks like an environment file, under any name or folder
+(`requirments_dev.txt`, `requirements/mminstall.txt`, `.in` inputs, `environment-dev.yml`,
+other managers' locks, the project's own image recipe), so that init uses it or says why not
+and how to; and the files the project's own recipes install."""
 
 from __future__ import annotations
 

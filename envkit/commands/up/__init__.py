@@ -197,9 +197,8 @@ def _workspace_ready(plan: Plan, remote: bool, podman: bool) -> None:
 
 
 def unwritable(source: Path, services: tuple[Service, ...]) -> list[str]:
-    """A note for each login user who cannot write the mounted project folder (a folder of
-    root's on a lab server, the login user uid 1000): said with the fix, not found out later
-    in the container. The engine maps uids as they are (rootful Docker)."""
+    """A note for each login user who cannot write the mounted project folder (root's on a lab
+    server, the login user uid 1000), with the fix; rootful Docker maps uids as they are."""
     info = source.stat()
     notes = []
     for service in services:

@@ -309,9 +309,8 @@ def _pypi(
 def _by_path(
     reading: _Reading, loc: tuple[str | int, ...], name: str, source: str
 ) -> list[tuple[str, str, str]]:
-    """A package the lock takes from a path: a folder of the project (the project itself too)
-    is installed editable from the workspace at first start; anything else
-    (a file by path, another scheme, a folder outside) is refused at its line."""
+    """A folder of the project (itself too) is installed editable from the workspace at first
+    start; a file by path, another scheme or a folder outside is refused at its line."""
     if "://" in source:
         reading.refuse(loc, source, "a package URL that is not plain https", "relock")
         return []

@@ -1,7 +1,6 @@
-"""Pipenv's files as requirement lines, the way `pipenv requirements --hash` writes them: a
-Pipfile.lock's default packages at their locked versions with their sha256 (its dev packages
-left out), or a Pipfile's [packages] as their specifiers. Both are data, JSON and TOML, read by
-their own parsers; what a line means is pip's, after this."""
+"""Pipenv's files as requirement lines, as `pipenv requirements --hash` writes them: a
+Pipfile.lock's default packages at their locked versions with their sha256, or a Pipfile's
+[packages]; JSON and TOML read by their own parsers, each value checked as what it is."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A Poetry project's dependencies ([tool.poetry.dependencies], with no [project] table) as
-PEP 508 requirement lines, translated by poetry-core itself: its caret, tilde and wildcard
-constraints, markers, extras, git sources and multiple-constraint lists mean what Poetry says
-they mean, not what a new grammar here guesses. Groups other than the main one (dev, docs,
-test) are not installed, as `poetry install --only main` does not."""
+"""A Poetry project's [tool.poetry.dependencies] (no [project] table) as PEP 508 lines,
+translated by poetry-core itself (caret, tilde, constraint lists, markers, extras), not by a
+new grammar; the main group only, as `poetry install --only main`."""
 
 from __future__ import annotations
 
