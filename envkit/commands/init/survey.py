@@ -14,8 +14,9 @@ from typing import Any
 
 from envkit.commands.init.discovery import (
     installed_by_recipes,
-    unused_environment_files,
+    unused_files,
     usable_kind,
+    walk,
 )
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
@@ -115,12 +116,12 @@ def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | Non
     return None
 
 
-def _installed(folder: Path) -> list[Candidate]:
+def _installed(folder: Path, paths: list[Path]) -> list[Candidate]:
     """The files the project's own Dockerfile, dev container or Makefile installs: the project
     says which of its alternatives it uses, so these come first."""
     return [
         Candidate(i.kind, (i.file,), wish, because=i.where)
-        for i in installed_by_recipes(folder)
+        for i in installed_by_recipes(folder, paths)
         if (wish := _wish_of(i.kind, folder / i.file, folder)) is not None
     ]
 
@@ -160,7 +161,8 @@ def _project_candidates(
 
 
 def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
-    found: list[Candidate] = _installed(folder)
+    paths = walk(folder)  # the project's files, walked once
+    found: list[Candidate] = _installed(folder, paths)
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock = _toml(folder / "uv.lock", folder, unusable)
@@ -182,13 +184,12 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
-    # everything else that looks like an environment file, said with why and how to use it
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {name for c in found for name in c.files}
     if lock:  # a uv workspace's members' files are the workspace's own
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
-    others = unused_environment_files(folder, taken)
+    others = unused_files(folder, taken, paths)
     unusable += [f"{name}: {why}" for name, why in others if usable_kind(why) is None]
     found += _under_own_names([(n, w) for n, w in others if usable_kind(w)], folder)
     return found, unusable
@@ -225,8 +226,7 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
 
 
 def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
-    """A Pipfile.lock (a lock, with the others) or a Pipfile (with the requirements files),
-    installed as `pipenv requirements` writes them; one that names no package is said."""
+    """A Pipfile.lock (with the locks) or Pipfile (with requirements); an empty one is said."""
     if not (folder / name).is_file():
         return []
     try:
