@@ -92,6 +92,11 @@ class ConfigError(EnvkitError):
         return head + "\n" + self.message
 
 
+def in_file(name: str, line: int, problem: str, fix: str, value: str | None = None) -> ConfigError:
+    """A project's own file refused at one of its lines (its only issue)."""
+    return ConfigError(name, [file_issue(name, line, value, problem, fix)])
+
+
 class EngineUnreachableError(EnvkitError):
     exit_code = EXIT_UNREACHABLE
 

@@ -357,40 +357,32 @@ def processes(nvml: Nvml, handle: Any) -> List[Dict[str, int]]:
     raise NvmlError(13, "nvmlDeviceGetComputeRunningProcesses")
 
 
-def read_snapshot(nvml: Nvml, index: int) -> Dict[str, Any]:
-    """Everything the gpu checks judge, for one GPU."""
-    if index in nvml.lost:
-        return {"index": index, "errors": {"handle": nvml.lost[index]}}
-    handle = nvml.handles[index]
-    reading = Reading(index)
-    _identity(nvml, handle, reading)
-    _memory_health(nvml, handle, reading)
-    _links(nvml, handle, reading)
-    _thermal(nvml, handle, reading)
-    reading.take("processes", lambda: processes(nvml, handle))
-    return reading.values
-
-
-def read_sample(nvml: Nvml, index: int) -> Dict[str, Any]:
-    """What changes from moment to moment, read often while the suite loads the GPU."""
-    if index in nvml.lost:
-        return {"index": index, "errors": {"handle": nvml.lost[index]}}
-    handle = nvml.handles[index]
-    reading = Reading(index)
-    _thermal(nvml, handle, reading)
-    reading.take("reasons", lambda: _reasons(nvml, handle))
-    reading.take("utilization", lambda: utilization(nvml, handle))
-    reading.take("pcie_gen", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkGeneration", handle))
-    reading.take("pcie_width", lambda: nvml.uint("nvmlDeviceGetCurrPcieLinkWidth", handle))
-    return reading.values
-
-
 class NvmlGpus(Nvml):
     """An NVML session that reads snapshots and samples: the source the gpu checks and the
     watch use (core/gpus.py)."""
 
     def snapshot(self, index: int) -> Dict[str, Any]:
-        return read_snapshot(self, index)
+        """Everything the gpu checks judge, for one GPU."""
+        if index in self.lost:
+            return {"index": index, "errors": {"handle": self.lost[index]}}
+        handle = self.handles[index]
+        reading = Reading(index)
+        _identity(self, handle, reading)
+        _memory_health(self, handle, reading)
+        _links(self, handle, reading)
+        _thermal(self, handle, reading)
+        reading.take("processes", lambda: processes(self, handle))
+        return reading.values
 
     def sample(self, index: int) -> Dict[str, Any]:
-        return read_sample(self, index)
+        """What changes from moment to moment, read often while the suite loads the GPU."""
+        if index in self.lost:
+            return {"index": index, "errors": {"handle": self.lost[index]}}
+        handle = self.handles[index]
+        reading = Reading(index)
+        _thermal(self, handle, reading)
+        reading.take("reasons", lambda: _reasons(self, handle))
+        reading.take("utilization", lambda: utilization(self, handle))
+        reading.take("pcie_gen", lambda: self.uint("nvmlDeviceGetCurrPcieLinkGeneration", handle))
+        reading.take("pcie_width", lambda: self.uint("nvmlDeviceGetCurrPcieLinkWidth", handle))
+        return reading.values

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from packaging.markers import InvalidMarker, default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envkit.errors import ConfigError, file_issue
+from envkit.errors import ConfigError, in_file
 from envkit.files import TOMLDecodeError, toml_loads
 
 PYPI = ("pypi.org", "pypi.python.org")  # PyPI itself: the pip mirror stands for it
@@ -119,7 +119,3 @@ def _requirement(package: str, entry: dict[str, Any]) -> str:
         line + (" ; " + " and ".join(f"({m})" for m in markers) if markers else "")
     )
     return str(requirement)
-
-
-def in_file(name: str, line: int, problem: str, fix: str) -> ConfigError:
-    return ConfigError(name, [file_issue(name, line, None, problem, fix)])

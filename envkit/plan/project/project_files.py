@@ -22,7 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from envkit.config.fields import AptPackage, Channel, CondaSpec
 from envkit.config.load import explain, parse_yaml
-from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue
+from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue, in_file
 from envkit.files import read_regular
 from envkit.plan.project.conda_explicit import is_explicit, read_explicit
 from envkit.plan.project.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
@@ -73,10 +73,6 @@ class ProjectFiles:
     editable: tuple[str, ...] = ()  # project folders installed editable at first start
     needs_git: bool = False  # a VCS requirement: git in the image
     notes: tuple[str, ...] = ()
-
-
-def in_file(name: str, line: int, problem: str, fix: str, value: str | None = None) -> ConfigError:
-    return ConfigError(name, [file_issue(name, line, value, problem, fix)])
 
 
 class ProjectReader:

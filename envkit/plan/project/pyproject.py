@@ -22,10 +22,10 @@ from packaging.utils import canonicalize_name
 
 from envkit.config.python_section import PythonSection
 from envkit.config.rules import TORCH_NAMES
-from envkit.errors import ConfigError, ConfigIssue, file_issue
+from envkit.errors import ConfigError, ConfigIssue, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
-from envkit.plan.project.project_files import ProjectFile, ProjectReader, in_file
+from envkit.plan.project.project_files import ProjectFile, ProjectReader
 from envkit.plan.project.requirement_lines import VCS
 from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
