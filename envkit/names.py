@@ -1,6 +1,6 @@
 """The grammars of the names and versions envkit checks, written once: image references and
 digests (Docker's reference grammar), Debian package names and versions (Debian policy 5.6.1
-and 5.6.12), PyPI names (PEP 508) and exact versions (PEP 440), conda package names and
+and 5.6.12), PyPI names (PEP 508) and exact versions (PEP 440), conda package names, files and
 builds, sha256 digests. A value that matches one is that thing, and nothing a tool could read as
 an option (none may start with "-").
 
@@ -33,6 +33,7 @@ DEBIAN_VERSION = re.compile(r"(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*")
 PYPI_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 CONDA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
 CONDA_BUILD = re.compile(r"[A-Za-z0-9_.+!]+(?:-[A-Za-z0-9_.+!]+)*")
+CONDA_PACKAGE_FILE = re.compile(r"[A-Za-z0-9_.+!-]+\.(?:conda|tar\.bz2)")
 PLAIN_TOKEN = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+:~@/=<>!,*-]*")
 
 

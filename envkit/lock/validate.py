@@ -19,6 +19,7 @@ from envkit.checks.programs.lockfile import Lock
 from envkit.names import (
     CONDA_BUILD,
     CONDA_NAME,
+    CONDA_PACKAGE_FILE,
     DEBIAN_ARCH,
     DEBIAN_PACKAGE,
     DEBIAN_VERSION,
@@ -37,7 +38,6 @@ ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9_./+-]*")
 APT_ORIGINS = ("base", "added")
 PIP_INSTALLER = re.compile(r"[a-z0-9][a-z0-9._-]*|-")
 PIP_SUMS = re.compile(rf"-|record:{SHA256}|sha256:{SHA256}(?:,sha256:{SHA256})*")
-CONDA_URL_FILE = re.compile(r"[A-Za-z0-9_.+!-]+\.(?:conda|tar\.bz2)")
 MD5 = re.compile(r"[a-f0-9]{32}")
 TORCH_KEYS = ("torch", "cuda", "cudnn", "nccl")
 # Every kind `envkit lock` writes into [requested] (lock/requested.py), and nothing else. Their
@@ -135,7 +135,7 @@ def _conda(key: str, values: tuple[str, ...]) -> str | None:
     # Plain http only from a mirror on the building machine's own loopback (which the channel
     # check below also requires envkit.yaml to configure).
     secure = parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK)
-    if not secure or not parts.netloc or not _is(CONDA_URL_FILE, file_name):
+    if not secure or not parts.netloc or not _is(CONDA_PACKAGE_FILE, file_name):
         return f"[conda] {key} URL {url!r} is not an https URL of a package file"
     if md5 and not _is(MD5, md5):
         return f"[conda] {key} URL {url!r} carries no md5 after '#'"

@@ -24,12 +24,11 @@ from packaging.version import InvalidVersion, Version
 
 from envkit.config.load import Loc
 from envkit.errors import ConfigError, file_issue
+from envkit.names import CONDA_PACKAGE_FILE, PYPI_NAME
 
 # The platform of the images envkit builds today (the engine's architecture, x86-64).
 IMAGE_PLATFORM = "linux-64"
 PIXI_ENVIRONMENT = "default"
-PACKAGE_FILE = re.compile(r"[A-Za-z0-9_.+!-]+\.(?:conda|tar\.bz2)")
-PYPI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 PYPI_VERSION = re.compile(r"[A-Za-z0-9.!+_-]+")
 SAFE_URL = re.compile(r"(?:git\+)?https://[A-Za-z0-9.-]+(?::\d+)?/[A-Za-z0-9._~%/+=-]*")
 
@@ -152,7 +151,7 @@ def check_url(url: str) -> str | None:
     loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
     if parts.scheme != "https" and not (parts.scheme == "http" and loopback):
         return "a package URL that is not https"
-    if not PACKAGE_FILE.fullmatch(url.rsplit("/", 1)[-1]):
+    if not CONDA_PACKAGE_FILE.fullmatch(url.rsplit("/", 1)[-1]):
         return "not the URL of a conda package file"
     return None
 

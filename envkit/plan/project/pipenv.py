@@ -14,6 +14,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from envkit.errors import ConfigError, in_file
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.names import PYPI_NAME
 
 PYPI = ("pypi.org", "pypi.python.org")  # PyPI itself: the pip mirror stands for it
 URL = re.compile(r"https://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9._~%+-]*)*/?(?:\.git)?")
@@ -22,7 +23,6 @@ PATH = re.compile(r"[A-Za-z0-9._/-]+")
 HASH = re.compile(r"sha256:[0-9a-f]{64}")
 # Pipfile's marker keys (`pywin32 = {version = "*", sys_platform = "== 'win32'"}`)
 MARKER_KEYS = tuple(default_environment())  # PEP 508's marker variables
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 FIX = "relock with `pipenv lock`, or name a requirements file in packages.requirements"
 
 
@@ -78,7 +78,7 @@ def _line(name: str, text: str, package: str, entry: Any) -> str:
     line_no = next((n for n, t in enumerate(text.splitlines(), 1) if f'"{package}"' in t), 1)
     if isinstance(entry, str):  # a Pipfile's `numpy = "*"`
         entry = {"version": entry}
-    if not NAME.fullmatch(package) or not isinstance(entry, dict):
+    if not PYPI_NAME.fullmatch(package) or not isinstance(entry, dict):
         raise in_file(name, line_no, f"{package!r}: not a package name and its version", FIX)
     try:
         line = _requirement(package, entry)
