@@ -51,7 +51,7 @@ BundleOption = Annotated[
         "--bundle",
         metavar="DIR",
         help="Verify an `envkit bundle`'s image through Charliecloud's ch-run (no engine, no "
-        "network), once the bundle matches its manifest.",
+        "network), once the bundle matches its manifest; with --slurm, on the nodes.",
     ),
 ]
 Only = Annotated[
@@ -143,7 +143,7 @@ SlurmRuntimeOption = Annotated[
     typer.Option(
         "--slurm-runtime",
         metavar="RUNTIME",
-        help="--slurm: python, pyxis or apptainer (default slurm.runtime).",
+        help="--slurm: python, pyxis, apptainer or charliecloud (default slurm.runtime).",
     ),
 ]
 SlurmWait = Annotated[

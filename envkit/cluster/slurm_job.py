@@ -54,6 +54,7 @@ class SlurmJob:
     config_json: str
     cross_node: bool = True  # the torchrun step: unless --only/--skip leave it out
     port_base: int = PORT_BASE
+    staged_from: str | None = None  # a bundle's SquashFS, copied to `image` before sbatch
 
     @property
     def name(self) -> str:
@@ -63,6 +64,16 @@ class SlurmJob:
     def in_apptainer(self) -> bool:
         """node.sh runs the python inside the image through apptainer (or singularity)."""
         return self.runtime == "apptainer"
+
+    @property
+    def in_charliecloud(self) -> bool:
+        """node.sh runs the python inside the image through Charliecloud's ch-run."""
+        return self.runtime == "charliecloud"
+
+    @property
+    def python_on_path(self) -> bool:
+        """node.sh finds slurm.python on the node's PATH (or pyxis's container's) itself."""
+        return self.runtime in ("python", "pyxis")
 
     @property
     def python_where(self) -> str:
@@ -117,6 +128,12 @@ def check_settings(slurm: SlurmSettings) -> None:
             raise EnvkitError(
                 f"{flag} {value!r} is not valid", f"write it as Slurm does: {example}"
             )
+    if slurm.runtime == "charliecloud" and slurm.gpus_per_node:
+        raise EnvkitError(
+            "ch-run cannot give a read-only SquashFS the nodes' NVIDIA driver",
+            "on GPU nodes choose --slurm-runtime pyxis (enroot's hook adds the driver) or "
+            "apptainer (--nv); or pass --gpus-per-node 0",
+        )
 
 
 def _sbatch_args(project: str, slurm: SlurmSettings, workdir: str) -> tuple[str, ...]:
@@ -147,14 +164,16 @@ def plan_job(
             "choose --workdir (or slurm.workdir) made of letters, digits and / . _ - + ~",
         )
     limit = time_limit_s(slurm.time)
+    image = f"{workdir}/{Path(slurm.image).name}" if slurm.stage and slurm.image else slurm.image
     step: tuple[str, ...] = ()
     if slurm.runtime == "pyxis":
-        step = (f"--container-image={slurm.image}", f"--container-mounts={workdir}:{workdir}")
+        step = (f"--container-image={image}", f"--container-mounts={workdir}:{workdir}")
     return SlurmJob(
         project=project,
         runtime=slurm.runtime,
         python=slurm.python,
-        image=slurm.image,
+        image=image,
+        staged_from=slurm.image if slurm.stage else None,
         time=slurm.time,
         workdir=workdir,
         sbatch_args=_sbatch_args(project, slurm, workdir),

@@ -5,6 +5,7 @@ runs out, and the per-node reports read back from the run's shared folder and me
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sys
@@ -57,10 +58,32 @@ def _down_rows(down: dict[str, str]) -> dict[str, str]:
     return {target_name(n): f"Slurm reports it {s}; no work was sent" for n, s in down.items()}
 
 
-def submit(job: SlurmJob) -> str:
+def stage(source: Path, dest: Path, quiet: bool) -> None:
+    """A bundle's SquashFS into the run's shared folder, where every node reads it: a hard link
+    when both are on one filesystem, else a copy (said, with its size: it can take a while)."""
+    try:
+        os.link(source, dest)
+        return
+    except OSError:
+        pass
+    if not quiet:
+        size = source.stat().st_size / 2**30
+        sys.stderr.write(for_terminal(f"staging {source} ({size:.1f} GiB) in {dest.parent}") + "\n")
+    try:
+        shutil.copyfile(source, dest)
+    except OSError as exc:
+        raise EnvkitError(
+            f"could not copy {source.name} into {dest.parent}: {exc.strerror}",
+            "free space there, or choose another shared folder with --workdir",
+        ) from exc
+
+
+def submit(job: SlurmJob, quiet: bool = True) -> str:
     folder = Path(job.workdir)
     for sub in ("reports", "logs"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
+    if job.staged_from is not None and job.image is not None:
+        stage(Path(job.staged_from), Path(job.image), quiet)
     for name, text in render_job(job).items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "checks.zip").write_bytes(build_bundle())
@@ -181,10 +204,10 @@ def _collective(folder: Path, node: str) -> CheckResult:
 
 
 def collect(
-    folder: Path, waited: Waited, down: dict[str, str], cross_node: bool
+    folder: Path, waited: Waited, down: dict[str, str], job: SlurmJob
 ) -> tuple[list[TargetReport], dict[str, str]]:
-    """Each allocated node's report (with the cross-node result on two nodes or more), and why
-    every other node has none."""
+    """Each allocated node's report (with the cross-node result on two nodes or more, and the
+    runtime it ran through), and why every other node has none."""
     reports: list[TargetReport] = []
     unreachable = _down_rows(down)
     for node in waited.nodes:
@@ -202,7 +225,10 @@ def collect(
             continue
         report["target"] = target_name(node)
         report["environment"]["slurm_job"] = waited.job_id
-        if len(waited.nodes) > 1 and cross_node:
+        if job.image is not None:
+            where = job.staged_from or job.image
+            report["environment"]["target_notes"] = [f"run through {job.runtime} from {where}"]
+        if len(waited.nodes) > 1 and job.cross_node:
             report = with_check(report, _collective(folder, node))
         reports.append(report)
     return judge_nodes(reports), unreachable
@@ -216,7 +242,7 @@ def refuse_missing_runtime(folder: Path, waited: Waited, reports: list[TargetRep
         raise EnvkitError(
             f"the chosen Slurm runtime is missing on every node: {first}",
             "install it on the nodes, or choose another with slurm.runtime "
-            "(python, pyxis, apptainer) or --slurm-runtime",
+            "(python, pyxis, apptainer, charliecloud) or --slurm-runtime",
         )
 
 
@@ -242,7 +268,7 @@ def _submit_and_wait(job: SlurmJob, folder: Path, limit: float, quiet: bool) -> 
     previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
     try:
         try:
-            job_id = submit(job)
+            job_id = submit(job, quiet)
         except EnvkitError:
             shutil.rmtree(folder, ignore_errors=True)  # nothing was queued: leave nothing
             raise
@@ -287,7 +313,7 @@ def verify_on_slurm(
     check_runtime(job)
     limit = slurm.wait_s or time_limit_s(job.time) + 600  # the job's own limit + queueing
     waited = _submit_and_wait(job, folder, limit, quiet)
-    reports, unreachable = collect(folder, waited, down, job.cross_node)
+    reports, unreachable = collect(folder, waited, down, job)
     if waited.timed_out:
         why = (
             f"envkit stopped waiting after {limit:.0f} s and cancelled job {waited.job_id} "

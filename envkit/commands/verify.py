@@ -193,12 +193,16 @@ def _enroot_image(project: Project) -> str:
 
 def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettings) -> Outcomes:
     assert request.slurm is not None
-    if request.targets.given:
+    given = request.targets.bundle  # checked against its manifest already, in _run
+    bundle = given.resolve() if given is not None else None
+    if replace(request.targets, bundle=None).given:
         raise EnvkitError(
             "--slurm runs the suite on the cluster's nodes; it takes no other target",
             "drop --target/--targets/--local/--image, or run them as a separate verify",
         )
-    slurm = resolve_slurm(project.plan, project.configured, request.slurm, request.targets.python)
+    slurm = resolve_slurm(
+        project.plan, project.configured, request.slurm, request.targets.python, bundle
+    )
     if slurm.runtime == "pyxis" and _pyxis_from_registry(project, slurm.image):
         slurm = replace(slurm, image=_enroot_image(project))
     checks = settings.checks(in_environment=slurm.runtime != "python")

@@ -350,8 +350,9 @@ class Slurm(_Strict):
     runtime: SlurmRuntime = Field(
         "python",
         description="Where the suite runs on each node: python (the node's own interpreter, "
-        "slurm.python), pyxis (srun --container-image, enroot) or apptainer (apptainer or "
-        "singularity exec of slurm.image).",
+        "slurm.python), pyxis (srun --container-image, enroot), apptainer (apptainer or "
+        "singularity exec of slurm.image) or charliecloud (ch-run of slurm.image, a SquashFS "
+        "or unpacked image; what `verify --slurm --bundle` uses).",
     )
     python: NodeProgram = Field(
         "python3", description="Interpreter with torch: on the node, or inside the container."
@@ -359,7 +360,8 @@ class Slurm(_Strict):
     image: ContainerSource | None = Field(
         None,
         description="pyxis: an image reference or .sqsh file (default: the built tag); "
-        "apptainer: a .sif file or docker://IMAGE (required).",
+        "apptainer: a .sif file or docker://IMAGE (required); charliecloud: a SquashFS file "
+        "or an image folder (required).",
     )
     partition: SlurmName | None = Field(None, description="sbatch --partition.")
     account: SlurmName | None = Field(None, description="sbatch --account.")
@@ -371,12 +373,17 @@ class Slurm(_Strict):
     )
 
     @model_validator(mode="after")
-    def _apptainer_needs_image(self) -> Slurm:
-        if self.runtime == "apptainer" and self.image is None:
+    def _runtime_needs_image(self) -> Slurm:
+        made_by = {
+            "apptainer": "the environment's .sif file (apptainer build env.sif "
+            "docker-daemon://IMAGE)",
+            "charliecloud": "the environment's SquashFS (a bundle's rootfs.sqfs; or pass "
+            "--bundle DIR to verify)",
+        }
+        if self.runtime in made_by and self.image is None:
             raise FieldError(
-                "runtime apptainer needs slurm.image",
-                "set slurm.image to the environment's .sif file "
-                "(apptainer build env.sif docker-daemon://IMAGE)",
+                f"runtime {self.runtime} needs slurm.image",
+                f"set slurm.image to {made_by[self.runtime]}",
             )
         return self
 

@@ -75,7 +75,7 @@ class SlurmSettings:
 
     runtime: SlurmRuntime
     python: str  # the interpreter on the nodes (or in their container)
-    image: str | None  # pyxis/apptainer's container; None only with the python runtime
+    image: str | None  # the container's image; None only with the python runtime
     partition: str | None
     account: str | None
     time: str  # sbatch --time
@@ -84,6 +84,7 @@ class SlurmSettings:
     nodelist: str | None
     gpus_per_node: int
     wait_s: float | None
+    stage: bool = False  # image is a file here, copied into the run's shared folder (--bundle)
 
 
 @dataclass(frozen=True)
@@ -140,12 +141,19 @@ def resolve(plan: Plan, configured: bool, request: ChecksRequest) -> RunSettings
 
 
 def resolve_slurm(
-    plan: Plan, configured: bool, request: SlurmRequest, python: str | None = None
+    plan: Plan,
+    configured: bool,
+    request: SlurmRequest,
+    python: str | None = None,
+    bundle: Path | None = None,
 ) -> SlurmSettings:
     slurm = plan.slurm
     runtime = _runtime(request.runtime) or slurm.runtime
     image = slurm.image
-    if runtime == "pyxis" and image is None and configured:
+    if bundle is not None:  # its SquashFS, staged where the nodes read it
+        runtime = _bundle_runtime(request.runtime, slurm.runtime)
+        image = str(bundle / "rootfs.sqfs")
+    elif runtime == "pyxis" and image is None and configured:
         image = plan.image.tag  # the built image, as pyxis imports it from the engine
     if runtime != "python" and image is None:
         missing = "" if configured else " and there is no envkit.yaml to take it from"
@@ -165,7 +173,20 @@ def resolve_slurm(
         nodelist=request.nodelist,
         gpus_per_node=_given(request.gpus_per_node, plan.runtime.gpus_per_node),
         wait_s=request.wait_s,
+        stage=bundle is not None,
     )
+
+
+def _bundle_runtime(asked: str | None, configured: SlurmRuntime) -> SlurmRuntime:
+    """A bundle's image runs through the container runtime asked for or configured; with none,
+    through Charliecloud's ch-run, which needs no daemon, no root and no import step."""
+    runtime = _runtime(asked) or (configured if configured != "python" else "charliecloud")
+    if runtime == "python":
+        raise EnvkitError(
+            "--slurm-runtime python runs the nodes' own python, never the bundle's image",
+            "drop --slurm-runtime, or choose charliecloud, pyxis or apptainer",
+        )
+    return runtime
 
 
 def _runtime(given: str | None) -> SlurmRuntime | None:

@@ -16,6 +16,7 @@ from envkit.cluster.slurm_job import (
     render_job,
     time_limit_s,
 )
+from envkit.cluster.slurm_run import stage
 from envkit.errors import ConfigError, EnvkitError
 from envkit.verify.request import SlurmRequest
 from envkit.verify.resolve import VerifySettings, resolve_slurm
@@ -66,9 +67,10 @@ def _parses(shell: str, text: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize("runtime", ["python", "pyxis", "apptainer"])
+@pytest.mark.parametrize("runtime", ["python", "pyxis", "apptainer", "charliecloud"])
 def test_each_runtime_gets_scripts_the_shells_parse(runtime: str, tmp_path: Path) -> None:
-    image = "\n  image: /shared/images/lab.sif" if runtime == "apptainer" else ""
+    image = "\n  image: /shared/images/lab.sif" if runtime in ("apptainer", "charliecloud") else ""
+    image += "\nruntime:\n  gpus: none" if runtime == "charliecloud" else ""
     job = job_for(f"slurm:\n  runtime: {runtime}{image}\n", tmp_path)
     files = render_job(job)
     _parses("bash", files["job.sh"], tmp_path)
@@ -85,6 +87,43 @@ def test_each_runtime_gets_scripts_the_shells_parse(runtime: str, tmp_path: Path
         assert "exec --nv --bind" in node and "/shared/images/lab.sif" in node
     if runtime == "python":
         assert "command -v python3" in node and job.step_options == ()
+    if runtime == "charliecloud":  # the run's folder on a mount point a read-only image has
+        assert "command -v ch-run" in node and '--bind "$dir:$at"' in node
+        assert "--set-env /shared/images/lab.sif -- python3" in node
+        assert '"$at/checks.zip" run' in node and '--out "$at/reports/$node.json"' in node
+
+
+def test_a_bundles_squashfs_is_staged_in_the_run_folder_for_the_runtime(tmp_path: Path) -> None:
+    plan = plan_text(BASE + "runtime:\n  gpus: none\n", tmp_path)
+    bundle = Path("/media/usb/lab")
+    slurm = resolve_slurm(plan, True, SlurmRequest(), None, bundle)
+    assert (slurm.runtime, slurm.stage) == ("charliecloud", True)  # none asked: ch-run
+    job = plan_job(plan.project, slurm, VerifySettings(), WORKDIR)
+    assert job.staged_from == "/media/usb/lab/rootfs.sqfs"
+    assert job.image == f"{WORKDIR}/rootfs.sqfs"  # where every node reads it
+    pyxis = resolve_slurm(plan, True, SlurmRequest(runtime="pyxis"), None, bundle)
+    pyxis_job = plan_job(plan.project, pyxis, VerifySettings(), WORKDIR)
+    assert pyxis_job.step_options[0] == f"--container-image={WORKDIR}/rootfs.sqfs"
+    with pytest.raises(EnvkitError, match="never the bundle's image"):
+        resolve_slurm(plan, True, SlurmRequest(runtime="python"), None, bundle)
+
+
+def test_charliecloud_on_gpu_nodes_is_refused_with_the_runtimes_that_add_the_driver(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(EnvkitError) as caught:
+        job_for("slurm:\n  runtime: charliecloud\n  image: /shared/lab.sqfs\n", tmp_path)
+    said = f"{caught.value} {caught.value.fix}"
+    assert "NVIDIA driver" in said and "pyxis" in said and "--gpus-per-node 0" in said
+
+
+def test_staging_links_or_copies_and_a_failed_copy_is_said(tmp_path: Path) -> None:
+    source = tmp_path / "rootfs.sqfs"
+    source.write_bytes(b"hsqs" + bytes(60))
+    stage(source, tmp_path / "staged.sqfs", quiet=True)
+    assert (tmp_path / "staged.sqfs").read_bytes() == source.read_bytes()
+    with pytest.raises(EnvkitError, match=r"could not copy rootfs\.sqfs"):
+        stage(source, tmp_path / "missing-folder" / "rootfs.sqfs", quiet=True)
 
 
 @pytest.mark.parametrize(("request_", "phrase"), [
@@ -116,6 +155,7 @@ def test_a_run_folder_a_script_cannot_carry_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "field"), [
     ("slurm:\n  runtime: apptainer\n", "slurm"),  # no image
+    ("slurm:\n  runtime: charliecloud\n", "slurm"),  # no image
     ("slurm:\n  time: tomorrow\n", "slurm.time"),
     ("slurm:\n  partition: 'gpu; rm -rf /'\n", "slurm.partition"),
     ("slurm:\n  python: 'python3 -c x'\n", "slurm.python"),
