@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -14,6 +15,7 @@ from envkit.files import write_atomically
 
 MANIFEST = "MANIFEST.json"
 SIGNATURE = MANIFEST + ".sig"  # cosign's signature of the manifest (`envkit bundle --sign`)
+STATEMENTS = ("envkit.lock", "sbom.cdx.json", "provenance.json")  # what every bundle says of itself
 FORMAT = "envkit-bundle/1"
 CHUNK = 1 << 20
 
@@ -105,9 +107,33 @@ def check_bundle(folder: Path, key: str | None = None) -> dict[str, Entry]:
             problems.append(f"{name}: {size} bytes, the manifest says {listed[name].size}: {said}")
         elif _sha256(present[name]) != listed[name].sha256:
             problems.append(f"{name}: changed (its sha256 is not the manifest's)")
+    if not problems:
+        problems = _statements_disagree(folder, listed)
     if problems:
         raise EnvkitError(
             f"{folder} is not the bundle its manifest describes:\n  " + "\n  ".join(problems),
             "nothing was loaded or run; copy the bundle again from where it was made",
         )
+    if key is None and (folder / SIGNATURE).is_file():
+        sys.stderr.write(
+            f"warning: {folder}'s manifest is signed, but nothing here checks the signature: "
+            "set signing.verify to the team's cosign.pub\n"
+        )
     return listed
+
+
+def _statements_disagree(folder: Path, listed: dict[str, Entry]) -> list[str]:
+    """What a bundle says of itself: the lock, its SBOM and the provenance all there, and the
+    provenance naming this very lock (a lock swapped with a manifest made anew is caught by the
+    signature; this catches a bundle put together from two builds)."""
+    problems = [f"{name}: missing" for name in STATEMENTS if name not in listed]
+    if problems:
+        return problems
+    try:
+        made = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
+        said = made["buildDefinition"]["externalParameters"]["lock"]["sha256"]
+    except (ValueError, KeyError, TypeError):
+        return ["provenance.json: not an envkit provenance (no lock digest)"]
+    if said != listed["envkit.lock"].sha256:
+        return [f"provenance.json names lock sha256 {said}, not this bundle's envkit.lock"]
+    return []

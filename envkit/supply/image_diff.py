@@ -51,7 +51,10 @@ def _entries(layer: tarfile.TarFile) -> dict[str, Entry]:
         else:
             kind, target = ("dir" if member.isdir() else "other"), ""
         owner = f"{member.uid}:{member.gid}"
-        found["/" + member.name.lstrip("./")] = (
+        # "./etc" and "etc" name one path; lstrip("./") would also eat a dotfile's or a
+        # whiteout's own leading dot (".wh.x").
+        name = member.name.removeprefix("./").lstrip("/")
+        found["/" + name] = (
             kind,
             oct(member.mode),
             owner,

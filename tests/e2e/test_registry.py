@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ENV_IMAGE
-from tests.e2e.images import E2E_NAME, copy_project, docker
+from tests.e2e.images import E2E_NAME, TEST_LABEL, copy_project, docker
 from tests.e2e.registry import Registry, registry  # noqa: F401 (the fixture)
 from tests.helpers import envkit
 
@@ -96,6 +96,7 @@ def test_push_remove_and_up_pulls_the_same_image_without_building(
 
         code, said = run("down")
         assert code == 0, said
+        _a_local_copy_from_no_registry_gives_way_to_the_signed_one(run, pushed_id)
         _unsigned_under_the_same_tag_is_refused(run, f"{shared}:{tag.group(1)}", env)
     finally:
         envkit("down", "--volumes", "--yes", cwd=tmp_path, env=env)
@@ -148,6 +149,28 @@ def _signed_with_statements(reference: str, folder: Path, env: dict[str, str], t
     provenance = statements["slsaprovenance1"]["predicate"]
     assert provenance["buildDefinition"]["externalParameters"]["inputs"] == tag
     assert provenance["buildDefinition"]["resolvedDependencies"][0]["digest"]["sha256"]
+
+
+def _a_local_copy_from_no_registry_gives_way_to_the_signed_one(
+    run: Callable[..., tuple[int, str]], pushed_id: str
+) -> None:
+    """An image of the same inputs under the image's name that came from no registry (as a
+    `docker load` or a build by hand leaves one) is not trusted by `up`: it takes the registry's
+    signed image instead, and starts that."""
+    copied = subprocess.run(
+        ["docker", "build", "-q", "--label", f"{TEST_LABEL}=copy", "-t", ENV_IMAGE, "-"],
+        input=f"FROM {ENV_IMAGE}\nLABEL io.envkit.test.copy=1\n", text=True,
+        capture_output=True, env={**os.environ, "DOCKER_BUILDKIT": "0"}, check=True,
+    )  # fmt: skip
+    copy_id = _image_id(ENV_IMAGE)
+    assert copy_id is not None and copy_id != pushed_id, copied.stderr
+    code, said = run("up")
+    assert code == 0, said
+    assert "here is not trusted" in said and "came from no registry" in said, said
+    assert _image_id(ENV_IMAGE) == pushed_id, "up runs the signed image, not the copy"
+    code, said = run("down")
+    assert code == 0, said
+    docker("rmi", copy_id)
 
 
 def _unsigned_under_the_same_tag_is_refused(

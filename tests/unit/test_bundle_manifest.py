@@ -4,6 +4,7 @@ names a path outside) is refused by name, and a whole copy passes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -21,8 +22,16 @@ def bundle(tmp_path: Path) -> Path:
     (folder / "image.tar").write_bytes(b"layers" * 1000)
     (folder / "wheels" / "tqdm-4.67.1-py3-none-any.whl").write_bytes(b"wheel")
     (folder / "envkit.lock").write_text("schema 1\n")
+    (folder / "sbom.cdx.json").write_text("{}\n")
+    _provenance(folder, hashlib.sha256(b"schema 1\n").hexdigest())
     write_manifest(folder, {"image": "envkit/demo:latest"})
     return folder
+
+
+def _provenance(folder: Path, lock_sha256: str) -> None:
+    lock = {"lock": {"sha256": lock_sha256}}
+    document = {"buildDefinition": {"externalParameters": lock}}
+    (folder / "provenance.json").write_text(json.dumps(document))
 
 
 def _refused(folder: Path) -> str:
@@ -38,7 +47,19 @@ def test_a_whole_copy_passes_with_every_file_listed(bundle: Path, tmp_path: Path
         "image.tar",
         "wheels/tqdm-4.67.1-py3-none-any.whl",
         "envkit.lock",
+        "sbom.cdx.json",
+        "provenance.json",
     }
+
+
+def test_a_bundle_put_together_from_two_builds_is_refused(bundle: Path) -> None:
+    """Each file matches a manifest made anew, but the provenance names another lock."""
+    _provenance(bundle, "ab" * 32)
+    write_manifest(bundle, {"image": "envkit/demo:latest"})
+    assert f"provenance.json names lock sha256 {'ab' * 32}" in _refused(bundle)
+    (bundle / "sbom.cdx.json").unlink()
+    write_manifest(bundle, {"image": "envkit/demo:latest"})
+    assert "sbom.cdx.json: missing" in _refused(bundle)
 
 
 def test_each_way_a_copy_goes_wrong_is_named(bundle: Path) -> None:
@@ -73,7 +94,10 @@ def test_a_link_or_a_manifest_path_outside_the_folder_is_refused(bundle: Path) -
 
 @pytest.mark.skipif(shutil.which("cosign") is None, reason="cosign: `make cosign` installs it")
 def test_a_signed_manifest_binds_every_file_to_the_teams_key(
-    bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bundle: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The real cosign, offline: signed by the team's key passes; another key, an unsigned
     bundle, or a manifest rewritten after signing (to hide a swapped file) is refused."""
@@ -93,6 +117,8 @@ def test_a_signed_manifest_binds_every_file_to_the_teams_key(
     ) and "carries no signature" in _refused_with(bundle, team)
     sign_blob(bundle / MANIFEST, tmp_path / "team" / "cosign.key", "bundle-test")
     assert set(check_bundle(bundle, team)) >= {"image.tar"}
+    check_bundle(bundle)  # no signing.verify here: passes, saying the signature went unchecked
+    assert "signed, but nothing here checks the signature" in capsys.readouterr().err
     assert "not signed by the key" in _refused_with(bundle, str(tmp_path / "other" / "cosign.pub"))
     (bundle / "image.tar").write_bytes(b"swapped")
     write_manifest(bundle, {"image": "envkit/demo:latest"})  # the manifest made to match

@@ -31,7 +31,15 @@ from envkit.render.outputs import render_outputs, write_outputs
 from envkit.render.ssh_config import connect_host, jump_host
 from envkit.services.member_gpus import with_host_gpus
 from envkit.services.project import Project, load_project
-from envkit.services.sharing import build_platforms, fetch_shared, registry_of, say, shared_image
+from envkit.services.sharing import (
+    build_platforms,
+    fetch_shared,
+    registry_of,
+    require_signed,
+    say,
+    shared_image,
+)
+from envkit.supply.cosign import SignatureError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,16 +98,36 @@ def _image_ready(
     if registry is not None:
         platforms = build_platforms(project, client)
         wanted = shared_image(project, registry, rendered, platforms=platforms)
-        if local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context:
+        ours = local is not None and local.labels.get(CONTEXT_LABEL) == wanted.context
+        if ours and _signed_here(tag, project.plan.signing_key):
             return
         if fetch_shared(client, project, wanted, say) is not None:
             return
+        if project.plan.signing_key and local is not None:
+            raise SignatureError(
+                f"signing.verify: {tag} on this engine carries no signature of the team's key, "
+                "and the registry has no signed image of these inputs to pull instead",
+                "`envkit push --sign KEY` it where it was built, then `envkit up` again",
+            )
     if local is None:
         raise ImageMissingError(
             f"image {tag} is not on this engine",
             "`envkit up --build` builds it here (or `envkit build`)"
             + ("" if registry else "; with registry: set, `envkit up` pulls a pushed one"),
         )
+
+
+def _signed_here(tag: str, key: str | None) -> bool:
+    """Without signing.verify any local image of these inputs will do; with it, only one whose
+    registry digest the team's key signed (a `docker load` or hand-run pull is not enough)."""
+    if key is None:
+        return True
+    try:
+        require_signed(tag, key)
+    except SignatureError as refused:
+        say(f"{tag} here is not trusted ({refused}): taking the registry's signed one")
+        return False
+    return True
 
 
 def run(request: UpRequest) -> int:
