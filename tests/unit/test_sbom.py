@@ -149,3 +149,20 @@ def test_syft_findings_outside_the_lock_or_at_another_version_are_each_said(
     assert said[3].endswith(
         "a rust-crate package read from inside a file another package installed"
     )
+
+
+def test_a_layers_paths_keep_their_own_leading_dots() -> None:
+    """`envkit diff --layers` names `/.wh.cache` (a whiteout) and `/etc/.pwd.lock` as they are:
+    only tar's "./" prefix goes."""
+    import io
+    import tarfile
+
+    from envkit.supply.image_diff import _entries
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as layer:
+        for name in ("./.wh.cache", "etc/.pwd.lock", "./usr/bin/python3"):
+            layer.addfile(tarfile.TarInfo(name), io.BytesIO(b""))
+    data.seek(0)
+    with tarfile.open(fileobj=data) as layer:
+        assert set(_entries(layer)) == {"/.wh.cache", "/etc/.pwd.lock", "/usr/bin/python3"}
