@@ -16,6 +16,7 @@ from envkit.checks.programs.lockfile import Lock
 from envkit.plan import Plan
 
 Kind = Literal["base", "apt", "conda", "python"]
+ANACONDA = "https://conda.anaconda.org"  # where conda reads a channel named bare
 
 
 @dataclass(frozen=True)
@@ -117,15 +118,39 @@ def _python(lock: Lock) -> list[Part]:
     return parts
 
 
-def mirror_facts(plan: Plan) -> tuple[tuple[str, str], ...]:
-    """Where each package manager fetched from when the image was built."""
-    facts = [("envkit:mirror:apt", family.archive_url) for family in plan.apt.families]
+def mirror_facts(plan: Plan, lock: Lock) -> tuple[tuple[str, str], ...]:
+    """Where each package manager fetched from when the image was built: apt's mirror for the
+    base's own distro only, conda's channels as the URLs conda read (only where the image has
+    conda packages)."""
+    family = _apt_family(lock)
+    facts = [
+        ("envkit:mirror:apt", apt.archive_url)
+        for apt in plan.apt.families
+        if family in (None, apt.name)
+    ]
     pip = (plan.pip.index_url, *plan.pip.extra_index_urls, plan.torch.index_url or "")
     facts += [("envkit:mirror:pip", url) for url in dict.fromkeys(pip) if url]
-    rc = plan.conda.rc
-    conda = (*rc.channels, *rc.default_channels, *(base for _, base in rc.custom_channels))
-    facts += [("envkit:mirror:conda", url) for url in dict.fromkeys(conda)]
+    if lock["conda"]:
+        facts += [("envkit:mirror:conda", url) for url in dict.fromkeys(_conda_urls(plan))]
     return tuple(facts)
+
+
+def _apt_family(lock: Lock) -> str | None:
+    """The base's apt family (mirrors.py's names), or None where the lock holds no dpkg."""
+    if not lock["apt"]:
+        return None
+    arm = lock["base"].get("arch", ("-",))[0] == "arm64"
+    return "ubuntu-ports" if _distro(lock) == "ubuntu" and arm else _distro(lock)
+
+
+def _conda_urls(plan: Plan) -> list[str]:
+    """Each channel as the URL conda reads: a bare name at its custom_channels base."""
+    rc = plan.conda.rc
+    bases = dict(rc.custom_channels)
+    return [
+        channel if "://" in channel else f"{bases.get(channel, ANACONDA).rstrip('/')}/{channel}"
+        for channel in (*rc.channels, *rc.default_channels)
+    ]
 
 
 def inventory(lock: Lock, lock_text: str, plan: Plan) -> Inventory:
@@ -136,4 +161,4 @@ def inventory(lock: Lock, lock_text: str, plan: Plan) -> Inventory:
     )
     parts = (_base(lock), *_apt(lock), *_conda(lock), *_python(lock))
     digest = hashlib.sha256(lock_text.encode("utf-8")).hexdigest()
-    return Inventory(plan.project, digest, parts, (*torch, *mirror_facts(plan)))
+    return Inventory(plan.project, digest, parts, (*torch, *mirror_facts(plan, lock)))

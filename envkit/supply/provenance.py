@@ -51,7 +51,7 @@ def provenance(
         )
     dependencies += [
         {"uri": url, "annotations": {"role": role.removeprefix("envkit:")}}
-        for role, url in mirror_facts(plan)
+        for role, url in mirror_facts(plan, lock)
     ]
     return {
         "buildDefinition": {

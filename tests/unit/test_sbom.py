@@ -86,6 +86,18 @@ def test_every_locked_package_is_a_part_with_its_purl_and_sums(made: Inventory) 
     assert not any(k == "envkit:torch:cuda" for k, _ in made.properties), "'-' is no reading"
     mirrors = dict(made.properties)
     assert "tuna" in mirrors["envkit:mirror:pip"] and "tuna" in mirrors["envkit:mirror:apt"]
+    apt = [url for key, url in made.properties if key == "envkit:mirror:apt"]
+    assert apt == ["https://mirrors.tuna.tsinghua.edu.cn/debian"], "Debian's only, not Ubuntu's"
+    conda = [url for key, url in made.properties if key == "envkit:mirror:conda"]
+    assert conda and all(url.startswith("https://") for url in conda), conda  # URLs, not names
+
+
+def test_no_conda_packages_no_conda_mirror(plan: Plan) -> None:
+    text = _lock_text().replace("libzlib", "unused")
+    lock = parse_lock(text)
+    lock["conda"] = {}
+    made = inventory(lock, text, plan)
+    assert not any(key == "envkit:mirror:conda" for key, _ in made.properties)
 
 
 def test_cyclonedx_is_valid_1_6_and_the_same_bytes_for_the_same_lock(
