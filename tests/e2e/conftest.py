@@ -64,6 +64,7 @@ LONGEST_FIRST = (
     "test_byo_project.py",
     "test_member_data.py",
     "test_real_projects.py",
+    "test_bundle.py",  # about 5 min (2026-11-29): the bundle, then ch-run, Slurm, podman
     "test_notebook.py",
     "test_builders.py",
     "test_build.py",

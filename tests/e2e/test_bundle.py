@@ -1,8 +1,12 @@
 """The CPU example across an air gap: `envkit bundle --sign` (the real cosign signs its
-manifest), then in a network namespace with no route (`unshare -n`, the real kernel's), at a site
-whose envkit.yaml trusts the team's key: the bundle checked and its image run through
-Charliecloud's real ch-run (`verify --bundle`), loaded into the engine (`envkit load`) and
-verified there; a bundle that differs from its manifest is refused before anything in it runs."""
+manifest), made once for the module, then at a site whose envkit.yaml trusts the team's key:
+- in a network namespace with no route (`unshare -n`, the real kernel's): the bundle checked and
+  its image run through Charliecloud's real ch-run (`verify --bundle`), loaded into the engine
+  (`envkit load`) and verified there;
+- on a private Slurm cluster's node (`verify --slurm --bundle`, the SquashFS staged and run
+  through ch-run);
+- the rendered Kubernetes pods run by `podman kube play` from the bundle's image.tar;
+- a bundle that differs from its manifest refused before anything in it runs."""
 
 from __future__ import annotations
 
@@ -11,13 +15,19 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.e2e.conftest import ENV_IMAGE
+from tests.e2e.engines import PODMAN_ROOTS, _unmount_under
 from tests.e2e.images import copy_project
 from tests.helpers import envkit
+from tests.slurm_cluster import SlurmCluster
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -39,35 +49,47 @@ def _offline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
-    env_image: str, project_dir: Path, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class Made:
+    bundle: Path
+    site: Path  # the receiving site's project: the team's envkit.yaml trusting its key
+    keys: Path
+
+
+@pytest.fixture(scope="module")
+def made(env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Made:
     for tool in ("ch-run", "ch-convert", "mksquashfs", "unshare"):
         assert shutil.which(tool), f"{tool} is missing: `make system-deps` installs it"
-    bundle, site, plain = tmp_path / "bundle", tmp_path / "site", tmp_path / "plain"
-    for folder in (site, plain):
-        folder.mkdir()
+    root = tmp_path_factory.mktemp("bundle")
+    bundle, site = root / "bundle", root / "site"
+    site.mkdir()
     env = {"COSIGN_PASSWORD": PASSWORD}
-    subprocess.run(
-        ["cosign", "generate-key-pair"], cwd=tmp_path, env={**os.environ, **env}, check=True
-    )
-    made = envkit(
-        "bundle", "-o", str(bundle), "--sign", str(tmp_path / "cosign.key"),
+    subprocess.run(["cosign", "generate-key-pair"], cwd=root, env={**os.environ, **env}, check=True)
+    done = envkit(
+        "bundle", "-o", str(bundle), "--sign", str(root / "cosign.key"),
         cwd=project_dir, env=env, timeout=1800,
     )  # fmt: skip
-    assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
-    assert PASSWORD not in made.stdout + made.stderr
-    manifest = json.loads((bundle / "MANIFEST.json").read_text())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert PASSWORD not in done.stdout + done.stderr
+    assert "MB" in done.stdout and "bundle ready" in done.stdout
+    config = copy_project(project_dir, site)
+    shutil.copy(root / "cosign.pub", site / "cosign.pub")
+    config.write_text(config.read_text() + "signing:\n  verify: cosign.pub\n")
+    return Made(bundle, site, root)
+
+
+def test_a_bundle_holds_the_image_its_lock_and_statements_signed(made: Made) -> None:
+    manifest = json.loads((made.bundle / "MANIFEST.json").read_text())
     files = {entry["path"] for entry in manifest["files"]}
     assert {"image.tar", "rootfs.sqfs", "envkit.yaml", "envkit.lock", "sbom.cdx.json"} <= files
-    assert "provenance.json" in files and (bundle / "MANIFEST.json.sig").is_file()
-    # The receiving site: the team's envkit.yaml, trusting the team's public key.
-    config = copy_project(project_dir, site)
-    shutil.copy(tmp_path / "cosign.pub", site / "cosign.pub")
-    config.write_text(config.read_text() + "signing:\n  verify: cosign.pub\n")
+    assert "provenance.json" in files and (made.bundle / "MANIFEST.json.sig").is_file()
     assert any(name.startswith("wheels/tqdm-") for name in files), sorted(files)
-    assert "MB" in made.stdout and "bundle ready" in made.stdout
 
+
+def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
+    made: Made, tmp_path: Path
+) -> None:
+    bundle, site = made.bundle, made.site
     # No network at all: the suite through ch-run, from the SquashFS.
     probe = _offline("verify", "--bundle", str(bundle), "--no-bench", "--no-history", cwd=site)
     assert probe.returncode == 0, probe.stdout[-3000:] + probe.stderr[-3000:]
@@ -76,17 +98,144 @@ def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
     # The engine's copy: loaded from the bundle, then verified, still offline.
     loaded = _offline("load", str(bundle), cwd=site)
     assert loaded.returncode == 0 and ENV_IMAGE in loaded.stdout, loaded.stderr
-    checked = _offline("verify", "--image", ENV_IMAGE, "--no-bench", "--no-history", cwd=plain)
+    checked = _offline("verify", "--image", ENV_IMAGE, "--no-bench", "--no-history", cwd=tmp_path)
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
 
-    # One byte changed: refused by name, before anything runs or loads.
+
+def test_a_changed_bundle_is_refused_by_name_before_anything_runs(
+    made: Made, tmp_path: Path
+) -> None:
+    """On a copy of hard links (the SquashFS and the image are never copied), with the one file
+    changed written anew, so the module's bundle stays whole."""
+    bundle = tmp_path / "bundle"
+    subprocess.run(["cp", "-al", str(made.bundle), str(bundle)], check=True)
     readme = bundle / "README.md"
-    readme.write_text(readme.read_text().replace("bundle", "bundIe", 1))
+    text = readme.read_text()
+    readme.unlink()
+    readme.write_text(text.replace("bundle", "bundIe", 1))
     for args in (("verify", "--bundle", str(bundle)), ("load", str(bundle))):
-        refused = _offline(*args, cwd=site)
+        refused = _offline(*args, cwd=made.site)
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert "README.md: changed" in refused.stderr and "Traceback" not in refused.stderr
     # The manifest made anew to match (as a swap would): its signature no longer does.
-    (bundle / "MANIFEST.json").write_text((bundle / "MANIFEST.json").read_text() + " ")
-    refused = _offline("verify", "--bundle", str(bundle), cwd=site)
+    manifest = bundle / "MANIFEST.json"
+    text = manifest.read_text()
+    manifest.unlink()
+    manifest.write_text(text + " ")
+    refused = _offline("verify", "--bundle", str(bundle), cwd=made.site)
     assert refused.returncode == 2 and "is not signed by the key in" in refused.stderr
+
+
+def test_a_bundle_verifies_on_a_slurm_node_through_ch_run(made: Made, tmp_path: Path) -> None:
+    """`verify --slurm --bundle` on a private Slurm cluster (a real slurmctld and slurmd): the
+    SquashFS staged in the run's shared folder and run on the node through ch-run; the run's
+    folder (SquashFS included) removed once it passed."""
+    bundle, site = made.bundle, made.site
+    cluster = SlurmCluster(tmp_path / "slurm", ("n1",))
+    runs, report = tmp_path / "runs", tmp_path / "slurm.json"
+    try:
+        cluster.start()
+        done = envkit(
+            "verify", "--slurm", "--bundle", str(bundle), "--nodes", "1", "--workdir", str(runs),
+            "--no-bench", "--no-history", "--json-file", str(report),
+            cwd=site, env={"SLURM_CONF": str(cluster.conf)}, timeout=600,
+        )  # fmt: skip
+    finally:
+        cluster.stop()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (node,) = json.loads(report.read_text())["targets"]
+    assert node["target"] == "slurm://node/n1" and node["summary"]["pass"] > 5, node["summary"]
+    notes = node["environment"]["target_notes"]
+    assert notes == [f"run through charliecloud from {bundle}/rootfs.sqfs"], notes
+    assert list(runs.iterdir()) == [], "a run that passed leaves nothing behind"
+
+
+def test_the_rendered_pods_run_under_podman_kube_play_from_the_bundles_image(
+    made: Made, tmp_path: Path
+) -> None:
+    """`podman kube play` (Debian's podman, the nearest real kubelet here) runs the rendered
+    preflight pod and the verify Job's pod from the bundle's image.tar, its ConfigMap mounted.
+    What a kubelet does and podman 4.3 does not is done here, said: the downward API's
+    spec.nodeName and `$(NODE_NAME)` in args become the node's name, and the Job's template is
+    played as the Pod the Job controller would make of it."""
+    rendered = tmp_path / "k8s"
+    done = envkit("k8s", "render", "--out", str(rendered), cwd=made.site)
+    assert done.returncode == 0, done.stderr
+    root = PODMAN_ROOTS / f"{os.getpid()}-kube"  # see engines.py; podman takes 50 characters
+    root.mkdir(parents=True)
+    conf = root / "containers.conf"  # rootful podman raises rlimits, which needs
+    # CAP_SYS_RESOURCE; a CI container may not have it, so the limits are set below it
+    conf.write_text('[containers]\ndefault_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]\n')
+    storage = ["--root", str(root / "storage"), "--runroot", str(root / "run")]
+
+    def podman(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["podman", *storage, *args], capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, "CONTAINERS_CONF": str(conf)}, check=False,
+        )  # fmt: skip
+
+    try:
+        loaded = podman("load", "-i", str(made.bundle / "image.tar"))
+        assert loaded.returncode == 0, loaded.stderr
+        preflight = _as_played(yaml.safe_load((rendered / "preflight-pod.yaml").read_text()))
+        name = preflight["metadata"]["name"]
+        _play(podman, preflight, rendered, tmp_path / "preflight.yaml")
+        training = f"{name}-training"  # starts only once the preflight init container passed
+        assert podman("wait", training).stdout.strip() == "0"
+        assert "the training starts here" in podman("logs", training).stdout
+
+        job = yaml.safe_load((rendered / "job.yaml").read_text())
+        pod = _as_played(
+            {"apiVersion": "v1", "kind": "Pod", **job["spec"]["template"]},
+            name=f"{job['metadata']['name']}-0",
+        )
+        _play(podman, pod, rendered, tmp_path / "job-pod.yaml")
+        checks = f"{pod['metadata']['name']}-checks"
+        assert podman("wait", checks).stdout.strip() == "0", podman("logs", checks).stdout[-3000:]
+        lines = podman("logs", checks).stdout.splitlines()
+    finally:
+        podman("pod", "rm", "--all", "--force")
+        podman("system", "reset", "--force")
+        _unmount_under(root)
+        shutil.rmtree(root, ignore_errors=True)
+    logs = tmp_path / "logs.txt"
+    name = pod["metadata"]["name"]  # kubectl's --prefix: the pod, then its container
+    logs.write_text("".join(f"[pod/{name}/checks] {line}\n" for line in lines))
+    out = tmp_path / "merged.json"
+    merged = envkit(
+        "k8s", "merge", str(logs), "--expect", "1", "--json-file", str(out), cwd=made.site
+    )
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    (row,) = json.loads(out.read_text())["targets"]
+    assert row["target"] == f"k8s://node/{NODE}" and row["summary"]["pass"] > 5, row["summary"]
+    statuses = {c["id"]: c["status"] for c in row["checks"]}
+    assert statuses["system.sshd"] == "skip", "a pod's command runs no entrypoint, so no sshd"
+
+
+NODE = "podman-node"
+
+
+def _as_played(pod: dict[str, Any], name: str | None = None) -> dict[str, Any]:
+    """POD as a kubelet on NODE would run it: the downward API's node name and `$(NODE_NAME)`
+    in args filled in (podman 4.3 supports neither)."""
+    if name is not None:
+        pod["metadata"] = {**pod.get("metadata", {}), "name": name}
+    for container in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]:
+        for variable in container.get("env", []):
+            field = variable.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+            if field == "spec.nodeName":
+                variable.pop("valueFrom")
+                variable["value"] = NODE
+        container["args"] = [a.replace("$(NODE_NAME)", NODE) for a in container.get("args", [])]
+    return pod
+
+
+def _play(
+    podman: Callable[..., subprocess.CompletedProcess[str]],
+    pod: dict[str, Any],
+    rendered: Path,
+    path: Path,
+) -> None:
+    path.write_text(yaml.safe_dump(pod))
+    played = podman("kube", "play", "--configmap", str(rendered / "configmap.yaml"), str(path))
+    assert played.returncode == 0, played.stdout + played.stderr

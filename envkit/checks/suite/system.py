@@ -97,6 +97,11 @@ def sshd(ctx: Context) -> str:
         raise Skip("not an envkit container (no /usr/local/bin/envkit-entrypoint)")
     if os.environ.get("CH_RUNNING"):  # Charliecloud sets it in every container it runs
         raise Skip("run by Charliecloud's ch-run: the image's entrypoint (and sshd) never starts")
+    if not Path(SSHD_STARTED).is_file():
+        raise Skip(
+            "the image's entrypoint started no sshd here (a pod's command, pyxis or Apptainer "
+            "ran the suite directly, or ssh is off in envkit.yaml)"
+        )
     banner = _banner(SSHD_START_S)
     ensure(banner.startswith("SSH-2.0-"), f"port 22 answers {banner!r}, not SSH")
     settings = _sshd_settings()
@@ -116,6 +121,7 @@ def sshd(ctx: Context) -> str:
 # entrypoint makes the login user and installs the keys before sshd listens. A refused connection
 # is asked again for this long; an sshd that never comes up still fails, after it.
 SSHD_START_S = 15.0
+SSHD_STARTED = "/run/envkit-sshd.pid"  # the entrypoint writes it just before it becomes sshd
 
 
 def _banner(wait_s: float, port: int = 22) -> str:

@@ -157,5 +157,8 @@ watch_activity() {
 ensure_host_keys
 /usr/sbin/sshd -t
 say "sshd starting for $user"
+# system.sshd reads this: only a container whose entrypoint started sshd is expected to have one
+# (a pod's command, pyxis, Apptainer or ch-run run the suite with no entrypoint at all).
+echo "$$" > /run/envkit-sshd.pid
 watch_activity "$$"  # $$ becomes sshd: exec keeps the process id
 exec /usr/sbin/sshd -D -e -o "AllowUsers=$user"
