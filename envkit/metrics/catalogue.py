@@ -12,7 +12,11 @@ total this process keeps."""
 
 from __future__ import annotations
 
+import json
+import pkgutil
 from dataclasses import dataclass
+
+HARDWARE_DATA = "hardware_families.json"
 
 # The labels of a GPU's series, as dcgm-exporter spells them, and the target envkit ran on.
 GPU_LABELS = ("target", "Hostname", "gpu", "UUID", "pci_bus_id", "model_name")
@@ -125,105 +129,11 @@ XID_EVENTS = Family(
     "history: gpu.xid's counts",
     panel="table",
 )
-HARDWARE = (
-    _gpu(
-        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
-        "Corrected (single-bit) ECC errors over the GPU's life.",
-        "ecc_aggregate_corrected",
-        "gpu.ecc",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
-        "Uncorrected (double-bit) ECC errors over the GPU's life.",
-        "ecc_aggregate_uncorrected",
-        "gpu.ecc",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-        "Uncorrected ECC errors since the driver loaded.",
-        "ecc_volatile_uncorrected",
-        "gpu.ecc",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-        "Rows remapped for uncorrectable errors.",
-        "remapped_rows_uncorrectable",
-        "gpu.row_remap",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_ROW_REMAP_PENDING",
-        "1 when a row remap waits for a GPU reset.",
-        "remap_pending",
-        "gpu.row_remap",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-        "1 when a row remap failed (the GPU needs service).",
-        "remap_failed",
-        "gpu.row_remap",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_PCIE_LINK_GEN",
-        "The PCIe link's generation under load (the lowest seen).",
-        "pcie_gen",
-        "gpu.pcie",
-    ),
-    _gpu(
-        "DCGM_FI_DEV_PCIE_LINK_WIDTH",
-        "The PCIe link's width in lanes under load (the lowest seen).",
-        "pcie_width",
-        "gpu.pcie",
-    ),
-    _gpu(
-        "envkit_gpu_recovery_required",
-        "1 when the driver says the GPU needs a recovery action (a reset, a reboot, a drain).",
-        "recovery_required",
-        "gpu.recovery",
-    ),
-    _gpu(
-        "envkit_gpu_temperature_max_celsius",
-        "The GPU's highest temperature during the run.",
-        "temperature_max",
-        "gpu.thermal",
-    ),
-    _gpu(
-        "envkit_gpu_memory_temperature_max_celsius",
-        "The GPU memory's (HBM's) highest temperature during the run.",
-        "memory_temperature_max",
-        "gpu.thermal",
-    ),
-    _gpu(
-        "envkit_gpu_power_limit_ratio",
-        "The GPU's highest power draw during the run as a fraction of its limit.",
-        "power_of_limit",
-        "gpu.thermal",
-    ),
-    _gpu(
-        "envkit_gpu_throttle_seconds",
-        "Seconds the GPU's clocks were held down for a fault "
-        "reason (thermal, power brake, sync boost) during the run.",
-        "throttle_s",
-        "gpu.clocks",
-    ),
-    _gpu("envkit_gpu_nvlinks_active", "NVLinks up.", "nvlinks_active", "gpu.nvlink"),
-    _gpu(
-        "envkit_gpu_nvlink_errors",
-        "NVLink replay, recovery and NVLink-5 errors that rose during the run.",
-        "nvlink_errors",
-        "gpu.nvlink",
-    ),
-    _gpu(
-        "envkit_gpu_nvlink_crc_errors_per_second",
-        "NVLink CRC errors per second during the run.",
-        "nvlink_crc_per_s",
-        "gpu.nvlink",
-    ),
-    _gpu(
-        "envkit_gpu_processes",
-        "Processes that held the GPU's memory when the run began.",
-        "processes",
-        "gpu.processes",
-    ),
+# The GPU hardware's own families (dcgm-exporter's names where it has one), each carrying one
+# figure of a gpu group check: a table, kept as data.
+HARDWARE = tuple(
+    _gpu(**row)
+    for row in json.loads(pkgutil.get_data(__package__ or "envkit.metrics", HARDWARE_DATA) or b"")
 )
 MEMBER_STATE = Family(
     "envkit_member_state",
