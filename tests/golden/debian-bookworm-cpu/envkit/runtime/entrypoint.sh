@@ -7,6 +7,11 @@
 # Then it starts sshd in the foreground, or runs the command it was given.
 set -euo pipefail
 
+# system.sshd reads this: only a container whose entrypoint starts sshd is expected to have one
+# (a pod's command, pyxis, Apptainer or ch-run run the suite with no entrypoint at all). Written
+# first, so a check that runs while this script still starts waits for sshd, never skips it.
+[[ $# -gt 0 ]] || echo "$$" > /run/envkit-sshd.pid
+
 say() { printf 'envkit: %s\n' "$*" >&2; }
 die() { say "$*"; exit 64; }
 
@@ -157,8 +162,5 @@ watch_activity() {
 ensure_host_keys
 /usr/sbin/sshd -t
 say "sshd starting for $user"
-# system.sshd reads this: only a container whose entrypoint started sshd is expected to have one
-# (a pod's command, pyxis, Apptainer or ch-run run the suite with no entrypoint at all).
-echo "$$" > /run/envkit-sshd.pid
 watch_activity "$$"  # $$ becomes sshd: exec keeps the process id
 exec /usr/sbin/sshd -D -e -o "AllowUsers=$user"
