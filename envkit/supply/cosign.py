@@ -9,7 +9,6 @@ an error message."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import shutil
@@ -175,23 +174,6 @@ def verify(reference: str, public_key: Path) -> None:
         "only an image the team's lead pushed with `envkit push --sign` is used; ask them to "
         "push it signed, or build it here with `envkit build --build`",
     )
-
-
-def statements(reference: str, public_key: Path, kind: str) -> list[dict[str, Any]]:
-    """The in-toto statements of KIND attached to REFERENCE and signed by the key."""
-    args = ["verify-attestation", "--key", _key(public_key, "the key"), *VERIFY_FLAGS]
-    done = _run([*args, "--type", kind, reference])
-    if done.returncode != 0:
-        raise SignatureError(
-            f"{reference} has no {kind} statement signed by {public_key}: {_said(done)}",
-            "push it with `envkit push --sign KEY`",
-        )
-    found = []
-    for line in done.stdout.splitlines():
-        if line.strip():
-            envelope = json.loads(line)
-            found.append(json.loads(base64.b64decode(envelope["payload"])))
-    return found
 
 
 def sign_blob(path: Path, key: Path, password: str) -> Path:
