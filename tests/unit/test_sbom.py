@@ -88,8 +88,8 @@ def test_every_locked_package_is_a_part_with_its_purl_and_sums(made: Inventory) 
     assert "tuna" in mirrors["envkit:mirror:pip"] and "tuna" in mirrors["envkit:mirror:apt"]
     apt = [url for key, url in made.properties if key == "envkit:mirror:apt"]
     assert apt == ["https://mirrors.tuna.tsinghua.edu.cn/debian"], "Debian's only, not Ubuntu's"
-    conda = [url for key, url in made.properties if key == "envkit:mirror:conda"]
-    assert conda and all(url.startswith("https://") for url in conda), conda  # URLs, not names
+    channels = [url for key, url in made.properties if key == "envkit:mirror:conda"]
+    assert channels and all(u.startswith("https://") for u in channels), channels  # not names
 
 
 def test_no_conda_packages_no_conda_mirror(plan: Plan) -> None:
