@@ -74,7 +74,7 @@ def stage(source: Path, dest: Path, quiet: bool) -> None:
     except OSError as exc:
         raise EnvkitError(
             f"could not copy {source.name} into {dest.parent}: {exc.strerror}",
-            "free space there, or choose another shared folder with --workdir",
+            "choose another shared folder with --workdir (one with room, writable here)",
         ) from exc
 
 
@@ -312,7 +312,11 @@ def verify_on_slurm(
     job = plan_job(project, slurm, settings, str(folder))
     check_runtime(job)
     limit = slurm.wait_s or time_limit_s(job.time) + 600  # the job's own limit + queueing
-    waited = _submit_and_wait(job, folder, limit, quiet)
+    try:
+        waited = _submit_and_wait(job, folder, limit, quiet)
+    finally:  # a staged SquashFS is the bundle's again at will: never kept on the shared disk
+        if job.staged_from is not None and job.image is not None:
+            Path(job.image).unlink(missing_ok=True)
     reports, unreachable = collect(folder, waited, down, job)
     if waited.timed_out:
         why = (

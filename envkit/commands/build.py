@@ -172,6 +172,7 @@ def _pulled(
     platform of it); whether it did."""
     local = fetch_shared(client, project, shared, _say_to(request))
     if local is None:
+        _say_to(request)("building here")
         return False
     registry = shared.registry_host
     _tagged(request, tag, local.id, f"pulled from {registry}; --build builds here")

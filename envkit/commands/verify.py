@@ -10,6 +10,7 @@ from typing import TextIO
 
 from envkit.checks.core.contract import TargetReport
 from envkit.checks.core.text import for_terminal
+from envkit.cluster.slurm_job import check_settings
 from envkit.cluster.slurm_run import verify_on_slurm
 from envkit.errors import EXIT_CHECKS_FAILED, EXIT_OK, EnvkitError
 from envkit.history.record import Baseline, Remembered, parse_baseline, remember
@@ -23,7 +24,7 @@ from envkit.targets.image import remove_throwaways
 from envkit.verify.combine import combine, exit_code
 from envkit.verify.fleet import GRACE_S, verify_many
 from envkit.verify.request import VerifyRequest
-from envkit.verify.resolve import SUITE_TIMEOUT_S, RunSettings, resolve_slurm
+from envkit.verify.resolve import SUITE_TIMEOUT_S, RunSettings, SlurmSettings, resolve_slurm
 from envkit.verify.run import abort_remote, run_on_target
 
 Outcomes = tuple[list[TargetReport], dict[str, str], dict[str, float]]
@@ -113,6 +114,9 @@ def _run(request: VerifyRequest, stdout: TextIO) -> int:
     if request.targets.bundle is not None:
         from envkit.bundle.manifest import check_bundle
 
+        if request.slurm is not None:  # its refusals before the bundle's gigabytes are read
+            check_settings(_slurm_settings(request, project))
+
         if "rootfs.sqfs" not in check_bundle(request.targets.bundle, project.plan.signing_key):
             raise EnvkitError(
                 f"{request.targets.bundle} carries no rootfs.sqfs", "make it with `envkit bundle`"
@@ -191,18 +195,22 @@ def _enroot_image(project: Project) -> str:
     return f"{host}#{path}:{shared.tag}"
 
 
+def _slurm_settings(request: VerifyRequest, project: Project) -> SlurmSettings:
+    assert request.slurm is not None
+    given = request.targets.bundle
+    bundle = given.resolve() if given is not None else None
+    python = request.targets.python
+    return resolve_slurm(project.plan, project.configured, request.slurm, python, bundle)
+
+
 def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettings) -> Outcomes:
     assert request.slurm is not None
-    given = request.targets.bundle  # checked against its manifest already, in _run
-    bundle = given.resolve() if given is not None else None
     if replace(request.targets, bundle=None).given:
         raise EnvkitError(
             "--slurm runs the suite on the cluster's nodes; it takes no other target",
             "drop --target/--targets/--local/--image, or run them as a separate verify",
         )
-    slurm = resolve_slurm(
-        project.plan, project.configured, request.slurm, request.targets.python, bundle
-    )
+    slurm = _slurm_settings(request, project)  # a --bundle was checked already, in _run
     if slurm.runtime == "pyxis" and _pyxis_from_registry(project, slurm.image):
         slurm = replace(slurm, image=_enroot_image(project))
     checks = settings.checks(in_environment=slurm.runtime != "python")

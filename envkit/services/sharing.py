@@ -141,7 +141,7 @@ def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) ->
     only a digest the team's key signed is used."""
     local = _pull_trusted(client, project.plan.signing_key, image, say)
     if local is None:
-        say(f"{image.ref} is not in the registry yet: building here")
+        say(f"{image.ref} is not in the registry yet")
         return None
     if local.labels.get(CONTEXT_LABEL) != image.context:
         raise EnvkitError(

@@ -16,7 +16,6 @@ from envkit.checks.programs.lockfile import Lock
 from envkit.plan import Plan
 
 Kind = Literal["base", "apt", "conda", "python"]
-ANACONDA = "https://conda.anaconda.org"  # where conda reads a channel named bare
 
 
 @dataclass(frozen=True)
@@ -87,9 +86,7 @@ def _conda(lock: Lock) -> list[Part]:
         url, _, md5 = located.partition("#")
         channel = subdir = kind = ""
         if url != "-":
-            path = unquote(urlsplit(url).path).rstrip("/").split("/")
-            filename, subdir = path[-1], path[-2] if len(path) > 1 else ""
-            channel = urlsplit(url)._replace(path="/".join(path[:-2])).geturl()
+            channel, subdir, filename = _located(url)
             kind = "tar.bz2" if filename.endswith(".tar.bz2") else "conda"
         purl = _purl(
             "conda", None, name, version, build=build, channel=channel, subdir=subdir, type=kind
@@ -98,6 +95,13 @@ def _conda(lock: Lock) -> list[Part]:
         properties = (("envkit:url", url),) if url != "-" else ()
         parts.append(Part("conda", name, version, purl, hashes, properties))
     return parts
+
+
+def _located(url: str) -> tuple[str, str, str]:
+    """A conda package URL's channel, subdir and file name."""
+    path = unquote(urlsplit(url).path).rstrip("/").split("/")
+    channel = urlsplit(url)._replace(path="/".join(path[:-2])).geturl()
+    return channel, (path[-2] if len(path) > 1 else ""), path[-1]
 
 
 def _python(lock: Lock) -> list[Part]:
@@ -120,8 +124,7 @@ def _python(lock: Lock) -> list[Part]:
 
 def mirror_facts(plan: Plan, lock: Lock) -> tuple[tuple[str, str], ...]:
     """Where each package manager fetched from when the image was built: apt's mirror for the
-    base's own distro only, conda's channels as the URLs conda read (only where the image has
-    conda packages)."""
+    base's own distro only, and the channels the lock's conda packages came from."""
     family = _apt_family(lock)
     facts = [
         ("envkit:mirror:apt", apt.archive_url)
@@ -130,8 +133,9 @@ def mirror_facts(plan: Plan, lock: Lock) -> tuple[tuple[str, str], ...]:
     ]
     pip = (plan.pip.index_url, *plan.pip.extra_index_urls, plan.torch.index_url or "")
     facts += [("envkit:mirror:pip", url) for url in dict.fromkeys(pip) if url]
-    if lock["conda"]:
-        facts += [("envkit:mirror:conda", url) for url in dict.fromkeys(_conda_urls(plan))]
+    urls = (located.partition("#")[0] for _, located in lock["conda"].values())
+    channels = dict.fromkeys(_located(url)[0] for url in urls if url != "-")
+    facts += [("envkit:mirror:conda", channel) for channel in channels]
     return tuple(facts)
 
 
@@ -141,16 +145,6 @@ def _apt_family(lock: Lock) -> str | None:
         return None
     arm = lock["base"].get("arch", ("-",))[0] == "arm64"
     return "ubuntu-ports" if _distro(lock) == "ubuntu" and arm else _distro(lock)
-
-
-def _conda_urls(plan: Plan) -> list[str]:
-    """Each channel as the URL conda reads: a bare name at its custom_channels base."""
-    rc = plan.conda.rc
-    bases = dict(rc.custom_channels)
-    return [
-        channel if "://" in channel else f"{bases.get(channel, ANACONDA).rstrip('/')}/{channel}"
-        for channel in (*rc.channels, *rc.default_channels)
-    ]
 
 
 def inventory(lock: Lock, lock_text: str, plan: Plan) -> Inventory:

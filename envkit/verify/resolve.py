@@ -163,7 +163,7 @@ def resolve_slurm(
         )
     return SlurmSettings(
         runtime=runtime,
-        python=_given(python, slurm.python),
+        python=_given(python, _bundle_python(plan, configured) if bundle else slurm.python),
         image=image,
         partition=_given(request.partition, slurm.partition),
         account=slurm.account,
@@ -175,6 +175,12 @@ def resolve_slurm(
         wait_s=request.wait_s,
         stage=bundle is not None,
     )
+
+
+def _bundle_python(plan: Plan, configured: bool) -> str:
+    """The environment's own python inside the bundle's image, by its path: only ch-run reads
+    the image's environment (PATH) from a ch-convert'ed SquashFS; pyxis and Apptainer do not."""
+    return f"{plan.python.bin_dir}/python" if configured else plan.slurm.python
 
 
 def _bundle_runtime(asked: str | None, configured: SlurmRuntime) -> SlurmRuntime:

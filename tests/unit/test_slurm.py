@@ -101,6 +101,10 @@ def test_a_bundles_squashfs_is_staged_in_the_run_folder_for_the_runtime(tmp_path
     job = plan_job(plan.project, slurm, VerifySettings(), WORKDIR)
     assert job.staged_from == "/media/usb/lab/rootfs.sqfs"
     assert job.image == f"{WORKDIR}/rootfs.sqfs"  # where every node reads it
+    # The environment's python by its path: pyxis and Apptainer do not read /ch/environment.
+    assert job.python == f"{plan.python.bin_dir}/python" and job.python.startswith("/")
+    asked = resolve_slurm(plan, True, SlurmRequest(), "/opt/other/bin/python3", bundle)
+    assert asked.python == "/opt/other/bin/python3"  # --python still wins
     pyxis = resolve_slurm(plan, True, SlurmRequest(runtime="pyxis"), None, bundle)
     pyxis_job = plan_job(plan.project, pyxis, VerifySettings(), WORKDIR)
     assert pyxis_job.step_options[0] == f"--container-image={WORKDIR}/rootfs.sqfs"

@@ -107,7 +107,8 @@ def _image_ready(
             raise SignatureError(
                 f"signing.verify: {tag} on this engine carries no signature of the team's key, "
                 "and the registry has no signed image of these inputs to pull instead",
-                "`envkit push --sign KEY` it where it was built, then `envkit up` again",
+                "`envkit push --sign KEY` it where it was built, then `envkit up` again (or "
+                "`envkit up --build` to build it here and run your own build)",
             )
     if local is None:
         raise ImageMissingError(
