@@ -265,13 +265,15 @@ def _slightly_off(original: Any) -> Any:
     return lambda *args, **kwargs: original(*args, **kwargs) * 1.001
 
 
-def _twice_as_slow(original: Any) -> Any:
-    """The op, then a sleep as long as it took: every call costs twice its own time."""
+def _five_times_as_slow(original: Any) -> Any:
+    """The op, then a sleep four times as long as it took: every call costs five times its own
+    time. Twice was not enough under CI's load: a baseline run beside another worker's build
+    can itself be half as fast, and the planted slowdown then hid in that noise."""
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         result = original(*args, **kwargs)
-        time.sleep(time.perf_counter() - start)
+        time.sleep(4 * (time.perf_counter() - start))
         return result
 
     return slow
@@ -338,8 +340,8 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "corrupting_copy_": lambda: _wrap(
         torch.Tensor, "copy_", lambda o: lambda self, src, *a, **k: o(self, src + 1, *a, **k)
     ),
-    "slow_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _twice_as_slow),
-    "slow_copy_": lambda: _wrap(torch.Tensor, "copy_", _twice_as_slow),
+    "slow_matmul": lambda: _wrap(torch.Tensor, "__matmul__", _five_times_as_slow),
+    "slow_copy_": lambda: _wrap(torch.Tensor, "copy_", _five_times_as_slow),
     "other_torch_release": lambda: setattr(torch, "__version__", "9.9.9+planted"),
 }
 
