@@ -111,11 +111,12 @@ def run(request: VerifyRequest) -> int:
 def _run(request: VerifyRequest, stdout: TextIO) -> int:
     baseline = parse_baseline(request.history.baseline)
     project = project_or_defaults(request.config)
+    # Decided (and refused) once, before a bundle's gigabytes are read.
+    slurm = _slurm_settings(request, project) if request.slurm is not None else None
+    if slurm is not None:
+        check_settings(slurm)
     if request.targets.bundle is not None:
         from envkit.bundle.manifest import check_bundle
-
-        if request.slurm is not None:  # its refusals before the bundle's gigabytes are read
-            check_settings(_slurm_settings(request, project))
 
         if "rootfs.sqfs" not in check_bundle(request.targets.bundle, project.plan.signing_key):
             raise EnvkitError(
@@ -126,8 +127,8 @@ def _run(request: VerifyRequest, stdout: TextIO) -> int:
 
         require_signed(request.targets.image, project.plan.signing_key)
     settings = project.settings(request.checks)
-    if request.slurm is not None:
-        reports, unreachable, seconds = _through_slurm(request, project, settings)
+    if slurm is not None:
+        reports, unreachable, seconds = _through_slurm(request, project, settings, slurm)
     else:
         reports, unreachable, seconds = _on_targets(request, settings)
     combined = combine(reports, unreachable, seconds)
@@ -197,20 +198,20 @@ def _enroot_image(project: Project) -> str:
 
 def _slurm_settings(request: VerifyRequest, project: Project) -> SlurmSettings:
     assert request.slurm is not None
+    if replace(request.targets, bundle=None).given:
+        raise EnvkitError(
+            "--slurm runs the suite on the cluster's nodes; it takes no other target",
+            "drop --target/--targets/--local/--image, or run them as a separate verify",
+        )
     given = request.targets.bundle
     bundle = given.resolve() if given is not None else None
     python = request.targets.python
     return resolve_slurm(project.plan, project.configured, request.slurm, python, bundle)
 
 
-def _through_slurm(request: VerifyRequest, project: Project, settings: RunSettings) -> Outcomes:
-    assert request.slurm is not None
-    if replace(request.targets, bundle=None).given:
-        raise EnvkitError(
-            "--slurm runs the suite on the cluster's nodes; it takes no other target",
-            "drop --target/--targets/--local/--image, or run them as a separate verify",
-        )
-    slurm = _slurm_settings(request, project)  # a --bundle was checked already, in _run
+def _through_slurm(
+    request: VerifyRequest, project: Project, settings: RunSettings, slurm: SlurmSettings
+) -> Outcomes:
     if slurm.runtime == "pyxis" and _pyxis_from_registry(project, slurm.image):
         slurm = replace(slurm, image=_enroot_image(project))
     checks = settings.checks(in_environment=slurm.runtime != "python")

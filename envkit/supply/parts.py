@@ -143,8 +143,9 @@ def _apt_family(lock: Lock) -> str | None:
     """The base's apt family (mirrors.py's names), or None where the lock holds no dpkg."""
     if not lock["apt"]:
         return None
+    distro = _distro(lock)
     arm = lock["base"].get("arch", ("-",))[0] == "arm64"
-    return "ubuntu-ports" if _distro(lock) == "ubuntu" and arm else _distro(lock)
+    return "ubuntu-ports" if distro == "ubuntu" and arm else distro
 
 
 def inventory(lock: Lock, lock_text: str, plan: Plan) -> Inventory:
