@@ -51,6 +51,10 @@ def main() -> None:
             str(out),
         ],
     }
+    # envkit's bytecode, as `pip install` leaves it: a process started with
+    # PYTHONDONTWRITEBYTECODE=1 (set on some CI machines, this one included) over a checkout with
+    # no __pycache__ would otherwise compile envkit's ~80 modules from source on every run.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "envkit")], check=True)
     for cmd in commands.values():  # warm the OS file cache once
         _time(cmd)
     samples: dict[str, list[float]] = {name: [] for name in commands}

@@ -1,11 +1,14 @@
 """`envkit bundle`'s work: everything an offline site needs for this environment, in one folder.
 
-- image.tar: the image as the engine saves it (`docker load` and `podman load` read it);
+- image.tar: the image and its base as the engine saves them, their shared layers once (`docker
+  load` and `podman load` read it; `build --offline` builds on that base);
 - rootfs.sqfs: its root file system as SquashFS, by Charliecloud's ch-convert (what ch-run,
   enroot and Apptainer run where there is no daemon);
 - wheels/: every Python package the lock pins from an index, downloaded inside the image by its
   own pip (its platform, its mirror), so a rebuild needs no network;
 - conda/: every conda package the lock names, checked against the lock's md5;
+- debs/: every apt package the image added to its base, at the lock's version, as a flat
+  repository (its Packages index beside them) that `build --offline` points apt at;
 - envkit.yaml, envkit.lock, sbom.cdx.json (the SBOM of that lock), README.md;
 - MANIFEST.json last: the sha256 and size of every file (bundle/manifest.py)."""
 
@@ -17,14 +20,17 @@ import os
 import shutil
 import subprocess
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from docker.errors import ImageNotFound
 
 from envkit.bundle.manifest import write_manifest
 from envkit.checks.programs.lockfile import Lock
 from envkit.checks.programs.lockstate import INDEX_INSTALLERS
 from envkit.errors import EnvkitError
+from envkit.lock.pins import apt_pins
 from envkit.plan import Plan
 
 Say = Callable[[str], None]
@@ -36,16 +42,30 @@ network. Check it, then use what the site has:
     envkit load DIR                        # an engine (Docker, Podman): image.tar
     envkit verify --bundle DIR             # no engine: rootfs.sqfs through Charliecloud's ch-run
     ch-run DIR/rootfs.sqfs -- python3 ...  # the same image, by hand
+    envkit build --offline --from DIR      # a rebuild from wheels/ and debs/ alone
 
-wheels/ and conda/ hold every package the lock names; MANIFEST.json the sha256 and size of
+wheels/, debs/ and conda/ hold every package the lock names; MANIFEST.json the sha256 and size of
 every file (envkit refuses a bundle that differs from it); sbom.cdx.json what the image holds.
 """
 
 
-def _save_image(client: Any, tag: str, out: Path) -> None:
-    with out.open("wb") as handle:
-        for chunk in client.images.get(tag).save(named=True):
-            handle.write(chunk)
+def _save_images(client: Any, tag: str, base: str, say: Say) -> Iterator[bytes]:
+    """The image and its base in one archive (the engine writes each layer once), else the
+    image alone where the base is gone from this engine."""
+    names = [tag]
+    try:
+        client.images.get(base)
+        names.append(base)
+    except ImageNotFound:
+        say(
+            f"image.tar: without the base {base} (not on this engine): `build --offline` will "
+            "need it loaded at the site"
+        )
+    api = client.api  # the SDK saves one name at a time; the engine's API takes several
+    response = api._get(api._url("/images/get"), params={"names": names}, stream=True)
+    api._raise_for_status(response)
+    chunks: Iterator[bytes] = response.iter_content(1 << 20)
+    return chunks
 
 
 def require_tools() -> None:
@@ -71,13 +91,15 @@ def _squash(tag: str, out: Path) -> None:
         raise EnvkitError(f"ch-convert could not make {out.name}: {said}", "see its message")
 
 
-def _wheels(client: Any, tag: str, lock: Lock, python: str, out: Path) -> int:
-    """The lock's index-installed pins, downloaded by the image's own pip into OUT."""
+def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
+    """The lock's index-installed pins, and the uv that installs them, downloaded by the image's
+    own pip into OUT."""
     pins = [
         f"{name}=={values[0]}"
         for name, values in sorted(lock["pip"].items())
         if values[1] in INDEX_INSTALLERS
     ]
+    pins += [f"uv=={plan.install.uv_version}"] if pins and plan.install.uses_uv else []
     if not pins:
         return 0
     out.mkdir()
@@ -86,7 +108,7 @@ def _wheels(client: Any, tag: str, lock: Lock, python: str, out: Path) -> int:
         client.containers.run(
             tag,
             argv,
-            entrypoint=[python],
+            entrypoint=[f"{plan.python.bin_dir}/python"],
             user="0",
             remove=True,
             volumes={str(out.resolve()): {"bind": "/envkit-wheels", "mode": "rw"}},
@@ -97,6 +119,49 @@ def _wheels(client: Any, tag: str, lock: Lock, python: str, out: Path) -> int:
         raise EnvkitError(
             f"the image's pip could not download the lock's packages: {said}",
             "run `envkit bundle` where the image's pip mirror answers",
+        ) from None
+    return len(pins)
+
+
+# Run as root in the image: its own apt (sources, mirror) fetches each pinned .deb, then a
+# Packages index is written beside them, so that `deb [trusted=yes] file:DIR ./` serves them.
+DEBS = r"""set -eu
+apt-get update -qq
+mkdir /tmp/debs && cd /tmp/debs
+apt-get download -q -- "$@"
+for deb in *.deb; do
+  dpkg-deb -f "$deb"
+  printf 'Filename: ./%s\nSize: %s\nSHA256: %s\n\n' "$deb" "$(stat -c %s "$deb")" \
+    "$(sha256sum "$deb" | cut -d' ' -f1)"
+done > Packages
+cp -- * /envkit-debs/
+chown -R "$ENVKIT_OWNER" /envkit-debs
+"""
+
+
+def _debs(client: Any, tag: str, lock: Lock, out: Path) -> int:
+    """Each apt package the image added to its base, at the lock's version, into OUT."""
+    pins = apt_pins(lock)
+    if not pins:
+        return 0
+    out.mkdir()
+    try:
+        client.containers.run(
+            tag,
+            list(pins),
+            entrypoint=["sh", "-c", DEBS, "sh"],
+            user="0",
+            remove=True,
+            environment={"ENVKIT_OWNER": f"{os.getuid()}:{os.getgid()}"},
+            volumes={str(out.resolve()): {"bind": "/envkit-debs", "mode": "rw"}},
+            labels={"io.envkit.throwaway": "bundle"},
+        )
+    except Exception as exc:  # the SDK's ContainerError carries apt's own message
+        said = " ".join(str(getattr(exc, "stderr", b"") or exc).split())[-400:]
+        raise EnvkitError(
+            f"the image's apt could not download the lock's packages: {said}",
+            "run `envkit bundle` where the image's apt mirror answers and still has these "
+            "versions (else `envkit build` and `envkit lock` again)",
         ) from None
     return len(pins)
 
@@ -134,7 +199,6 @@ def make_bundle(
     folder: Path,
     texts: dict[str, str],
     lock: Lock,
-    python: str,
     say: Say,
 ) -> None:
     """Everything into FOLDER (new or empty); TEXTS: the small files by name (envkit.yaml,
@@ -145,12 +209,16 @@ def make_bundle(
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "README.md").write_text(README.format(project=plan.project, version=__version__))
-    say(f"image.tar: saving {tag}")
-    _save_image(client, tag, folder / "image.tar")
+    say(f"image.tar: saving {tag} and its base")
+    base = lock["base"].get("image", ("-",))[0]
+    with (folder / "image.tar").open("wb") as handle:
+        for chunk in _save_images(client, tag, base, say):
+            handle.write(chunk)
     say("rootfs.sqfs: its root file system, by ch-convert")
     _squash(tag, folder / "rootfs.sqfs")
-    wheels = _wheels(client, tag, lock, python, folder / "wheels")
+    wheels = _wheels(client, tag, lock, plan, folder / "wheels")
     say(f"wheels/: {wheels} Python packages")
+    say(f"debs/: {_debs(client, tag, lock, folder / 'debs')} apt packages")
     _conda(lock, folder / "conda", say)
     entries = write_manifest(folder, {"image": tag, "project": plan.project})
     total = sum(e.size for e in entries)

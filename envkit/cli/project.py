@@ -137,6 +137,20 @@ BuilderOption = Annotated[
 ]
 
 
+OfflineFlag = Annotated[
+    bool,
+    typer.Option(
+        "--offline",
+        help="Build from the bundle --from names alone: its lock, wheels and .debs; the build's "
+        "steps get no network.",
+    ),
+]
+FromBundle = Annotated[
+    Path | None,
+    typer.Option("--from", metavar="BUNDLE", help="The bundle `envkit bundle -o` made."),
+]
+
+
 def build(
     config: ConfigOption = None,
     out: OutDir = None,
@@ -154,14 +168,21 @@ def build(
     registry: RegistryOption = None,
     force_build: BuildFlag = False,
     platform: PlatformOption = None,
+    offline: OfflineFlag = False,
+    bundle: FromBundle = None,
 ) -> None:
     """Render, then build the image (each step's duration, a summary of where the time went);
     where a registry is set and has the image these inputs build, pull it instead.
 
     \b
     Example: envkit build --builder buildkit --locked
-             envkit build --dry-run"""
+             envkit build --dry-run
+             envkit build --offline --from /media/usb/nlp"""
     from envkit.commands import build as command
+
+    if offline != (bundle is not None):
+        said = "--offline needs --from BUNDLE" if offline else "--from BUNDLE goes with --offline"
+        raise typer.BadParameter(said, param_hint="--offline/--from")
 
     request = command.BuildRequest(
         config=config,
@@ -180,6 +201,7 @@ def build(
         registry=registry,
         force_build=force_build,
         platform=platform,
+        offline_from=bundle,
     )
     raise typer.Exit(command.run(request))
 

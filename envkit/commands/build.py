@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ class BuildRequest:
     progress: str = "auto"  # tty, plain, json, or auto (tty on a terminal)
     dry_run: bool = False  # render and list the steps; build nothing
     platform: str | None = None  # --platform: only this one of the config's platforms
+    offline_from: Path | None = None  # --offline --from BUNDLE: from the bundle's files alone
 
 
 def _args(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -85,9 +87,7 @@ def _steps(rendered: dict[str, str], backend: Backend) -> list[Step]:
 def dry_run(request: BuildRequest) -> int:
     """Render, then list the steps a build would run: which the engine's image of this project
     already has (the build reuses them) and which would run. Builds nothing."""
-    project = load_project(request.config, request.out)
-    if request.locked:
-        project, _ = with_lock(project, request.lock_file)
+    project, _ = _pinned(request, load_project(request.config, request.out))
     client = docker_client()
     backend = choose_backend(
         request.builder or project.plan.install.builder, engine_facts(client).podman
@@ -128,17 +128,17 @@ def build_project(request: BuildRequest) -> str:
     """Render, then build (or pull where the registry has it): the image's tag."""
     project = load_project(request.config, request.out)
     build_args = _args(request.build_args)
-    registry = registry_of(project, request.registry)
-    lock = None
-    if request.locked:  # every refusal comes before anything is written or the engine asked
-        project, lock = with_lock(project, request.lock_file)
+    registry = None if request.offline_from else registry_of(project, request.registry)
+    # Every refusal comes before anything is written or the engine asked.
+    project, lock = _pinned(request, project)
     client = docker_client()
     facts = engine_facts(client)
     backend = choose_backend(request.builder or project.plan.install.builder, facts.podman)
     platforms = build_platforms(project, client, request.platform)
     if lock is not None:
-        check_base(lock, client, request.lock_file or project.project_dir / LOCK_FILE)
-        check_platforms(lock, platforms, request.lock_file or project.project_dir / LOCK_FILE)
+        path = _lock_path(request, project)
+        check_base(lock, client, path, by_id=request.offline_from is not None)
+        check_platforms(lock, platforms, path)
     rendered = render_project(project)  # once: the inputs digest and each build's steps read it
     tag = request.tag or project.plan.image.tag
     shared = None
@@ -148,6 +148,10 @@ def build_project(request: BuildRequest) -> str:
         wanted = not request.force_build and request.platform is None
         if wanted and _pulled(request, project, client, shared, tag):
             return tag
+    if request.offline_from is not None:
+        from envkit.bundle.rebuild import require_buildkit
+
+        require_buildkit(backend.name)
     for platform in platforms:  # only what is about to be built: a pull needed no emulator
         require_emulation(platform, facts.platform, facts.remote)
     images = _platform_images(project, request.tag, platforms, request.platform is not None)
@@ -180,6 +184,25 @@ def _pulled(
         repository, _, name = tag.rpartition(":")
         local.tag(repository, name)
     return True
+
+
+def _pinned(request: BuildRequest, project: Project) -> tuple[Project, Any]:
+    """The project as --locked or --offline's bundle pins it, and the lock (None: unpinned)."""
+    if request.offline_from is not None:
+        from envkit.bundle.rebuild import offline_project
+
+        if request.lock_file is not None:
+            raise EnvkitError("--offline builds from the bundle's envkit.lock", "drop --lock-file")
+        return offline_project(project, request.offline_from)
+    if request.locked:
+        return with_lock(project, request.lock_file)
+    return project, None
+
+
+def _lock_path(request: BuildRequest, project: Project) -> Path:
+    if request.offline_from is not None:
+        return request.offline_from / LOCK_FILE
+    return request.lock_file or project.project_dir / LOCK_FILE
 
 
 def _platform_images(
@@ -233,7 +256,7 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
         tag=tag,
         no_cache=request.no_cache,
         build_args=build.build_args,
-        network="host" if plan.runtime.build_network == "host" else None,
+        network=_network(plan),
         labels={
             INPUTS_LABEL: inputs_digest(plan),
             CONTEXT_LABEL: context,
@@ -244,11 +267,28 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
         platform=platform,
     )
     try:
-        progress = build_image(client, out_dir, options, reporter, backend)
+        with _offline_files(out_dir, request.offline_from):
+            progress = build_image(client, out_dir, options, reporter, backend)
     except BuildFailedError as failed:
         _explain_missing_base(client, plan.locked.base if plan.locked else plan.image.base, failed)
         raise
     _tagged(request, tag, progress.image_id or "", f"built by {backend.name}", backend.name)
+
+
+def _network(plan: Plan) -> str | None:
+    """The RUN steps' network: none for an offline build (only the bundle, bound in), else the
+    config's (host) or the engine's default."""
+    if plan.install.offline:
+        return "none"
+    return "host" if plan.runtime.build_network == "host" else None
+
+
+def _offline_files(context: Path, bundle: Path | None) -> AbstractContextManager[None]:
+    if bundle is None:
+        return nullcontext()
+    from envkit.bundle.rebuild import offline_files
+
+    return offline_files(context, bundle)
 
 
 def _secrets(plan: Plan, backend: str, say: Say) -> dict[str, str]:

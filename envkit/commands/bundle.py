@@ -64,11 +64,10 @@ def run(request: BundleRequest) -> int:
         "sbom.cdx.json": cyclonedx_json(inventory(made.lock, made.text, project.plan)),
         "provenance.json": _provenance(project, client, made.lock, made.text),
     }
-    python = f"{project.plan.python.bin_dir}/python"
     made_folder = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        make_bundle(client, project.plan, out, texts, made.lock, python, say)
+        make_bundle(client, project.plan, out, texts, made.lock, say)
         if request.sign is not None and password is not None:
             from envkit.bundle.manifest import MANIFEST
             from envkit.supply.cosign import sign_blob

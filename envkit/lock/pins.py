@@ -64,9 +64,10 @@ def _base_line(lock: Lock) -> str:
     return digest if digest != "-" else name
 
 
-def check_base(lock: Lock, client: Any, path: Path) -> None:
-    """A base with no registry digest is pinned by its id: the same name must still be it."""
-    if lock["base"].get("digest", ("-",))[0] != "-":
+def check_base(lock: Lock, client: Any, path: Path, by_id: bool = False) -> None:
+    """A base with no registry digest (or, BY_ID, any base: an offline build's, loaded from a
+    bundle) is pinned by its id: the same name must still be it."""
+    if not by_id and lock["base"].get("digest", ("-",))[0] != "-":
         return  # FROM name@digest: the engine fetches exactly that
     from envkit.engine.client import require_image
 
@@ -108,7 +109,8 @@ def check_platforms(lock: Lock, platforms: tuple[str, ...], path: Path) -> None:
         )
 
 
-def _apt_pins(lock: Lock) -> tuple[str, ...]:
+def apt_pins(lock: Lock) -> tuple[str, ...]:
+    """NAME=VERSION of each apt package the image added to its base (NAME:ARCH where foreign)."""
     arch = lock["base"].get("arch", ("-",))[0]
     pins = []
     for key, (version, origin) in sorted(lock["apt"].items()):
@@ -149,7 +151,7 @@ def locked_plan(lock: Lock, text: str, plan: Plan, path: Path) -> LockedPlan:
     pip, hashed = _pip_pins(lock)
     return LockedPlan(
         base=_base_line(lock),
-        apt=_apt_pins(lock),
+        apt=apt_pins(lock),
         conda_explicit=conda,
         pip=pip,
         pip_hashed=hashed,

@@ -2,7 +2,8 @@
 manifest), made once for the module, then at a site whose envkit.yaml trusts the team's key:
 - in a network namespace with no route (`unshare -n`, the real kernel's): the bundle checked and
   its image run through Charliecloud's real ch-run (`verify --bundle`), loaded into the engine
-  (`envkit load`) and verified there;
+  (`envkit load`) and verified there; rebuilt from its wheels and .debs alone (`build --offline
+  --from`, the build's steps with no network either) to the same lock;
 - on a private Slurm cluster's node (`verify --slurm --bundle`, the SquashFS staged and run
   through ch-run);
 - the rendered Kubernetes pods run by `podman kube play` from the bundle's image.tar;
@@ -25,7 +26,7 @@ import yaml
 
 from tests.e2e.conftest import ENV_IMAGE
 from tests.e2e.engines import PODMAN_ROOTS, _unmount_under
-from tests.e2e.images import copy_project
+from tests.e2e.images import E2E_NAME, copy_project, docker
 from tests.helpers import envkit
 from tests.slurm_cluster import SlurmCluster
 
@@ -84,6 +85,9 @@ def test_a_bundle_holds_the_image_its_lock_and_statements_signed(made: Made) -> 
     assert {"image.tar", "rootfs.sqfs", "envkit.yaml", "envkit.lock", "sbom.cdx.json"} <= files
     assert "provenance.json" in files and (made.bundle / "MANIFEST.json.sig").is_file()
     assert any(name.startswith("wheels/tqdm-") for name in files), sorted(files)
+    # jq is among what the build adds to the base: its .deb, and the index apt reads it by.
+    assert any(name.startswith("debs/jq_") for name in files), sorted(files)
+    assert "Package: jq\n" in (made.bundle / "debs" / "Packages").read_text()
 
 
 def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
@@ -102,6 +106,27 @@ def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
 
 
+def test_a_bundle_rebuilds_with_no_network_to_the_same_lock(made: Made, tmp_path: Path) -> None:
+    """`build --offline --from`: every version from the bundle's lock, every package from its
+    wheels and .debs, envkit in a namespace with no route and the build's steps with no network
+    at all; the rebuilt image's own lock is then the bundle's (`envkit diff` exits 0)."""
+    tag = f"envkit-test/offline-rebuilt:{E2E_NAME}"
+    try:
+        built = _offline(
+            "build", "--offline", "--from", str(made.bundle), "--tag", tag, cwd=made.site
+        )
+        assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+        assert f"tagged {tag}" in built.stdout
+        assert not (made.site / ".envkit" / "envkit" / "offline").exists()  # unstaged after
+        rebuilt = tmp_path / "rebuilt.lock"
+        locked = envkit("lock", "--tag", tag, "--lock-file", str(rebuilt), cwd=made.site)
+        assert locked.returncode == 0, locked.stdout[-2000:] + locked.stderr[-2000:]
+        same = envkit("diff", str(made.bundle / "envkit.lock"), str(rebuilt), cwd=made.site)
+        assert same.returncode == 0, same.stdout[-3000:] + same.stderr[-3000:]
+    finally:
+        docker("rmi", "-f", tag, check=False)
+
+
 def test_a_changed_bundle_is_refused_by_name_before_anything_runs(
     made: Made, tmp_path: Path
 ) -> None:
@@ -113,7 +138,8 @@ def test_a_changed_bundle_is_refused_by_name_before_anything_runs(
     text = readme.read_text()
     readme.unlink()
     readme.write_text(text.replace("bundle", "bundIe", 1))
-    for args in (("verify", "--bundle", str(bundle)), ("load", str(bundle))):
+    rebuild = ("build", "--offline", "--from", str(bundle))
+    for args in (("verify", "--bundle", str(bundle)), ("load", str(bundle)), rebuild):
         refused = _offline(*args, cwd=made.site)
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert "README.md: changed" in refused.stderr and "Traceback" not in refused.stderr

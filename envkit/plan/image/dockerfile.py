@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from envkit.plan.image.install import CacheMount
+from envkit.plan.image.install import OFFLINE, OFFLINE_MOUNT, CacheMount
 from envkit.plan.models.plan import Plan
 
 # A hashed install (a uv.lock, a locked build) runs without the constraints file: pip and uv
@@ -94,7 +94,18 @@ class Kit:
         self.no_cache = () if buildkit else ("--no-cache-dir",)  # pip's, for the classic builder
 
     def mounts(self, *mounts: CacheMount) -> tuple[str, ...]:
-        return tuple(mount.flag for mount in mounts) if self.buildkit else ()
+        """BuildKit's mounts for a RUN that installs: MOUNTS, and an offline build's bundle."""
+        if not self.buildkit:
+            return ()
+        return (*(m.flag for m in mounts), *((OFFLINE_MOUNT,) if self.install.offline else ()))
+
+    @property
+    def offline_apt(self) -> tuple[str, ...]:
+        """An offline build's apt reads only the bundle's .debs (bundle/rebuild.py writes the
+        configuration): every apt-get of the RUN after this command, the mirror script's too."""
+        if not self.install.offline:
+            return ()
+        return (f"export APT_CONFIG={OFFLINE}/apt/apt.conf", "mkdir -p /tmp/envkit-lists/partial")
 
     def apt(self, packages: tuple[str, ...]) -> tuple[str, ...]:
         """apt's install. Under BuildKit the lists and archives stay in cache mounts, so

@@ -24,6 +24,10 @@ DOCKERFILE = "Dockerfile"
 CLASSIC_DOCKERFILE = "Dockerfile.classic"
 UV_HOME = "/opt/envkit/uv"
 UV = f"{UV_HOME}/bin/uv"
+# `envkit build --offline --from BUNDLE`: the bundle's wheels and .debs, bound into every RUN
+# that installs from the build context's envkit/offline/ (bundle/rebuild.py stages them there).
+OFFLINE = "/envkit-offline"
+OFFLINE_MOUNT = f"--mount=type=bind,source=envkit/offline,target={OFFLINE}"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class InstallPlan:
     base: str  # the FROM image: apt's caches are kept per base (another distribution's
     #            package lists and archives are of no use to this one)
     ca_bundle: str | None  # the system bundle, where envkit.yaml adds CA certificates
+    offline: bool = False  # every package from the bundle bound at OFFLINE, no index asked
 
     # The shared mounts, here so that the template reads every path from the plan.
     uv_home = UV_HOME
@@ -104,6 +109,8 @@ class InstallPlan:
         (ONLY) or ahead of the mirror. Spelled on every command line, for uv (which reads no
         pip.conf) and pip alike: /etc/pip.conf is the box's configuration for its users, and a
         mirror change does not have to rebuild the layers that came before it."""
+        if self.offline:
+            return self.pip_indexes()  # uv takes pip's spelling of these
         urls = [first] if first else []
         if not (first and only):
             urls += [self.pip.index_url, *self.pip.extra_index_urls]
@@ -122,6 +129,8 @@ class InstallPlan:
 
     def pip_indexes(self) -> tuple[str, ...]:
         """pip's options for the mirror, what /etc/pip.conf says to the box's users."""
+        if self.offline:
+            return ("--no-index", "--find-links", f"{OFFLINE}/wheels")
         return self._pip_options([self.pip.index_url, *self.pip.extra_index_urls])
 
     def _pip_options(self, urls: list[str]) -> tuple[str, ...]:

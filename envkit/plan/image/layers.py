@@ -112,7 +112,8 @@ def system_layer(kit: Kit) -> Layer:
     plan = kit.plan
     comments = lines(SYSTEM + ("\n" + APT_CACHED if kit.buildkit else ""))
     packages = plan.locked.apt if plan.locked else plan.packages.apt_system
-    commands = ("sh /opt/envkit/apt/apt-mirror.sh", "sh /opt/envkit/apt/cuda-repo.sh")
+    commands = (*kit.offline_apt, "sh /opt/envkit/apt/apt-mirror.sh")
+    commands += ("sh /opt/envkit/apt/cuda-repo.sh",)
     commands += (*kit.apt(packages), *(("update-ca-certificates",) if plan.ca_certs else ()))
     install = run(kit.mounts(*kit.install.apt_mounts), *commands, "rm -f /etc/ssh/ssh_host_*")
     return Layer(comments, (hadolint("DL3008", install),))

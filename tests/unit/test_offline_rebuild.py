@@ -1,0 +1,89 @@
+"""`envkit build --offline --from BUNDLE`: the Dockerfile it renders asks no index and no apt
+source but the bundle's, bound into every RUN that installs; the bundle's files are staged in
+the build context for the build and gone after, however it ends. (The rebuild itself, with no
+network, is tests/e2e/test_bundle.py's.)"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from envkit.bundle.rebuild import offline_files, require_buildkit
+from envkit.errors import EnvkitError
+from envkit.lock.pins import locked_plan, read_lock
+from envkit.lock.requested import requested
+from envkit.plan.image.install import OFFLINE_MOUNT
+from envkit.render.files import render_files
+from tests.helpers import envkit, plan_example
+from tests.unit.test_lock import _lock, _locked_file
+
+INSTALLS = re.compile(r"apt-get install|pip install|uv pip install")
+
+
+def _instructions(dockerfile: str) -> list[str]:
+    """Each instruction whole (continuation lines joined), comments dropped."""
+    text = "\n".join(line for line in dockerfile.splitlines() if not line.startswith("#"))
+    return re.split(r"\n(?=[A-Z]+ )", text.replace("\\\n", " "))
+
+
+def test_an_offline_build_installs_from_the_bundle_alone(tmp_path: Path) -> None:
+    plan = plan_example("debian-bookworm-cpu")
+    lock = _lock()
+    lock["requested"] = requested(plan)
+    lock["base"]["image"] = (plan.image.base,)
+    path = _locked_file(tmp_path, lock)
+    locked = locked_plan(*read_lock(path), plan, path)
+    install = dataclasses.replace(plan.install, offline=True)
+    dockerfile = render_files(dataclasses.replace(plan, locked=locked, install=install))[
+        "Dockerfile"
+    ]
+    installing = [i for i in _instructions(dockerfile) if INSTALLS.search(i)]
+    assert len(installing) >= 3  # apt's, uv's bootstrap, the locked pip packages
+    for instruction in installing:
+        assert instruction.startswith("RUN ") and OFFLINE_MOUNT in instruction, instruction
+    assert "--index-url" not in dockerfile and "--extra-index-url" not in dockerfile
+    assert dockerfile.count("--no-index --find-links /envkit-offline/wheels") >= 2
+    apt = next(i for i in installing if "apt-get install" in i)
+    # apt's configuration is the bundle's before anything of apt runs, the mirror script too
+    assert apt.index("export APT_CONFIG=/envkit-offline/apt/apt.conf") < apt.index("apt-mirror")
+    assert "git=1:2.39.5-0+deb12u2" in apt
+    # The same plan online binds nothing.
+    online = render_files(dataclasses.replace(plan, locked=locked))["Dockerfile"]
+    assert "/envkit-offline" not in online and "--index-url" in online
+
+
+def test_the_bundles_files_are_staged_for_one_build_and_gone_after(tmp_path: Path) -> None:
+    bundle, context = tmp_path / "bundle", tmp_path / "context"
+    (bundle / "wheels").mkdir(parents=True)
+    wheel = bundle / "wheels" / "tqdm-4.67.1-py3-none-any.whl"
+    wheel.write_bytes(b"a wheel")
+    context.mkdir()
+    staged = context / "envkit" / "offline"
+    with pytest.raises(RuntimeError, match="the build failed"), offline_files(context, bundle):
+        assert (staged / "wheels" / wheel.name).read_bytes() == b"a wheel"
+        assert (staged / "debs" / "Packages").read_text() == ""  # no .debs: an empty index
+        sources = (staged / "apt" / "offline.list").read_text()
+        assert sources == "deb [trusted=yes] file:/envkit-offline/debs ./\n"
+        conf = (staged / "apt" / "apt.conf").read_text()
+        assert 'Dir::Etc::SourceList "/envkit-offline/apt/offline.list";' in conf
+        assert 'Dir::Etc::SourceParts "/envkit-offline/apt/parts";' in conf
+        raise RuntimeError("the build failed")
+    assert not staged.exists()
+    assert wheel.read_bytes() == b"a wheel"  # the bundle's own file untouched
+
+
+def test_an_offline_build_needs_buildkit_and_a_bundle() -> None:
+    require_buildkit("buildkit")
+    with pytest.raises(EnvkitError, match="--offline needs BuildKit") as raised:
+        require_buildkit("classic")
+    assert "--builder buildkit" in (raised.value.fix or "")
+    for args, said in (
+        (("--offline",), "--offline needs --from BUNDLE"),
+        (("--from", "somewhere"), "--from BUNDLE goes with --offline"),
+    ):
+        done = envkit("build", *args)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
