@@ -310,6 +310,15 @@ def health(
             "hardware work); the next healthy run records it anew.",
         ),
     ] = None,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            metavar="DIR",
+            help="With --program: run the checks in this `envkit bundle`'s image through "
+            "Charliecloud's ch-run (nodes without python).",
+        ),
+    ] = None,
     npd: Annotated[
         bool,
         typer.Option(
@@ -325,6 +334,7 @@ def health(
 
     \b
     Example: envkit health --program /etc/slurm/envkit-health --drain
+    Example: envkit health --program /etc/slurm/envkit-health --bundle /shared/nlp --drain
     Example: envkit health --npd"""
     from envkit.commands import health as command
 
@@ -337,5 +347,6 @@ def health(
         write=program,
         baseline_reset=command.baseline_reset(baseline, program),
         npd=npd,
+        bundle=bundle,
     )
     raise typer.Exit(command.run(request))

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from envkit import __version__
@@ -36,6 +36,7 @@ class HealthRequest:
     write: Path | None = None
     baseline_reset: bool = False  # forget the node's recorded GPU topology first
     npd: bool = False  # node-problem-detector's plugin protocol (exit 0/1/2, 80 bytes)
+    bundle: Path | None = None  # --bundle: the program runs the check in its image (ch-run)
 
 
 def baseline_reset(value: str | None, program: Path | None) -> bool:
@@ -76,14 +77,27 @@ def _arguments(request: HealthRequest, config_json: str) -> list[str]:
     return args
 
 
-def _program(python: str, bundle: Path, args: list[str]) -> str:
+def _program(path: Path, body: str) -> str:
     return (
         f"#!/bin/sh\n{OURS} {__version__}: node health for Slurm.\n"
-        f"# slurm.conf:  HealthCheckProgram={bundle.with_suffix('')}\n"
+        f"# slurm.conf:  HealthCheckProgram={path}\n"
         "#              HealthCheckInterval=300\n#              HealthCheckNodeState=ANY\n"
-        "# Exit 0 healthy; else exit 1 and one line saying why (docs/cluster.md).\n"
-        f"exec {shlex.join([python, str(bundle), *args])}\n"
+        "# Exit 0 healthy; else exit 1 and one line saying why (docs/cluster.md).\n" + body
     )
+
+
+def _body(request: HealthRequest, python: str, checks: Path, config_json: str) -> str:
+    """Run the checks zip by the nodes' PYTHON, or in a bundle's image through ch-run."""
+    if request.bundle is None:
+        return f"exec {shlex.join([python, str(checks), *_arguments(request, config_json)])}\n"
+    from envkit.bundle.health import bundle_image, through_ch_run
+
+    project = project_or_defaults(request.config)
+    image = bundle_image(request.bundle, project.plan.signing_key, config_json)
+    inside = request.python or f"{project.plan.python.bin_dir}/python"
+    # The drain happens outside the image (no scontrol, no $SLURMD_NODENAME in it).
+    args = _arguments(replace(request, drain=False, node=None), config_json)
+    return through_ch_run(image, inside, checks, args, request.drain, request.node)
 
 
 def _ours(path: Path) -> bool:
@@ -101,10 +115,11 @@ def _ours(path: Path) -> bool:
     return len(lines) > 1 and lines[1].startswith(OURS)
 
 
-def _write(request: HealthRequest, python: str, args: list[str]) -> int:
+def _write(request: HealthRequest, python: str, config_json: str) -> int:
     assert request.write is not None
     path = request.write.expanduser().resolve()
     bundle = path.with_name(path.name + ".zip")
+    body = _body(request, python, bundle, config_json)  # its refusals before anything is written
     for existing in (path, bundle):
         if existing.exists() and not _ours(existing):
             raise EnvkitError(
@@ -113,7 +128,7 @@ def _write(request: HealthRequest, python: str, args: list[str]) -> int:
             )
     path.parent.mkdir(parents=True, exist_ok=True)
     bundle.write_bytes(build_bundle())
-    path.write_text(_program(python, bundle, args), encoding="utf-8")
+    path.write_text(_program(path, body), encoding="utf-8")
     path.chmod(0o755)
     sys.stdout.write(
         f"wrote {path} and {bundle.name}\nslurm.conf:\n  HealthCheckProgram={path}\n"
@@ -129,9 +144,14 @@ def run(request: HealthRequest) -> int:
             f"choose 5 to {MAX_TIMEOUT_S:.0f} s: Slurm kills a health program after 60 s",
         )
     python = request.python or shutil.which("python3") or "python3"
-    args = _arguments(request, _config_json(request.config))
+    config_json = _config_json(request.config)
+    args = _arguments(request, config_json)
     if request.write is not None:
-        return _write(request, python, args)
+        return _write(request, python, config_json)
+    if request.bundle is not None:
+        raise EnvkitError(
+            "--bundle writes a program for the nodes", "add --program PATH (where they read it)"
+        )
     with tempfile.TemporaryDirectory(prefix="envkit-health-") as folder:
         bundle = Path(folder) / "checks.zip"
         bundle.write_bytes(build_bundle())

@@ -5,7 +5,7 @@ manifest), made once for the module, then at a site whose envkit.yaml trusts the
   (`envkit load`) and verified there; rebuilt from its wheels and .debs alone (`build --offline
   --from`, the build's steps with no network either) to the same lock;
 - on a private Slurm cluster's node (`verify --slurm --bundle`, the SquashFS staged and run
-  through ch-run);
+  through ch-run), and as its HealthCheckProgram (`health --program --bundle --drain`);
 - the rendered Kubernetes pods run by `podman kube play` from the bundle's image.tar;
 - a bundle that differs from its manifest refused before anything in it runs."""
 
@@ -174,6 +174,45 @@ def test_a_bundle_verifies_on_a_slurm_node_through_ch_run(made: Made, tmp_path: 
     notes = node["environment"]["target_notes"]
     assert notes == [f"run through charliecloud from {bundle}/rootfs.sqfs"], notes
     assert list(runs.iterdir()) == [], "a run that passed leaves nothing behind"
+
+
+def test_a_bundles_health_program_passes_a_node_and_drains_a_failing_one(
+    made: Made, tmp_path: Path
+) -> None:
+    """`envkit health --program --bundle --drain` on a private Slurm cluster: the check runs in
+    the bundle's image through ch-run (the node's python is never used) and passes n1; the
+    program of a config the node cannot meet (900 GB of /dev/shm) says why in one line and
+    drains n1 from outside the image, which `sinfo -R` shows."""
+    strict = tmp_path / "strict"
+    strict.mkdir()
+    config = copy_project(made.site, strict)
+    text = config.read_text().replace("shm_size: 2gb", "shm_size: 900gb")
+    config.write_text(
+        text.replace("require_gpu: false\n", "require_gpu: false\n  min_shm: 900gb\n")
+    )
+    programs = {}
+    for name, site in (("good", made.site), ("strict", strict)):
+        programs[name] = tmp_path / name / "envkit-health"
+        done = envkit(
+            "health", "--program", str(programs[name]), "--bundle", str(made.bundle), "--drain",
+            cwd=site,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "ch-run" in programs[name].read_text()
+    cluster = SlurmCluster(tmp_path / "slurm", ("n1",))
+    try:
+        cluster.start()
+        good = cluster.run("srun", "-w", "n1", str(programs["good"]), timeout=120)
+        assert good.returncode == 0, good.stdout + good.stderr
+        assert good.stdout.startswith("envkit: healthy"), good.stdout
+        bad = cluster.run("srun", "-w", "n1", str(programs["strict"]), timeout=120)
+        assert bad.returncode != 0, bad.stdout + bad.stderr
+        (line,) = bad.stdout.strip().splitlines()  # one line saying why
+        assert line.startswith("envkit: ") and "system.shm" in line, line
+        reasons = cluster.run("sinfo", "-R", "-h", "-o", "%N|%E").stdout
+        assert "n1|envkit: " in reasons, reasons
+    finally:
+        cluster.stop()
 
 
 def test_the_rendered_pods_run_under_podman_kube_play_from_the_bundles_image(
