@@ -25,12 +25,13 @@ venv: $(STAMP)
 # and the engines and registry of the sharing tests: Debian's docker-registry with htpasswd
 # (apache2-utils), Podman's API service (podman, catatonit: its init), and an sshd in front of it,
 # and zsh and fish, whose completion of envkit is tested in the real shells; and Charliecloud with
-# squashfs-tools and squashfuse, which make and run an offline bundle's SquashFS (envkit bundle).
+# squashfs-tools and squashfuse, which make and run an offline bundle's SquashFS (envkit bundle),
+# and siftool, which wraps it as Apptainer's SIF (envkit bundle --sif).
 SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
 	chromium chromium-driver slurm-wlm munge \
 	docker-registry apache2-utils podman catatonit openssh-server zsh fish \
 	prometheus prometheus-node-exporter qemu-user-static binfmt-support arch-test \
-	charliecloud charliecloud-runtime squashfs-tools squashfuse
+	charliecloud charliecloud-runtime squashfs-tools squashfuse siftool
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

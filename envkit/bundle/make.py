@@ -68,14 +68,15 @@ def _save_images(client: Any, tag: str, base: str, say: Say) -> Iterator[bytes]:
     return chunks
 
 
-def require_tools() -> None:
+def require_tools(sif: bool) -> None:
     """What a bundle is made with, asked for before anything is read or written."""
-    missing = [tool for tool in ("ch-convert", "mksquashfs") if shutil.which(tool) is None]
+    tools = ("ch-convert", "mksquashfs", *(("siftool",) if sif else ()))
+    missing = [tool for tool in tools if shutil.which(tool) is None]
     if missing:
         raise EnvkitError(
             f"{' and '.join(missing)} not installed: the bundle's SquashFS is made with "
-            "Charliecloud's ch-convert",
-            "install Debian's charliecloud and squashfs-tools packages",
+            "Charliecloud's ch-convert (and wrapped as a SIF by siftool)",
+            "install Debian's charliecloud, squashfs-tools (and siftool) packages",
         )
 
 
@@ -89,6 +90,32 @@ def _squash(tag: str, out: Path) -> None:
     if done.returncode != 0:
         said = " ".join((done.stderr or done.stdout).split())[-400:]
         raise EnvkitError(f"ch-convert could not make {out.name}: {said}", "see its message")
+
+
+# siftool's --partarch numbers (its `add --help`), by dpkg architecture.
+SIF_ARCH = {"386": "1", "amd64": "2", "armhf": "3", "arm64": "4", "ppc64el": "6", "s390x": "11"}
+
+
+def _sif(folder: Path, arch: str) -> None:
+    """rootfs.sif: the SquashFS as the SIF's primary system partition (what Apptainer runs),
+    the SBOM as its SBOM object, by Debian's siftool."""
+    if arch not in SIF_ARCH:
+        raise EnvkitError(f"siftool names no architecture {arch!r}", "bundle without --sif")
+    sif = str(folder / "rootfs.sif")
+    # The partition: a SquashFS (fs 1), the primary system one (type 2); group 1 for both, as
+    # Apptainer's own builds have it.
+    partition = ("--datatype", "4", "--parttype", "2", "--partfs", "1")
+    partition += ("--partarch", SIF_ARCH[arch], "--groupid", "1")
+    sbom = ("--datatype", "9", "--sbomformat", "cyclonedx-json", "--groupid", "1")
+    for argv in (
+        ("siftool", "new", sif),
+        ("siftool", "add", *partition, sif, str(folder / "rootfs.sqfs")),
+        ("siftool", "add", *sbom, sif, str(folder / "sbom.cdx.json")),
+    ):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode != 0:
+            said = " ".join((done.stderr or done.stdout).split())[-400:]
+            raise EnvkitError(f"siftool could not make rootfs.sif: {said}", "see its message")
 
 
 def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
@@ -200,9 +227,10 @@ def make_bundle(
     texts: dict[str, str],
     lock: Lock,
     say: Say,
+    sif: bool = False,
 ) -> None:
     """Everything into FOLDER (new or empty); TEXTS: the small files by name (envkit.yaml,
-    envkit.lock, sbom.cdx.json)."""
+    envkit.lock, sbom.cdx.json); with SIF, rootfs.sif too."""
     from envkit import __version__
 
     tag = plan.image.tag
@@ -216,6 +244,9 @@ def make_bundle(
             handle.write(chunk)
     say("rootfs.sqfs: its root file system, by ch-convert")
     _squash(tag, folder / "rootfs.sqfs")
+    if sif:
+        say("rootfs.sif: the SquashFS and the SBOM, by siftool")
+        _sif(folder, lock["base"].get("arch", ("-",))[0])
     wheels = _wheels(client, tag, lock, plan, folder / "wheels")
     say(f"wheels/: {wheels} Python packages")
     say(f"debs/: {_debs(client, tag, lock, folder / 'debs')} apt packages")

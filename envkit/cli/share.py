@@ -71,17 +71,24 @@ def bundle(
             help="A new or empty folder for the bundle (default: ./envkit-bundle).",
         ),
     ] = None,
+    sif: Annotated[
+        bool,
+        typer.Option(
+            "--sif", help="Also rootfs.sif: the SquashFS and the SBOM as Apptainer's SIF (siftool)."
+        ),
+    ] = False,
 ) -> None:
     """Everything a site without internet needs for the built image: image.tar for engines,
-    rootfs.sqfs for Charliecloud, the lock's wheels and conda packages, the lock, the SBOM,
-    and a manifest of every file's sha256.
+    rootfs.sqfs for Charliecloud, the lock's wheels, .debs and conda packages, the lock, the
+    SBOM, and a manifest of every file's sha256.
 
     \b
     Example: envkit bundle -o /media/usb/nlp
              envkit verify --bundle /media/usb/nlp   (on the other side)"""
     from envkit.commands import bundle as command
 
-    request = command.BundleRequest(config=config, out=out or Path("envkit-bundle"), sign=sign)
+    where = out or Path("envkit-bundle")
+    request = command.BundleRequest(config=config, out=where, sign=sign, sif=sif)
     raise typer.Exit(command.run(request))
 
 

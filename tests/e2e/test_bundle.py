@@ -59,7 +59,7 @@ class Made:
 
 @pytest.fixture(scope="module")
 def made(env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Made:
-    for tool in ("ch-run", "ch-convert", "mksquashfs", "unshare"):
+    for tool in ("ch-run", "ch-convert", "mksquashfs", "siftool", "unshare"):
         assert shutil.which(tool), f"{tool} is missing: `make system-deps` installs it"
     root = tmp_path_factory.mktemp("bundle")
     bundle, site = root / "bundle", root / "site"
@@ -67,7 +67,7 @@ def made(env_image: str, project_dir: Path, tmp_path_factory: pytest.TempPathFac
     env = {"COSIGN_PASSWORD": PASSWORD}
     subprocess.run(["cosign", "generate-key-pair"], cwd=root, env={**os.environ, **env}, check=True)
     done = envkit(
-        "bundle", "-o", str(bundle), "--sign", str(root / "cosign.key"),
+        "bundle", "-o", str(bundle), "--sign", str(root / "cosign.key"), "--sif",
         cwd=project_dir, env=env, timeout=1800,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -88,6 +88,15 @@ def test_a_bundle_holds_the_image_its_lock_and_statements_signed(made: Made) -> 
     # jq is among what the build adds to the base: its .deb, and the index apt reads it by.
     assert any(name.startswith("debs/jq_") for name in files), sorted(files)
     assert "Package: jq\n" in (made.bundle / "debs" / "Packages").read_text()
+    # The SIF (Debian's siftool): the SquashFS itself as its primary partition, and the SBOM.
+    sif, squashfs = made.bundle / "rootfs.sif", made.bundle / "rootfs.sqfs"
+    assert "rootfs.sif" in files
+    listed = subprocess.run(["siftool", "list", str(sif)], capture_output=True, text=True)
+    assert "FS (Squashfs/*System/amd64)" in listed.stdout, listed.stdout + listed.stderr
+    assert "SBOM (cyclonedx-json)" in listed.stdout
+    dump = subprocess.Popen(["siftool", "dump", "1", str(sif)], stdout=subprocess.PIPE)
+    same = subprocess.run(["cmp", "-", str(squashfs)], stdin=dump.stdout, check=False)
+    assert dump.wait() == 0 and same.returncode == 0, "the SIF's partition is not the SquashFS"
 
 
 def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
