@@ -78,9 +78,7 @@ def _news(what: str, before: float) -> str:
     if what.startswith("gpu.xid xid_"):
         code = what.rsplit("_", 1)[1]
         return f" (a new XID {code})" if not before else f" (XID {code} again)"
-    if "ecc_aggregate_corrected" in what:
-        return " (correctable ECC errors rising)"
-    return ""
+    return " (correctable ECC errors rising)" if "ecc_aggregate_corrected" in what else ""
 
 
 def _diff_json(found: RunDiff) -> dict[str, Any]:
