@@ -12,7 +12,6 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from envkit.errors import EnvkitError, FieldError
 
@@ -23,6 +22,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     from tomli import TOMLDecodeError as TOMLDecodeError
     from tomli import loads as _toml_loads
+toml_loads = _toml_loads  # a document's data; TOMLDecodeError (with its line) where not TOML
 
 
 def read_regular(path: Path, limit: int, what: str, hint: str = "", size_hint: str = "") -> bytes:
@@ -75,12 +75,6 @@ def read_utf8(path: Path, limit: int, what: str) -> tuple[str | None, int | None
         return decode_utf8(read_regular(path, limit, what))
     except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
-
-
-def toml_loads(text: str) -> dict[str, Any]:
-    """A TOML document's data (TOMLDecodeError, with the line, where it is not TOML)."""
-    data: dict[str, Any] = _toml_loads(text)
-    return data
 
 
 def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:

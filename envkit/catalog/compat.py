@@ -88,9 +88,7 @@ def nearest(versions: Iterable[str], asked: str) -> str:
 
 
 def _or_list(items: list[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " or " + items[-1]
+    return "".join(items) if len(items) <= 1 else ", ".join(items[:-1]) + " or " + items[-1]
 
 
 def _optional(value: object) -> str | None:

@@ -150,21 +150,19 @@ def show_resolution(
 
 
 def show_mirrors(as_json: bool) -> None:
-    presets = load_presets()
-    rows: list[dict[str, Any]] = []
-    for preset in presets.values():
-        rows.append(
-            {
-                "preset": preset.name,
-                "title": preset.title,
-                "documented": preset.documented,
-                "apt": preset.apt.base if preset.apt else None,
-                "apt_archives": list(preset.apt.archives) if preset.apt else [],
-                "pip": preset.pip,
-                "conda": preset.conda.base if preset.conda else None,
-                "help": preset.help,
-            }
-        )
+    rows: list[dict[str, Any]] = [
+        {
+            "preset": preset.name,
+            "title": preset.title,
+            "documented": preset.documented,
+            "apt": preset.apt.base if preset.apt else None,
+            "apt_archives": list(preset.apt.archives) if preset.apt else [],
+            "pip": preset.pip,
+            "conda": preset.conda.base if preset.conda else None,
+            "help": preset.help,
+        }
+        for preset in load_presets().values()
+    ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return

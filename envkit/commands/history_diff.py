@@ -56,20 +56,19 @@ def run(request: HistoryDiffRequest) -> int:
     if request.json:
         sys.stdout.write(json.dumps(finite(_diff_json(found)), indent=2) + "\n")
         return EXIT_OK
-    out = say
-    out(f"run {older.id} ({older.state}, {older.started_at}) -> run {newer.id} ")
-    out(f"({newer.state}, {newer.started_at}) on {newer.target}\n")
+    say(f"run {older.id} ({older.state}, {older.started_at}) -> run {newer.id} ")
+    say(f"({newer.state}, {newer.started_at}) on {newer.target}\n")
     for what, before, after in found.changed:
-        out(f"changed  {what}: {before} -> {after}\n")
+        say(f"changed  {what}: {before} -> {after}\n")
     for check, before, after in found.flipped:
-        out(f"flipped  {check}: {before} -> {after}\n")
+        say(f"flipped  {check}: {before} -> {after}\n")
     for what, before, after, unit in found.moved:
         change = (after - before) / before
-        out(f"moved    {what}: {before:.4g} -> {after:.4g} {unit} ({change:+.0%})\n")
+        say(f"moved    {what}: {before:.4g} -> {after:.4g} {unit} ({change:+.0%})\n")
     for what, before, after in found.rose:
-        out(f"rose     {what}: {before:g} -> {after:g}{_news(what, before)}\n")
+        say(f"rose     {what}: {before:g} -> {after:g}{_news(what, before)}\n")
     if not (found.changed or found.flipped or found.moved or found.rose):
-        out("nothing changed beyond the noise\n")
+        say("nothing changed beyond the noise\n")
     return EXIT_OK
 
 
@@ -78,9 +77,7 @@ def _news(what: str, before: float) -> str:
     if what.startswith("gpu.xid xid_"):
         code = what.rsplit("_", 1)[1]
         return f" (a new XID {code})" if not before else f" (XID {code} again)"
-    if "ecc_aggregate_corrected" in what:
-        return " (correctable ECC errors rising)"
-    return ""
+    return " (correctable ECC errors rising)" if "ecc_aggregate_corrected" in what else ""
 
 
 def _diff_json(found: RunDiff) -> dict[str, Any]:

@@ -41,9 +41,7 @@ def _shorthand(value: Any) -> Any:
     """`workspace: false` turns it off; `workspace: code` names the folder."""
     if isinstance(value, bool):
         return {"enabled": value}
-    if isinstance(value, str):
-        return {"path": value}
-    return value
+    return {"path": value} if isinstance(value, str) else value
 
 
 class Workspace(Strict):

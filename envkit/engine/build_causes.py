@@ -165,9 +165,7 @@ def _simple(pattern: str, hint: str) -> Rule:
 
     def rule(text: str) -> str | None:
         found = compiled.search(text)
-        if not found:
-            return None
-        return hint.format(*[g for g in found.groups() if g is not None])
+        return hint.format(*[g for g in found.groups() if g is not None]) if found else None
 
     return rule
 

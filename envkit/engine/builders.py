@@ -48,9 +48,7 @@ def buildx_version() -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return done.stdout.strip()
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 def choose_backend(requested: str, podman: bool = False) -> Backend:

@@ -32,9 +32,7 @@ class Endpoint:
     @property
     def host(self) -> str | None:
         """The engine's machine as this one reaches it, or None for a local socket."""
-        if self.scheme in ("unix", "npipe"):
-            return None
-        return urlsplit(self.url).hostname
+        return None if self.scheme in ("unix", "npipe") else urlsplit(self.url).hostname
 
     @property
     def ssh_login(self) -> str | None:

@@ -43,9 +43,7 @@ class EngineFacts:
         Podman has only CDI; either uses CDI where a spec names the GPUs."""
         if not self.podman and ("nvidia" in self.runtimes or self.nvidia_hook):
             return "nvidia"
-        if self.cdi_gpus:
-            return "cdi"
-        return "none"
+        return "cdi" if self.cdi_gpus else "none"
 
 
 def cdi_gpu_devices(dirs: tuple[Path, ...] = CDI_DIRS) -> tuple[str, ...]:

@@ -75,10 +75,7 @@ def _few(names: tuple[str, ...], shown: int = 4) -> str:
 
 
 def _noise(path: str, mounted: tuple[str, ...]) -> bool:
-    for prefix in (*NOISE, *mounted):
-        if path == prefix or path.startswith(prefix.rstrip("/") + "/"):
-            return True
-    return False
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in (*NOISE, *mounted))
 
 
 @dataclass

@@ -35,9 +35,7 @@ def _short(text: str) -> str:
 
 
 def _taken(progress: BuildProgress, step: int) -> str:
-    if step in progress.cached:
-        return "cached"
-    return f"{progress.durations.get(step, 0.0):.1f}s"
+    return "cached" if step in progress.cached else f"{progress.durations.get(step, 0.0):.1f}s"
 
 
 def summary(progress: BuildProgress) -> str:

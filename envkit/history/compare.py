@@ -50,9 +50,7 @@ def better_when_higher(unit: str) -> bool | None:
     other units: no verdict."""
     if unit.endswith("/s") or unit == "x":
         return True
-    if unit in ("s", "ms", "us"):
-        return False
-    return None
+    return False if unit in ("s", "ms", "us") else None
 
 
 @dataclass(frozen=True)

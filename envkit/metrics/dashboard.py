@@ -19,9 +19,7 @@ def panel_query(family: c.Family) -> str:
     """The panel's PromQL: a target's (or project's) series of the family."""
     if family.name in MEMBER_FAMILIES:
         return f'{family.name}{{project=~"$project"}}'
-    if "target" in family.labels:
-        return f'{family.name}{{target=~"$target"}}'
-    return family.name
+    return f'{family.name}{{target=~"$target"}}' if "target" in family.labels else family.name
 
 
 def _legend(family: c.Family) -> str:

@@ -20,9 +20,7 @@ def _assigned(gpus: Any, host_gpus: int | None) -> int | None:
         return 0
     if gpus == "all":
         return host_gpus
-    if isinstance(gpus, str) and gpus.isdigit():
-        return int(gpus)
-    return None
+    return int(gpus) if isinstance(gpus, str) and gpus.isdigit() else None
 
 
 def member_samples(report: dict[str, Any], host_gpus: int | None = None) -> list[Sample]:

@@ -55,9 +55,8 @@ EXECUTABLE = frozenset(
 
 def template_root() -> Path:
     """Wheels carry the templates in envkit/_templates; a checkout has them at its root."""
-    package = Path(__file__).resolve().parent.parent
-    packaged = package / "_templates"
-    return packaged if packaged.is_dir() else package.parent
+    packaged = PACKAGE / "_templates"
+    return packaged if packaged.is_dir() else PACKAGE.parent
 
 
 def _yaml_scalar(value: object) -> str:

@@ -65,6 +65,4 @@ def template_cache() -> FileSystemBytecodeCache | None:
     if os.environ.get(OFF_ENV):
         return None
     folder = cache_root() / "templates"
-    if not _private_folder(folder):
-        return None
-    return _QuietCache(str(folder), "%s.jinja-cache")
+    return _QuietCache(str(folder), "%s.jinja-cache") if _private_folder(folder) else None

@@ -53,11 +53,9 @@ def _key(name: str) -> str:
 
 
 def _flow(value: Any) -> str:
-    """YAML flow style; JSON is valid YAML for strings, numbers, lists and null."""
+    """YAML flow style; JSON is valid YAML for strings, numbers, booleans, lists and null."""
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_key(str(k))}: {_flow(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
     return json.dumps(value)
 
 

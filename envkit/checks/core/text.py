@@ -62,6 +62,4 @@ def finite(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite(item) for item in value]
-    return value
+    return [finite(item) for item in value] if isinstance(value, (list, tuple)) else value

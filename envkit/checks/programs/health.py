@@ -145,9 +145,7 @@ def run_health(python: str, config: Dict[str, Any], timeout: float) -> Optional[
     """Slurm's reading: the one-line reason, or None when healthy. A run that could not finish
     is a reason (Slurm drains on it); a node without GPUs is judged by its other checks."""
     state, line = judge_health(python, config, timeout)
-    if state in (UNHEALTHY, UNKNOWN):
-        return line
-    return None
+    return line if state in (UNHEALTHY, UNKNOWN) else None
 
 
 def npd_message(line: str) -> str:

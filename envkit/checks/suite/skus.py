@@ -84,10 +84,7 @@ def sku_for(device_id: Optional[int] = None, name: str = "") -> Optional[Sku]:
     patterns matches whole words of NAME (NVML's "NVIDIA H100 80GB HBM3", torch's the same)."""
     if device_id:
         return _BY_ID.get(int(device_id))
-    for pattern, sku in _BY_NAME:
-        if pattern.search(name):
-            return sku
-    return None
+    return next((sku for pattern, sku in _BY_NAME if pattern.search(name)), None)
 
 
 def peak_for(device_name: str) -> Optional[Sku]:

@@ -78,9 +78,7 @@ def _member(pair: str) -> tuple[str, str]:
 
 
 def _members(answer: str) -> tuple[tuple[str, str], ...]:
-    if answer == "none":
-        return ()
-    return tuple(_member(pair) for pair in answer.split())
+    return () if answer == "none" else tuple(_member(pair) for pair in answer.split())
 
 
 def ask(

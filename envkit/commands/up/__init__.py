@@ -267,10 +267,9 @@ def _report(
                 "keys_refreshed": bool(sync and sync.refreshed),
             }
         )
-    healthy = all(state == "healthy" for state in states.values())
     return {
         "image": plan.image.tag,
-        "healthy": healthy,
+        "healthy": all(state == "healthy" for state in states.values()),
         "containers": containers,
         "removed": removed,
     }
@@ -280,7 +279,6 @@ def _say_state(
     plan: Plan, service: Service, states: dict[str, str], sync: KeySync | None, remote: bool
 ) -> None:
     """One line per container: its health, what changed in its keys, and how to log in."""
-
     sys.stdout.write(f"{service.container_name}: {states.get(service.container_name, 'unknown')}")
     if sync is not None and sync.refreshed:
         sys.stdout.write(f" (keys refreshed: {sync.keys})")

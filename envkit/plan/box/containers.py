@@ -239,9 +239,7 @@ def _gpus(gpus: str | int | tuple[str, ...]) -> GpuRequest | None:
         return None
     if isinstance(gpus, str):
         return GpuRequest("all", ())
-    if isinstance(gpus, int):
-        return GpuRequest(str(gpus), ())
-    return GpuRequest(None, gpus)
+    return GpuRequest(str(gpus), ()) if isinstance(gpus, int) else GpuRequest(None, gpus)
 
 
 SPEC_LABEL = "io.envkit.spec"  # a digest of the container's spec: changed, `up` recreates it

@@ -99,9 +99,7 @@ def cpu_python(loaded: LoadedSpec, torch: TorchRelease | None) -> str:
     asked = python_version(loaded.spec.python)
     if asked:
         return asked
-    if torch is None or DEFAULT_PYTHON in torch.python:
-        return DEFAULT_PYTHON
-    return torch.python[-1]
+    return DEFAULT_PYTHON if torch is None or DEFAULT_PYTHON in torch.python else torch.python[-1]
 
 
 def base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease | None) -> str:

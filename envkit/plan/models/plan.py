@@ -233,9 +233,7 @@ class Plan:
         login's home (ssh.home, a mounted $HOME, or the entrypoint's /home/USER)."""
         if self.workspace is not None:
             return self.workspace.target
-        if self.ssh.home:
-            return os.path.expandvars(self.ssh.home)
-        return f"/home/{service.user}"
+        return os.path.expandvars(self.ssh.home) if self.ssh.home else f"/home/{service.user}"
 
     @property
     def conda_prefix(self) -> str | None:

@@ -105,9 +105,7 @@ def lock_kind(data: Any) -> Literal["conda-lock", "pixi"] | None:
         return None
     if "package" in data and isinstance(data.get("metadata"), dict):
         return "conda-lock"
-    if "environments" in data and "packages" in data:
-        return "pixi"
-    return None
+    return "pixi" if "environments" in data and "packages" in data else None
 
 
 class _Reading:

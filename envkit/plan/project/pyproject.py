@@ -72,10 +72,7 @@ class PythonProject:
 
 
 def _line_of(text: str, needle: str, default: int = 1) -> int:
-    for number, line in enumerate(text.splitlines(), 1):
-        if needle in line:
-            return number
-    return default
+    return next((n for n, line in enumerate(text.splitlines(), 1) if needle in line), default)
 
 
 def _line_of_string(text: str, value: str) -> int:

@@ -248,9 +248,7 @@ def _pinned(specifier: SpecifierSet) -> str | None:
 
 def cuda_of(label: str) -> str:
     digits = label.removeprefix("cu")
-    if label == "cpu" or not digits.isdigit():
-        return label
-    return f"{digits[:-1]}.{digits[-1]}"
+    return label if label == "cpu" or not digits.isdigit() else f"{digits[:-1]}.{digits[-1]}"
 
 
 CONDA_SPEC = re.compile(r"^(?:(?P<channel>[^:\s]+)::)?(?P<name>[A-Za-z0-9_.-]+)\s*(?P<rest>.*)$")
