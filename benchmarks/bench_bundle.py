@@ -1,9 +1,11 @@
 """What an offline bundle costs, side by side in one run on the CPU example: its size against
 `docker save` of the same image (what a site would otherwise carry), the time to make it, and
 the suite's time through the bundle's SquashFS (`verify --bundle`, Charliecloud's ch-run)
-against a throwaway container of the image (`verify --image`), interleaved runs, medians.
+against a throwaway container of the image (`verify --image`), and a rebuild from the bundle
+alone (`build --offline --from`) against the same lock's rebuild from the network (`build
+--locked`), both --no-cache; interleaved runs, medians.
 
-    python benchmarks/bench_bundle.py [--runs 5] [--json out.json]
+    python benchmarks/bench_bundle.py [--runs 5] [--rebuilds 3] [--json out.json]
 
 Builds the e2e project's image first (cached by tag). Ratios, not absolute times, are the
 figures on a machine like this one (2 cores, fuse-overlayfs).
@@ -53,8 +55,10 @@ def _sizes(bundle: Path) -> dict[str, int]:
     parts = {
         "image.tar": (bundle / "image.tar").stat().st_size,
         "rootfs.sqfs": (bundle / "rootfs.sqfs").stat().st_size,
-        "wheels/": sum(p.stat().st_size for p in files if p.parts[len(bundle.parts)] == "wheels"),
     }
+    for folder in ("wheels", "debs"):
+        inside = (p for p in files if p.parts[len(bundle.parts)] == folder)
+        parts[f"{folder}/"] = sum(p.stat().st_size for p in inside)
     parts["total"] = sum(p.stat().st_size for p in files)
     return parts
 
@@ -62,6 +66,7 @@ def _sizes(bundle: Path) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rebuilds", type=int, default=3)
     parser.add_argument("--json")
     args = parser.parse_args()
     from tests.e2e.images import ensure_base_image, project_config
@@ -83,6 +88,14 @@ def main() -> None:
     for _ in range(args.runs):  # interleaved, so drift on the machine falls on both
         by_bundle.append(_timed(project, "verify", "--bundle", str(bundle), *quiet))
         by_image.append(_timed(project, "verify", "--image", image, *quiet))
+    shutil.copy(bundle / "envkit.lock", project / "envkit.lock")
+    scratch = ("--no-cache", "--quiet", "--tag", "envkit-bench/rebuilt:latest")
+    offline: list[float] = []
+    online: list[float] = []
+    for _ in range(args.rebuilds):
+        offline.append(_timed(project, "build", "--offline", "--from", str(bundle), *scratch))
+        online.append(_timed(project, "build", "--locked", *scratch))
+    subprocess.run(["docker", "rmi", "-f", "envkit-bench/rebuilt:latest"], capture_output=True)
     result = {
         "image": image,
         "docker_save_bytes": saved,
@@ -96,6 +109,12 @@ def main() -> None:
             statistics.median(by_bundle) / statistics.median(by_image), 3
         ),
         "runs": args.runs,
+        "rebuild_offline_median_s": round(statistics.median(offline), 1),
+        "rebuild_locked_median_s": round(statistics.median(online), 1),
+        "rebuild_offline_over_locked": round(
+            statistics.median(offline) / statistics.median(online), 3
+        ),
+        "rebuilds": args.rebuilds,
     }
     print(json.dumps(result, indent=2))
     if args.json:
