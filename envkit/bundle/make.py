@@ -104,7 +104,7 @@ def _sif(folder: Path, arch: str) -> None:
     sif = str(folder / "rootfs.sif")
     # The partition: a SquashFS (fs 1), the primary system one (type 2); group 1 for both, as
     # Apptainer's own builds have it.
-    partition = ("--datatype", "4", "--parttype", "2", "--partfs", "1")
+    partition: tuple[str, ...] = ("--datatype", "4", "--parttype", "2", "--partfs", "1")
     partition += ("--partarch", SIF_ARCH[arch], "--groupid", "1")
     sbom = ("--datatype", "9", "--sbomformat", "cyclonedx-json", "--groupid", "1")
     for argv in (

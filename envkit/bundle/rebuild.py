@@ -18,6 +18,7 @@ from pathlib import Path
 
 from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
+from envkit.lock.pins import apt_pins
 from envkit.plan.image.install import OFFLINE
 from envkit.services.project import LOCK_FILE, Project, with_lock
 
@@ -39,8 +40,21 @@ def offline_project(project: Project, bundle: Path) -> tuple[Project, Lock]:
     listed = check_bundle(bundle, project.plan.signing_key)
     if LOCK_FILE not in listed:
         raise EnvkitError(f"{bundle} carries no {LOCK_FILE}", "make it with `envkit bundle`")
-    project, lock = with_lock(project, bundle / LOCK_FILE)
+    try:
+        project, lock = with_lock(project, bundle / LOCK_FILE)
+    except EnvkitError as exc:  # its fix says to lock again, which needs the network
+        raise EnvkitError(
+            exc.message,
+            f"build offline with the envkit.yaml the bundle carries ({bundle}/envkit.yaml)",
+        ) from None
     plan = project.plan
+    pins = apt_pins(lock)
+    if pins and "debs/Packages" not in listed:
+        raise EnvkitError(
+            f"{bundle} carries no debs/ for the lock's {len(pins)} apt packages (an earlier "
+            "envkit made it)",
+            "make the bundle again with this envkit: `envkit bundle`",
+        )
     if lock["conda"] or plan.conda.bootstrap is not None:
         raise EnvkitError(
             "--offline rebuilds pip and apt environments; this one has conda, whose "

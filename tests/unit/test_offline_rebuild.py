@@ -6,18 +6,24 @@ network, is tests/e2e/test_bundle.py's.)"""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
-from envkit.bundle.rebuild import offline_files, require_buildkit
+from envkit.bundle.manifest import write_manifest
+from envkit.bundle.rebuild import offline_files, offline_project, require_buildkit
+from envkit.checks.programs.lockfile import Lock, format_lock
 from envkit.errors import EnvkitError
 from envkit.lock.pins import locked_plan, read_lock
 from envkit.lock.requested import requested
 from envkit.plan.image.install import OFFLINE_MOUNT
 from envkit.render.files import render_files
-from tests.helpers import envkit, plan_example
+from envkit.services.project import load_project
+from tests.helpers import REPO, envkit, plan_example
 from tests.unit.test_lock import _lock, _locked_file
 
 INSTALLS = re.compile(r"apt-get install|pip install|uv pip install")
@@ -87,3 +93,43 @@ def test_an_offline_build_needs_buildkit_and_a_bundle() -> None:
         done = envkit("build", *args)
         assert done.returncode == 2 and said in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def _bundle(tmp_path: Path, lock: Lock, extra: dict[str, bytes]) -> Path:
+    """A bundle's statements and EXTRA files, with a manifest as `envkit bundle` writes it."""
+    bundle = tmp_path / "bundle"
+    bundle.mkdir(parents=True)
+    text = format_lock(lock)
+    (bundle / "envkit.lock").write_text(text)
+    (bundle / "sbom.cdx.json").write_text("{}")
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    made = {"buildDefinition": {"externalParameters": {"lock": {"sha256": digest}}}}
+    (bundle / "provenance.json").write_text(json.dumps(made))
+    for name, data in extra.items():
+        (bundle / name).parent.mkdir(parents=True, exist_ok=True)
+        (bundle / name).write_bytes(data)
+    write_manifest(bundle, {"image": "envkit/x:latest", "project": "x"})
+    return bundle
+
+
+def test_a_bundle_that_cannot_rebuild_here_is_refused_saying_why(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "examples" / "debian-bookworm-cpu", tmp_path / "site")
+    project = load_project(str(tmp_path / "site" / "envkit.yaml"))
+    lock = _lock()
+    lock["requested"] = requested(project.plan)
+    lock["base"]["image"] = (project.plan.image.base,)
+    lock["base"]["digest"] = ("debian@sha256:" + "d" * 64,)
+    # An earlier envkit's bundle: the lock adds apt packages, and there are no .debs.
+    with pytest.raises(EnvkitError, match="carries no debs/ for the lock's 3 apt packages"):
+        offline_project(project, _bundle(tmp_path / "old", lock, {}))
+    # Built from another envkit.yaml: said, with a fix that needs no network.
+    other = dict(lock)
+    other["requested"] = {**lock["requested"], "pip:rich==13.0": ()}
+    with pytest.raises(EnvkitError) as raised:
+        offline_project(project, _bundle(tmp_path / "other", other, {"debs/Packages": b""}))
+    assert "no longer asks for pip:rich==13.0" in raised.value.message
+    assert "the envkit.yaml the bundle carries" in (raised.value.fix or "")
+    # A whole one: pinned by it, from the base by name (a loaded image has no digest), offline.
+    rebuilt, _ = offline_project(project, _bundle(tmp_path / "ok", lock, {"debs/Packages": b""}))
+    assert rebuilt.plan.install.offline and rebuilt.plan.locked is not None
+    assert rebuilt.plan.locked.base == project.plan.image.base
