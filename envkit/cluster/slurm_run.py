@@ -246,14 +246,6 @@ def refuse_missing_runtime(folder: Path, waited: Waited, reports: list[TargetRep
         )
 
 
-def tidy(folder: Path, clean: bool) -> None:
-    """A run that passed leaves nothing behind; one that did not keeps its logs."""
-    if clean:
-        shutil.rmtree(folder, ignore_errors=True)
-    else:
-        sys.stderr.write(f"the job's scripts, logs and reports are kept in {folder}\n")
-
-
 def _never_started(slurm: SlurmSettings, names: list[str], why: str) -> dict[str, str]:
     if names:
         return {target_name(n): why for n in names}
@@ -265,7 +257,8 @@ def _submit_and_wait(job: SlurmJob, folder: Path, limit: float, quiet: bool) -> 
     between sbatch queueing it and its id reaching envkit. SIGTERM (a CI system cancelling its
     own job, `kill`) does the same."""
     job_id = None
-    previous = signal.signal(signal.SIGTERM, _interrupt) if _main_thread() else None
+    main = threading.current_thread() is threading.main_thread()  # only it may set handlers
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main else None
     try:
         try:
             job_id = submit(job, quiet)
@@ -285,10 +278,6 @@ def _submit_and_wait(job: SlurmJob, folder: Path, limit: float, quiet: bool) -> 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
 
 
 def verify_on_slurm(
@@ -329,5 +318,8 @@ def verify_on_slurm(
             unreachable.update(_never_started(slurm, usable, why))
     refuse_missing_runtime(folder, waited, reports)
     passed = all(not r["summary"]["fail"] and not r["summary"]["error"] for r in reports)
-    tidy(folder, clean=passed and not unreachable)
+    if passed and not unreachable:  # a run that passed leaves nothing behind
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        sys.stderr.write(f"the job's scripts, logs and reports are kept in {folder}\n")
     return reports, unreachable

@@ -90,21 +90,14 @@ def show_arch_table(table: catalog.CompatTable, arch: str, as_json: bool) -> Non
 FLAVORS = ("pytorch", "cuda", "custom")
 
 
-def show_resolution(
-    torch: str,
-    cuda: str | None,
-    flavor: str,
-    driver: str | None,
-    as_json: bool,
-    arch: str = "amd64",
-) -> None:
-    table = catalog.load_table()
+def show_resolution(request: CompatRequest, arch: str) -> None:
+    table, flavor, driver = catalog.load_table(), request.flavor, request.driver
     if flavor not in FLAVORS:
         raise EnvkitError(f"--flavor: {flavor!r} is not a flavor", f"choose {', '.join(FLAVORS)}")
     archs = (arch,)
     try:
-        release = catalog.resolve_torch(table, torch)
-        chosen = catalog.resolve_cuda(table, release, cuda, flavor=flavor, archs=archs)
+        release = catalog.resolve_torch(table, str(request.torch))
+        chosen = catalog.resolve_cuda(table, release, request.cuda, flavor=flavor, archs=archs)
         if flavor == "pytorch":
             image = catalog.pytorch_image(release, chosen, "runtime")
         elif flavor == "cuda":
@@ -141,7 +134,7 @@ def show_resolution(
         verdict, why = catalog.driver_verdict(chosen, driver)
         result["driver_verdict"] = verdict
         result["driver_explanation"] = why
-    if as_json:
+    if request.json:
         typer.echo(json.dumps(result, indent=2))
         return
     for key, value in result.items():
@@ -198,12 +191,5 @@ def run(request: CompatRequest) -> int:
     elif request.torch is None:
         show_table(request.json, arch)
     else:
-        show_resolution(
-            request.torch,
-            request.cuda,
-            request.flavor,
-            request.driver,
-            request.json,
-            arch or "amd64",
-        )
+        show_resolution(request, arch or "amd64")
     return 0

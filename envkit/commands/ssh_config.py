@@ -50,7 +50,7 @@ def run(request: SshConfigRequest) -> int:
     ]
     found: str | dict[str, Identity] = identity or {}
     if identity is None:  # the key this machine has for each container's user
-        agent = agent_keys()
+        agent = {blob for line in agent_lines() if (blob := _blob(line))}
         found = {s.name: identity_for(s.keys, Path.home(), agent) for s in plan.services}
     sys.stdout.write(ssh_config_blocks(plan, member=member, host=host, identity=found, wake=wake))
     return 0
@@ -104,10 +104,6 @@ def agent_lines() -> list[str]:
     except (OSError, subprocess.SubprocessError):
         return []
     return listed.stdout.splitlines() if listed.returncode == 0 else []
-
-
-def agent_keys() -> set[str]:
-    return {blob for line in agent_lines() if (blob := _blob(line))}
 
 
 def identity_for(authorized: tuple[str, ...], home: Path, agent: set[str]) -> Identity:

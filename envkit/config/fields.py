@@ -9,6 +9,7 @@ separately.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,15 +27,22 @@ from envkit.names import IMAGE_REF, REGISTRY_REPO
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
-def matching(pattern: str, what: str, fix: str) -> AfterValidator:
-    compiled = re.compile(pattern)
+def refusing(bad: Callable[[Any], object], problem: str, fix: str) -> AfterValidator:
+    """A validator that lets a value through unless BAD(value) holds."""
 
-    def check(value: str) -> str:
-        if _CONTROL.search(value) or not compiled.fullmatch(value):
-            raise FieldError(f"not a valid {what}", fix)
+    def check(value: Any) -> Any:
+        if bad(value):
+            raise FieldError(problem, fix)
         return value
 
     return AfterValidator(check)
+
+
+def matching(pattern: str, what: str, fix: str) -> AfterValidator:
+    compiled = re.compile(pattern)
+    return refusing(
+        lambda v: _CONTROL.search(v) or not compiled.fullmatch(v), f"not a valid {what}", fix
+    )
 
 
 ProjectName = Annotated[
@@ -195,12 +203,7 @@ def size_bytes(text: str) -> int:
 
 
 def _between(low: int, high: int, problem: str, fix: str) -> AfterValidator:
-    def sensible(value: str) -> str:
-        if not low <= size_bytes(value) <= high:
-            raise FieldError(problem, fix)
-        return value
-
-    return AfterValidator(sensible)
+    return refusing(lambda v: not low <= size_bytes(v) <= high, problem, fix)
 
 
 SIZE = r"[0-9]{1,16}(?:[bkmgBKMG]|[kmgKMG][bB])?"
@@ -276,18 +279,14 @@ THRESHOLD_CHECKS = (
     "bench.p2p",
     "stress.gpu",
 )
-
-
-def _takes_a_threshold(value: str) -> str:
-    if value not in THRESHOLD_CHECKS:
-        raise FieldError(
-            "no check of that id takes a threshold",
-            f"use one of {', '.join(THRESHOLD_CHECKS)} (see docs/checks.md)",
-        )
-    return value
-
-
-ThresholdId = Annotated[CheckId, AfterValidator(_takes_a_threshold)]
+ThresholdId = Annotated[
+    CheckId,
+    refusing(
+        lambda v: v not in THRESHOLD_CHECKS,
+        "no check of that id takes a threshold",
+        f"use one of {', '.join(THRESHOLD_CHECKS)} (see docs/checks.md)",
+    ),
+]
 XidCode = Annotated[int, Field(ge=1, le=999, strict=True)]  # NVIDIA's Xid numbers
 PeakFraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Sha256 = Annotated[
@@ -300,18 +299,15 @@ Component = Annotated[
 ]
 Port = Annotated[int, Field(ge=1, le=65535, strict=True)]  # strict: `true` is not port 1
 NOBODY_ID = 65534  # nobody/nogroup: files it owns are nobody's
-
-
-def _not_nobody(value: int) -> int:
-    if value == NOBODY_ID:
-        raise FieldError(
-            "65534 is nobody's id (files it owns belong to no one)",
-            "use your own id (`id -u`, `id -g`), or leave it out to default to it",
-        )
-    return value
-
-
-AccountId = Annotated[int, Field(ge=1, le=2**31, strict=True), AfterValidator(_not_nobody)]
+AccountId = Annotated[
+    int,
+    Field(ge=1, le=2**31, strict=True),
+    refusing(
+        lambda v: v == NOBODY_ID,
+        "65534 is nobody's id (files it owns belong to no one)",
+        "use your own id (`id -u`, `id -g`), or leave it out to default to it",
+    ),
+]
 
 
 def _check_pip_requirement(value: str) -> str:
@@ -332,16 +328,14 @@ def _check_pip_requirement(value: str) -> str:
 PipRequirement = Annotated[str, AfterValidator(_check_pip_requirement)]
 
 
-def _check_env_value(value: str) -> str:
-    if re.search(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ufeff\ufffe\uffff]", value):
-        raise FieldError(
-            "control characters (newlines included) are not allowed in an environment value",
-            "put the value on one line",
-        )
-    return value
-
-
-EnvValue = Annotated[str, AfterValidator(_check_env_value)]
+EnvValue = Annotated[
+    str,
+    refusing(
+        re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\ufeff\ufffe\uffff]").search,
+        "control characters (newlines included) are not allowed in an environment value",
+        "put the value on one line",
+    ),
+]
 
 
 MAX_GPUS = 64  # more than any one host holds; a larger figure is a typo
@@ -407,13 +401,14 @@ def check_project_path(value: str) -> str:
 ProjectPath = Annotated[str, AfterValidator(check_project_path)]
 
 
-def _check_any_path(value: str) -> str:
-    if any(ord(c) < 32 for c in value):
-        raise FieldError("a path with a NUL byte or a control character", "write a plain path")
-    return value
-
-
-AnyPath = Annotated[str, AfterValidator(_check_any_path)]  # a path anywhere on the host
+AnyPath = Annotated[  # a path anywhere on the host
+    str,
+    refusing(
+        lambda v: any(ord(c) < 32 for c in v),
+        "a path with a NUL byte or a control character",
+        "write a plain path",
+    ),
+]
 
 
 def _check_build_command(value: str) -> str:

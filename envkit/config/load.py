@@ -89,11 +89,8 @@ def _short(value: object) -> str:
 def make_issue(
     loc: Loc, lines: dict[Loc, int], problem: str, fix: str, value: object = None
 ) -> ConfigIssue:
-    line = None
-    for cut in range(len(loc), -1, -1):  # nearest enclosing node that has a line
-        if loc[:cut] in lines:
-            line = lines[loc[:cut]]
-            break
+    # The nearest enclosing node that has a line.
+    line = next((lines[loc[:cut]] for cut in range(len(loc), -1, -1) if loc[:cut] in lines), None)
     shown = None if value is None else _short(value)
     return ConfigIssue(path=dotted(loc), line=line, value=shown, problem=problem, fix=fix)
 

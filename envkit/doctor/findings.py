@@ -152,13 +152,9 @@ def check_emulation(host: HostRecord) -> Finding:
     return Finding("emulation", "info", f"{seen} (platforms: names only {native})")
 
 
-def _wants_gpus(host: HostRecord) -> bool:
-    return host.plan is not None and host.plan.runtime.gpus != "none"
-
-
 def _gpu_need(host: HostRecord, check: str, problem: str, fix: str) -> Finding:
     """A missing GPU piece: a failure when envkit.yaml asks for GPUs, else only information."""
-    if _wants_gpus(host):
+    if host.plan is not None and host.plan.runtime.gpus != "none":
         return Finding(check, "fail", f"{problem}, but envkit.yaml asks for GPUs", fix)
     why = "runtime.gpus is none" if host.plan is not None else "no envkit.yaml asks for GPUs"
     return Finding(check, "info", f"{problem} (fine: {why})", None)

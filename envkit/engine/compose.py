@@ -98,12 +98,8 @@ def taken_ports(plan: Plan, running: set[str]) -> list[PortProblem]:
             wanted.append((host_ip, host_port, f"runtime.ports {mapping}"))
         for published in notebook_publications(plan.notebook, service):
             wanted.append((published.address, published.host_port, published.field))
-    problems = []
-    for address, port, owner in wanted:
-        why = port_problem(address, port)
-        if why is not None:
-            problems.append(PortProblem(port, owner, address, why))
-    return problems
+    found = [(port, owner, address, port_problem(address, port)) for address, port, owner in wanted]
+    return [PortProblem(port, owner, address, why) for port, owner, address, why in found if why]
 
 
 def run_podman_healthcheck(client: Any, name: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import tarfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, cast
 
@@ -134,11 +134,15 @@ def write_volume(client: Any, image: str, volume: str, tar_chunks: Iterable[byte
 
 
 class ChunkReader:
-    """An iterable of byte chunks as a file object tarfile can read in stream mode."""
+    """An iterable of byte chunks as a file object tarfile can read in stream mode; every byte
+    read is handed to SINK as well, where one is given (a backup hashes and compresses them)."""
 
-    def __init__(self, chunks: Iterable[bytes]) -> None:
+    def __init__(
+        self, chunks: Iterable[bytes], sink: Callable[[bytes], None] | None = None
+    ) -> None:
         self.chunks = iter(chunks)
         self.buffer = b""
+        self.sink = sink
 
     def read(self, size: int = -1) -> bytes:
         while size < 0 or len(self.buffer) < size:
@@ -150,4 +154,6 @@ class ChunkReader:
             data, self.buffer = self.buffer, b""
         else:
             data, self.buffer = self.buffer[:size], self.buffer[size:]
+        if data and self.sink is not None:
+            self.sink(data)
         return data

@@ -133,18 +133,13 @@ class RunDiff:
 
 
 def diff_runs(history: History, older: Run, newer: Run) -> RunDiff:
-    changed = []
-    for key in ENVIRONMENT_KEYS:
-        before, after = older.environment.get(key), newer.environment.get(key)
-        if before != after:
-            changed.append((key, before, after))
-    for label, before, after in (
+    pairs = [(k, older.environment.get(k), newer.environment.get(k)) for k in ENVIRONMENT_KEYS]
+    pairs += [
         ("gpu model", older.gpu_model, newer.gpu_model),
         ("gpu count", older.gpu_count, newer.gpu_count),
         ("host", older.host, newer.host),
-    ):
-        if before != after:
-            changed.append((label, before, after))
+    ]
+    changed = [(what, before, after) for what, before, after in pairs if before != after]
     old_checks, new_checks = history.checks(older.id), history.checks(newer.id)
     flipped = [
         (check, old_checks.get(check, "absent"), new_checks.get(check, "absent"))

@@ -299,11 +299,6 @@ class History:
         return [float(value) for (value,) in rows if math.isfinite(float(value))]
 
 
-def _gpu_model(gpus: list[Any]) -> str | None:
-    names = sorted({str(g.get("name")) for g in gpus if isinstance(g, dict)})
-    return ", ".join(names) or None
-
-
 def _object(text: Any, what: str) -> dict[str, Any]:
     found = json.loads(text) if isinstance(text, str) else None
     if not isinstance(found, dict):
@@ -354,6 +349,7 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
     cannot use them, and JSON (export, --json) cannot carry them."""
     env = report.get("environment") or {}
     gpus = env.get("gpus") or []
+    models = sorted({str(g.get("name")) for g in gpus if isinstance(g, dict)})
     counts = report["summary"]
     state = "failed" if counts.get("fail") or counts.get("error") else "passed"
     cursor = db.execute(
@@ -367,7 +363,7 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
             state,
             float(report["duration_s"]),
             env.get("image_id"),
-            _gpu_model(gpus),
+            ", ".join(models) or None,
             len(gpus),
             env.get("hostname"),
             json.dumps(finite(env), sort_keys=True),

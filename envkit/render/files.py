@@ -59,15 +59,15 @@ def template_root() -> Path:
     return packaged if packaged.is_dir() else PACKAGE.parent
 
 
-def _yaml_scalar(value: object) -> str:
-    # A JSON string with ASCII escapes is a valid YAML double-quoted scalar: nothing inside can
-    # start new YAML, and no character YAML forbids raw (C1 controls, BOMs) reaches the file.
+def _json_string(value: object) -> str:
+    """One line, every quote and backslash escaped, non-ASCII as \\u escapes. It is also a valid
+    YAML double-quoted scalar: nothing inside can start new YAML, and no character YAML forbids
+    raw (C1 controls, BOMs) reaches the file."""
     return json.dumps(str(value), ensure_ascii=True)
 
 
-def _compose_literal(value: object) -> str:
-    # Compose interpolates $VAR in values; $$ keeps a user's literal '$'.
-    return str(value).replace("$", "$$")
+def _json_file(settings: dict[str, object]) -> str:
+    return json.dumps(settings, indent=1, sort_keys=True) + "\n"
 
 
 def make_environment() -> jinja2.Environment:
@@ -81,10 +81,9 @@ def make_environment() -> jinja2.Environment:
         bytecode_cache=template_cache(),
     )
     env.filters["sh"] = lambda value: shlex.quote(str(value))
-    env.filters["yq"] = _yaml_scalar
-    # A JSON string: one line, every quote and backslash escaped, non-ASCII as \u escapes.
-    env.filters["jq"] = lambda value: json.dumps(str(value), ensure_ascii=True)
-    env.filters["compose_literal"] = _compose_literal
+    env.filters["yq"] = env.filters["jq"] = _json_string
+    # Compose interpolates $VAR in values; $$ keeps a user's literal '$'.
+    env.filters["compose_literal"] = lambda value: str(value).replace("$", "$$")
     return env
 
 
@@ -117,7 +116,7 @@ def _notebook_files(notebook: NotebookPlan, render: Callable[..., str]) -> dict[
     )
     return {
         "envkit/runtime/notebook.sh": script,
-        "envkit/runtime/notebook.json": json.dumps(settings, indent=1, sort_keys=True) + "\n",
+        "envkit/runtime/notebook.json": _json_file(settings),
     }
 
 
@@ -155,21 +154,16 @@ SHIPPED = {
 def _conda_files(plan: Plan, render: Callable[..., str]) -> dict[str, str]:
     """envkit-conda where the rattler bootstrap makes the environment; the project's conda
     lock where one is installed (a --locked build installs envkit.lock's instead)."""
-    files = _conda_tool_files(render) if plan.conda.bootstrap == "rattler" else {}
+    files = {}
+    if plan.conda.bootstrap == "rattler":  # envkit-conda, its wrapper, its pinned requirements
+        files[CONDA_TOOL] = shipped_text(CONDA_TOOL)
+        files["envkit/conda/requirements.txt"] = rattler_requirements()
+        files["envkit/conda/envkit-conda"] = render(
+            "conda/envkit-conda.sh.j2", venv=RATTLER_VENV, tool_dir=CONDA_TOOL_DIR
+        )
     if plan.conda.lock is not None and plan.locked is None:
         files.update(_conda_lock_files(plan.conda.lock, plan.conda.bootstrap == "rattler"))
     return files
-
-
-def _conda_tool_files(render: Callable[..., str]) -> dict[str, str]:
-    """envkit-conda, its wrapper and its pinned requirements (the rattler bootstrap)."""
-    return {
-        CONDA_TOOL: shipped_text(CONDA_TOOL),
-        "envkit/conda/requirements.txt": rattler_requirements(),
-        "envkit/conda/envkit-conda": render(
-            "conda/envkit-conda.sh.j2", venv=RATTLER_VENV, tool_dir=CONDA_TOOL_DIR
-        ),
-    }
 
 
 def _conda_lock_files(lock: CondaLockPackages, rattler: bool) -> dict[str, str]:
@@ -194,21 +188,6 @@ def _conda_lock_files(lock: CondaLockPackages, rattler: bool) -> dict[str, str]:
 
 def shipped_text(context_path: str) -> str:
     return (PACKAGE / SHIPPED[context_path]).read_text(encoding="utf-8")
-
-
-def _build_programs() -> dict[str, str]:
-    """The programs the build runs, as the package has them (envkit/runtime/)."""
-    return {f"envkit/programs/{n}": shipped_text(f"envkit/programs/{n}") for n in BUILD_PROGRAMS}
-
-
-def _activity_settings() -> str:
-    """Where the activity watch looks, as data beside it (envkit/runtime/activity.py)."""
-    settings = {
-        "state_file": ACTIVITY_FILE,
-        "token_file": TOKEN_FILE,
-        "notebook_port": CONTAINER_PORT,
-    }
-    return json.dumps(settings, indent=1, sort_keys=True) + "\n"
 
 
 def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
@@ -240,8 +219,12 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
         ),
         "envkit/runtime/healthcheck.sh": render("healthcheck.sh.j2"),
         ACTIVITY: shipped_text(ACTIVITY),
-        **_build_programs(),
-        "envkit/runtime/activity.json": _activity_settings(),
+        # The programs the build runs, as the package has them (envkit/runtime/).
+        **{f"envkit/programs/{n}": shipped_text(f"envkit/programs/{n}") for n in BUILD_PROGRAMS},
+        # Where the activity watch looks, as data beside it.
+        "envkit/runtime/activity.json": _json_file(
+            {"state_file": ACTIVITY_FILE, "token_file": TOKEN_FILE, "notebook_port": CONTAINER_PORT}
+        ),
         "envkit/runtime/install-keys.sh": render("install-keys.sh.j2"),
         "envkit/apt/apt-mirror.sh": render("apt/apt-mirror.sh.j2", apt=plan.apt),
         "envkit/apt/cuda-repo.sh": render("apt/cuda-repo.sh.j2"),

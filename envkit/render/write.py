@@ -42,12 +42,15 @@ class OutputFolderError(EnvkitError):
 
 
 @dataclass(frozen=True)
-class ContextDiff:
-    changed: list[str]
-    unchanged: list[str]
-    stale: list[str]  # ours (in the manifest), no longer produced
-    foreign: list[str]  # a produced name already there, not in the manifest
-    stray: list[str]  # inside a folder envkit writes, neither produced nor in the manifest
+class FilesDiff:
+    """A render's files against what is there: the build context's, or the project's own."""
+
+    changed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # ours (by manifest or mark), not produced
+    foreign: list[str] = field(default_factory=list)  # same name, not ours: never touched
+    # Context only: inside a folder envkit writes, neither produced nor in the manifest.
+    stray: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -95,19 +98,6 @@ def _guard(action: Callable[[], T], path: Path) -> T:
         ) from None
 
 
-def check_folder(out_dir: Path) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutputFolderError(
-            f"{out_dir} is not a folder", "name a folder with -o (it is made when missing)"
-        )
-
-
-def _previous_files(out_dir: Path) -> set[str]:
-    """What the last render wrote here (nothing where envkit has never rendered into it)."""
-    text = _read(out_dir / MANIFEST) or ""
-    return {line for line in text.splitlines() if line and ".." not in line.split("/")}
-
-
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -131,10 +121,15 @@ def _strays(files: dict[str, str], out_dir: Path, previous: set[str]) -> list[st
     return found
 
 
-def diff_files(files: dict[str, str], out_dir: Path) -> ContextDiff:
-    check_folder(out_dir)
-    previous = _previous_files(out_dir)
-    diff = ContextDiff([], [], [], [], [])
+def diff_files(files: dict[str, str], out_dir: Path) -> FilesDiff:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputFolderError(
+            f"{out_dir} is not a folder", "name a folder with -o (it is made when missing)"
+        )
+    # What the last render wrote here (nothing where envkit has never rendered into it).
+    written = (_read(out_dir / MANIFEST) or "").splitlines()
+    previous = {line for line in written if line and ".." not in line.split("/")}
+    diff = FilesDiff()
     for rel, text in sorted(files.items()):
         target = out_dir / rel
         current = _read(target) if target.is_file() else None
@@ -149,8 +144,13 @@ def diff_files(files: dict[str, str], out_dir: Path) -> ContextDiff:
     return diff
 
 
-def refuse_foreign(out_dir: Path, foreign: list[str]) -> None:
-    if foreign:
+def stage_context(
+    files: dict[str, str], out_dir: Path, txn: Transaction, force: bool
+) -> tuple[FilesDiff, list[str]]:
+    """Stage the context's new files and manifest; returns the diff and the files to delete."""
+    diff = diff_files(files, out_dir)
+    foreign = diff.foreign
+    if foreign and not force:
         shown = ", ".join(foreign[:5]) + (
             f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
         )
@@ -158,15 +158,6 @@ def refuse_foreign(out_dir: Path, foreign: list[str]) -> None:
             f"{out_dir} already holds files envkit did not write: {shown}",
             "render into another folder (-o DIR), or run `envkit render --force` to replace them",
         )
-
-
-def stage_context(
-    files: dict[str, str], out_dir: Path, txn: Transaction, force: bool
-) -> tuple[ContextDiff, list[str]]:
-    """Stage the context's new files and manifest; returns the diff and the files to delete."""
-    diff = diff_files(files, out_dir)
-    if not force:
-        refuse_foreign(out_dir, diff.foreign)
     for rel in diff.changed + diff.foreign:
         txn.stage(out_dir / rel, files[rel], rel in EXECUTABLE)
     manifest = "".join(f"{rel}\n" for rel in sorted(files))
@@ -178,22 +169,20 @@ def stage_context(
 def remove_files(base: Path, rels: list[str], root: Path) -> None:
     for rel in rels:
         _guard(partial((base / rel).unlink, missing_ok=True), base / rel)
-        _remove_empty_parents(base / rel, root)
-
-
-@dataclass(frozen=True)
-class ProjectDiff:
-    changed: list[str]
-    unchanged: list[str]
-    stale: list[str]  # ours, no longer produced
-    foreign: list[str]  # same name, not ours: never touched
+        folder = (base / rel).parent
+        try:  # its folders, where the file was the last thing in them
+            while folder != root and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+        except OSError:
+            pass  # an empty folder left behind is harmless
 
 
 def diff_project_files(
     files: dict[str, str], root: Path, pattern: str, is_ours: Callable[[str], bool]
-) -> ProjectDiff:
+) -> FilesDiff:
     """`pattern` (a glob under `root`) finds envkit's earlier files for the stale check."""
-    diff = ProjectDiff([], [], [], [])
+    diff = FilesDiff()
     for rel, text in sorted(files.items()):
         current = _read(root / rel)
         if current == text:
@@ -218,18 +207,8 @@ def stage_project(
     pattern: str,
     is_ours: Callable[[str], bool],
     txn: Transaction,
-) -> ProjectDiff:
+) -> FilesDiff:
     diff = diff_project_files(files, root, pattern, is_ours)
     for rel in diff.changed:
         txn.stage(root / rel, files[rel], executable=False)
     return diff
-
-
-def _remove_empty_parents(path: Path, root: Path) -> None:
-    folder = path.parent
-    try:
-        while folder != root and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-            folder = folder.parent
-    except OSError:
-        return  # an empty folder left behind is harmless

@@ -67,13 +67,10 @@ def print_report(combined: CombinedReport, quiet: bool = False) -> None:
             f"driver {env.get('driver')} · {gpus}"
         )
         table = Table(title=plain(title), title_justify="left", show_lines=False)
-        for column, justify in (
-            ("check", "left"),
-            ("status", "left"),
-            ("time", "right"),
-            ("detail", "left"),
-        ):
-            table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        for column in ("check", "status", "time", "detail"):
+            table.add_column(
+                column, justify="right" if column == "time" else "left", overflow="fold"
+            )
         current = None
         for check in sorted(report["checks"], key=check_order):
             if quiet and check["status"] == "pass":

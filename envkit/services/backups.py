@@ -13,7 +13,7 @@ import sys
 import tarfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -46,20 +46,6 @@ class Manifest:
     image: str  # the image the helper ran (the project's)
     image_id: str | None
     inputs: str | None  # the inputs digest the image was built from
-
-
-class _Tee:
-    """Read chunks for tarfile's parser, and hand every byte read to SINK as well."""
-
-    def __init__(self, chunks: Iterable[bytes], sink: Callable[[bytes], None]) -> None:
-        self.reader = ChunkReader(chunks)
-        self.sink = sink
-
-    def read(self, size: int = -1) -> bytes:
-        data = self.reader.read(size)
-        if data:
-            self.sink(data)
-        return data
 
 
 class _ParallelGzip:
@@ -145,7 +131,7 @@ def write_backup(
             zipped.write(chunk)
 
         try:
-            tee = _Tee(read_volume(client, image.id, volume.name), sink)
+            tee = ChunkReader(read_volume(client, image.id, volume.name), sink)
             with tarfile.open(fileobj=cast(IO[bytes], tee), mode="r|") as stream:
                 for member in stream:
                     if member.isfile():

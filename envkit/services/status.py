@@ -93,9 +93,7 @@ def describe(container: Any | None, service: Service, use: GpuUse | None) -> dic
         "busy_kernels": None if seen is None else seen.get("busy_kernels"),
         "last_activity": None if seen is None else _when(seen.get("last_active")),
         "idle_s": None if seen is None else seen.get("idle_s"),
-        "stopped_idle": seen is not None
-        and "stopped_idle" in seen
-        and container.status != "running",
+        "stopped_idle": "stopped_idle" in (seen or ()) and container.status != "running",
     }
     return entry
 

@@ -103,29 +103,36 @@ def open_key(key: Path) -> str:
     return password
 
 
+def _with_key(args: list[str], key: Path, password: str, failed: str, fix: str) -> None:
+    """cosign ARGS[0] with the signing KEY opened by PASSWORD, then ARGS[1:]; FAILED (what
+    could not be done) and cosign's own words where it fails."""
+    key_args = ["--key", _key(key, "signing key")]
+    done = _run([args[0], *key_args, *args[1:]], {"COSIGN_PASSWORD": password})
+    if done.returncode != 0:
+        raise EnvkitError(f"cosign could not {failed}: {_said(done, password)}", fix)
+
+
 def check_key(key: Path, password: str) -> None:
     """KEY opens with PASSWORD: cosign derives its public half (nothing leaves the machine)."""
-    done = _run(["public-key", "--key", _key(key, "signing key")], {"COSIGN_PASSWORD": password})
-    if done.returncode != 0:
-        raise EnvkitError(
-            f"cosign could not open the signing key {key}: {_said(done, password)}",
-            "check COSIGN_PASSWORD (the password given to `cosign generate-key-pair`), and that "
-            "the file is cosign's private key (cosign.key, not cosign.pub)",
-        )
+    _with_key(
+        ["public-key"],
+        key,
+        password,
+        f"open the signing key {key}",
+        "check COSIGN_PASSWORD (the password given to `cosign generate-key-pair`), and that "
+        "the file is cosign's private key (cosign.key, not cosign.pub)",
+    )
 
 
 def sign(reference: str, key: Path, password: str) -> None:
     """Sign REFERENCE (REPO@sha256:…) with KEY."""
-    done = _run(
-        ["sign", "--key", _key(key, "signing key"), *SIGN_FLAGS, reference],
-        {"COSIGN_PASSWORD": password},
+    _with_key(
+        ["sign", *SIGN_FLAGS, reference],
+        key,
+        password,
+        f"sign {reference}",
+        "check the key's password (COSIGN_PASSWORD) and that this login may push to the registry",
     )
-    if done.returncode != 0:
-        raise EnvkitError(
-            f"cosign could not sign {reference}: {_said(done, password)}",
-            "check the key's password (COSIGN_PASSWORD) and that this login may push to the "
-            "registry",
-        )
 
 
 def attest(reference: str, key: Path, password: str, predicate: dict[str, Any], kind: str) -> None:
@@ -134,11 +141,9 @@ def attest(reference: str, key: Path, password: str, predicate: dict[str, Any], 
     with tempfile.TemporaryDirectory(prefix="envkit-attest-") as folder:
         path = Path(folder) / "predicate.json"
         path.write_text(json.dumps(predicate, sort_keys=True), encoding="utf-8")
-        done = _run(
+        _with_key(
             [
                 "attest",
-                "--key",
-                _key(key, "signing key"),
                 *SIGN_FLAGS,
                 "--replace",
                 "--type",
@@ -147,11 +152,9 @@ def attest(reference: str, key: Path, password: str, predicate: dict[str, Any], 
                 str(path),
                 reference,
             ],
-            {"COSIGN_PASSWORD": password},
-        )
-    if done.returncode != 0:
-        raise EnvkitError(
-            f"cosign could not attach the {kind} statement to {reference}: {_said(done, password)}",
+            key,
+            password,
+            f"attach the {kind} statement to {reference}",
             "check the key's password (COSIGN_PASSWORD) and the registry's push rights",
         )
 
@@ -179,24 +182,13 @@ def verify(reference: str, public_key: Path) -> None:
 def sign_blob(path: Path, key: Path, password: str) -> Path:
     """PATH signed with KEY, offline: the signature beside it, as PATH.sig."""
     signature = path.with_name(path.name + ".sig")
-    done = _run(
-        [
-            "sign-blob",
-            "--key",
-            _key(key, "signing key"),
-            "--tlog-upload=false",
-            "-y",
-            "--output-signature",
-            str(signature),
-            str(path),
-        ],
-        {"COSIGN_PASSWORD": password},
+    _with_key(
+        ["sign-blob", "--tlog-upload=false", "-y", "--output-signature", str(signature), str(path)],
+        key,
+        password,
+        f"sign {path.name}",
+        "check the key's password (COSIGN_PASSWORD)",
     )
-    if done.returncode != 0:
-        raise EnvkitError(
-            f"cosign could not sign {path.name}: {_said(done, password)}",
-            "check the key's password (COSIGN_PASSWORD)",
-        )
     return signature
 
 

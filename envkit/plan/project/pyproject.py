@@ -245,11 +245,6 @@ def _graph(packages: dict[str, list[dict[str, Any]]]) -> dict[str, set[str]]:
     return graph
 
 
-def _check_shape(name: str, text: str, lock: dict[str, Any]) -> None:
-    if lock.get("version") != 1:
-        raise _lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
-
-
 def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
     """A workspace's members: {name: its folder, relative to the workspace root}. `uv export
     --frozen` needs each member's pyproject.toml (not its sources: the members themselves are
@@ -333,7 +328,8 @@ def _from_lock(
     members and their folders), after every check. A workspace's members are not installed
     from the lock: what they depend on is."""
     lock = _toml(name, text)
-    _check_shape(name, text, lock)
+    if lock.get("version") != 1:
+        raise _lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
     packages = _packages(lock)
     members = workspace_members(lock)
     named = (lock.get("manifest") or {}).get("members") or ()
