@@ -334,7 +334,7 @@ def health(
 
     \b
     Example: envkit health --program /etc/slurm/envkit-health --drain
-    Example: envkit health --program /etc/slurm/envkit-health --bundle /shared/nlp --drain
+    Example: envkit health --program /etc/slurm/health --bundle /nfs/nlp --drain
     Example: envkit health --npd"""
     from envkit.commands import health as command
 
