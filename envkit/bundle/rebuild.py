@@ -16,11 +16,14 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
+from envkit.bundle.manifest import Entry, check_bundle
 from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
 from envkit.lock.pins import apt_pins
+from envkit.plan import Plan
 from envkit.plan.image.install import OFFLINE
-from envkit.services.project import LOCK_FILE, Project, with_lock
+
+LOCK = "envkit.lock"
 
 # apt reads only the bundle's repository, and keeps its lists out of the image and the cache.
 APT_CONF = f"""\
@@ -32,22 +35,18 @@ Acquire::Languages "none";
 SOURCES = f"deb [trusted=yes] file:{OFFLINE}/debs ./\n"  # the manifest vouched for each .deb
 
 
-def offline_project(project: Project, bundle: Path) -> tuple[Project, Lock]:
-    """The project as the bundle's lock pins it, to be built from the bundle alone; refused
-    before anything is staged or the engine asked."""
-    from envkit.bundle.manifest import check_bundle
+def checked_lock(bundle: Path, key: str | None) -> dict[str, Entry]:
+    """The bundle checked against its manifest (signed by KEY where set): its files, a lock
+    among them."""
+    listed = check_bundle(bundle, key)
+    if LOCK not in listed:
+        raise EnvkitError(f"{bundle} carries no {LOCK}", "make it with `envkit bundle`")
+    return listed
 
-    listed = check_bundle(bundle, project.plan.signing_key)
-    if LOCK_FILE not in listed:
-        raise EnvkitError(f"{bundle} carries no {LOCK_FILE}", "make it with `envkit bundle`")
-    try:
-        project, lock = with_lock(project, bundle / LOCK_FILE)
-    except EnvkitError as exc:  # its fix says to lock again, which needs the network
-        raise EnvkitError(
-            exc.message,
-            f"build offline with the envkit.yaml the bundle carries ({bundle}/envkit.yaml)",
-        ) from None
-    plan = project.plan
+
+def offline_plan(plan: Plan, lock: Lock, bundle: Path, listed: dict[str, Entry]) -> Plan:
+    """PLAN (pinned by the bundle's LOCK) to be built from the bundle alone; refused before
+    anything is staged or the engine asked."""
     pins = apt_pins(lock)
     if pins and "debs/Packages" not in listed:
         raise EnvkitError(
@@ -61,12 +60,11 @@ def offline_project(project: Project, bundle: Path) -> tuple[Project, Lock]:
             "installer and solver are not rebuilt from a bundle yet",
             f"load the bundle's image instead: `envkit load {bundle}`",
         )
-    assert plan.locked is not None  # with_lock pinned it
+    assert plan.locked is not None  # pinned by the lock already
     # By name, not digest: an image loaded from an archive has no registry digest, and the
     # build checks its id against the lock's instead (lock/pins.py's check_base).
     locked = replace(plan.locked, base=lock["base"]["image"][0])
-    offline = replace(plan, locked=locked, install=replace(plan.install, offline=True))
-    return replace(project, plan=offline), lock
+    return replace(plan, locked=locked, install=replace(plan.install, offline=True))
 
 
 def require_buildkit(builder: str) -> None:

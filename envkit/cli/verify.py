@@ -280,6 +280,25 @@ def _refuse_slurm_options(given: SlurmRequest) -> None:
             raise EnvkitError(f"--{flag} is an option of --slurm", "add --slurm, or drop it")
 
 
+HealthBundle = Annotated[
+    Path | None,
+    typer.Option(
+        "--bundle",
+        metavar="DIR",
+        help="With --program: run the checks in this `envkit bundle`'s image through "
+        "Charliecloud's ch-run (nodes without python).",
+    ),
+]
+NpdFlag = Annotated[
+    bool,
+    typer.Option(
+        "--npd",
+        help="node-problem-detector's custom-plugin protocol: exit 0 ok, 1 a problem, "
+        "2 unknown (no GPU read, no answer in time), one line of at most 80 bytes.",
+    ),
+]
+
+
 def health(
     config: ConfigOption = None,
     python: PythonOption = None,
@@ -310,23 +329,8 @@ def health(
             "hardware work); the next healthy run records it anew.",
         ),
     ] = None,
-    bundle: Annotated[
-        Path | None,
-        typer.Option(
-            "--bundle",
-            metavar="DIR",
-            help="With --program: run the checks in this `envkit bundle`'s image through "
-            "Charliecloud's ch-run (nodes without python).",
-        ),
-    ] = None,
-    npd: Annotated[
-        bool,
-        typer.Option(
-            "--npd",
-            help="node-problem-detector's custom-plugin protocol: exit 0 ok, 1 a problem, "
-            "2 unknown (no GPU read, no answer in time), one line of at most 80 bytes.",
-        ),
-    ] = False,
+    bundle: HealthBundle = None,
+    npd: NpdFlag = False,
 ) -> None:
     """Fast node health checks for Slurm's HealthCheckProgram or a prolog: exit 0 healthy, else
     exit 1 with a one-line reason (and the node drained with --drain); with --npd, as a

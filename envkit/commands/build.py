@@ -189,14 +189,27 @@ def _pulled(
 def _pinned(request: BuildRequest, project: Project) -> tuple[Project, Any]:
     """The project as --locked or --offline's bundle pins it, and the lock (None: unpinned)."""
     if request.offline_from is not None:
-        from envkit.bundle.rebuild import offline_project
-
-        if request.lock_file is not None:
-            raise EnvkitError("--offline builds from the bundle's envkit.lock", "drop --lock-file")
-        return offline_project(project, request.offline_from)
+        return _offline(project, request.offline_from, request.lock_file)
     if request.locked:
         return with_lock(project, request.lock_file)
     return project, None
+
+
+def _offline(project: Project, bundle: Path, lock_file: Path | None) -> tuple[Project, Any]:
+    """The project as the bundle's lock pins it, to be built from the bundle alone."""
+    from envkit.bundle.rebuild import checked_lock, offline_plan
+
+    if lock_file is not None:
+        raise EnvkitError("--offline builds from the bundle's envkit.lock", "drop --lock-file")
+    listed = checked_lock(bundle, project.plan.signing_key)
+    try:
+        project, lock = with_lock(project, bundle / LOCK_FILE)
+    except EnvkitError as exc:  # its fix says to lock again, which needs the network
+        raise EnvkitError(
+            exc.message,
+            f"build offline with the envkit.yaml the bundle carries ({bundle}/envkit.yaml)",
+        ) from None
+    return replace(project, plan=offline_plan(project.plan, lock, bundle, listed)), lock
 
 
 def _lock_path(request: BuildRequest, project: Project) -> Path:

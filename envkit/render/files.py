@@ -190,6 +190,25 @@ def shipped_text(context_path: str) -> str:
     return (PACKAGE / SHIPPED[context_path]).read_text(encoding="utf-8")
 
 
+def _ssh_and_apt_files(plan: Plan, render: Callable[..., str]) -> dict[str, str]:
+    """sshd's settings (where SSH is on), and each apt family's sources for the mirror."""
+    files = {}
+    if plan.ssh.enabled:
+        files["envkit/runtime/sshd_config"] = render("sshd_config.j2", ssh=plan.ssh)
+        files["envkit/runtime/sshd-tune.sh"] = render(
+            "sshd-tune.sh.j2", kex=plan.ssh.kex, post_quantum_only=plan.ssh.kex == "post-quantum"
+        )
+    for family in plan.apt.families:
+        title = plan.apt.mirror_title
+        files[f"envkit/apt/{family.name}.list"] = render(
+            "apt/sources.list.j2", family=family, title=title
+        )
+        files[f"envkit/apt/{family.name}.sources"] = render(
+            "apt/sources.deb822.j2", family=family, title=title
+        )
+    return files
+
+
 def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
     """Every output file's relative path and text. Pure: writes nothing. TO_PROJECT is
     envkit.yaml's folder seen from the build context: compose reads relative paths from its
@@ -231,19 +250,7 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
     }
     files.update(_project_files(plan))
     files.update(_conda_files(plan, render))
-    if plan.ssh.enabled:
-        files["envkit/runtime/sshd_config"] = render("sshd_config.j2", ssh=plan.ssh)
-        files["envkit/runtime/sshd-tune.sh"] = render(
-            "sshd-tune.sh.j2", kex=plan.ssh.kex, post_quantum_only=plan.ssh.kex == "post-quantum"
-        )
-    for family in plan.apt.families:
-        title = plan.apt.mirror_title
-        files[f"envkit/apt/{family.name}.list"] = render(
-            "apt/sources.list.j2", family=family, title=title
-        )
-        files[f"envkit/apt/{family.name}.sources"] = render(
-            "apt/sources.deb822.j2", family=family, title=title
-        )
+    files.update(_ssh_and_apt_files(plan, render))
     if plan.locked is not None:
         files.update(_locked_files(plan.locked))
     if plan.notebook.enabled:

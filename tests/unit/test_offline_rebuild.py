@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 
 from envkit.bundle.manifest import write_manifest
-from envkit.bundle.rebuild import offline_files, offline_project, require_buildkit
+from envkit.bundle.rebuild import offline_files, require_buildkit
 from envkit.checks.programs.lockfile import Lock, format_lock
+from envkit.commands.build import BuildRequest, _pinned
 from envkit.errors import EnvkitError
 from envkit.lock.pins import locked_plan, read_lock
 from envkit.lock.requested import requested
 from envkit.plan.image.install import OFFLINE_MOUNT
 from envkit.render.files import render_files
-from envkit.services.project import load_project
+from envkit.services.project import Project, load_project
 from tests.helpers import REPO, envkit, plan_example
 from tests.unit.test_lock import _lock, _locked_file
 
@@ -112,6 +113,11 @@ def _bundle(tmp_path: Path, lock: Lock, extra: dict[str, bytes]) -> Path:
     return bundle
 
 
+def _offline(project: Project, bundle: Path) -> Project:
+    pinned, _ = _pinned(BuildRequest(offline_from=bundle), project)
+    return pinned
+
+
 def test_a_bundle_that_cannot_rebuild_here_is_refused_saying_why(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples" / "debian-bookworm-cpu", tmp_path / "site")
     project = load_project(str(tmp_path / "site" / "envkit.yaml"))
@@ -121,15 +127,15 @@ def test_a_bundle_that_cannot_rebuild_here_is_refused_saying_why(tmp_path: Path)
     lock["base"]["digest"] = ("debian@sha256:" + "d" * 64,)
     # An earlier envkit's bundle: the lock adds apt packages, and there are no .debs.
     with pytest.raises(EnvkitError, match="carries no debs/ for the lock's 3 apt packages"):
-        offline_project(project, _bundle(tmp_path / "old", lock, {}))
+        _offline(project, _bundle(tmp_path / "old", lock, {}))
     # Built from another envkit.yaml: said, with a fix that needs no network.
     other = dict(lock)
     other["requested"] = {**lock["requested"], "pip:rich==13.0": ()}
     with pytest.raises(EnvkitError) as raised:
-        offline_project(project, _bundle(tmp_path / "other", other, {"debs/Packages": b""}))
+        _offline(project, _bundle(tmp_path / "other", other, {"debs/Packages": b""}))
     assert "no longer asks for pip:rich==13.0" in raised.value.message
     assert "the envkit.yaml the bundle carries" in (raised.value.fix or "")
     # A whole one: pinned by it, from the base by name (a loaded image has no digest), offline.
-    rebuilt, _ = offline_project(project, _bundle(tmp_path / "ok", lock, {"debs/Packages": b""}))
+    rebuilt = _offline(project, _bundle(tmp_path / "ok", lock, {"debs/Packages": b""}))
     assert rebuilt.plan.install.offline and rebuilt.plan.locked is not None
     assert rebuilt.plan.locked.base == project.plan.image.base
