@@ -19,7 +19,7 @@ from envkit.report import check_order
 
 if TYPE_CHECKING:
     from envkit.checks.core.contract import CheckResult, TargetReport
-    from envkit.verify.combine import CombinedReport
+    from envkit.verify.combine import CombinedReport, TargetRow
 
 TEMPLATE = "report/report.html.j2"
 COLOURS = {
@@ -174,47 +174,27 @@ def _table(report: TargetReport) -> dict[str, object]:
     }
 
 
-def _matrix(reports: list[TargetReport]) -> list[tuple[str, list[dict[str, str] | None]]]:
-    """A row per check (contract order): per target, its cell, or None where it did not run."""
+def _matrix(reports: list[TargetReport]) -> list[tuple[str, list[CheckResult | None]]]:
+    """A row per check (contract order): per target, its result, or None where it did not run."""
     by_target = [{c["id"]: c for c in r["checks"]} for r in reports]
     checks: dict[str, CheckResult] = {}
     for report in reports:
         for check in report["checks"]:
             checks.setdefault(check["id"], check)
     return [
-        (check_id, [_cell(found.get(check_id)) for found in by_target])
+        (check_id, [found.get(check_id) for found in by_target])
         for check_id in sorted(checks, key=lambda i: check_order(checks[i]))
     ]
 
 
-def _cell(check: CheckResult | None) -> dict[str, str] | None:
-    """A matrix cell: the status, and the message (else the status) as its tooltip."""
-    if check is None:
-        return None
-    return {"tip": check["message"] or check["status"], "status": check["status"]}
-
-
-def _summary(combined: CombinedReport) -> dict[str, object]:
-    s = combined["summary"]
-    return {
-        "cards": [
-            ("targets", s.get("targets", 0)),
-            ("unreachable", s.get("unreachable", 0)),
-            ("passed", s["pass"]),
-            ("failed", s["fail"]),
-            ("errors", s["error"]),
-            ("skipped", s["skip"]),
-        ],
-        "targets": [
-            (row, "" if row.get("seconds") is None else f"{row['seconds']:.1f}s")
-            for row in combined.get("per_target", [])
-        ],
-        "unreachable": combined.get("unreachable", []),
-    }
+def _time(row: TargetRow) -> str:
+    seconds = row.get("seconds")
+    return "" if seconds is None else f"{seconds:.1f}s"
 
 
 def to_html(combined: CombinedReport, history: History | None = None) -> str:
     reports = combined["targets"]
+    counts = {"targets": 0, "unreachable": 0, **combined["summary"]}
     environment = jinja2.Environment(
         loader=template_loader(),
         undefined=jinja2.StrictUndefined,
@@ -224,11 +204,13 @@ def to_html(combined: CombinedReport, history: History | None = None) -> str:
         bytecode_cache=template_cache(),
     )
     return environment.get_template(TEMPLATE).render(
-        title=f"envkit verify: {combined['summary'].get('targets', 0)} target(s)",
+        title=f"envkit verify: {counts['targets']} target(s)",
         envkit_version=combined.get("envkit_version"),
         schema_version=combined.get("schema_version"),
         history=_history(history),
-        summary=_summary(combined),
+        counts=counts,
+        per_target=[(row, _time(row)) for row in combined.get("per_target", [])],
+        unreachable=combined.get("unreachable", []),
         colours=_Colours(COLOURS),
         targets=[r["target"] for r in reports],
         matrix=_matrix(reports),
