@@ -70,10 +70,16 @@ def _json_file(settings: dict[str, object]) -> str:
     return json.dumps(settings, indent=1, sort_keys=True) + "\n"
 
 
-def make_environment() -> jinja2.Environment:
+def template_loader() -> jinja2.FileSystemLoader:
+    """Where every envkit template is found: the root templates, then templates/ (the HTML
+    report's environment, envkit/report/html.py, loads through it too)."""
     root = template_root()
+    return jinja2.FileSystemLoader([str(root), str(root / "templates")])
+
+
+def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(root), str(root / "templates")]),
+        loader=template_loader(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # noqa: S701 - we render Dockerfiles and YAML, not HTML
         keep_trailing_newline=True,

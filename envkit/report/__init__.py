@@ -1,6 +1,6 @@
 """Reports of verification results: a readable table, JSON, JUnit XML, an HTML page.
 
-May import: checks, verify, errors."""
+May import: checks, verify, render, errors."""
 
 from __future__ import annotations
 

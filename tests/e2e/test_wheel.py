@@ -31,6 +31,7 @@ def test_wheel_installs_into_a_fresh_venv_and_renders(tmp_path: Path) -> None:
         "envkit/_templates/Dockerfile.j2",
         "envkit/_templates/docker-compose.yml.j2",
         "envkit/_templates/templates/entrypoint.sh.j2",
+        "envkit/_templates/templates/report/report.html.j2",
         "envkit/catalog/compat.yaml",
         "envkit/py.typed",
     ):

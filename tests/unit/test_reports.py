@@ -1,10 +1,13 @@
-"""Reports: JUnit XML that CI parsers read, the combined JSON, and exit codes CI can trust."""
+"""Reports: JUnit XML that CI parsers read, the combined JSON, exit codes CI can trust, and an
+HTML page that shows every value a report carries as text."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from typing import Any
 
+from envkit.report.html import to_html
 from envkit.report.junit import to_junit
 from envkit.verify.combine import combine, exit_code
 
@@ -63,3 +66,46 @@ def test_exit_codes() -> None:
     assert exit_code(combine([_report("pass", "skip")], {})) == 0
     assert exit_code(combine([_report("pass", "fail")], {})) == 1
     assert exit_code(combine([_report("error")], {})) == 1
+
+
+HOSTILE = "<script>alert('x\"y')</script> & \x07"
+
+
+class _Page(HTMLParser):
+    """Every tag, every text and every attribute value of a page, as a browser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.texts: list[str] = []
+        self.attributes: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attributes += [value or "" for _, value in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append(data)
+
+
+def test_html_shows_every_hostile_value_as_text_never_as_markup() -> None:
+    """Markup, quotes and a control character from a target reach the page as text (the control
+    character shown as an escape, which an XML or HTML page can carry), in text and in
+    attributes alike, wherever the template puts them."""
+    report = _report("fail")
+    report["target"] = f"ssh://{HOSTILE}"
+    check = report["checks"][0]
+    check.update(id=f"tensor.{HOSTILE}", status=HOSTILE, message=HOSTILE)
+    check["metrics"][0].update(name=HOSTILE, unit=HOSTILE)
+    report["environment"] = {"torch": HOSTILE, "gpus": [{"name": HOSTILE}]}
+    history = ({HOSTILE: [HOSTILE, HOSTILE]}, {HOSTILE: [(1, 1.0), (2, 2.0)]})
+    page = to_html(combine([report], {HOSTILE: HOSTILE}), history)
+    assert "<script" not in page and "\x07" not in page
+    parsed = _Page()
+    parsed.feed(page)
+    assert "script" not in parsed.tags
+    shown = HOSTILE.replace("\x07", "\\x07")
+    text = "".join(parsed.texts)
+    assert text.count(shown) >= 20, "target, check, status, message, figures, history: as text"
+    assert shown in parsed.attributes, "the matrix cell's tooltip"
+    assert f"{shown} = 2 {shown} (50% of 4)" in text
