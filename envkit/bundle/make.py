@@ -80,16 +80,30 @@ def require_tools(sif: bool) -> None:
         )
 
 
-def _squash(tag: str, out: Path) -> None:
-    done = subprocess.run(
-        ["ch-convert", "-i", "docker", "-o", "squash", tag, str(out)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "USER": getpass.getuser()},  # ch-convert refuses to run without
-    )
+def _tool(argv: list[str], made: str, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         said = " ".join((done.stderr or done.stdout).split())[-400:]
-        raise EnvkitError(f"ch-convert could not make {out.name}: {said}", "see its message")
+        raise EnvkitError(f"{argv[0]} could not make {made}: {said}", "see its message")
+
+
+def _in_image(client: Any, tag: str, run: list[str], out: Path, failed: str, fix: str) -> None:
+    """RUN in the image as root, OUT bound at /envkit-out; FAILED said with the program's own
+    message (the SDK's ContainerError carries it)."""
+    try:
+        client.containers.run(
+            tag,
+            run[1:],
+            entrypoint=run[:1],
+            user="0",
+            remove=True,
+            environment={"ENVKIT_OWNER": f"{os.getuid()}:{os.getgid()}"},
+            volumes={str(out.resolve()): {"bind": "/envkit-out", "mode": "rw"}},
+            labels={"io.envkit.throwaway": "bundle"},
+        )
+    except Exception as exc:
+        said = " ".join(str(getattr(exc, "stderr", b"") or exc).split())[-400:]
+        raise EnvkitError(f"{failed}: {said}", fix) from None
 
 
 # siftool's --partarch numbers (its `add --help`), by dpkg architecture.
@@ -107,15 +121,9 @@ def _sif(folder: Path, arch: str) -> None:
     partition: tuple[str, ...] = ("--datatype", "4", "--parttype", "2", "--partfs", "1")
     partition += ("--partarch", SIF_ARCH[arch], "--groupid", "1")
     sbom = ("--datatype", "9", "--sbomformat", "cyclonedx-json", "--groupid", "1")
-    for argv in (
-        ("siftool", "new", sif),
-        ("siftool", "add", *partition, sif, str(folder / "rootfs.sqfs")),
-        ("siftool", "add", *sbom, sif, str(folder / "sbom.cdx.json")),
-    ):
-        done = subprocess.run(argv, capture_output=True, text=True)
-        if done.returncode != 0:
-            said = " ".join((done.stderr or done.stdout).split())[-400:]
-            raise EnvkitError(f"siftool could not make rootfs.sif: {said}", "see its message")
+    _tool(["siftool", "new", sif], "rootfs.sif")
+    _tool(["siftool", "add", *partition, sif, str(folder / "rootfs.sqfs")], "rootfs.sif")
+    _tool(["siftool", "add", *sbom, sif, str(folder / "sbom.cdx.json")], "rootfs.sif")
 
 
 def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
@@ -130,23 +138,16 @@ def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
     if not pins:
         return 0
     out.mkdir()
-    argv = ["-m", "pip", "download", "--no-deps", "--quiet", "-d", "/envkit-wheels", *pins]
-    try:
-        client.containers.run(
-            tag,
-            argv,
-            entrypoint=[f"{plan.python.bin_dir}/python"],
-            user="0",
-            remove=True,
-            volumes={str(out.resolve()): {"bind": "/envkit-wheels", "mode": "rw"}},
-            labels={"io.envkit.throwaway": "bundle"},
-        )
-    except Exception as exc:  # the SDK's ContainerError carries pip's own message
-        said = " ".join(str(getattr(exc, "stderr", b"") or exc).split())[-400:]
-        raise EnvkitError(
-            f"the image's pip could not download the lock's packages: {said}",
-            "run `envkit bundle` where the image's pip mirror answers",
-        ) from None
+    python = f"{plan.python.bin_dir}/python"
+    download = [python, "-m", "pip", "download", "--no-deps", "--quiet", "-d", "/envkit-out"]
+    _in_image(
+        client,
+        tag,
+        [*download, *pins],
+        out,
+        "the image's pip could not download the lock's packages",
+        "run `envkit bundle` where the image's pip mirror answers",
+    )
     return len(pins)
 
 
@@ -161,8 +162,8 @@ for deb in *.deb; do
   printf 'Filename: ./%s\nSize: %s\nSHA256: %s\n\n' "$deb" "$(stat -c %s "$deb")" \
     "$(sha256sum "$deb" | cut -d' ' -f1)"
 done > Packages
-cp -- * /envkit-debs/
-chown -R "$ENVKIT_OWNER" /envkit-debs
+cp -- * /envkit-out/
+chown -R "$ENVKIT_OWNER" /envkit-out
 """
 
 
@@ -172,24 +173,15 @@ def _debs(client: Any, tag: str, lock: Lock, out: Path) -> int:
     if not pins:
         return 0
     out.mkdir()
-    try:
-        client.containers.run(
-            tag,
-            list(pins),
-            entrypoint=["sh", "-c", DEBS, "sh"],
-            user="0",
-            remove=True,
-            environment={"ENVKIT_OWNER": f"{os.getuid()}:{os.getgid()}"},
-            volumes={str(out.resolve()): {"bind": "/envkit-debs", "mode": "rw"}},
-            labels={"io.envkit.throwaway": "bundle"},
-        )
-    except Exception as exc:  # the SDK's ContainerError carries apt's own message
-        said = " ".join(str(getattr(exc, "stderr", b"") or exc).split())[-400:]
-        raise EnvkitError(
-            f"the image's apt could not download the lock's packages: {said}",
-            "run `envkit bundle` where the image's apt mirror answers and still has these "
-            "versions (else `envkit build` and `envkit lock` again)",
-        ) from None
+    _in_image(
+        client,
+        tag,
+        ["sh", "-c", DEBS, "sh", *pins],
+        out,
+        "the image's apt could not download the lock's packages",
+        "run `envkit bundle` where the image's apt mirror answers and still has these versions "
+        "(else `envkit build` and `envkit lock` again)",
+    )
     return len(pins)
 
 
@@ -243,7 +235,9 @@ def make_bundle(
         for chunk in _save_images(client, tag, base, say):
             handle.write(chunk)
     say("rootfs.sqfs: its root file system, by ch-convert")
-    _squash(tag, folder / "rootfs.sqfs")
+    # ch-convert refuses to run without $USER
+    squash = ["ch-convert", "-i", "docker", "-o", "squash", tag, str(folder / "rootfs.sqfs")]
+    _tool(squash, "rootfs.sqfs", {**os.environ, "USER": getpass.getuser()})
     if sif:
         say("rootfs.sif: the SquashFS and the SBOM, by siftool")
         _sif(folder, lock["base"].get("arch", ("-",))[0])
