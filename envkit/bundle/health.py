@@ -50,6 +50,9 @@ def through_ch_run(
         f'[ -n "$line" ] || line="{NOT_RUN}"\n'
         "printf '%s\\n' \"$line\"\n"
         '[ "$status" -eq 0 ] && exit 0\n'
+        # ch-run or the image's python not found or not runnable: the program's setup, not
+        # the node's health; said in slurmd's log, and no node drained for it.
+        '[ "$status" -ge 126 ] && [ "$status" -le 127 ] && exit 1\n'
     )
     if drain:
         name = shlex.quote(node) if node else '"${SLURMD_NODENAME:-$(hostname -s)}"'

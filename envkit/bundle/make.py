@@ -97,7 +97,6 @@ def _in_image(client: Any, tag: str, run: list[str], out: Path, failed: str, fix
             entrypoint=run[:1],
             user="0",
             remove=True,
-            environment={"ENVKIT_OWNER": f"{os.getuid()}:{os.getgid()}"},
             volumes={str(out.resolve()): {"bind": "/envkit-out", "mode": "rw"}},
             labels={"io.envkit.throwaway": "bundle"},
         )
@@ -113,8 +112,6 @@ SIF_ARCH = {"386": "1", "amd64": "2", "armhf": "3", "arm64": "4", "ppc64el": "6"
 def _sif(folder: Path, arch: str) -> None:
     """rootfs.sif: the SquashFS as the SIF's primary system partition (what Apptainer runs),
     the SBOM as its SBOM object, by Debian's siftool."""
-    if arch not in SIF_ARCH:
-        raise EnvkitError(f"siftool names no architecture {arch!r}", "bundle without --sif")
     sif = str(folder / "rootfs.sif")
     # The partition: a SquashFS (fs 1), the primary system one (type 2); group 1 for both, as
     # Apptainer's own builds have it.
@@ -134,7 +131,10 @@ def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
         for name, values in sorted(lock["pip"].items())
         if values[1] in INDEX_INSTALLERS
     ]
-    pins += [f"uv=={plan.install.uv_version}"] if pins and plan.install.uses_uv else []
+    # The uv that installs them (a locked build's, where pip packages are locked) or exports
+    # the project's uv.lock.
+    wanted = plan.bootstraps_uv or (pins and plan.install.uses_uv)
+    pins += [f"uv=={plan.install.uv_version}"] if wanted else []
     if not pins:
         return 0
     out.mkdir()
@@ -163,7 +163,9 @@ for deb in *.deb; do
     "$(sha256sum "$deb" | cut -d' ' -f1)"
 done > Packages
 cp -- * /envkit-out/
-chown -R "$ENVKIT_OWNER" /envkit-out
+# Owned as the folder is (the user's where the engine runs as root; root where it is rootless,
+# which maps back to the user): never files the user cannot delete.
+chown "$(stat -c %u:%g /envkit-out)" /envkit-out/*
 """
 
 
@@ -226,13 +228,21 @@ def make_bundle(
     from envkit import __version__
 
     tag = plan.image.tag
+    arch = lock["base"].get("arch", ("-",))[0]
+    if sif and arch not in SIF_ARCH:
+        raise EnvkitError(f"siftool names no architecture {arch!r}", "bundle without --sif")
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "README.md").write_text(README.format(project=plan.project, version=__version__))
+    # The downloads first: a mirror that no longer has a locked version fails them, before
+    # minutes of saving and squashing.
+    wheels = _wheels(client, tag, lock, plan, folder / "wheels")
+    say(f"wheels/: {wheels} Python packages")
+    say(f"debs/: {_debs(client, tag, lock, folder / 'debs')} apt packages")
+    _conda(lock, folder / "conda", say)
     say(f"image.tar: saving {tag} and its base")
-    base = lock["base"].get("image", ("-",))[0]
     with (folder / "image.tar").open("wb") as handle:
-        for chunk in _save_images(client, tag, base, say):
+        for chunk in _save_images(client, tag, lock["base"].get("image", ("-",))[0], say):
             handle.write(chunk)
     say("rootfs.sqfs: its root file system, by ch-convert")
     # ch-convert refuses to run without $USER
@@ -240,11 +250,7 @@ def make_bundle(
     _tool(squash, "rootfs.sqfs", {**os.environ, "USER": getpass.getuser()})
     if sif:
         say("rootfs.sif: the SquashFS and the SBOM, by siftool")
-        _sif(folder, lock["base"].get("arch", ("-",))[0])
-    wheels = _wheels(client, tag, lock, plan, folder / "wheels")
-    say(f"wheels/: {wheels} Python packages")
-    say(f"debs/: {_debs(client, tag, lock, folder / 'debs')} apt packages")
-    _conda(lock, folder / "conda", say)
+        _sif(folder, arch)
     entries = write_manifest(folder, {"image": tag, "project": plan.project})
     total = sum(e.size for e in entries)
     say(f"MANIFEST.json: {len(entries)} files, {total / 1e6:.0f} MB")

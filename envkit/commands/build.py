@@ -134,6 +134,10 @@ def build_project(request: BuildRequest) -> str:
     client = docker_client()
     facts = engine_facts(client)
     backend = choose_backend(request.builder or project.plan.install.builder, facts.podman)
+    if request.offline_from is not None:
+        from envkit.bundle.rebuild import require_buildkit
+
+        require_buildkit(backend.name)  # before anything is rendered
     platforms = build_platforms(project, client, request.platform)
     if lock is not None:
         path = _lock_path(request, project)
@@ -148,10 +152,6 @@ def build_project(request: BuildRequest) -> str:
         wanted = not request.force_build and request.platform is None
         if wanted and _pulled(request, project, client, shared, tag):
             return tag
-    if request.offline_from is not None:
-        from envkit.bundle.rebuild import require_buildkit
-
-        require_buildkit(backend.name)
     for platform in platforms:  # only what is about to be built: a pull needed no emulator
         require_emulation(platform, facts.platform, facts.remote)
     images = _platform_images(project, request.tag, platforms, request.platform is not None)

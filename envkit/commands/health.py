@@ -92,6 +92,11 @@ def _body(request: HealthRequest, python: str, checks: Path, config_json: str) -
         return f"exec {shlex.join([python, str(checks), *_arguments(request, config_json)])}\n"
     from envkit.bundle.health import bundle_image, through_ch_run
 
+    if request.npd:
+        raise EnvkitError(
+            "--npd is node-problem-detector's; --bundle writes a Slurm program", "drop one"
+        )
+
     project = project_or_defaults(request.config)
     image = bundle_image(request.bundle, project.plan.signing_key, config_json)
     inside = request.python or f"{project.plan.python.bin_dir}/python"

@@ -30,6 +30,8 @@ def test_the_program_runs_the_check_in_the_image_and_drains_outside_it() -> None
     # A node name from --node is one quoted word; the reason is the check's line, one word.
     assert "scontrol update nodename='gpu 7;reboot' state=drain reason=\"$line\"" in body
     assert body.rstrip().endswith("exit 1")
+    # ch-run or the python missing (126, 127) is the program's setup: no node drained for it.
+    assert body.index('[ "$status" -ge 126 ]') < body.index("scontrol")
     quiet = through_ch_run(image, "python", checks, args, False, None)
     assert "scontrol" not in quiet and '[ "$status" -eq 0 ] && exit 0' in quiet
 

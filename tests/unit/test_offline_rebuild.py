@@ -57,6 +57,7 @@ def test_an_offline_build_installs_from_the_bundle_alone(tmp_path: Path) -> None
     # apt's configuration is the bundle's before anything of apt runs, the mirror script too
     assert apt.index("export APT_CONFIG=/envkit-offline/apt/apt.conf") < apt.index("apt-mirror")
     assert "git=1:2.39.5-0+deb12u2" in apt
+    assert apt.rstrip().endswith("rm -rf /tmp/envkit-lists")  # no offline list in the image
     # The same plan online binds nothing.
     online = render_files(dataclasses.replace(plan, locked=locked))["Dockerfile"]
     assert "/envkit-offline" not in online and "--index-url" in online

@@ -107,6 +107,11 @@ class Kit:
             return ()
         return (f"export APT_CONFIG={OFFLINE}/apt/apt.conf", "mkdir -p /tmp/envkit-lists/partial")
 
+    @property
+    def offline_apt_done(self) -> tuple[str, ...]:
+        """The offline lists gone at the RUN's end: none of them in the image."""
+        return ("rm -rf /tmp/envkit-lists",) if self.install.offline else ()
+
     def apt(self, packages: tuple[str, ...]) -> tuple[str, ...]:
         """apt's install. Under BuildKit the lists and archives stay in cache mounts, so
         docker-clean (which deletes each download at once) is set aside for the step; the
@@ -126,12 +131,8 @@ class Kit:
     def uv(self, python: str) -> Part | None:
         """uv's bootstrap, where uv installs (or exports a uv.lock): pip brings it from the
         mirror into its own folder, run by PYTHON."""
-        plan, install = self.plan, self.install
-        project = plan.packages.project
-        wanted = plan.python_installs and (
-            install.uses_uv or (project is not None and project.lock is not None)
-        )
-        if not wanted:
+        install = self.install
+        if not self.plan.bootstraps_uv:
             return None
         kept = ", a cache kept across builds" if self.buildkit else ""
         comments = lines(f"""\

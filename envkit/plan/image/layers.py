@@ -115,7 +115,8 @@ def system_layer(kit: Kit) -> Layer:
     commands = (*kit.offline_apt, "sh /opt/envkit/apt/apt-mirror.sh")
     commands += ("sh /opt/envkit/apt/cuda-repo.sh",)
     commands += (*kit.apt(packages), *(("update-ca-certificates",) if plan.ca_certs else ()))
-    install = run(kit.mounts(*kit.install.apt_mounts), *commands, "rm -f /etc/ssh/ssh_host_*")
+    commands += ("rm -f /etc/ssh/ssh_host_*", *kit.offline_apt_done)
+    install = run(kit.mounts(*kit.install.apt_mounts), *commands)
     return Layer(comments, (hadolint("DL3008", install),))
 
 

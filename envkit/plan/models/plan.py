@@ -236,6 +236,15 @@ class Plan:
         return os.path.expandvars(self.ssh.home) if self.ssh.home else f"/home/{service.user}"
 
     @property
+    def bootstraps_uv(self) -> bool:
+        """Whether the image brings uv in: it installs the Python packages, or exports the
+        project's uv.lock (the bundle carries its wheel for an offline rebuild)."""
+        project = self.packages.project
+        return self.python_installs and (
+            self.install.uses_uv or (project is not None and project.lock is not None)
+        )
+
+    @property
     def conda_prefix(self) -> str | None:
         """The conda environment envkit manages (None where Python is a venv)."""
         if self.python.provider == "image-conda":
