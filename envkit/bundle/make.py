@@ -34,19 +34,10 @@ from envkit.lock.pins import apt_pins
 from envkit.plan import Plan
 
 Say = Callable[[str], None]
-README = """# An envkit bundle: {project}
-
-Made by envkit {version} from envkit.yaml and envkit.lock (both here). Nothing in it needs a
-network. Check it, then use what the site has:
-
-    envkit load DIR                        # an engine (Docker, Podman): image.tar
-    envkit verify --bundle DIR             # no engine: rootfs.sqfs through Charliecloud's ch-run
-    ch-run DIR/rootfs.sqfs -- python3 ...  # the same image, by hand
-    envkit build --offline --from DIR      # a rebuild from wheels/ and debs/ alone
-
-wheels/, debs/ and conda/ hold every package the lock names; MANIFEST.json the sha256 and size of
-every file (envkit refuses a bundle that differs from it); sbom.cdx.json what the image holds.
-"""
+# The receiving side's README, its {project} and {version} filled in; the image's own program
+# that fetches the .debs (run by `sh -c`, the pins as its arguments).
+README = (Path(__file__).parent / "README.bundle.md").read_text(encoding="utf-8")
+DEBS = (Path(__file__).parent / "debs.sh").read_text(encoding="utf-8")
 
 
 def _save_images(client: Any, tag: str, base: str, say: Say) -> Iterator[bytes]:
@@ -149,24 +140,6 @@ def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
         "run `envkit bundle` where the image's pip mirror answers",
     )
     return len(pins)
-
-
-# Run as root in the image: its own apt (sources, mirror) fetches each pinned .deb, then a
-# Packages index is written beside them, so that `deb [trusted=yes] file:DIR ./` serves them.
-DEBS = r"""set -eu
-apt-get update -qq
-mkdir /tmp/debs && cd /tmp/debs
-apt-get download -q -- "$@"
-for deb in *.deb; do
-  dpkg-deb -f "$deb"
-  printf 'Filename: ./%s\nSize: %s\nSHA256: %s\n\n' "$deb" "$(stat -c %s "$deb")" \
-    "$(sha256sum "$deb" | cut -d' ' -f1)"
-done > Packages
-cp -- * /envkit-out/
-# Owned as the folder is (the user's where the engine runs as root; root where it is rootless,
-# which maps back to the user): never files the user cannot delete.
-chown "$(stat -c %u:%g /envkit-out)" /envkit-out/*
-"""
 
 
 def _debs(client: Any, tag: str, lock: Lock, out: Path) -> int:

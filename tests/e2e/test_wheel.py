@@ -33,6 +33,8 @@ def test_wheel_installs_into_a_fresh_venv_and_renders(tmp_path: Path) -> None:
         "envkit/_templates/templates/entrypoint.sh.j2",
         "envkit/_templates/templates/report/report.html.j2",
         "envkit/catalog/compat.yaml",
+        "envkit/bundle/debs.sh",  # the bundle's programs and README, read as files
+        "envkit/bundle/README.bundle.md",
         "envkit/py.typed",
     ):
         assert template in names, f"{template} missing from the wheel"
