@@ -94,9 +94,9 @@ def test_a_bundle_holds_the_image_its_lock_and_statements_signed(made: Made) -> 
     listed = subprocess.run(["siftool", "list", str(sif)], capture_output=True, text=True)
     assert "FS (Squashfs/*System/amd64)" in listed.stdout, listed.stdout + listed.stderr
     assert "SBOM (cyclonedx-json)" in listed.stdout
-    dump = subprocess.Popen(["siftool", "dump", "1", str(sif)], stdout=subprocess.PIPE)
-    same = subprocess.run(["cmp", "-", str(squashfs)], stdin=dump.stdout, check=False)
-    assert dump.wait() == 0 and same.returncode == 0, "the SIF's partition is not the SquashFS"
+    with subprocess.Popen(["siftool", "dump", "1", str(sif)], stdout=subprocess.PIPE) as dump:
+        same = subprocess.run(["cmp", "-", str(squashfs)], stdin=dump.stdout, check=False)
+    assert dump.returncode == 0 and same.returncode == 0, "the SIF's partition is not the SquashFS"
 
 
 def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
