@@ -36,6 +36,7 @@ def test_wheel_installs_into_a_fresh_venv_and_renders(tmp_path: Path) -> None:
         "envkit/bundle/debs.sh",  # the bundle's programs and README, read as files
         "envkit/bundle/README.bundle.md",
         "envkit/verify/remote_wrapper.sh",
+        "envkit/cluster/npd-plugin.sh",
         "envkit/py.typed",
     ):
         assert template in names, f"{template} missing from the wheel"
