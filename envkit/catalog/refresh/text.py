@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
+import pkgutil
 import re
 from typing import Any
 
-HEADER = """\
-# CUDA <-> PyTorch <-> base image <-> driver compatibility, kept as data.
-# `envkit compat` prints it; the plan resolves every request against it.
-# Rebuilt by `envkit compat refresh` (see docs/compat-refresh.md); edit by hand only the
-# hand-kept facts: a CUDA row's full, min_driver, family_min_driver and cudnn_tag, and defaults.
-#
-# Sources: PyPI's JSON API (torch releases, their Pythons, and the CUDA build of PyPI's own wheel:
-# default_cuda), the PyTorch wheel index download.pytorch.org/whl/torch/ (the other CUDA builds),
-# Docker Hub's tag API (pytorch/pytorch and nvidia/cuda images; a tag not found is dropped), and
-# the CUDA Toolkit release notes (Table 3: minimum driver per toolkit; the family minimum is the
-# "minor version compatibility" floor). `sources` says when each was last read. A row is
-# `confirmed: false` where a source it rests on has not been read since the release appeared;
-# its unread parts then carry the release before's pattern forward.
-# linux/arm64: PyPI's aarch64 wheels are read like the x86-64 ones (their requirements' markers
-# evaluated for aarch64); the aarch64 CUDA builds on the wheel index and the arm64 images were
-# entered by hand on 2026-11-26 (docs/compat-refresh.md names the sources) until the index and
-# Docker Hub are read again, which replaces them.
-"""
+
+def _header() -> str:
+    """compat.yaml's own opening comment, as the table ships it: its one copy is there."""
+    shipped = pkgutil.get_data("envkit.catalog", "compat.yaml") or b""
+    lines = shipped.decode("utf-8").splitlines()
+    return "\n".join(itertools.takewhile(lambda line: line.startswith("#"), lines))
+
 
 CUDA_COMMENT = """\
   # version: full patch release (nvidia/cuda tag), wheel tag, minimum driver for the toolkit
@@ -60,7 +51,7 @@ def _flow(value: Any) -> str:
 
 
 def table_text(table: dict[str, Any]) -> str:
-    lines = [HEADER.rstrip("\n"), f"schema_version: {table['schema_version']}"]
+    lines = [_header(), f"schema_version: {table['schema_version']}"]
     lines += [f"table_version: {_flow(str(table['table_version']))}"]
     lines += [f"as_of: {_flow(str(table['as_of']))}", "sources: " + _flow(table["sources"]), ""]
     lines += ["cuda:", CUDA_COMMENT.rstrip("\n")]
