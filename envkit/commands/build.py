@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docker.errors import DockerException, ImageNotFound
 
+from envkit.bundle.rebuild import checked_lock, offline_files, offline_plan, require_buildkit
 from envkit.engine.build import BuildOptions, Reporter
 from envkit.engine.builders import Backend, build_image, choose_backend
 from envkit.engine.client import docker_client
@@ -135,12 +136,11 @@ def build_project(request: BuildRequest) -> str:
     facts = engine_facts(client)
     backend = choose_backend(request.builder or project.plan.install.builder, facts.podman)
     if request.offline_from is not None:
-        from envkit.bundle.rebuild import require_buildkit
-
         require_buildkit(backend.name)  # before anything is rendered
     platforms = build_platforms(project, client, request.platform)
     if lock is not None:
-        path = _lock_path(request, project)
+        path = request.lock_file or project.project_dir / LOCK_FILE
+        path = request.offline_from / LOCK_FILE if request.offline_from else path
         check_base(lock, client, path, by_id=request.offline_from is not None)
         check_platforms(lock, platforms, path)
     rendered = render_project(project)  # once: the inputs digest and each build's steps read it
@@ -197,8 +197,6 @@ def _pinned(request: BuildRequest, project: Project) -> tuple[Project, Any]:
 
 def _offline(project: Project, bundle: Path, lock_file: Path | None) -> tuple[Project, Any]:
     """The project as the bundle's lock pins it, to be built from the bundle alone."""
-    from envkit.bundle.rebuild import checked_lock, offline_plan
-
     if lock_file is not None:
         raise EnvkitError("--offline builds from the bundle's envkit.lock", "drop --lock-file")
     listed = checked_lock(bundle, project.plan.signing_key)
@@ -210,12 +208,6 @@ def _offline(project: Project, bundle: Path, lock_file: Path | None) -> tuple[Pr
             f"build offline with the envkit.yaml the bundle carries ({bundle}/envkit.yaml)",
         ) from None
     return replace(project, plan=offline_plan(project.plan, lock, bundle, listed)), lock
-
-
-def _lock_path(request: BuildRequest, project: Project) -> Path:
-    if request.offline_from is not None:
-        return request.offline_from / LOCK_FILE
-    return request.lock_file or project.project_dir / LOCK_FILE
 
 
 def _platform_images(
@@ -265,11 +257,13 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
         if shared
         else inputs_of(project, build.rendered, build.build_args, platforms=platforms)
     )
+    host = "host" if plan.runtime.build_network == "host" else None
     options = BuildOptions(
         tag=tag,
         no_cache=request.no_cache,
         build_args=build.build_args,
-        network=_network(plan),
+        # An offline build's steps get none (only the bundle, bound in); else host or the default.
+        network="none" if plan.install.offline else host,
         labels={
             INPUTS_LABEL: inputs_digest(plan),
             CONTEXT_LABEL: context,
@@ -280,28 +274,13 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
         platform=platform,
     )
     try:
-        with _offline_files(out_dir, request.offline_from):
+        bundle = request.offline_from
+        with offline_files(out_dir, bundle) if bundle else nullcontext():
             progress = build_image(client, out_dir, options, reporter, backend)
     except BuildFailedError as failed:
         _explain_missing_base(client, plan.locked.base if plan.locked else plan.image.base, failed)
         raise
     _tagged(request, tag, progress.image_id or "", f"built by {backend.name}", backend.name)
-
-
-def _network(plan: Plan) -> str | None:
-    """The RUN steps' network: none for an offline build (only the bundle, bound in), else the
-    config's (host) or the engine's default."""
-    if plan.install.offline:
-        return "none"
-    return "host" if plan.runtime.build_network == "host" else None
-
-
-def _offline_files(context: Path, bundle: Path | None) -> AbstractContextManager[None]:
-    if bundle is None:
-        return nullcontext()
-    from envkit.bundle.rebuild import offline_files
-
-    return offline_files(context, bundle)
 
 
 def _secrets(plan: Plan, backend: str, say: Say) -> dict[str, str]:
