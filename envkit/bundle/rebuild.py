@@ -88,7 +88,13 @@ def offline_files(context: Path, bundle: Path) -> Iterator[None]:
     """The bundle's packages and apt's configuration in CONTEXT's envkit/offline/ for one
     build, gone after it however it ends (a later render finds no file it did not write)."""
     staged = context / "envkit" / "offline"
-    shutil.rmtree(staged, ignore_errors=True)
+    marker = staged / "apt" / "offline.list"
+    if staged.exists() and not (marker.is_file() and marker.read_text() == SOURCES):
+        raise EnvkitError(
+            f"{staged} holds files envkit did not stage; nothing there is removed",
+            "move them out of the build context: `build --offline` stages the bundle there",
+        )
+    shutil.rmtree(staged, ignore_errors=True)  # a build killed before it could clean up
     try:
         for part in ("wheels", "debs"):
             (staged / part).mkdir(parents=True)

@@ -81,6 +81,13 @@ def test_the_bundles_files_are_staged_for_one_build_and_gone_after(tmp_path: Pat
         raise RuntimeError("the build failed")
     assert not staged.exists()
     assert wheel.read_bytes() == b"a wheel"  # the bundle's own file untouched
+    # Someone's own files where envkit stages: refused, kept.
+    (staged / "notes").mkdir(parents=True)
+    (staged / "notes" / "mine.txt").write_text("a member's")
+    refused = pytest.raises(EnvkitError, match="holds files envkit did not stage")
+    with refused, offline_files(context, bundle):
+        pass
+    assert (staged / "notes" / "mine.txt").read_text() == "a member's"
 
 
 def test_an_offline_build_needs_buildkit_and_a_bundle() -> None:
