@@ -27,6 +27,7 @@ from envkit.errors import EnvkitError
 from envkit.lock.hashes import fill_hashes, hashes_for
 from envkit.lock.pins import locked_plan, read_lock
 from envkit.lock.requested import inputs_digest, requested
+from envkit.plan import Plan
 from envkit.render.files import render_files
 from tests.helpers import plan_example
 
@@ -106,6 +107,14 @@ def test_drift_names_changes_removals_and_additions() -> None:
     assert drift(before, _lock()) == []
 
 
+def _lock_of(plan: Plan) -> Lock:
+    """The test lock, made from PLAN's config and on its base."""
+    lock = _lock()
+    lock["requested"] = requested(plan)
+    lock["base"]["image"] = (plan.image.base,)
+    return lock
+
+
 def _locked_file(tmp_path: Path, lock: Lock) -> Path:
     path = tmp_path / "envkit.lock"
     path.write_text(format_lock(lock))
@@ -114,10 +123,7 @@ def _locked_file(tmp_path: Path, lock: Lock) -> Path:
 
 def test_a_lock_becomes_the_pins_a_locked_build_renders(tmp_path: Path) -> None:
     plan = plan_example("debian-bookworm-cpu")
-    lock = _lock()
-    lock["requested"] = requested(plan)
-    lock["base"]["image"] = (plan.image.base,)
-    path = _locked_file(tmp_path, lock)
+    path = _locked_file(tmp_path, _lock_of(plan))
     parsed, text = read_lock(path)
     locked = locked_plan(parsed, text, plan, path)
     # only what the build added; the native and `all` architectures spelled without a suffix
@@ -275,7 +281,6 @@ def test_a_changed_project_file_is_another_request_the_lock_names() -> None:
     """A requirements file or a pyproject/uv.lock edited after `envkit lock` makes the lock stale
     (by content: the same path with another line is another request)."""
     from envkit.lock.requested import check_matches
-    from envkit.plan import Plan
     from envkit.plan.project.project_files import ProjectFile, RequirementsLayer
 
     plan = plan_example("debian-bookworm-cpu")

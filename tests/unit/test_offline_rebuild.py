@@ -20,12 +20,11 @@ from envkit.checks.programs.lockfile import Lock, format_lock
 from envkit.commands.build import BuildRequest, _pinned
 from envkit.errors import EnvkitError
 from envkit.lock.pins import locked_plan, read_lock
-from envkit.lock.requested import requested
 from envkit.plan.image.install import OFFLINE_MOUNT
 from envkit.render.files import render_files
 from envkit.services.project import Project, load_project
 from tests.helpers import REPO, envkit, plan_example
-from tests.unit.test_lock import _lock, _locked_file
+from tests.unit.test_lock import _lock_of, _locked_file
 
 INSTALLS = re.compile(r"apt-get install|pip install|uv pip install")
 
@@ -38,10 +37,7 @@ def _instructions(dockerfile: str) -> list[str]:
 
 def test_an_offline_build_installs_from_the_bundle_alone(tmp_path: Path) -> None:
     plan = plan_example("debian-bookworm-cpu")
-    lock = _lock()
-    lock["requested"] = requested(plan)
-    lock["base"]["image"] = (plan.image.base,)
-    path = _locked_file(tmp_path, lock)
+    path = _locked_file(tmp_path, _lock_of(plan))
     locked = locked_plan(*read_lock(path), plan, path)
     install = dataclasses.replace(plan.install, offline=True)
     dockerfile = render_files(dataclasses.replace(plan, locked=locked, install=install))[
@@ -129,9 +125,7 @@ def _offline(project: Project, bundle: Path) -> Project:
 def test_a_bundle_that_cannot_rebuild_here_is_refused_saying_why(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples" / "debian-bookworm-cpu", tmp_path / "site")
     project = load_project(str(tmp_path / "site" / "envkit.yaml"))
-    lock = _lock()
-    lock["requested"] = requested(project.plan)
-    lock["base"]["image"] = (project.plan.image.base,)
+    lock = _lock_of(project.plan)
     lock["base"]["digest"] = ("debian@sha256:" + "d" * 64,)
     # An earlier envkit's bundle: the lock adds apt packages, and there are no .debs.
     with pytest.raises(EnvkitError, match="carries no debs/ for the lock's 3 apt packages"):
