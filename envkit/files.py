@@ -8,9 +8,11 @@ May import: errors."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from envkit.errors import EnvkitError, FieldError
@@ -91,3 +93,16 @@ def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def link_or_copy(source: Path, target: Path, copying: Callable[[], None] | None = None) -> None:
+    """TARGET a hard link to SOURCE where both are on one filesystem, else a copy (COPYING is
+    called first: a copy of gigabytes takes a while). OSError where the copy fails."""
+    try:
+        os.link(source, target)
+        return
+    except OSError:
+        pass
+    if copying is not None:
+        copying()
+    shutil.copyfile(source, target)

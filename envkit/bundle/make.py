@@ -22,7 +22,7 @@ import subprocess
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from docker.errors import ImageNotFound
 
@@ -55,8 +55,7 @@ def _save_images(client: Any, tag: str, base: str, say: Say) -> Iterator[bytes]:
     api = client.api  # the SDK saves one name at a time; the engine's API takes several
     response = api._get(api._url("/images/get"), params={"names": names}, stream=True)
     api._raise_for_status(response)
-    chunks: Iterator[bytes] = response.iter_content(1 << 20)
-    return chunks
+    return cast("Iterator[bytes]", response.iter_content(1 << 20))
 
 
 def require_tools(sif: bool) -> None:

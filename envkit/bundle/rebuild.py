@@ -9,7 +9,6 @@ whatever the machine can reach."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from pathlib import Path
 from envkit.bundle.manifest import Entry, check_bundle
 from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
+from envkit.files import link_or_copy
 from envkit.lock.pins import apt_pins
 from envkit.plan import Plan
 from envkit.plan.image.install import OFFLINE
@@ -76,13 +76,6 @@ def require_buildkit(builder: str) -> None:
         )
 
 
-def _link_or_copy(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except OSError:  # another filesystem: a copy (the .debs and wheels, not the image)
-        shutil.copyfile(source, target)
-
-
 @contextmanager
 def offline_files(context: Path, bundle: Path) -> Iterator[None]:
     """The bundle's packages and apt's configuration in CONTEXT's envkit/offline/ for one
@@ -100,7 +93,7 @@ def offline_files(context: Path, bundle: Path) -> Iterator[None]:
             (staged / part).mkdir(parents=True)
             found = sorted((bundle / part).iterdir()) if (bundle / part).is_dir() else []
             for source in found:
-                _link_or_copy(source, staged / part / source.name)
+                link_or_copy(source, staged / part / source.name)  # not the image: small
         if not (staged / "debs" / "Packages").exists():  # no .debs: an empty index still serves
             (staged / "debs" / "Packages").write_text("")
         (staged / "apt" / "parts").mkdir(parents=True)

@@ -5,7 +5,6 @@ runs out, and the per-node reports read back from the run's shared folder and me
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import sys
@@ -36,7 +35,7 @@ from envkit.cluster.slurm_job import (
     time_limit_s,
 )
 from envkit.errors import EnvkitError, FieldError
-from envkit.files import read_regular
+from envkit.files import link_or_copy, read_regular
 from envkit.verify.agreement import judge_nodes, with_check
 from envkit.verify.bundle import build_bundle
 from envkit.verify.reports import checked_report
@@ -61,16 +60,13 @@ def _down_rows(down: dict[str, str]) -> dict[str, str]:
 def stage(source: Path, dest: Path, quiet: bool) -> None:
     """A bundle's SquashFS into the run's shared folder, where every node reads it: a hard link
     when both are on one filesystem, else a copy (said, with its size: it can take a while)."""
-    try:
-        os.link(source, dest)
-        return
-    except OSError:
-        pass
-    if not quiet:
+
+    def copying() -> None:
         size = source.stat().st_size / 2**30
         sys.stderr.write(for_terminal(f"staging {source} ({size:.1f} GiB) in {dest.parent}") + "\n")
+
     try:
-        shutil.copyfile(source, dest)
+        link_or_copy(source, dest, None if quiet else copying)
     except OSError as exc:
         raise EnvkitError(
             f"could not copy {source.name} into {dest.parent}: {exc.strerror}",

@@ -18,7 +18,7 @@ from pathlib import Path
 from envkit import __version__
 from envkit.checks.programs.health import DEFAULT_TIMEOUT_S
 from envkit.errors import EnvkitError
-from envkit.services.project import project_or_defaults
+from envkit.services.project import Project, project_or_defaults
 from envkit.verify.bundle import build_bundle
 from envkit.verify.request import ChecksRequest
 
@@ -54,8 +54,8 @@ def baseline_reset(value: str | None, program: Path | None) -> bool:
     return True
 
 
-def _config_json(config: str | None) -> str:
-    settings = project_or_defaults(config).settings(ChecksRequest(bench=False)).elsewhere
+def _config_json(project: Project) -> str:
+    settings = project.settings(ChecksRequest(bench=False)).elsewhere
     return json.dumps(settings.runner_config("local", None), sort_keys=True)
 
 
@@ -86,8 +86,9 @@ def _program(path: Path, body: str) -> str:
     )
 
 
-def _body(request: HealthRequest, python: str, checks: Path, config_json: str) -> str:
+def _body(request: HealthRequest, python: str, checks: Path, project: Project) -> str:
     """Run the checks zip by the nodes' PYTHON, or in a bundle's image through ch-run."""
+    config_json = _config_json(project)  # the settings envkit.yaml bakes into the program
     if request.bundle is None:
         return f"exec {shlex.join([python, str(checks), *_arguments(request, config_json)])}\n"
     from envkit.bundle.health import bundle_image, through_ch_run
@@ -96,8 +97,6 @@ def _body(request: HealthRequest, python: str, checks: Path, config_json: str) -
         raise EnvkitError(
             "--npd is node-problem-detector's; --bundle writes a Slurm program", "drop one"
         )
-
-    project = project_or_defaults(request.config)
     image = bundle_image(request.bundle, project.plan.signing_key, config_json)
     inside = request.python or f"{project.plan.python.bin_dir}/python"
     # The drain happens outside the image (no scontrol, no $SLURMD_NODENAME in it).
@@ -120,11 +119,11 @@ def _ours(path: Path) -> bool:
     return len(lines) > 1 and lines[1].startswith(OURS)
 
 
-def _write(request: HealthRequest, python: str, config_json: str) -> int:
+def _write(request: HealthRequest, python: str, project: Project) -> int:
     assert request.write is not None
     path = request.write.expanduser().resolve()
     bundle = path.with_name(path.name + ".zip")
-    body = _body(request, python, bundle, config_json)  # its refusals before anything is written
+    body = _body(request, python, bundle, project)  # its refusals before anything is written
     for existing in (path, bundle):
         if existing.exists() and not _ours(existing):
             raise EnvkitError(
@@ -149,10 +148,10 @@ def run(request: HealthRequest) -> int:
             f"choose 5 to {MAX_TIMEOUT_S:.0f} s: Slurm kills a health program after 60 s",
         )
     python = request.python or shutil.which("python3") or "python3"
-    config_json = _config_json(request.config)
-    args = _arguments(request, config_json)
+    project = project_or_defaults(request.config)  # read once: the settings, the bundle's
     if request.write is not None:
-        return _write(request, python, config_json)
+        return _write(request, python, project)
+    args = _arguments(request, _config_json(project))
     if request.bundle is not None:
         raise EnvkitError(
             "--bundle writes a program for the nodes", "add --program PATH (where they read it)"

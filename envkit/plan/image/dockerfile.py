@@ -100,17 +100,14 @@ class Kit:
         return (*(m.flag for m in mounts), *((OFFLINE_MOUNT,) if self.install.offline else ()))
 
     @property
-    def offline_apt(self) -> tuple[str, ...]:
+    def offline_apt(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """An offline build's apt reads only the bundle's .debs (bundle/rebuild.py writes the
-        configuration): every apt-get of the RUN after this command, the mirror script's too."""
+        configuration), the mirror script's too: the RUN's first commands, and its last (the
+        offline lists gone, none of them in the image)."""
         if not self.install.offline:
-            return ()
-        return (f"export APT_CONFIG={OFFLINE}/apt/apt.conf", "mkdir -p /tmp/envkit-lists/partial")
-
-    @property
-    def offline_apt_done(self) -> tuple[str, ...]:
-        """The offline lists gone at the RUN's end: none of them in the image."""
-        return ("rm -rf /tmp/envkit-lists",) if self.install.offline else ()
+            return (), ()
+        conf = f"export APT_CONFIG={OFFLINE}/apt/apt.conf"
+        return (conf, "mkdir -p /tmp/envkit-lists/partial"), ("rm -rf /tmp/envkit-lists",)
 
     def apt(self, packages: tuple[str, ...]) -> tuple[str, ...]:
         """apt's install. Under BuildKit the lists and archives stay in cache mounts, so

@@ -112,10 +112,11 @@ def system_layer(kit: Kit) -> Layer:
     plan = kit.plan
     comments = lines(SYSTEM + ("\n" + APT_CACHED if kit.buildkit else ""))
     packages = plan.locked.apt if plan.locked else plan.packages.apt_system
-    commands = (*kit.offline_apt, "sh /opt/envkit/apt/apt-mirror.sh")
+    offline_first, offline_last = kit.offline_apt
+    commands = (*offline_first, "sh /opt/envkit/apt/apt-mirror.sh")
     commands += ("sh /opt/envkit/apt/cuda-repo.sh",)
     commands += (*kit.apt(packages), *(("update-ca-certificates",) if plan.ca_certs else ()))
-    commands += ("rm -f /etc/ssh/ssh_host_*", *kit.offline_apt_done)
+    commands += ("rm -f /etc/ssh/ssh_host_*", *offline_last)
     install = run(kit.mounts(*kit.install.apt_mounts), *commands)
     return Layer(comments, (hadolint("DL3008", install),))
 
