@@ -95,6 +95,20 @@ def envkit(
     )
 
 
+def envkit_offline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`envkit ARGS` in a network namespace of its own: loopback up (as on any machine), no
+    other address and no route (the engine's unix socket still answers)."""
+    inside = 'ip link set lo up && exec "$@"'
+    return subprocess.run(
+        ["unshare", "-n", "sh", "-c", inside, "sh", sys.executable, "-m", "envkit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+
+
 def render_refused(project: Path, env: dict[str, str] | None = None) -> str:
     """`envkit render` in PROJECT refused: exit 2, no traceback, nothing written. Its stderr."""
     done = envkit("render", cwd=project, env=env)

@@ -32,6 +32,7 @@ from envkit.checks.programs.lockstate import INDEX_INSTALLERS
 from envkit.errors import EnvkitError
 from envkit.lock.pins import apt_pins
 from envkit.plan import Plan
+from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_REQUIREMENTS, RATTLER_VENV
 
 Say = Callable[[str], None]
 # The receiving side's README, its {project} and {version} filled in; the image's own program
@@ -77,16 +78,17 @@ def _tool(argv: list[str], made: str, env: dict[str, str] | None = None) -> None
         raise EnvkitError(f"{argv[0]} could not make {made}: {said}", "see its message")
 
 
-def _in_image(client: Any, tag: str, run: list[str], out: Path, failed: str, fix: str) -> None:
-    """RUN in the image as root, OUT bound at /envkit-out; FAILED said with the program's own
-    message (the SDK's ContainerError carries it)."""
+def _in_image(plan: Plan, client: Any, run: list[str], out: Path, failed: str, fix: str) -> None:
+    """RUN in PLAN's image as root, OUT bound at /envkit-out, on the network its build has;
+    FAILED said with the program's own message (the SDK's ContainerError carries it)."""
     try:
         client.containers.run(
-            tag,
+            plan.image.tag,
             run[1:],
             entrypoint=run[:1],
             user="0",
             remove=True,
+            network_mode="host" if plan.runtime.build_network == "host" else None,
             volumes={str(out.resolve()): {"bind": "/envkit-out", "mode": "rw"}},
             labels={"io.envkit.throwaway": "bundle"},
         )
@@ -113,9 +115,9 @@ def _sif(folder: Path, arch: str) -> None:
     _tool(["siftool", "add", *sbom, sif, str(folder / "sbom.cdx.json")], "rootfs.sif")
 
 
-def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
+def _wheels(client: Any, lock: Lock, plan: Plan, out: Path) -> int:
     """The lock's index-installed pins, and the uv that installs them, downloaded by the image's
-    own pip into OUT."""
+    own pip into OUT; the conda bootstrap's own wheels by its venv's pip, by hash."""
     pins = [
         f"{name}=={values[0]}"
         for name, values in sorted(lock["pip"].items())
@@ -125,31 +127,33 @@ def _wheels(client: Any, tag: str, lock: Lock, plan: Plan, out: Path) -> int:
     # the project's uv.lock.
     wanted = plan.bootstraps_uv or (pins and plan.install.uses_uv)
     pins += [f"uv=={plan.install.uv_version}"] if wanted else []
-    if not pins:
+    rattler = plan.conda.bootstrap == "rattler"
+    if not pins and not rattler:
         return 0
     out.mkdir()
-    python = f"{plan.python.bin_dir}/python"
-    download = [python, "-m", "pip", "download", "--no-deps", "--quiet", "-d", "/envkit-out"]
-    _in_image(
-        client,
-        tag,
-        [*download, *pins],
-        out,
-        "the image's pip could not download the lock's packages",
-        "run `envkit bundle` where the image's pip mirror answers",
-    )
-    return len(pins)
+    download = ("-m", "pip", "download", "--no-deps", "--quiet", "-d", "/envkit-out")
+    failed = "the image's pip could not download the lock's packages"
+    fix = "run `envkit bundle` where the image's pip mirror answers"
+    if pins:
+        python = f"{plan.python.bin_dir}/python"
+        _in_image(plan, client, [python, *download, *pins], out, failed, fix)
+    if rattler:
+        hashed = ("--require-hashes", "-r", f"{CONDA_TOOL_DIR}/requirements.txt")
+        _in_image(
+            plan, client, [f"{RATTLER_VENV}/bin/python", *download, *hashed], out, failed, fix
+        )
+    return len(pins) + (len(RATTLER_REQUIREMENTS) if rattler else 0)
 
 
-def _debs(client: Any, tag: str, lock: Lock, out: Path) -> int:
+def _debs(client: Any, plan: Plan, lock: Lock, out: Path) -> int:
     """Each apt package the image added to its base, at the lock's version, into OUT."""
     pins = apt_pins(lock)
     if not pins:
         return 0
     out.mkdir()
     _in_image(
+        plan,
         client,
-        tag,
         ["sh", "-c", DEBS, "sh", *pins],
         out,
         "the image's apt could not download the lock's packages",
@@ -208,9 +212,9 @@ def make_bundle(
     (folder / "README.md").write_text(README.format(project=plan.project, version=__version__))
     # The downloads first: a mirror that no longer has a locked version fails them, before
     # minutes of saving and squashing.
-    wheels = _wheels(client, tag, lock, plan, folder / "wheels")
+    wheels = _wheels(client, lock, plan, folder / "wheels")
     say(f"wheels/: {wheels} Python packages")
-    say(f"debs/: {_debs(client, tag, lock, folder / 'debs')} apt packages")
+    say(f"debs/: {_debs(client, plan, lock, folder / 'debs')} apt packages")
     _conda(lock, folder / "conda", say)
     say(f"image.tar: saving {tag} and its base")
     with (folder / "image.tar").open("wb") as handle:

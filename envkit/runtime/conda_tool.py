@@ -5,8 +5,10 @@ names, installed as the image's `envkit-conda`.
                                                         (its channels first, then .condarc's),
                                                         then its pip: section with the env's pip
   envkit-conda create -p PREFIX --explicit FILE         install exactly FILE's package URLs
-                                                        (`URL#md5` or `URL#sha256` lines), each
-                                                        checked against its hash, nothing solved
+                [--from DIR]                            (`URL#md5` or `URL#sha256` lines), each
+                                                        checked against its hash, nothing solved;
+                                                        --from: the files from DIR/<subdir>/, no
+                                                        network (an offline bundle's conda/)
   envkit-conda install [-p PREFIX] SPEC...              add packages to an environment; what is
                                                         installed stays unless a SPEC needs it
   envkit-conda list [-p PREFIX] [--explicit]            the environment's packages
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import shutil
@@ -348,6 +351,45 @@ async def create_explicit(prefix: Path, path: Path) -> None:
     print(f"envkit-conda: {len(records)} locked packages in {prefix}", flush=True)
 
 
+def _held_to(local: Path, digest: str, url: str) -> None:
+    """LOCAL is the file the line names: its md5 or sha256 is the line's."""
+    summed = hashlib.new("sha256" if len(digest) == 64 else "md5")
+    with local.open("rb") as handle:
+        while block := handle.read(1 << 20):  # a CUDA package is a GB: never whole in memory
+            summed.update(block)
+    if summed.hexdigest() != digest:
+        raise ToolError(f"{local} is not {url}: its hash differs from the lock's")
+
+
+async def create_from_files(prefix: Path, path: Path, folder: Path) -> None:
+    """Exactly the explicit file's packages from FOLDER's copies (laid out <subdir>/<file>, as
+    an offline bundle's conda/ is), nothing fetched: each copy held to its line's hash, then
+    installed and recorded as fetched from the line's URL (the same bytes), so that the
+    environment's lock is the one it was made from."""
+    from rattler import PrefixRecord, RepoDataRecord
+
+    records, urls = [], {}
+    for url, digest in _explicit_lines(path):
+        channel, subdir, file_name = url.rsplit("/", 2)
+        local = folder / subdir / file_name
+        if not local.is_file():
+            raise ToolError(f"{folder} holds no {subdir}/{file_name} ({url}): fix: bundle again")
+        _held_to(local, digest, url)
+        record = await RepoDataRecord.from_package_archive(local)
+        record.channel = f"{channel}/"
+        if len(digest) == 32:  # the archive gives its sha256; the lock's md5 goes with it
+            record.md5 = bytes.fromhex(digest)
+        records.append(record)
+        urls[file_name] = url
+    await install(records, prefix)
+    for meta in (prefix / "conda-meta").glob("*.json"):
+        installed = PrefixRecord.from_path(meta)
+        if installed.file_name in urls:
+            installed.url = urls[installed.file_name]
+            installed.write_to_path(meta, pretty=True)
+    print(f"envkit-conda: {len(records)} locked packages in {prefix}, from {folder}", flush=True)
+
+
 async def add(prefix: Path, specs: list[str]) -> None:
     """SPECS added to the environment. Every installed package stays requested (by name) and
     is preferred at its installed version, so only what SPECS need changes; rattler's install
@@ -399,6 +441,7 @@ def _parser() -> argparse.ArgumentParser:
     source = make.add_mutually_exclusive_group(required=True)
     source.add_argument("-f", "--file", type=Path)
     source.add_argument("--explicit", type=Path)
+    make.add_argument("--from", dest="files", type=Path, help="--explicit's files, from here")
     more = commands.add_parser("install", help="add packages to an environment")
     more.add_argument("-p", "--prefix")
     more.add_argument("specs", nargs="+")
@@ -412,7 +455,11 @@ def _parser() -> argparse.ArgumentParser:
 async def _run(args: argparse.Namespace) -> None:
     if args.command == "create":
         prefix = _prefix(args.prefix)
-        if args.explicit:
+        if args.files and not args.explicit:
+            raise ToolError("--from gives --explicit's files: give --explicit FILE too")
+        if args.files:
+            await create_from_files(prefix, args.explicit, args.files)
+        elif args.explicit:
             await create_explicit(prefix, args.explicit)
         else:
             await create(prefix, args.file)

@@ -19,7 +19,7 @@ import pytest
 from tests.conda_channel import HELLO, conda_mirror, make_channel
 from tests.e2e.images import E2E_NAME, copy_project, docker, ensure_base_image
 from tests.e2e.mirrors import PROBE, Recorder, pip_index
-from tests.helpers import envkit
+from tests.helpers import envkit, envkit_offline
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -141,6 +141,43 @@ def test_an_environment_file_builds_from_the_served_channel_and_verifies_in_its_
     ran = [e["instruction"] for e in events if e["event"] == "step"]
     assert any("envkit-conda create" in r and "--explicit" in r for r in ran), ran
     assert not any("envkit-conda create" in r and " -f " in r for r in ran), ran
+
+
+def test_a_conda_environment_bundles_and_rebuilds_with_no_network_to_the_same_lock(
+    conda_project: Path, mirrors: Mirrors, tmp_path: Path
+) -> None:
+    """`envkit bundle` of the environment, then `build --offline --from` in a namespace with no
+    route, the build's steps with no network: py-rattler from the bundle's wheels by hash, each
+    conda package from its conda/ files, the pip section's package from its wheels; neither
+    served mirror is asked anything, and the rebuilt image's lock is the bundle's."""
+    bundle, tag = tmp_path / "bundle", f"envkit-test/offline-conda:{NAME}"
+    for command in (("build", "--builder", "buildkit"), ("lock",), ("bundle", "-o", str(bundle))):
+        done = envkit(*command, cwd=conda_project, timeout=1800)
+        assert done.returncode == 0, (command, done.stdout[-3000:], done.stderr[-3000:])
+    listed = {e["path"] for e in json.loads((bundle / "MANIFEST.json").read_text())["files"]}
+    conda_files = sorted(name for name in listed if name.startswith("conda/"))
+    assert len(conda_files) == 4, conda_files  # python, pip, envkit-hello, envkit-data
+    assert any(name.startswith("wheels/py_rattler-0.28.0-") for name in listed), sorted(listed)
+    assert any(name.startswith("wheels/envkit_probe-") for name in listed), sorted(listed)
+    mirrors.conda_seen.paths.clear()
+    mirrors.pip_seen.paths.clear()
+    try:
+        args = ("build", "--offline", "--from", str(bundle), "--tag", tag, "--json")
+        built = envkit_offline(*args, cwd=conda_project)
+        assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-3000:]
+        events = [json.loads(line) for line in built.stdout.splitlines() if line.startswith("{")]
+        ran = [e["instruction"] for e in events if e["event"] == "step"]
+        assert any("envkit-conda create" in r and "--from /envkit-offline/conda" in r for r in ran)
+        assert mirrors.conda_seen.paths == [] and mirrors.pip_seen.paths == []
+        rebuilt = tmp_path / "rebuilt.lock"
+        locked = envkit("lock", "--tag", tag, "--lock-file", str(rebuilt), cwd=conda_project)
+        assert locked.returncode == 0, locked.stdout[-2000:] + locked.stderr[-2000:]
+        same = envkit("diff", str(bundle / "envkit.lock"), str(rebuilt), cwd=conda_project)
+        assert same.returncode == 0, same.stdout[-3000:] + same.stderr[-3000:]
+        # The environment records the mirror's URLs, as the online build's does.
+        assert f"{mirrors.conda_url}/cloud/conda-forge/" in rebuilt.read_text()
+    finally:
+        docker("rmi", "-f", tag, check=False)
 
 
 def _records(channel: Path, names: tuple[str, ...]) -> list[tuple[str, str, str, str]]:

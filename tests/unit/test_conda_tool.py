@@ -5,6 +5,7 @@ it. The channel's python is the stand-in interpreter (a venv of this machine's p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -139,6 +140,57 @@ def test_an_explicit_list_installs_exactly_its_packages_and_a_wrong_hash_install
         "create", "-p", str(wrong), "--explicit", str(lock), rc=rc, cache=tmp_path / "c3"
     )
     assert unhashed.returncode == 1 and ":1: " in unhashed.stderr, unhashed.stderr
+
+
+def test_an_explicit_list_installs_from_a_folders_copies_with_no_channel_and_keeps_its_urls(
+    channel_root: Path, tmp_path: Path
+) -> None:
+    """--from (an offline bundle's conda/): no channel answers (the lock's mirror is gone); each
+    copy is held to its line's md5, the environment records the line's URL, and a copy with a
+    byte changed is refused by name with nothing installed."""
+    files = {p.name: p for p in channel_root.glob("cloud/conda-forge/*/*.conda")}
+    wanted = ("python-3.11.2-envkit_shim.conda", "envkit-hello-1.0-pyh_0.conda")
+    folder, lines = tmp_path / "conda", ["@EXPLICIT"]
+    for name in wanted:
+        subdir = files[name].parent.name
+        (folder / subdir).mkdir(parents=True, exist_ok=True)
+        (folder / subdir / name).write_bytes(files[name].read_bytes())
+        md5 = hashlib.md5(files[name].read_bytes()).hexdigest()  # noqa: S324 - the lock's sum
+        lines.append(f"http://127.0.0.1:9/gone/conda-forge/{subdir}/{name}#{md5}")
+    explicit = tmp_path / "explicit.txt"
+    explicit.write_text("\n".join(lines) + "\n")
+    rc = tmp_path / "condarc"
+    rc.write_text("channels: [conda-forge]\n")
+
+    prefix = tmp_path / "env"
+    argv = ("create", "-p", str(prefix), "--explicit", str(explicit), "--from", str(folder))
+    done = _tool(*argv, rc=rc, cache=tmp_path / "pkgs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _names(prefix) == ["envkit-hello", "python"]
+    recorded = {
+        (meta["url"], meta["md5"], meta["channel"])
+        for meta in (json.loads(m.read_text()) for m in (prefix / "conda-meta").glob("*.json"))
+    }
+    assert recorded == {
+        (url, md5, url.rsplit("/", 2)[0] + "/")
+        for url, md5 in (line.split("#") for line in lines[1:])
+    }
+    said = subprocess.run(
+        [str(prefix / "bin" / "python"), "-c", "import envkit_hello as h; print(h.SAYS)"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert HELLO in said
+
+    changed = folder / "noarch" / wanted[1]
+    data = bytearray(changed.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    changed.write_bytes(bytes(data))
+    other = tmp_path / "other"
+    argv = ("create", "-p", str(other), "--explicit", str(explicit), "--from", str(folder))
+    refused = _tool(*argv, rc=rc, cache=tmp_path / "pkgs2")
+    assert refused.returncode == 1, refused.stdout
+    assert f"{changed} is not" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (other / "conda-meta").exists()
 
 
 def test_a_channel_the_condarc_does_not_route_is_refused_not_fetched_upstream(

@@ -141,3 +141,67 @@ def test_a_bundle_that_cannot_rebuild_here_is_refused_saying_why(tmp_path: Path)
     rebuilt = _offline(project, _bundle(tmp_path / "ok", lock, {"debs/Packages": b""}))
     assert rebuilt.plan.install.offline and rebuilt.plan.locked is not None
     assert rebuilt.plan.locked.base == project.plan.image.base
+
+
+NUMPY = "numpy-1.26.4-py311h64a7726_0.conda"
+
+
+def _conda_lock(plan_lock: Lock, channel: str) -> Lock:
+    """PLAN_LOCK with a conda environment of one package from CHANNEL, on the lock's base."""
+    lock = dict(plan_lock)
+    lock["conda"] = {"numpy": ("1.26.4", f"{channel}/linux-64/{NUMPY}#{'e' * 32}")}
+    lock["base"] = {**plan_lock["base"], "conda-prefix": ("/opt/conda/envs/speech",)}
+    return lock
+
+
+def test_a_conda_environment_rebuilds_from_the_bundles_files_by_the_rattler_bootstrap(
+    tmp_path: Path,
+) -> None:
+    """The conda example (its channels through TUNA: envkit's rattler bootstrap): py-rattler
+    from the bundle's wheels by hash, each conda package from its conda/ files, nothing asked of
+    a channel or an index; a bundle without them is refused, naming what is missing."""
+    shutil.copytree(REPO / "examples" / "cuda-conda-tuna", tmp_path / "site")
+    project = load_project(str(tmp_path / "site" / "envkit.yaml"))
+    assert project.plan.conda.bootstrap == "rattler"
+    mirror = dict(project.plan.conda.rc.custom_channels)["conda-forge"]
+    lock = _conda_lock(_lock_of(project.plan), f"{mirror}/conda-forge")
+    lock["apt"], lock["pip"] = {}, {}
+    lock["base"]["digest"] = ("nvidia/cuda@sha256:" + "d" * 64,)
+    with pytest.raises(EnvkitError) as raised:
+        _offline(project, _bundle(tmp_path / "old", lock, {}))
+    assert "py-rattler, ruamel.yaml, numpy (conda/)" in raised.value.message
+    files = {
+        f"conda/linux-64/{NUMPY}": b"a conda package",
+        "wheels/py_rattler-0.28.0-cp310-abi3-manylinux_2_17_x86_64.whl": b"a wheel",
+        "wheels/ruamel.yaml-0.19.1-py3-none-any.whl": b"a wheel",
+    }
+    rebuilt = _offline(project, _bundle(tmp_path / "ok", lock, files)).plan
+    dockerfile = render_files(rebuilt)["Dockerfile"]
+    installing = [i for i in _instructions(dockerfile) if "envkit-conda create" in i]
+    assert len(installing) == 1 and OFFLINE_MOUNT in installing[0], installing
+    assert (
+        "--explicit /opt/envkit/lock/conda-explicit.txt --from /envkit-offline/conda"
+        in (installing[0])
+    )
+    rattler = next(i for i in _instructions(dockerfile) if "--require-hashes" in i)
+    assert "--no-index --find-links /envkit-offline/wheels" in rattler and OFFLINE_MOUNT in rattler
+    assert "--index-url" not in dockerfile and "curl " not in dockerfile
+    # Staged with its subdir, as envkit-conda --from reads it.
+    with offline_files(tmp_path / "context", tmp_path / "ok" / "bundle"):
+        staged = tmp_path / "context" / "envkit" / "offline" / "conda" / "linux-64" / NUMPY
+        assert staged.read_bytes() == b"a conda package"
+
+
+def test_a_conda_environment_from_miniforge_is_refused_offline_saying_why(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "examples" / "cuda-conda-tuna", tmp_path / "site")
+    config = tmp_path / "site" / "envkit.yaml"
+    config.write_text(config.read_text().replace("preset: tuna", "preset: official"))
+    project = load_project(str(config))
+    assert project.plan.conda.bootstrap == "miniforge"
+    lock = _conda_lock(_lock_of(project.plan), "https://conda.anaconda.org/conda-forge")
+    lock["apt"] = {}
+    lock["base"]["digest"] = ("nvidia/cuda@sha256:" + "d" * 64,)
+    with pytest.raises(EnvkitError) as raised:
+        _offline(project, _bundle(tmp_path / "b", lock, {}))
+    assert "comes from Miniforge's installer" in raised.value.message
+    assert "envkit load" in (raised.value.fix or "")

@@ -21,7 +21,7 @@ from envkit.plan.image.dockerfile import (
     run,
     words,
 )
-from envkit.plan.image.install import CacheMount
+from envkit.plan.image.install import OFFLINE, CacheMount
 from envkit.plan.models.plan import Plan
 from envkit.runtime import copy_programs, in_image
 
@@ -234,6 +234,9 @@ def _explicit(kit: Kit) -> tuple[str, ...] | None:
     target = str(plan.conda_prefix)
     if conda.bootstrap == "rattler":
         command: tuple[str, ...] = (CONDA_TOOL, "create", "-p", target, "--explicit", files[1])
+        if kit.install.offline:  # the files from the bundle's conda/, each held to its hash
+            command += ("--from", f"{OFFLINE}/conda")
+            why += " Each file from the bundle, nothing fetched."
     else:
         verb = "create" if conda.creates_env else "install"
         command = ("conda", verb, "-y", "-p", target, "--file", files[1])
