@@ -50,8 +50,9 @@ BundleOption = Annotated[
     typer.Option(
         "--bundle",
         metavar="DIR",
-        help="Verify an `envkit bundle`'s image through Charliecloud's ch-run (no engine, no "
-        "network), once the bundle matches its manifest; with --slurm, on the nodes.",
+        help="Verify an `envkit bundle`'s image through ch-run, Apptainer or enroot, the first "
+        "installed (no engine, no network), once the bundle matches its manifest; with "
+        "--slurm, on the nodes.",
     ),
 ]
 Only = Annotated[

@@ -42,9 +42,10 @@ def _targets(request: VerifyRequest, settings: RunSettings) -> list[TargetUrl]:
     if asked.image is not None:
         chosen.append(parse_target(IMAGE_PREFIX + asked.image, "--image"))
     if asked.bundle is not None:  # checked against its manifest in _run, before anything runs
-        chosen.append(
-            parse_target(f"charliecloud://{(asked.bundle / 'rootfs.sqfs').resolve()}", "--bundle")
-        )
+        from envkit.targets.squashfs import available_runtime
+
+        image = (asked.bundle / "rootfs.sqfs").resolve()
+        chosen.append(parse_target(f"{available_runtime()}://{image}", "--bundle"))
     if not chosen:
         if not settings.configured:
             raise EnvkitError(

@@ -86,10 +86,10 @@ def _open_image(url: TargetUrl, options: TargetOptions) -> Target:
     return ImageTarget(url.rest, url.url, options)
 
 
-def _open_charliecloud(url: TargetUrl, options: TargetOptions) -> Target:
-    from envkit.targets.charliecloud import CharliecloudTarget
+def _open_squashfs(url: TargetUrl, options: TargetOptions) -> Target:
+    from envkit.targets.squashfs import SquashfsTarget
 
-    return CharliecloudTarget(url.rest, url.url)
+    return SquashfsTarget(url.scheme, url.rest, url.url)
 
 
 TRANSPORTS: dict[str, Transport] = {
@@ -99,8 +99,9 @@ TRANSPORTS: dict[str, Transport] = {
         Transport("docker", "docker://CONTAINER", True, False, _named, _open_docker),
         Transport("ssh", "ssh://USER@HOST[:PORT]", True, False, _ssh_address, _open_ssh),
         Transport("image", "image://IMAGE", True, False, _named, _open_image),
-        Transport(
-            "charliecloud", "charliecloud://IMAGE.sqfs", True, False, _named, _open_charliecloud
+        *(
+            Transport(runtime, f"{runtime}://IMAGE.sqfs", True, False, _named, _open_squashfs)
+            for runtime in ("charliecloud", "apptainer", "enroot")  # targets/squashfs.py's
         ),
     )
 }

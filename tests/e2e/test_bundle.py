@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,27 +26,13 @@ import yaml
 from tests.e2e.conftest import ENV_IMAGE
 from tests.e2e.engines import PODMAN_ROOTS, _unmount_under
 from tests.e2e.images import E2E_NAME, copy_project, docker
-from tests.helpers import envkit
+from tests.helpers import envkit, envkit_offline
 from tests.slurm_cluster import SlurmCluster
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 PASSWORD = "bundle-e2e-password"
-
-
-def _offline(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`envkit ARGS` in a network namespace of its own: loopback up (as on any machine), no
-    other address and no route (the engine's unix socket still answers)."""
-    inside = 'ip link set lo up && exec "$@"'
-    return subprocess.run(
-        ["unshare", "-n", "sh", "-c", inside, "sh", sys.executable, "-m", "envkit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        check=False,
-    )
 
 
 @dataclass(frozen=True)
@@ -104,15 +89,64 @@ def test_a_bundle_crosses_an_air_gap_and_verifies_through_ch_run_and_the_engine(
 ) -> None:
     bundle, site = made.bundle, made.site
     # No network at all: the suite through ch-run, from the SquashFS.
-    probe = _offline("verify", "--bundle", str(bundle), "--no-bench", "--no-history", cwd=site)
+    probe = envkit_offline(
+        "verify", "--bundle", str(bundle), "--no-bench", "--no-history", cwd=site
+    )
     assert probe.returncode == 0, probe.stdout[-3000:] + probe.stderr[-3000:]
     assert "charliecloud://" in probe.stdout + probe.stderr
 
     # The engine's copy: loaded from the bundle, then verified, still offline.
-    loaded = _offline("load", str(bundle), cwd=site)
+    loaded = envkit_offline("load", str(bundle), cwd=site)
     assert loaded.returncode == 0 and ENV_IMAGE in loaded.stdout, loaded.stderr
-    checked = _offline("verify", "--image", ENV_IMAGE, "--no-bench", "--no-history", cwd=tmp_path)
+    checked = envkit_offline(
+        "verify", "--image", ENV_IMAGE, "--no-bench", "--no-history", cwd=tmp_path
+    )
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+
+
+# Stand-ins for Apptainer and enroot, which no Debian or PyPI package installs here: each takes
+# its runtime's command line as envkit writes it and runs the image by the real ch-run, with
+# none of the image's environment applied (as Apptainer's --cleanenv and enroot on a SquashFS
+# made by ch-convert): envkit's own export of /ch/environment must give the suite its Python.
+APPTAINER_STANDIN = """#!/bin/sh
+[ "$1" = exec ] && [ "$2" = --cleanenv ] || { echo "stand-in: unexpected $*" >&2; exit 64; }
+shift 2; [ "$1" = --nv ] && shift
+image=$1; shift
+echo "$image" >> "$0.log"
+exec env -i USER="$USER" {ch_run} --unset-env='*' "$image" -- "$@"
+"""
+ENROOT_STANDIN = """#!/bin/sh
+state="$0.containers"; mkdir -p "$state"
+case $1 in
+  create) [ "$2" = --name ] || exit 64; echo "$4" > "$state/$3"; echo "$3" >> "$0.log" ;;
+  start) [ "$2 $3" = "--mount /tmp:/tmp" ] || exit 64; image=$(cat "$state/$4") || exit 1
+    shift 4; exec env -i USER="$USER" {ch_run} --unset-env='*' "$image" -- "$@" ;;
+  remove) [ "$2" = --force ] && rm "$state/$3" ;;
+  *) exit 64 ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("runtime", ["apptainer", "enroot"])
+def test_a_bundle_verifies_through_an_apptainer_or_enroot_standin_with_the_images_environment(
+    made: Made, tmp_path: Path, runtime: str
+) -> None:
+    standin = tmp_path / runtime
+    script = {"apptainer": APPTAINER_STANDIN, "enroot": ENROOT_STANDIN}[runtime]
+    standin.write_text(script.format(ch_run=shutil.which("ch-run")))
+    standin.chmod(0o755)
+    image = made.bundle / "rootfs.sqfs"
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    args = ("verify", "--target", f"{runtime}://{image}", "--only", "tensor", "--no-history")
+    report = tmp_path / "report.json"
+    done = envkit(*args, "--json-file", str(report), cwd=made.site, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    target = json.loads(report.read_text())["targets"][0]
+    passed = [c for c in target["checks"] if c["status"] == "pass"]
+    assert len(passed) >= 5, target["checks"]  # torch imported in the image's Python
+    assert (tmp_path / f"{runtime}.log").read_text().strip() != ""  # the stand-in ran it
+    if runtime == "enroot":  # its container, made for the run, removed after it
+        assert list((tmp_path / "enroot.containers").iterdir()) == []
 
 
 def test_a_bundle_rebuilds_with_no_network_to_the_same_lock(made: Made, tmp_path: Path) -> None:
@@ -121,7 +155,7 @@ def test_a_bundle_rebuilds_with_no_network_to_the_same_lock(made: Made, tmp_path
     at all; the rebuilt image's own lock is then the bundle's (`envkit diff` exits 0)."""
     tag = f"envkit-test/offline-rebuilt:{E2E_NAME}"
     try:
-        built = _offline(
+        built = envkit_offline(
             "build", "--offline", "--from", str(made.bundle), "--tag", tag, cwd=made.site
         )
         assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
@@ -149,7 +183,7 @@ def test_a_changed_bundle_is_refused_by_name_before_anything_runs(
     readme.write_text(text.replace("bundle", "bundIe", 1))
     rebuild = ("build", "--offline", "--from", str(bundle))
     for args in (("verify", "--bundle", str(bundle)), ("load", str(bundle)), rebuild):
-        refused = _offline(*args, cwd=made.site)
+        refused = envkit_offline(*args, cwd=made.site)
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert "README.md: changed" in refused.stderr and "Traceback" not in refused.stderr
     # The manifest made anew to match (as a swap would): its signature no longer does.
@@ -157,7 +191,7 @@ def test_a_changed_bundle_is_refused_by_name_before_anything_runs(
     text = manifest.read_text()
     manifest.unlink()
     manifest.write_text(text + " ")
-    refused = _offline("verify", "--bundle", str(bundle), cwd=made.site)
+    refused = envkit_offline("verify", "--bundle", str(bundle), cwd=made.site)
     assert refused.returncode == 2 and "is not signed by the key in" in refused.stderr
 
 
