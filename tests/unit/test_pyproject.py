@@ -347,3 +347,42 @@ def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Pat
     made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
     assert "uses pyproject.toml and uv.lock" in made.stdout, made.stdout
     assert "packages/a/pyproject.toml" not in made.stdout
+
+
+PDM = """[project]
+name = "app"
+version = "0.1"
+dependencies = ["six==1.16.0", "private-tool>=1.0"]
+
+[[tool.pdm.source]]
+name = "private"
+url = "https://pypi.lab.example/simple"
+
+[[tool.pdm.source]]
+name = "wheels"
+url = "https://wheels.lab.example/linux/"
+type = "find_links"
+"""
+
+
+def test_a_pdm_projects_own_sources_are_searched_beside_the_mirror(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(PDM)
+    (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n")
+    layer = _rendered(project).split("[[tool.pdm.source]] entries too", 1)[1].split("\n\n")[0]
+    assert "--extra-index-url https://pypi.lab.example/simple" in layer, layer
+    assert "--find-links https://wheels.lab.example/linux/" in layer
+    assert "--index-url https://pypi.org/simple" in layer  # the mirror stays the first index
+    assert "private-tool>=1.0" in layer
+
+    shutil.rmtree(project / ".envkit")
+    bad = PDM.replace("https://pypi.lab", "https://me:token@pypi.lab")
+    bad = bad.replace('"https://wheels.lab.example/linux/"', '"http://wheels.lab.example/"')
+    bad += '\n[[tool.pdm.source]]\nname = "odd"\nurl = "https://x.example/"\ntype = "mirror"\n'
+    (project / "pyproject.toml").write_text(bad)
+    said = render_refused(project)
+    assert "pyproject.toml:8:" in said and "credentials" in said and "~/.netrc" in said, said
+    assert "token" not in said and "https://***@pypi.lab.example/simple" in said
+    assert "pyproject.toml:12:" in said and "over http" in said
+    assert "'mirror' is not PDM's" in said

@@ -144,7 +144,8 @@ class Kit:
         pip = (python, "-m", "pip", "install", *self.no_cache, "--no-deps", "--require-hashes")
         return words((*WITHOUT_CONSTRAINTS, *pip, *self.install.pip_indexes(), "-r", requirements))
 
-    def pip(self, requirements: tuple[str, ...]) -> str:
-        """The installer's RUN for REQUIREMENTS, one per line, from the mirror."""
-        command = words((*self.command, *self.install.indexes()))
+    def pip(self, requirements: tuple[str, ...], sources: tuple[str, ...] = ()) -> str:
+        """The installer's RUN for REQUIREMENTS, one per line, from the mirror (and the
+        project's own SOURCES, pip's index options)."""
+        command = words((*self.command, *self.install.indexes(sources=sources)))
         return run(self.cache, listed(f"{command} --", requirements))

@@ -104,18 +104,24 @@ class InstallPlan:
             return (*uv, "--link-mode", "copy", *(() if buildkit else ("--no-cache",)))
         return ("python", "-m", "pip", "install", *(() if buildkit else ("--no-cache-dir",)))
 
-    def indexes(self, first: str | None = None, only: bool = False) -> tuple[str, ...]:
+    def indexes(
+        self, first: str | None = None, only: bool = False, sources: tuple[str, ...] = ()
+    ) -> tuple[str, ...]:
         """The installer's index options: the mirror's, or FIRST (the PyTorch wheel index) alone
-        (ONLY) or ahead of the mirror. Spelled on every command line, for uv (which reads no
+        (ONLY) or ahead of the mirror; a project's own SOURCES (pip's --extra-index-url and
+        --find-links pairs) after it. Spelled on every command line, for uv (which reads no
         pip.conf) and pip alike: /etc/pip.conf is the box's configuration for its users, and a
         mirror change does not have to rebuild the layers that came before it."""
         if self.offline:
             return self.pip_indexes()  # uv takes pip's spelling of these
+        pairs = list(zip(sources[::2], sources[1::2], strict=True))
+        links = tuple(word for pair in pairs if pair[0] == "--find-links" for word in pair)
         urls = [first] if first else []
         if not (first and only):
             urls += [self.pip.index_url, *self.pip.extra_index_urls]
+            urls += [url for option, url in pairs if option == "--extra-index-url"]
         if not self.uses_uv:
-            return self._pip_options(urls)
+            return (*self._pip_options(urls), *links)
         args = ["--index-url", urls[0]]
         for url in urls[1:]:
             args += ["--extra-index-url", url]
@@ -125,7 +131,7 @@ class InstallPlan:
             args += ["--index-strategy", "unsafe-best-match"]
         for host in self.pip.trusted_hosts:
             args += ["--allow-insecure-host", host]
-        return tuple(args)  # uv finds extra CA certificates through SSL_CERT_FILE
+        return (*args, *links)  # uv finds extra CA certificates through SSL_CERT_FILE
 
     def pip_indexes(self) -> tuple[str, ...]:
         """pip's options for the mirror, what /etc/pip.conf says to the box's users."""

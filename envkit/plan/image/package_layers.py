@@ -137,11 +137,12 @@ def project_layer(kit: Kit) -> Layer | None:
         if not project.requirements:
             return None
         extras = f", extras {', '.join(project.extras)}" if project.extras else ""
+        sources = ", from its [[tool.pdm.source]] entries too" if project.sources else ""
         comment = (
-            f"9. The project's dependencies from {project.pyproject.path} (python.project{extras}; "
-            "no uv.lock)."
+            f"9. The project's dependencies from {project.pyproject.path}{sources} "
+            f"(python.project{extras}; no uv.lock)."
         )
-        return Layer((comment,), (hadolint(OWN, kit.pip(project.requirements)),))
+        return Layer((comment,), (hadolint(OWN, kit.pip(project.requirements, project.sources)),))
     elsewhere = "."
     if project.not_from_lock:
         elsewhere = "; torch and what only torch needs come from\n   envkit's own torch layer: "

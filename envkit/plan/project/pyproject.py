@@ -24,6 +24,7 @@ from envkit.config.python_section import PythonSection
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, ConfigIssue, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.pdm_sources import pdm_sources
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader
 from envkit.plan.project.requirement_lines import VCS
@@ -51,6 +52,7 @@ class PythonProject:
     needs_git: bool = False  # a git+ requirement
     members: tuple[ProjectFile, ...] = ()  # a uv workspace's members' pyproject.toml files
     notes: tuple[str, ...] = ()  # torch's lines left to envkit's torch layer, each at its line
+    sources: tuple[str, ...] = ()  # without a lock: pip's options for PDM's own sources
 
     @property
     def target(self) -> str:
@@ -385,6 +387,7 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             tuple(dict.fromkeys(wanted.companions)),
             wanted.needs_git,
             notes=tuple(wanted.notes),
+            sources=pdm_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts)),
         )
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:

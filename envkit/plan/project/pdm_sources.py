@@ -1,0 +1,57 @@
+"""A PDM project's own package sources ([[tool.pdm.source]]), as pip's options for the layer
+that installs its dependencies: an `index` source (PDM's default type) beside the mirror
+(--extra-index-url), a `find_links` source as --find-links, as PDM itself searches them all.
+A URL must be https (or http on a host in mirrors.trusted_hosts) and carry no credentials,
+which would stay in the image's history: a private index's login goes in the building
+machine's netrc."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from envkit.errors import ConfigError, ConfigIssue, file_issue
+
+OPTIONS = {"index": "--extra-index-url", "find_links": "--find-links"}
+
+
+def _problem(source: Any, trusted: tuple[str, ...]) -> tuple[str, str] | None:
+    """What is wrong with one [[tool.pdm.source]] entry, and its fix; None where nothing is."""
+    if not isinstance(source, dict) or not isinstance(source.get("url"), str):
+        return "a source without a url", "give each [[tool.pdm.source]] its url"
+    kind, parts = source.get("type", "index"), urlsplit(source["url"])
+    if kind not in OPTIONS:
+        return f"source type {kind!r} is not PDM's", 'write type = "index" or "find_links"'
+    if parts.username or parts.password or "${" in source["url"]:
+        return (
+            "a source URL with credentials: they would stay in the image's history",
+            "drop them from the URL and put the login in the building machine's ~/.netrc",
+        )
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in trusted):
+        return None
+    return (
+        f"a source over {parts.scheme or 'no scheme'}: packages could be changed on the way",
+        f"use https, or opt in with mirrors.trusted_hosts: [{parts.hostname}]",
+    )
+
+
+def pdm_sources(
+    name: str, text: str, data: dict[str, Any], trusted: tuple[str, ...]
+) -> tuple[str, ...]:
+    """pip's options for NAME's [[tool.pdm.source]] entries; every problem at once."""
+    sources = ((data.get("tool") or {}).get("pdm") or {}).get("source") or []
+    options: list[str] = []
+    issues: list[ConfigIssue] = []
+    for source in sources if isinstance(sources, list) else [sources]:
+        problem = _problem(source, trusted)
+        url = str(source.get("url")) if isinstance(source, dict) else str(source)
+        if problem is not None:
+            line = next((n for n, t in enumerate(text.splitlines(), 1) if url in t), None)
+            shown = re.sub(r"//[^/@]*@", "//***@", url)[:120]  # a token is never echoed
+            issues.append(file_issue(name, line, shown, *problem))
+        else:
+            options += [OPTIONS[source.get("type", "index")], url]
+    if issues:
+        raise ConfigError(name, issues)
+    return tuple(options)
