@@ -9,7 +9,12 @@ May import: nothing of envkit; the standard library only, since its programs run
 # The small programs the build itself runs (torch's check and constraints, what a build backend
 # lacks): copied into the image by each layer that runs one, and run as files there.
 IMAGE_PROGRAMS = "/opt/envkit/programs"
-BUILD_PROGRAMS = ("torch_needs.py", "torch_check.py", "missing_requirements.py")
+BUILD_PROGRAMS = (
+    "torch_needs.py",
+    "torch_check.py",
+    "missing_requirements.py",
+    "drop_requirements.py",
+)
 
 
 def in_image(program: str) -> str:

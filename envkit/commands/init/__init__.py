@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.commands.init.questions import ask
-from envkit.commands.init.survey import PRECEDENCE, Candidate, Survey, survey
+from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
 from envkit.commands.init.torch_wish import NEAREST, release_for
 from envkit.config.fields import ProjectName
 from envkit.config.schema import SCHEMA_FILE, schema_text
@@ -129,8 +129,8 @@ def _decided(
     kind = use.kind if use else None
     version = python if flavor != "pytorch" or proposal.cuda == "cpu" else None
     project = None
-    if use is not None and kind in ("uv.lock", "pyproject"):
-        project = use.shown + (" (installed exactly)" if kind == "uv.lock" else "")
+    if use is not None and kind in (*PROJECT_LOCKS, "pyproject"):
+        project = use.shown + (" (installed exactly)" if kind in PROJECT_LOCKS else "")
     if proposal.torch == "none":
         note = proposal.said or "no torch"
     else:

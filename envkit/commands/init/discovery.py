@@ -32,13 +32,12 @@ MANAGER_FILES = {
     "Pipfile": PIPFILE,
     "Pipfile.lock": PIPFILE_LOCK,
     "poetry.lock": (
-        "Poetry's lock (envkit installs what pyproject.toml's [tool.poetry] names, resolved "
-        "again): `poetry export -f requirements.txt -o requirements.lock.txt` writes the "
-        "locked versions with their hashes; name that file in packages.requirements"
+        "Poetry's lock: installed exactly (exported by Poetry itself in the build) where it is "
+        "beside the pyproject.toml that python.project names"
     ),
     "pdm.lock": (
-        "PDM's lock: `pdm export -o requirements.lock.txt` writes it as hashed requirement "
-        "lines; name that file in packages.requirements"
+        "PDM's lock: installed exactly (exported by PDM itself in the build) where it is "
+        "beside the pyproject.toml that python.project names"
     ),
     "pixi.toml": "pixi's manifest: envkit installs its lock, pixi.lock (`pixi lock` makes it)",
     "setup.cfg": (

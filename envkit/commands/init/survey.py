@@ -52,10 +52,11 @@ CONDA_FILES = (
 # render of its lock for the image's platform)
 CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
 KNOWN = ("pyproject.toml", "uv.lock", "setup.py", "envkit.yaml")  # read above, or envkit's own
+PROJECT_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock")  # beside pyproject.toml: the first
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
-    "uv.lock > pixi.lock, conda-lock.yml > Pipfile.lock > pyproject.toml > environment.yml > "
-    "requirements.txt > Pipfile > setup.py"
+    "uv.lock, poetry.lock, pdm.lock > pixi.lock, conda-lock.yml > Pipfile.lock > "
+    "pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py"
 )
 
 
@@ -63,7 +64,7 @@ PRECEDENCE = (
 class Candidate:
     """One environment file (or pyproject.toml with its uv.lock) init could build from."""
 
-    kind: str  # uv.lock | pyproject | conda-lock | conda | requirements | setup.py
+    kind: str  # a PROJECT_LOCKS name | pyproject | conda-lock | conda | requirements | setup.py
     files: tuple[str, ...]  # as envkit.yaml names them, relative to its folder
     wish: TorchWish
     pip: tuple[str, ...] = ()  # setup.py's install_requires, torch left to envkit
@@ -135,25 +136,27 @@ def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
 
 
 def _project_candidates(
-    pyproject: dict[str, Any], lock: dict[str, Any] | None, unusable: list[str]
+    pyproject: dict[str, Any], lock: dict[str, Any] | None, lock_name: str, unusable: list[str]
 ) -> list[Candidate]:
-    """pyproject.toml (with its uv.lock) where it describes its dependencies: in [project],
-    Poetry's table or a uv workspace's lock (dynamic dependencies would fail the first
-    render)."""
+    """pyproject.toml (with its uv.lock, poetry.lock or pdm.lock) where it describes its
+    dependencies: in [project], Poetry's table or a uv workspace's lock (dynamic dependencies
+    would fail the first render)."""
     project = pyproject.get("project")
     readable = is_poetry_only(pyproject) or (lock is not None and is_workspace_root(pyproject))
     if not isinstance(project, dict) and not readable:
         unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
         return []
+    locked = (
+        [Candidate(lock_name, ("pyproject.toml", lock_name), from_uv_lock(lock, lock_name))]
+        if lock
+        else []
+    )
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
-        if lock is None:
+        if lock_name != "uv.lock" or not locked:  # only uv's lock holds what the build decided
             unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
             return []
-        return [Candidate("uv.lock", ("pyproject.toml", "uv.lock"), from_uv_lock(lock, "uv.lock"))]
-    found = []
-    if lock:
-        wish = from_uv_lock(lock, "uv.lock")
-        found.append(Candidate("uv.lock", ("pyproject.toml", "uv.lock"), wish))
+        return locked
+    found = locked
     if isinstance(project, dict) or is_poetry_only(pyproject):  # not a virtual workspace root
         wish = from_pyproject(pyproject, "pyproject.toml")
         found.append(Candidate("pyproject", ("pyproject.toml",), wish))
@@ -165,12 +168,13 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     found: list[Candidate] = _installed(folder, paths)
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
-    lock = _toml(folder / "uv.lock", folder, unusable)
-    project = _project_candidates(pyproject, lock, unusable) if pyproject else []
+    lock_name = next((n for n in PROJECT_LOCKS if (folder / n).is_file()), "uv.lock")
+    lock = _toml(folder / lock_name, folder, unusable)
+    project = _project_candidates(pyproject, lock, lock_name, unusable) if pyproject else []
     # a lock of the whole environment before a project's unlocked dependencies
-    found += [c for c in project if c.kind == "uv.lock"] + _conda_lock(folder, unusable)
+    found += [c for c in project if c.kind == lock_name] + _conda_lock(folder, unusable)
     found += _pipenv(folder, "Pipfile.lock", unusable)
-    found += [c for c in project if c.kind != "uv.lock"]
+    found += [c for c in project if c.kind != lock_name]
     for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
             found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
@@ -186,7 +190,7 @@ def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {name for c in found for name in c.files}
-    if lock:  # a uv workspace's members' files are the workspace's own
+    if lock and lock_name == "uv.lock":  # a uv workspace's members' files are its own
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
     others = unused_files(folder, taken, paths)

@@ -120,8 +120,12 @@ class InstallPlan:
         if not (first and only):
             urls += [self.pip.index_url, *self.pip.extra_index_urls]
             urls += [url for option, url in pairs if option == "--extra-index-url"]
-        if not self.uses_uv:
-            return (*self._pip_options(urls), *links)
+        options = self.uv_options(urls) if self.uses_uv else self._pip_options(urls)
+        return (*options, *links)
+
+    def uv_options(self, urls: list[str] | None = None) -> tuple[str, ...]:
+        """uv's spelling of URLS (the mirror's by default), whatever installs the packages."""
+        urls = urls or [self.pip.index_url, *self.pip.extra_index_urls]
         args = ["--index-url", urls[0]]
         for url in urls[1:]:
             args += ["--extra-index-url", url]
@@ -131,7 +135,7 @@ class InstallPlan:
             args += ["--index-strategy", "unsafe-best-match"]
         for host in self.pip.trusted_hosts:
             args += ["--allow-insecure-host", host]
-        return (*args, *links)  # uv finds extra CA certificates through SSL_CERT_FILE
+        return tuple(args)  # uv finds extra CA certificates through SSL_CERT_FILE
 
     def pip_indexes(self) -> tuple[str, ...]:
         """pip's options for the mirror, what /etc/pip.conf says to the box's users."""

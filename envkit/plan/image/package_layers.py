@@ -18,6 +18,8 @@ from envkit.plan.image.dockerfile import (
     run,
     words,
 )
+from envkit.plan.project.manager_locks import export_command
+from envkit.plan.project.pyproject import PythonProject
 from envkit.runtime import copy_programs, in_image
 
 LOCKED_PIP = "/opt/envkit/lock/pip-requirements.txt"
@@ -147,8 +149,9 @@ def project_layer(kit: Kit) -> Layer | None:
     if project.not_from_lock:
         elsewhere = "; torch and what only torch needs come from\n   envkit's own torch layer: "
         elsewhere += f"{', '.join(project.not_from_lock)}."
+    lock = project.lock.path.rsplit("/", 1)[-1]
     comments = lines(f"""\
-9. The project's uv.lock, exactly (python.project): `uv export --frozen` writes what it pins
+9. The project's {lock}, exactly (python.project), exported by {EXPORTED_BY[lock]}
    as hashed requirement lines (nothing resolved again); installed with --no-deps, every file
    checked against its sha256. {project.locked} packages{elsewhere}""")
     copies = (project.pyproject.path, project.lock.path)
@@ -156,15 +159,44 @@ def project_layer(kit: Kit) -> Layer | None:
     for member in project.members:  # a workspace: where uv looks for each member's file
         folder = IMAGE_PROJECT + member.path.rsplit("/", 1)[0] + "/"
         copy.append(exec_form("COPY", (CONTEXT_PROJECT + member.path, folder)))
-    export = words((kit.install.uv, "export", *project.export_args))
+    if lock == "uv.lock":
+        export: tuple[str, ...] = (
+            f"{words((kit.install.uv, 'export', *project.export_args))} -o {LOCKED}",
+        )
+    else:
+        copy.insert(0, copy_programs("drop_requirements.py"))
+        export = _exported_by_manager(kit, project)
     install = (*WITHOUT_CONSTRAINTS, *kit.command, "--no-deps", "--require-hashes")
     commands = (
         f"cd {shlex.quote(project.target)}",
-        f"{export} -o /tmp/envkit-uv-lock.txt",
-        f"{words((*install, *kit.install.indexes()))} -r /tmp/envkit-uv-lock.txt",
-        "rm /tmp/envkit-uv-lock.txt",
+        *export,
+        f"{words((*install, *kit.install.indexes()))} -r {LOCKED}",
+        f"rm {LOCKED}",
     )
     return Layer(comments, (*copy, hadolint(OWN, run(kit.cache, *commands))))
+
+
+EXPORTED_BY = {
+    "uv.lock": "`uv export --frozen`",
+    "poetry.lock": "Poetry (`poetry export`)",
+    "pdm.lock": "PDM (`pdm export`)",
+}
+LOCKED = "/tmp/envkit-lock.txt"  # noqa: S108 - a path in the image's build, removed after
+EXPORTED = "/tmp/envkit-export.txt"  # noqa: S108 - the same
+
+
+def _exported_by_manager(kit: Kit, project: PythonProject) -> tuple[str, ...]:
+    """Poetry's or PDM's exporter, run by the image's uv (fetched from the mirror, no Python
+    downloaded), then torch and what only torch needs dropped from what it wrote."""
+    assert project.lock is not None
+    env, args = export_command(project.lock.path, project.extras)
+    tool = (kit.install.uv, "tool", "run", "--no-cache", "--no-python-downloads")
+    drop = ("python3", in_image("drop_requirements.py"), *project.not_from_lock)
+    return (
+        words((*env, *tool, *kit.install.uv_options(), *args, "--output", EXPORTED)),
+        f"{words(drop)} < {EXPORTED} > {LOCKED}",
+        f"rm -f {EXPORTED} .pdm-python",  # PDM notes the Python it exported with
+    )
 
 
 def backend_layer(kit: Kit) -> Layer | None:

@@ -21,9 +21,17 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envkit.config.python_section import PythonSection
-from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, ConfigIssue, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.lock_graph import (
+    check_torch,
+    edges,
+    line_of,
+    lock_error,
+    packages_by_name,
+    reached,
+)
+from envkit.plan.project.manager_locks import EXPORTERS, read_manager_lock
 from envkit.plan.project.pdm_sources import pdm_sources
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader
@@ -73,10 +81,6 @@ class PythonProject:
         return tuple(args)
 
 
-def _line_of(text: str, needle: str, default: int = 1) -> int:
-    return next((n for n, line in enumerate(text.splitlines(), 1) if needle in line), default)
-
-
 def _line_of_string(text: str, value: str) -> int:
     """The line of VALUE as a TOML string (a dependency's line, not a description that
     mentions it), else of the first line holding it, else (a line Poetry's constraint was
@@ -84,7 +88,7 @@ def _line_of_string(text: str, value: str) -> int:
     for number, line in enumerate(text.splitlines(), 1):
         if f'"{value}"' in line or f"'{value}'" in line:
             return number
-    return _line_of(text, value, default=0) or _line_of_key(text, re.split(r"[^\w.-]", value)[0])
+    return line_of(text, value, default=0) or _line_of_key(text, re.split(r"[^\w.-]", value)[0])
 
 
 def _line_of_key(text: str, key: str) -> int:
@@ -93,7 +97,7 @@ def _line_of_key(text: str, key: str) -> int:
     for number, line in enumerate(text.splitlines(), 1):
         if pattern.match(line):
             return number
-    return _line_of(text, key)
+    return line_of(text, key)
 
 
 def _toml(name: str, text: str) -> dict[str, Any]:
@@ -112,11 +116,11 @@ def _from_poetry(name: str, text: str, data: dict[str, Any], extras: tuple[str, 
         found = poetry_dependencies(data, extras)
     except KeyError as exc:
         known = ", ".join(sorted(data["tool"]["poetry"].get("extras") or {})) or "none"
-        line = _line_of(text, "[tool.poetry.extras]")
+        line = line_of(text, "[tool.poetry.extras]")
         problem = f"no extra {exc} in [tool.poetry.extras] (it has: {known})"
         raise in_file(name, line, problem, "name one of them in python.extras") from None
     except (ValueError, TypeError, AttributeError) as exc:  # poetry-core's own refusal
-        line = _line_of(text, "[tool.poetry.dependencies]")
+        line = line_of(text, "[tool.poetry.dependencies]")
         raise in_file(name, line, f"Poetry cannot read its dependencies: {exc}", POETRY) from None
     issues = [
         file_issue(name, _line_of_key(text, d.name), d.name, *d.why.split(" | ", 1))
@@ -149,7 +153,7 @@ def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...])
     if "dependencies" in (project.get("dynamic") or ()):
         raise in_file(
             name,
-            _line_of(text, "dynamic"),
+            line_of(text, "dynamic"),
             "the dependencies are dynamic (the build backend computes them)",
             "list them in [project].dependencies, or name their requirements file in "
             "packages.requirements",
@@ -161,7 +165,7 @@ def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...])
             known = ", ".join(sorted(optional)) or "none"
             raise in_file(
                 name,
-                _line_of(text, "optional-dependencies"),
+                line_of(text, "optional-dependencies"),
                 f"no extra {extra!r} in [project.optional-dependencies] (it has: {known})",
                 "name one of them in python.extras",
             )
@@ -205,48 +209,6 @@ def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext
     return found
 
 
-def _packages(lock: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for package in lock.get("package") or ():
-        if isinstance(package, dict) and isinstance(package.get("name"), str):
-            by_name.setdefault(canonicalize_name(package["name"]), []).append(package)
-    return by_name
-
-
-def _edges(package: dict[str, Any], extras: tuple[str, ...]) -> set[str]:
-    deps = list(package.get("dependencies") or ())
-    for extra in extras:
-        deps += (package.get("optional-dependencies") or {}).get(extra) or ()
-    return {canonicalize_name(d["name"]) for d in deps if isinstance(d, dict) and "name" in d}
-
-
-def _reachable(graph: dict[str, set[str]], start: set[str], avoid: frozenset[str]) -> set[str]:
-    seen: set[str] = set()
-    queue = [n for n in start if n not in avoid]
-    while queue:
-        name = queue.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        queue += [n for n in graph.get(name, ()) if n not in avoid and n not in seen]
-    return seen
-
-
-def _lock_error(name: str, text: str, needle: str, problem: str, fix: str) -> ConfigError:
-    return in_file(name, _line_of(text, needle), problem, fix)
-
-
-def _graph(packages: dict[str, list[dict[str, Any]]]) -> dict[str, set[str]]:
-    # Every extra of a dependency counts: more reached means fewer packages left out, never a
-    # package the project needs left out.
-    graph: dict[str, set[str]] = {}
-    for name, versions in packages.items():
-        for package in versions:
-            extras = tuple(package.get("optional-dependencies") or ())
-            graph.setdefault(name, set()).update(_edges(package, extras))
-    return graph
-
-
 def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
     """A workspace's members: {name: its folder, relative to the workspace root}. `uv export
     --frozen` needs each member's pyproject.toml (not its sources: the members themselves are
@@ -287,24 +249,7 @@ def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, 
         change = sorted(f"+{n}" for n in declared - locked)
         change += sorted(f"-{n}" for n in locked - declared)
         problem = f"out of date with pyproject.toml ({', '.join(change)})"
-        raise _lock_error(name, text, "requires-dist", problem, RELOCK)
-
-
-def _check_torch(
-    name: str, text: str, versions: list[dict[str, Any]], context: TorchContext
-) -> None:
-    torch = context.version
-    for package in versions:
-        version = str(package.get("version", "")).split("+")[0]
-        if context.none or (torch is not None and version != torch):
-            raise _lock_error(
-                name,
-                text,
-                'name = "torch"',
-                f"the lock pins torch {version}; envkit installs {context.said()}",
-                "set `torch:` in envkit.yaml to the locked release, or lock the one envkit "
-                "installs (`uv add torch==<it>`)",
-            )
+        raise lock_error(name, text, "requires-dist", problem, RELOCK)
 
 
 def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None:
@@ -313,7 +258,7 @@ def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None
         kind = next(iter(source), "")
         if kind not in HASHED_SOURCES:
             where = f"{kind} {source.get(kind, '')}".strip() or "nowhere"
-            raise _lock_error(
+            raise lock_error(
                 name,
                 text,
                 f'name = "{package["name"]}"',
@@ -331,29 +276,26 @@ def _from_lock(
     from the lock: what they depend on is."""
     lock = _toml(name, text)
     if lock.get("version") != 1:
-        raise _lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
-    packages = _packages(lock)
+        raise lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
+    packages = packages_by_name(lock)
     members = workspace_members(lock)
     named = (lock.get("manifest") or {}).get("members") or ()
     for missing in sorted({canonicalize_name(str(m)) for m in named} - set(members)):
         problem = f"names the workspace member {missing}, but holds no package of it"
-        raise _lock_error(name, text, "members", problem, RELOCK)
+        raise lock_error(name, text, "members", problem, RELOCK)
     root = canonicalize_name(str(project.get("name", "")))
     roots = packages.get(root)
     if not roots and not members:
-        raise _lock_error(name, text, "[[package]]", f"no package {project.get('name')}", RELOCK)
+        raise lock_error(name, text, "[[package]]", f"no package {project.get('name')}", RELOCK)
     start: set[str] = set()
     if roots:
         _check_fresh(name, text, roots[0], project)
-        start |= _edges(roots[0], extras)
+        start |= edges(roots[0], extras)
     for member in members:
-        start |= {member} | _edges(packages[member][0], ())
-    graph = _graph(packages)
-    workspace = {root, *members}
-    every = _reachable(graph, start, frozenset()) - workspace
-    kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES)) - workspace
+        start |= {member} | edges(packages[member][0], ())
+    every, kept = reached(packages, start, {root, *members})
     if "torch" in every:
-        _check_torch(name, text, packages["torch"], context)
+        check_torch(name, text, packages["torch"], context, "`uv add torch==<it>`")
     for package_name in sorted(kept):
         _check_sources(name, text, packages.get(package_name, []))
     return tuple(sorted(every - kept)), len(kept), members
@@ -368,14 +310,15 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     prefix = "" if section.project == "." else f"{section.project}/"
     name, text = reader.read(LOC, f"{prefix}pyproject.toml", "pyproject.toml")
     data = _toml(name, text)
-    lock_path = reader.root / f"{prefix}uv.lock"
-    has_lock = lock_path.exists() or lock_path.is_symlink()
-    if has_lock and _dynamic(data.get("project") or {}):  # the lock holds what the build decided
-        wanted = _Wanted([], [], False)
+    locks = (reader.root / f"{prefix}{lock}" for lock in ("uv.lock", *EXPORTERS))
+    lock_file = next((p.name for p in locks if p.exists() or p.is_symlink()), None)
+    if lock_file == "uv.lock" and _dynamic(data.get("project") or {}):  # the lock holds them
+        asked, wanted = [], _Wanted([], [], False)
     else:
-        wanted = _check_wanted(name, text, _wanted(name, text, data, section.extras), context)
+        asked = _wanted(name, text, data, section.extras)
+        wanted = _check_wanted(name, text, asked, context)
     pyproject = ProjectFile(name, text)
-    if not has_lock:
+    if lock_file is None:
         return PythonProject(
             section.project,
             pyproject,
@@ -389,6 +332,13 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             notes=tuple(wanted.notes),
             sources=pdm_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts)),
         )
+    if lock_file != "uv.lock":
+        lock_name, lock_text = reader.read(LOC, f"{prefix}{lock_file}", lock_file)
+        start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
+        own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
+        left_out, locked = read_manager_lock(lock_name, lock_text, start, own, context)
+        lock = ProjectFile(lock_name, lock_text)
+        return PythonProject(section.project, pyproject, lock, section.extras, (), left_out, locked)
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:
         left_out, locked, members = _from_lock(

@@ -1,0 +1,108 @@
+"""What a project's lock (uv.lock, poetry.lock, pdm.lock: each a TOML list of [[package]]) pins,
+as a graph: which of its packages the project reaches, and which it reaches only through torch
+(left to envkit's torch layer, which installs torch's own build of them). The lock's torch must
+be the release envkit installs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from packaging.utils import canonicalize_name
+
+from envkit.config.rules import TORCH_NAMES
+from envkit.errors import ConfigError, in_file
+from envkit.plan.project.torch_lines import TorchContext
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a requirement string's name
+
+
+def line_of(text: str, needle: str, default: int = 1) -> int:
+    return next((n for n, line in enumerate(text.splitlines(), 1) if needle in line), default)
+
+
+def lock_error(name: str, text: str, needle: str, problem: str, fix: str) -> ConfigError:
+    return in_file(name, line_of(text, needle), problem, fix)
+
+
+def packages_by_name(lock: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for package in lock.get("package") or ():
+        if isinstance(package, dict) and isinstance(package.get("name"), str):
+            by_name.setdefault(canonicalize_name(package["name"]), []).append(package)
+    return by_name
+
+
+def names(deps: Any) -> set[str]:
+    """Dependency names however a lock lists them: uv's {name = …} tables, Poetry's `name =
+    constraint` keys, PDM's and Poetry's extras' requirement strings."""
+    if isinstance(deps, dict):
+        return {canonicalize_name(str(n)) for n in deps}
+    found: set[str] = set()
+    for dep in deps or ():
+        spelled = dep.get("name") if isinstance(dep, dict) else NAME.match(str(dep))
+        if spelled:
+            found.add(canonicalize_name(str(spelled if isinstance(dep, dict) else spelled[0])))
+    return found
+
+
+def edges(package: dict[str, Any], extras: tuple[str, ...]) -> set[str]:
+    optional = package.get("optional-dependencies") or package.get("extras") or {}
+    found = names(package.get("dependencies"))
+    for extra in extras:
+        found |= names(optional.get(extra) if isinstance(optional, dict) else ())
+    return found
+
+
+def _graph(packages: dict[str, list[dict[str, Any]]]) -> dict[str, set[str]]:
+    # Every extra of a dependency counts: more reached means fewer packages left out, never a
+    # package the project needs left out.
+    graph: dict[str, set[str]] = {}
+    for name, versions in packages.items():
+        for package in versions:
+            optional = package.get("optional-dependencies") or package.get("extras") or {}
+            extras = tuple(optional) if isinstance(optional, dict) else ()
+            graph.setdefault(name, set()).update(edges(package, extras))
+    return graph
+
+
+def _reachable(graph: dict[str, set[str]], start: set[str], avoid: frozenset[str]) -> set[str]:
+    seen: set[str] = set()
+    queue = [n for n in start if n not in avoid]
+    while queue:
+        name = queue.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        queue += [n for n in graph.get(name, ()) if n not in avoid and n not in seen]
+    return seen
+
+
+def reached(
+    packages: dict[str, list[dict[str, Any]]], start: set[str], own: set[str]
+) -> tuple[set[str], set[str]]:
+    """(every package of the lock START reaches, those it reaches without going through
+    torch), OWN (the project's own packages) left out of both. An extra's packages that the
+    lock does not hold (Poetry lists every extra a package offers) are not reached."""
+    graph = _graph(packages)
+    held = set(packages) - own
+    every = _reachable(graph, start, frozenset()) & held
+    kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES)) & held
+    return every, kept
+
+
+def check_torch(
+    name: str, text: str, versions: list[dict[str, Any]], context: TorchContext, relock: str
+) -> None:
+    torch = context.version
+    for package in versions:
+        version = str(package.get("version", "")).split("+")[0]
+        if context.none or (torch is not None and version != torch):
+            raise lock_error(
+                name,
+                text,
+                'name = "torch"',
+                f"the lock pins torch {version}; envkit installs {context.said()}",
+                f"set `torch:` in envkit.yaml to the locked release, or lock the one envkit "
+                f"installs ({relock})",
+            )

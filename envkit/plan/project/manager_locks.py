@@ -1,0 +1,92 @@
+"""poetry.lock and pdm.lock beside the project's pyproject.toml, installed exactly: in the build,
+Poetry's and PDM's own exporters (`poetry export`, `pdm export`, at pinned releases, fetched by
+the image's uv from the mirror) write the lock as hashed requirement lines, so envkit writes no
+grammar of either lock. Read here only for what the plan must know before the build (the lock's
+torch, what only torch needs, what no hash can check), as lock_graph.py reads a uv.lock."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from envkit.errors import ConfigError, in_file
+from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.lock_graph import check_torch, lock_error, packages_by_name, reached
+from envkit.plan.project.torch_lines import TorchContext
+
+# The exporters' own dependencies as they were on this day (uv's --exclude-newer): the same
+# tool environment for every build, whatever has been published since.
+AS_OF = "2025-11-01T00:00:00Z"
+
+
+class Exporter(NamedTuple):
+    tool: tuple[str, ...]  # `uv tool run`'s arguments up to the exporter's own
+    extra: str  # the exporter's option naming one of the project's extras
+    relock: str
+    env: tuple[str, ...] = ()  # set for the exporter alone
+
+
+EXPORTERS = {
+    "poetry.lock": Exporter(
+        ("--from", "poetry==2.2.1", "--with", "poetry-plugin-export==1.9.0", "poetry", "export"),
+        "--extras",
+        "`poetry lock`",
+    ),
+    # PDM would make a virtualenv in the project to export from; the image's Python does.
+    "pdm.lock": Exporter(
+        ("--from", "pdm==2.26.1", "pdm", "export", "--prod"),
+        "--group",
+        "`pdm lock`",
+        ("PDM_USE_VENV=false", "PDM_CHECK_UPDATE=false"),
+    ),
+}
+# The options every export ends with: requirement lines with hashes, to a file.
+# Poetry's index lines are left out: every package comes through the mirror, checked by hash.
+OUTPUT = {
+    "poetry.lock": ("--format", "requirements.txt", "--without-urls"),
+    "pdm.lock": ("--format", "requirements"),
+}
+
+
+def _unhashed(package: dict[str, Any]) -> str | None:
+    """Where a lock's package comes from when no hash can check it (a git checkout, a folder
+    or file outside the build context); None for an index's or a URL's files."""
+    source = package.get("source") or {}
+    kind = source.get("type") if isinstance(source, dict) else None  # Poetry's
+    if kind in ("git", "directory", "file"):
+        return f"{kind} {source.get('url', '')}".strip()
+    found = next((k for k in ("git", "path", "editable") if package.get(k)), None)  # PDM's
+    return f"{found} {package[found]}" if found else None
+
+
+def read_manager_lock(
+    name: str, text: str, start: set[str], own: str, context: TorchContext
+) -> tuple[tuple[str, ...], int]:
+    """(the lock's packages not installed from it, how many it installs), after every check;
+    START: the names pyproject.toml asks for, OWN: the project's own name."""
+    exporter = EXPORTERS[name.rsplit("/", 1)[-1]]
+    fix = f"run {exporter.relock} in the project and commit {name.rsplit('/', 1)[-1]}"
+    try:
+        packages = packages_by_name(toml_loads(text))
+    except TOMLDecodeError as exc:
+        raise in_file(name, 1, f"not valid TOML: {exc}", fix) from None
+    every, kept = reached(packages, start, {own})
+    if "torch" in every:  # a torch the project asks for, though the lock may not hold it
+        check_torch(name, text, packages.get("torch", []), context, exporter.relock)
+    issues = [
+        lock_error(name, text, f'name = "{package["name"]}"', problem, "publish it to an index")
+        for package_name in sorted(kept)
+        for package in packages.get(package_name, [])
+        if (where := _unhashed(package))
+        for problem in (f"the lock takes {package['name']} from {where}: no sum can check it",)
+    ]
+    if issues:
+        raise ConfigError(name, [i for e in issues for i in e.issues])
+    return tuple(sorted(every - kept)), len(kept)
+
+
+def export_command(lock: str, extras: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(variables, `uv tool run` arguments) that write LOCK's pins for EXTRAS to stdout."""
+    exporter = EXPORTERS[lock.rsplit("/", 1)[-1]]
+    chosen = tuple(word for extra in extras for word in (exporter.extra, extra))
+    tool = ("--exclude-newer", AS_OF, *exporter.tool)
+    return exporter.env, (*tool, *OUTPUT[lock.rsplit("/", 1)[-1]], *chosen)

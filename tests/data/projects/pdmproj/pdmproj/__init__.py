@@ -1,0 +1,1 @@
+SAYS = "pdmproj from the workspace"

@@ -1,0 +1,1 @@
+SAYS = "poetryproj from the workspace"
