@@ -173,53 +173,41 @@ def _peak(gpu: Any, what: str) -> Optional[float]:
     return float(value) if value else None
 
 
-@check(
-    "bench.matmul_bf16",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published bf16 dense peak (checks/suite/skus.py) and the node's other "
-    "GPUs; timed with CUDA events",
-)
-def matmul_bf16(ctx: Context) -> str:
-    """Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU),
-    and one GPU slower than the node's others."""
-    return _matmul(ctx, "bench.matmul_bf16", "bf16")
+# The four matmul checks, by dtype: what skus.py's peak for it is, and what the check catches
+# (its docstring: docs/checks.md's column, and `list`'s first line).
+MATMULS = {
+    "bf16": (
+        "bf16 dense",
+        "Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU),\n"
+        "and one GPU slower than the node's others.",
+    ),
+    "fp16": (
+        "fp16 dense",
+        "Catches a GPU far below its fp16 matmul peak, and one slower than the others.",
+    ),
+    "tf32": (
+        "tf32 dense",
+        "Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable).",
+    ),
+    "fp32": ("fp32", "Catches a GPU far below its fp32 peak, and one slower than the others."),
+}
 
 
-@check(
-    "bench.matmul_fp16",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published fp16 dense peak (checks/suite/skus.py) and the node's other "
-    "GPUs; timed with CUDA events",
-)
-def matmul_fp16(ctx: Context) -> str:
-    """Catches a GPU far below its fp16 matmul peak, and one slower than the others."""
-    return _matmul(ctx, "bench.matmul_fp16", "fp16")
+def _matmul_check(dtype_name: str, peak: str, doc: str) -> None:
+    check_id = f"bench.matmul_{dtype_name}"
+
+    def run(ctx: Context) -> str:
+        return _matmul(ctx, check_id, dtype_name)
+
+    run.__doc__ = doc
+    reference = f"the GPU's published {peak} peak (checks/suite/skus.py) and the node's other GPUs"
+    check(check_id, timeout_s=240, bench=True, reference=f"{reference}; timed with CUDA events")(
+        run
+    )
 
 
-@check(
-    "bench.matmul_tf32",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published tf32 dense peak (checks/suite/skus.py) and the node's other "
-    "GPUs; timed with CUDA events",
-)
-def matmul_tf32(ctx: Context) -> str:
-    """Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable)."""
-    return _matmul(ctx, "bench.matmul_tf32", "tf32")
-
-
-@check(
-    "bench.matmul_fp32",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published fp32 peak (checks/suite/skus.py) and the node's other GPUs; "
-    "timed with CUDA events",
-)
-def matmul_fp32(ctx: Context) -> str:
-    """Catches a GPU far below its fp32 peak, and one slower than the others."""
-    return _matmul(ctx, "bench.matmul_fp32", "fp32")
+for _dtype_name, (_peak_name, _doc) in MATMULS.items():
+    _matmul_check(_dtype_name, _peak_name, _doc)
 
 
 @check(
