@@ -15,7 +15,6 @@ from typing import Any, Dict, List, Optional
 
 from ..core import devices
 from ..core.context import Context
-from ..core.contract import DEFAULT_THRESHOLDS
 from ..core.registry import CheckFailed, Skip, check, ensure
 from .hardware import expectation
 from .skus import peak_for
@@ -24,17 +23,8 @@ WARMUP_S = 1.0
 BATCHES = 10
 CALLS_PER_BATCH = 10
 SPREAD = 0.15  # a GPU this far below the median of the node's other GPUs fails (verify.gpu.spread)
+NO_CUDA_SKIP = "benchmarks need a CUDA GPU"  # where there is none and none is required
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
-
-
-def _cuda(ctx: Context) -> Any:
-    import torch
-
-    if not torch.cuda.is_available():
-        if ctx.require_gpu:
-            raise AssertionError("CUDA is not available but the environment requires GPUs")
-        raise Skip("benchmarks need a CUDA GPU")
-    return torch
 
 
 def _on(torch: Any, device: Any) -> Any:
@@ -76,7 +66,7 @@ def record_per_gpu(
     The spread is judged only on figures stable enough to compare: UNSTABLE names the GPUs
     whose figure is not (too little work, a clock shared with the others) and why. FLOORS: a
     figure each GPU must reach whatever its peak (DCGM's diag minimum)."""
-    threshold = ctx.threshold(check_id, DEFAULT_THRESHOLDS.get(check_id))
+    threshold = ctx.threshold(check_id)
     for index, value in figures.items():
         floor = (floors or {}).get(index)
         ctx.metric(
@@ -115,7 +105,7 @@ def record_per_gpu(
 
 
 def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     size = devices.BENCH_MATMUL_SIZE[dtype_name]
     if dtype_name == "bf16" and not torch.cuda.is_bf16_supported():
@@ -125,7 +115,7 @@ def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
     torch.backends.cuda.matmul.allow_tf32 = dtype_name == "tf32"  # pinned explicitly either way
     figures: Dict[int, float] = {}
     peaks: Dict[int, Optional[float]] = {}
-    threshold = ctx.threshold(check_id, DEFAULT_THRESHOLDS[check_id])
+    threshold = ctx.threshold(check_id)
     try:
         for index, gpu in enumerate(gpus):
             times = _time_matmul(torch, gpu, size, dtype)
@@ -203,7 +193,7 @@ for _dtype_name, (_peak_name, _doc) in MATMULS.items():
 def memory_bandwidth(ctx: Context) -> str:
     """Catches device memory far below its bandwidth (bytes read + written, buffer >> L2) on
     any GPU, and one GPU's memory slower than the others'."""
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     figures: Dict[int, float] = {}
     peaks: Dict[int, Optional[float]] = {}
     floors: Dict[int, Optional[float]] = {}
@@ -243,7 +233,7 @@ def host_device(ctx: Context) -> str:
     pinned host-to-device and back, against the rate its own link can carry."""
     from .hardware import link_rates
 
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     rates = link_rates(torch, len(gpus), pcie_only=True)
     count = devices.BENCH_LINK_BYTES // 4
@@ -281,14 +271,14 @@ def allreduce_busbw(ctx: Context) -> str:
     from . import distributed
     from .hardware import link_rates
 
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     count = torch.cuda.device_count()
     if count < 2:
         raise Skip("all-reduce bus bandwidth needs 2 or more GPUs")
     rates = [r for r in link_rates(torch, count, pcie_only=False).values() if r]
     rate = min(rates) if len(rates) == count else None
     busbw, size = distributed.measure_busbw(count)
-    threshold = ctx.threshold("bench.allreduce_busbw", DEFAULT_THRESHOLDS["bench.allreduce_busbw"])
+    threshold = ctx.threshold("bench.allreduce_busbw")
     ctx.metric("allreduce_busbw", busbw, "GB/s", peak=rate, threshold=threshold)
     against = (
         f", {busbw / rate:.0%} of the {rate:.0f} GB/s interconnect"

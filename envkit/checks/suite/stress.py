@@ -38,7 +38,7 @@ def burn(ctx: Context) -> str:
     data corruption), and one that cannot keep pace with the others while all burn at once."""
     import torch.multiprocessing as mp
 
-    bench._cuda(ctx)
+    devices.cuda_torch(ctx, bench.NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     duration = ctx.stress_s
     size = devices.BENCH_MATMUL_SIZE["bf16"]
