@@ -10,7 +10,6 @@ import ctypes
 from typing import Any, Callable, Dict, List
 
 from .nvml import (
-    ERROR_NAMES,
     INSUFFICIENT_SIZE,
     NOT_SUPPORTED,
     VERSION_MISMATCH,
@@ -300,10 +299,7 @@ def _thermal(nvml: Nvml, handle: Any, reading: Reading) -> None:
 def _memory_temperature(nvml: Nvml, handle: Any) -> int:
     """HBM temperature (NVML_FI_DEV_MEMORY_TEMP). Read as an unsigned int whatever type the
     entry claims, as DCGM does (r545 called it a double); above 200 C is no reading."""
-    value = field_values(nvml, handle, [(FI_MEMORY_TEMP, 0)])[(FI_MEMORY_TEMP, 0)]
-    if isinstance(value, str):
-        code = next((c for c, n in ERROR_NAMES.items() if n == value), 999)
-        raise NvmlError(code, "nvmlDeviceGetFieldValues(memory temperature)")
+    value = field(nvml, handle, FI_MEMORY_TEMP)
     celsius = int(value) & 0xFFFFFFFF if not isinstance(value, float) else int(value)
     if celsius > 200:
         raise NvmlError(999, "memory temperature out of range")
