@@ -231,15 +231,12 @@ def resolve_cuda(
         return table.cuda[requested]
     everywhere = set.intersection(*(set(torch.on(a).cuda) for a in archs))
     if requested in everywhere:
-        other = (
-            "base.flavor: cuda (nvidia/cuda + pip wheels)"
-            if flavor == "pytorch"
-            else ("base.flavor: custom with your own base image")
-        )
+        wheels = "cuda (nvidia/cuda + pip wheels)"
+        other = wheels if flavor == "pytorch" else "custom with your own base image"
         raise FieldError(
             f"torch {torch.version}'s CUDA {requested} build has no {_BASES[flavor]}"
             f"{_on_arm(archs)}",
-            f"choose CUDA {_or_list(choices)}, or use {other}",
+            f"choose CUDA {_or_list(choices)}, or use base.flavor: {other}",
         )
     if requested in torch.cuda and "arm64" in archs:
         raise FieldError(
