@@ -93,11 +93,8 @@ def record_per_gpu(
             f"{name}: " + "; ".join(slow) + f" (tolerance {tolerance:.0%}, verify.gpu.spread)"
         )
     shown = f", {median / peak:.0%} of peak" if peak else " (no published peak for this GPU)"
-    spread = (
-        f" (GPUs {min(figures.values()):.1f}-{max(figures.values()):.1f})"
-        if len(figures) > 1
-        else ""
-    )
+    low, high = min(figures.values()), max(figures.values())
+    spread = f" (GPUs {low:.1f}-{high:.1f})" if len(figures) > 1 else ""
     if unstable and len(figures) > 1:
         why = "; ".join(f"GPU {i}: {reason}" for i, reason in sorted(unstable.items()))
         spread += f"; spread between GPUs not judged ({why})"
