@@ -239,10 +239,7 @@ class History:
         return {
             (c, n): (float(v), u)
             for c, n, v, u in rows
-            if isinstance(c, str)
-            and isinstance(n, str)
-            and isinstance(u, str)
-            and math.isfinite(float(v))
+            if all(isinstance(text, str) for text in (c, n, u)) and math.isfinite(float(v))
         }
 
     def peaks(self, run_id: int) -> dict[tuple[str, str], float]:
