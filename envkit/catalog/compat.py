@@ -231,15 +231,12 @@ def resolve_cuda(
         return table.cuda[requested]
     everywhere = set.intersection(*(set(torch.on(a).cuda) for a in archs))
     if requested in everywhere:
-        other = (
-            "base.flavor: cuda (nvidia/cuda + pip wheels)"
-            if flavor == "pytorch"
-            else ("base.flavor: custom with your own base image")
-        )
+        wheels = "cuda (nvidia/cuda + pip wheels)"
+        other = wheels if flavor == "pytorch" else "custom with your own base image"
         raise FieldError(
             f"torch {torch.version}'s CUDA {requested} build has no {_BASES[flavor]}"
             f"{_on_arm(archs)}",
-            f"choose CUDA {_or_list(choices)}, or use {other}",
+            f"choose CUDA {_or_list(choices)}, or use base.flavor: {other}",
         )
     if requested in torch.cuda and "arm64" in archs:
         raise FieldError(
@@ -324,28 +321,24 @@ def nvidia_cuda_image(
 
 def driver_verdict(cuda: CudaRelease, driver: str) -> tuple[str, str]:
     """Compare a host driver with an image's CUDA: ('ok'|'compat'|'too-old', explanation)."""
-    have = version_key(driver)
-    if cuda.min_driver is None:
-        family = cuda.version.split(".")[0]
-        if have >= version_key(cuda.family_min_driver):
-            return "compat", (
-                f"driver {driver} >= {cuda.family_min_driver}, the CUDA {family}.x floor; "
-                f"CUDA {cuda.version}'s own minimum is not yet in envkit's table"
-            )
-        return "too-old", (
-            f"driver {driver} is older than {cuda.family_min_driver}, the oldest that runs "
-            f"CUDA {cuda.version}; upgrade the driver or pick an older CUDA"
-        )
-    if have >= version_key(cuda.min_driver):
+    have, floor = version_key(driver), cuda.family_min_driver
+    if cuda.min_driver is not None and have >= version_key(cuda.min_driver):
         return "ok", f"driver {driver} >= {cuda.min_driver}, the minimum for CUDA {cuda.version}"
-    if have >= version_key(cuda.family_min_driver):
+    if have >= version_key(floor) and cuda.min_driver is None:
+        family = cuda.version.split(".")[0]
+        return "compat", (
+            f"driver {driver} >= {floor}, the CUDA {family}.x floor; "
+            f"CUDA {cuda.version}'s own minimum is not yet in envkit's table"
+        )
+    if have >= version_key(floor):
         return "compat", (
             f"driver {driver} runs CUDA {cuda.version} only under minor-version compatibility "
             f"(PTX JIT unavailable); upgrade to >= {cuda.min_driver}"
         )
+    upgrade = f" to >= {cuda.min_driver}" if cuda.min_driver is not None else ""
     return "too-old", (
-        f"driver {driver} is older than {cuda.family_min_driver}, the oldest that runs "
-        f"CUDA {cuda.version}; upgrade the driver to >= {cuda.min_driver} or pick an older CUDA"
+        f"driver {driver} is older than {floor}, the oldest that runs "
+        f"CUDA {cuda.version}; upgrade the driver{upgrade} or pick an older CUDA"
     )
 
 

@@ -55,22 +55,14 @@ BundleOption = Annotated[
         "--slurm, on the nodes.",
     ),
 ]
-Only = Annotated[
-    list[str] | None,
-    typer.Option(
-        metavar="CHECK",
-        help="Only these check ids or groups (repeatable).",
-        autocompletion=complete.checks,
-    ),
-]
-Skip = Annotated[
-    list[str] | None,
-    typer.Option(
-        metavar="CHECK",
-        help="Skip these check ids or groups (repeatable).",
-        autocompletion=complete.checks,
-    ),
-]
+
+
+def _checks_option(help: str) -> Any:
+    return typer.Option(metavar="CHECK", help=help, autocompletion=complete.checks)
+
+
+Only = Annotated[list[str] | None, _checks_option("Only these check ids or groups (repeatable).")]
+Skip = Annotated[list[str] | None, _checks_option("Skip these check ids or groups (repeatable).")]
 Bench = Annotated[bool, typer.Option("--bench/--no-bench", help="Run the GPU benchmarks.")]
 RequireGpu = Annotated[
     bool | None,
@@ -116,46 +108,40 @@ Baseline = Annotated[
 SlurmFlag = Annotated[
     bool, typer.Option("--slurm", help="Run the suite on a Slurm cluster's nodes: one batch job.")
 ]
-SlurmNodes = Annotated[
-    int | None, typer.Option("--nodes", metavar="N", help="--slurm: how many nodes.")
-]
+
+
+def _slurm_option(flag: str, metavar: str, help: str) -> Any:
+    """An option of --slurm only (_refuse_slurm_options names it when --slurm is missing)."""
+    return typer.Option(flag, metavar=metavar, help=f"--slurm: {help}")
+
+
+SlurmNodes = Annotated[int | None, _slurm_option("--nodes", "N", "how many nodes.")]
 SlurmNodelist = Annotated[
-    str | None,
-    typer.Option("--nodelist", metavar="NODES", help="--slurm: these nodes (n1,n2 or n[1-4])."),
+    str | None, _slurm_option("--nodelist", "NODES", "these nodes (n1,n2 or n[1-4]).")
 ]
 SlurmPartition = Annotated[
-    str | None,
-    typer.Option(
-        "--partition", metavar="NAME", help="--slurm: partition (default slurm.partition)."
-    ),
+    str | None, _slurm_option("--partition", "NAME", "partition (default slurm.partition).")
 ]
 SlurmGpus = Annotated[
-    int | None,
-    typer.Option(
-        "--gpus-per-node", metavar="N", help="--slurm: GPUs per node (default from runtime.gpus)."
-    ),
+    int | None, _slurm_option("--gpus-per-node", "N", "GPUs per node (default from runtime.gpus).")
 ]
 SlurmTime = Annotated[
-    str | None,
-    typer.Option("--time", metavar="TIME", help="--slurm: the job's limit (default slurm.time)."),
+    str | None, _slurm_option("--time", "TIME", "the job's limit (default slurm.time).")
 ]
 SlurmRuntimeOption = Annotated[
     str | None,
-    typer.Option(
+    _slurm_option(
         "--slurm-runtime",
-        metavar="RUNTIME",
-        help="--slurm: python, pyxis, apptainer or charliecloud (default slurm.runtime).",
+        "RUNTIME",
+        "python, pyxis, apptainer or charliecloud (default slurm.runtime).",
     ),
 ]
 SlurmWait = Annotated[
     float | None,
-    typer.Option(
-        "--wait", metavar="SECONDS", help="--slurm: how long to wait for the job, queue included."
-    ),
+    _slurm_option("--wait", "SECONDS", "how long to wait for the job, queue included."),
 ]
 SlurmWorkdir = Annotated[
-    Path | None,
-    typer.Option("--workdir", metavar="DIR", help="--slurm: a shared folder for the run."),
+    Path | None, _slurm_option("--workdir", "DIR", "a shared folder for the run.")
 ]
 
 

@@ -50,6 +50,7 @@ HEALTH_INTERVAL_S = 300
 VERDICT = "/status/envkit-health"
 HEALTH_LOOP = _program("k8s-health-loop.sh")
 NPD_PLUGIN = _program("npd-plugin.sh")
+NPD_MONITOR = _program("npd-monitor.json")  # the plugin's monitor config, as NPD reads it
 
 
 @dataclass(frozen=True)
@@ -105,35 +106,7 @@ class K8sPlan:
     @property
     def npd_monitor_json(self) -> str:
         """NPD's custom-plugin monitor: one condition, set by the plugin's exit code."""
-        monitor = {
-            "plugin": "custom",
-            "pluginConfig": {
-                "invoke_interval": "60s",
-                "timeout": "10s",
-                "max_output_length": 80,
-                "concurrency": 1,
-                "enable_message_change_based_condition_update": True,
-            },
-            "source": "envkit-gpu-health",
-            "metricsReporting": True,
-            "conditions": [
-                {
-                    "type": NPD_CONDITION,
-                    "reason": "EnvkitGpusHealthy",
-                    "message": "envkit: the node's GPUs are healthy",
-                }
-            ],
-            "rules": [
-                {
-                    "type": "permanent",
-                    "condition": NPD_CONDITION,
-                    "reason": "EnvkitGpuUnhealthy",
-                    "path": "/config/envkit-npd-plugin.sh",
-                    "timeout": "10s",
-                }
-            ],
-        }
-        return json.dumps(monitor, indent=2) + "\n"
+        return NPD_MONITOR % {"condition": NPD_CONDITION}
 
 
 def _quantity(size: str | None) -> str:

@@ -217,11 +217,7 @@ def _platform_images(
     --platform of several is that platform's own (TAG-ARCH), as `envkit push` expects it."""
     if picked and len(project.plan.platforms) > 1:
         return {platforms[0]: platform_tag(tag or project.plan.image.tag, platforms[0])}
-    if tag is None:
-        return local_images(project, platforms)
-    if len(platforms) == 1:
-        return {platforms[0]: tag}
-    return {platform: platform_tag(tag, platform) for platform in platforms}
+    return local_images(project, platforms, tag)
 
 
 @dataclass(frozen=True)

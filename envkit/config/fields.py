@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from envkit.addresses import canonical_address, check_mapping, distinct_addresses
 from envkit.catalog.mirrors import preset_names
+from envkit.checks.core.contract import DEFAULT_THRESHOLDS
 from envkit.checks.core.contract import size_bytes as contract_size_bytes
 from envkit.errors import FieldError
 from envkit.names import IMAGE_REF, REGISTRY_REPO
@@ -266,19 +267,9 @@ CheckId = Annotated[
         "use a dotted check id such as 'bench.matmul_bf16' (see docs/checks.md)",
     ),
 ]
-# The checks that judge a figure against a fraction of a published rate; the same set as
-# DEFAULT_THRESHOLDS in envkit/checks/suite/bench.py (a test keeps the two equal).
-THRESHOLD_CHECKS = (
-    "bench.matmul_bf16",
-    "bench.matmul_fp16",
-    "bench.matmul_tf32",
-    "bench.matmul_fp32",
-    "bench.memory_bandwidth",
-    "bench.host_device",
-    "bench.allreduce_busbw",
-    "bench.p2p",
-    "stress.gpu",
-)
+# The checks that judge a figure against a fraction of a published rate: those the suite has a
+# default threshold for.
+THRESHOLD_CHECKS = tuple(DEFAULT_THRESHOLDS)
 ThresholdId = Annotated[
     CheckId,
     refusing(

@@ -148,6 +148,9 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+_TYPE_ERRORS = ("string_type", "int_type", "int_parsing", "bool_type", "bool_parsing", "float_type")
+
+
 def explain(error: ErrorDetails) -> tuple[str, str]:
     """Turn one pydantic error into (problem, fix)."""
     kind = error["type"]
@@ -165,14 +168,7 @@ def explain(error: ErrorDetails) -> tuple[str, str]:
     if kind == "literal_error":
         expected = (error.get("ctx") or {}).get("expected", "")
         return "not one of the allowed values", f"use {expected}"
-    if kind in (
-        "string_type",
-        "int_type",
-        "int_parsing",
-        "bool_type",
-        "bool_parsing",
-        "float_type",
-    ):
+    if kind in _TYPE_ERRORS:
         wanted = {"string": "quoted string", "int": "whole number", "bool": "true or false"}
         word = wanted.get(kind.split("_")[0], "number")
         if tuple(loc) == ("torch",) and isinstance(error.get("input"), dict):

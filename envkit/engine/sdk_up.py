@@ -149,12 +149,9 @@ def _gpus(service: Service, facts: EngineFacts | None) -> dict[str, Any]:
         return {}
     if facts is not None and facts.gpu_path == "cdi":
         return {"device_requests": [DeviceRequest(driver="cdi", device_ids=cdi_names(gpus))]}
-    if gpus == "all":
-        request = DeviceRequest(driver="nvidia", count=-1, capabilities=[["gpu"]])
-    elif isinstance(gpus, int):
-        request = DeviceRequest(driver="nvidia", count=gpus, capabilities=[["gpu"]])
-    else:
-        request = DeviceRequest(driver="nvidia", device_ids=list(gpus), capabilities=[["gpu"]])
+    count = -1 if gpus == "all" else gpus  # every GPU, or a count; else the devices named
+    which = {"device_ids": list(gpus)} if isinstance(gpus, tuple) else {"count": count}
+    request = DeviceRequest(driver="nvidia", capabilities=[["gpu"]], **which)
     return {"device_requests": [request]}
 
 

@@ -239,10 +239,7 @@ class History:
         return {
             (c, n): (float(v), u)
             for c, n, v, u in rows
-            if isinstance(c, str)
-            and isinstance(n, str)
-            and isinstance(u, str)
-            and math.isfinite(float(v))
+            if all(isinstance(text, str) for text in (c, n, u)) and math.isfinite(float(v))
         }
 
     def peaks(self, run_id: int) -> dict[tuple[str, str], float]:
@@ -337,11 +334,11 @@ def _run(row: tuple[Any, ...]) -> Run:
     )
 
 
-def _positive(value: Any) -> float | None:
-    """A finite, positive number (a published peak), else None."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _number(value: Any, positive: bool = False) -> float | None:
+    """A finite number (POSITIVE: above 0, as a published peak is), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return None
-    return float(value) if math.isfinite(value) and value > 0 else None
+    return float(value) if value > 0 or not positive else None
 
 
 def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
@@ -377,16 +374,14 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
             (run_id, check["id"], check["status"], check["duration_s"], check["message"]),
         )
         for metric in check["metrics"]:
-            value = metric.get("value")
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            value = _number(metric.get("value"))
+            if value is None:
                 continue
-            if not math.isfinite(value):
-                continue
-            peak = _positive(metric.get("peak"))
+            peak = _number(metric.get("peak"), positive=True)
             db.execute(
                 "INSERT OR REPLACE INTO metrics (run_id, check_id, name, value, unit, peak)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (run_id, check["id"], metric["name"], float(value), metric["unit"], peak),
+                (run_id, check["id"], metric["name"], value, metric["unit"], peak),
             )
     return run_id
 

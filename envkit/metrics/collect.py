@@ -33,14 +33,12 @@ def read_history(path: Path | None) -> Reading:
         return Reading(HISTORY)
     try:
         history = open_history(path, read_only=True)
-    except HistoryError as exc:
+        try:
+            return Reading(HISTORY, history_samples(history))
+        finally:
+            history.close()
+    except HistoryError as exc:  # the file cannot be opened, or a query of it failed
         return Reading(HISTORY, problem=exc.message)
-    try:
-        return Reading(HISTORY, history_samples(history))
-    except HistoryError as exc:
-        return Reading(HISTORY, problem=exc.message)
-    finally:
-        history.close()
 
 
 def read_members(config: str | None) -> Reading:

@@ -74,12 +74,14 @@ def _configured_platforms(project: Project, client: Any | None) -> tuple[str, ..
     return (this_machine(),)
 
 
-def local_images(project: Project, platforms: tuple[str, ...]) -> dict[str, str]:
-    """Each platform's image on the engine: the project's tag where one platform is built;
-    IMAGE:TAG-ARCH each where several are (the engine's own platform also under the tag)."""
+def local_images(
+    project: Project, platforms: tuple[str, ...], tag: str | None = None
+) -> dict[str, str]:
+    """Each platform's image on the engine: TAG (default: the project's) where one platform is
+    built; IMAGE:TAG-ARCH each where several are (the engine's own platform also under TAG)."""
     from envkit.platforms import platform_tag
 
-    tag = project.plan.image.tag
+    tag = tag or project.plan.image.tag
     if len(platforms) == 1:
         return {platforms[0]: tag}
     return {platform: platform_tag(tag, platform) for platform in platforms}

@@ -146,7 +146,7 @@ NAMED_HOME = {
     "DEFAULT_PARALLEL": "envkit/verify/request.py",  # targets verified at once
     "DEFAULT_TIMEOUT_S": "envkit/checks/programs/health.py",  # the health watchdog
     "SPREAD": "envkit/checks/suite/bench.py",  # one GPU below the node's others
-    "DEFAULT_THRESHOLDS": "envkit/checks/suite/bench.py",  # each bench's fraction of peak
+    "DEFAULT_THRESHOLDS": "envkit/checks/core/contract.py",  # each bench's fraction of peak
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from .contract import DEFAULT_MIN_SHM, Metric, RunnerConfig
+from .contract import DEFAULT_MIN_SHM, DEFAULT_THRESHOLDS, Metric, RunnerConfig
 
 
 def runner_config(data: Any) -> RunnerConfig:
@@ -87,10 +87,10 @@ class Context:
         value = self.config.get("expected_gpus")
         return int(value) if value is not None else None
 
-    def threshold(self, check_id: str, default: float | None = None) -> float | None:
-        """verify.thresholds' value for the check, else the check's own default."""
+    def threshold(self, check_id: str) -> float | None:
+        """verify.thresholds' value for the check, else its default (DEFAULT_THRESHOLDS)."""
         value = (self.config.get("thresholds") or {}).get(check_id)
-        return float(value) if value is not None else default
+        return float(value) if value is not None else DEFAULT_THRESHOLDS.get(check_id)
 
     @property
     def gpu_expectations(self) -> dict[str, Any]:

@@ -109,6 +109,24 @@ class RunnerConfig(TypedDict, total=False):
 # The defaults, in one place: the config model, the host's settings and the checks read these.
 DEFAULT_MIN_SHM = "1gb"
 DEFAULT_USER_CHECKS_TIMEOUT_S = 600.0
+# The fraction of its published peak a healthy GPU reaches at least, when verify.thresholds
+# names none: well below what a healthy H100 measures (bf16 77-80 %, memory 86 %, host link
+# 80 %+), far above a throttled, shared or mis-linked GPU. docs/gpu-health.md gives sources.
+DEFAULT_THRESHOLDS = {
+    "bench.matmul_bf16": 0.5,
+    "bench.matmul_fp16": 0.5,
+    "bench.matmul_tf32": 0.4,
+    "bench.matmul_fp32": 0.5,
+    "bench.memory_bandwidth": 0.5,
+    # A healthy pinned copy reaches 0.84 (host to device) and 0.87 (back) of a Gen5 x16 link's
+    # rate on an H100 SXM (docs/evidence/2026-11-22-nvidia-h100-80gb-hbm3, report.json)
+    "bench.host_device": 0.65,
+    "bench.allreduce_busbw": 0.25,
+    # A peer copy between two GPUs: half what a healthy pair reaches of the slower end's link
+    # (NVLink or PCIe; DCGM and nvbandwidth time device-to-device copies near 0.8 of it)
+    "bench.p2p": 0.4,
+    "stress.gpu": 0.2,  # every GPU at once under full load: power caps apply
+}
 
 # Sizes as people write them (envkit.yaml's shm_size, min_shm and memory, Docker's --shm-size):
 # a whole number and an optional k, m or g, with an optional b; powers of 1024, as Docker reads

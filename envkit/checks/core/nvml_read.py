@@ -10,7 +10,6 @@ import ctypes
 from typing import Any, Callable, Dict, List
 
 from .nvml import (
-    ERROR_NAMES,
     INSUFFICIENT_SIZE,
     NOT_SUPPORTED,
     VERSION_MISMATCH,
@@ -56,6 +55,8 @@ ECC_COUNTERS = (
     ("aggregate_uncorrected", 1, 1),
 )  # (name, memory error type, counter type)
 NVLINK_COUNTERS = (("replay", 0), ("recovery", 1), ("crc_flit", 2), ("crc_data", 3))
+# nvmlTemperatureThresholds_t, in NVML's order (0-3)
+TEMPERATURE_THRESHOLDS = ("shutdown_temp", "slowdown_temp", "memory_max_temp", "gpu_max_temp")
 
 
 class Reading:
@@ -283,34 +284,22 @@ def _c2c(nvml: Nvml, handle: Any) -> Dict[str, int]:
 
 
 def _thermal(nvml: Nvml, handle: Any, reading: Reading) -> None:
-    reading.take(
-        "temperature", lambda: nvml.uint("nvmlDeviceGetTemperature", handle, ctypes.c_int(0))
-    )
-    for name, kind in (
-        ("shutdown_temp", 0),
-        ("slowdown_temp", 1),
-        ("memory_max_temp", 2),
-        ("gpu_max_temp", 3),
-    ):
+    reading.take("temperature", _reader(nvml, "nvmlDeviceGetTemperature", handle, 0))
+    for kind, name in enumerate(TEMPERATURE_THRESHOLDS):
         reading.take(name, _reader(nvml, "nvmlDeviceGetTemperatureThreshold", handle, kind))
     reading.take("memory_temperature", lambda: _memory_temperature(nvml, handle))
     reading.take("power_w", lambda: nvml.uint("nvmlDeviceGetPowerUsage", handle) / 1000.0)
     reading.take(
         "power_limit_w", lambda: nvml.uint("nvmlDeviceGetEnforcedPowerLimit", handle) / 1000.0
     )
-    reading.take("sm_clock", lambda: nvml.uint("nvmlDeviceGetClockInfo", handle, ctypes.c_int(1)))
-    reading.take(
-        "max_sm_clock", lambda: nvml.uint("nvmlDeviceGetMaxClockInfo", handle, ctypes.c_int(1))
-    )
+    reading.take("sm_clock", _reader(nvml, "nvmlDeviceGetClockInfo", handle, 1))
+    reading.take("max_sm_clock", _reader(nvml, "nvmlDeviceGetMaxClockInfo", handle, 1))
 
 
 def _memory_temperature(nvml: Nvml, handle: Any) -> int:
     """HBM temperature (NVML_FI_DEV_MEMORY_TEMP). Read as an unsigned int whatever type the
     entry claims, as DCGM does (r545 called it a double); above 200 C is no reading."""
-    value = field_values(nvml, handle, [(FI_MEMORY_TEMP, 0)])[(FI_MEMORY_TEMP, 0)]
-    if isinstance(value, str):
-        code = next((c for c, n in ERROR_NAMES.items() if n == value), 999)
-        raise NvmlError(code, "nvmlDeviceGetFieldValues(memory temperature)")
+    value = field(nvml, handle, FI_MEMORY_TEMP)
     celsius = int(value) & 0xFFFFFFFF if not isinstance(value, float) else int(value)
     if celsius > 200:
         raise NvmlError(999, "memory temperature out of range")

@@ -96,12 +96,10 @@ def _unknown_reason(report: Dict[str, Any]) -> Optional[str]:
 
 
 def _gpu_count(report: Dict[str, Any]) -> Optional[int]:
-    for check in report.get("checks", []):
-        if check.get("id") == "gpu.inventory":
-            for metric in check.get("metrics", []):
-                if metric.get("name") == "gpu_count":
-                    return int(metric["value"])
-    return None
+    checks = report.get("checks", [])
+    inventory: Dict[str, Any] = next((c for c in checks if c.get("id") == "gpu.inventory"), {})
+    found = [m["value"] for m in inventory.get("metrics", []) if m.get("name") == "gpu_count"]
+    return int(found[0]) if found else None
 
 
 def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[str, str]:

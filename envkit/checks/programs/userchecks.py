@@ -45,24 +45,12 @@ def run_user_checks(python: str, directory: str, timeout: float) -> list[CheckRe
                 cwd=directory,
             )
         except subprocess.TimeoutExpired:
-            return [
-                _row(
-                    "user.checks_dir",
-                    "error",
-                    time.perf_counter() - started,
-                    f"your checks in {directory} ran past {timeout:.0f} s",
-                )
-            ]
-        if not junit.is_file():
-            return [
-                _row(
-                    "user.checks_dir",
-                    "error",
-                    time.perf_counter() - started,
-                    "pytest wrote no report (a collection error?)",
-                )
-            ]
-        return _parse(junit)
+            problem = f"your checks in {directory} ran past {timeout:.0f} s"
+        else:
+            if junit.is_file():
+                return _parse(junit)
+            problem = "pytest wrote no report (a collection error?)"
+        return [_row("user.checks_dir", "error", time.perf_counter() - started, problem)]
 
 
 MAX_REPORT_BYTES = 64 << 20

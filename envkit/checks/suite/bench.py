@@ -22,36 +22,9 @@ from .skus import peak_for
 WARMUP_S = 1.0
 BATCHES = 10
 CALLS_PER_BATCH = 10
-# The fraction of its published peak a healthy GPU reaches at least, when verify.thresholds
-# names none: well below what a healthy H100 measures (bf16 77-80 %, memory 86 %, host link
-# 80 %+), far above a throttled, shared or mis-linked GPU. docs/gpu-health.md gives sources.
-DEFAULT_THRESHOLDS = {
-    "bench.matmul_bf16": 0.5,
-    "bench.matmul_fp16": 0.5,
-    "bench.matmul_tf32": 0.4,
-    "bench.matmul_fp32": 0.5,
-    "bench.memory_bandwidth": 0.5,
-    # A healthy pinned copy reaches 0.84 (host to device) and 0.87 (back) of a Gen5 x16 link's
-    # rate on an H100 SXM (docs/evidence/2026-11-22-nvidia-h100-80gb-hbm3, report.json)
-    "bench.host_device": 0.65,
-    "bench.allreduce_busbw": 0.25,
-    # A peer copy between two GPUs: half what a healthy pair reaches of the slower end's link
-    # (NVLink or PCIe; DCGM and nvbandwidth time device-to-device copies near 0.8 of it)
-    "bench.p2p": 0.4,
-    "stress.gpu": 0.2,  # every GPU at once under full load: power caps apply
-}
 SPREAD = 0.15  # a GPU this far below the median of the node's other GPUs fails (verify.gpu.spread)
+NO_CUDA_SKIP = "benchmarks need a CUDA GPU"  # where there is none and none is required
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
-
-
-def _cuda(ctx: Context) -> Any:
-    import torch
-
-    if not torch.cuda.is_available():
-        if ctx.require_gpu:
-            raise AssertionError("CUDA is not available but the environment requires GPUs")
-        raise Skip("benchmarks need a CUDA GPU")
-    return torch
 
 
 def _on(torch: Any, device: Any) -> Any:
@@ -93,7 +66,7 @@ def record_per_gpu(
     The spread is judged only on figures stable enough to compare: UNSTABLE names the GPUs
     whose figure is not (too little work, a clock shared with the others) and why. FLOORS: a
     figure each GPU must reach whatever its peak (DCGM's diag minimum)."""
-    threshold = ctx.threshold(check_id, DEFAULT_THRESHOLDS.get(check_id))
+    threshold = ctx.threshold(check_id)
     for index, value in figures.items():
         floor = (floors or {}).get(index)
         ctx.metric(
@@ -120,11 +93,8 @@ def record_per_gpu(
             f"{name}: " + "; ".join(slow) + f" (tolerance {tolerance:.0%}, verify.gpu.spread)"
         )
     shown = f", {median / peak:.0%} of peak" if peak else " (no published peak for this GPU)"
-    spread = (
-        f" (GPUs {min(figures.values()):.1f}-{max(figures.values()):.1f})"
-        if len(figures) > 1
-        else ""
-    )
+    low, high = min(figures.values()), max(figures.values())
+    spread = f" (GPUs {low:.1f}-{high:.1f})" if len(figures) > 1 else ""
     if unstable and len(figures) > 1:
         why = "; ".join(f"GPU {i}: {reason}" for i, reason in sorted(unstable.items()))
         spread += f"; spread between GPUs not judged ({why})"
@@ -132,7 +102,7 @@ def record_per_gpu(
 
 
 def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     size = devices.BENCH_MATMUL_SIZE[dtype_name]
     if dtype_name == "bf16" and not torch.cuda.is_bf16_supported():
@@ -142,7 +112,7 @@ def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
     torch.backends.cuda.matmul.allow_tf32 = dtype_name == "tf32"  # pinned explicitly either way
     figures: Dict[int, float] = {}
     peaks: Dict[int, Optional[float]] = {}
-    threshold = ctx.threshold(check_id, DEFAULT_THRESHOLDS[check_id])
+    threshold = ctx.threshold(check_id)
     try:
         for index, gpu in enumerate(gpus):
             times = _time_matmul(torch, gpu, size, dtype)
@@ -173,53 +143,41 @@ def _peak(gpu: Any, what: str) -> Optional[float]:
     return float(value) if value else None
 
 
-@check(
-    "bench.matmul_bf16",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published bf16 dense peak (checks/suite/skus.py) and the node's other "
-    "GPUs; timed with CUDA events",
-)
-def matmul_bf16(ctx: Context) -> str:
-    """Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU),
-    and one GPU slower than the node's others."""
-    return _matmul(ctx, "bench.matmul_bf16", "bf16")
+# The four matmul checks, by dtype: what skus.py's peak for it is, and what the check catches
+# (its docstring: docs/checks.md's column, and `list`'s first line).
+MATMULS = {
+    "bf16": (
+        "bf16 dense",
+        "Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU),\n"
+        "and one GPU slower than the node's others.",
+    ),
+    "fp16": (
+        "fp16 dense",
+        "Catches a GPU far below its fp16 matmul peak, and one slower than the others.",
+    ),
+    "tf32": (
+        "tf32 dense",
+        "Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable).",
+    ),
+    "fp32": ("fp32", "Catches a GPU far below its fp32 peak, and one slower than the others."),
+}
 
 
-@check(
-    "bench.matmul_fp16",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published fp16 dense peak (checks/suite/skus.py) and the node's other "
-    "GPUs; timed with CUDA events",
-)
-def matmul_fp16(ctx: Context) -> str:
-    """Catches a GPU far below its fp16 matmul peak, and one slower than the others."""
-    return _matmul(ctx, "bench.matmul_fp16", "fp16")
+def _matmul_check(dtype_name: str, peak: str, doc: str) -> None:
+    check_id = f"bench.matmul_{dtype_name}"
+
+    def run(ctx: Context) -> str:
+        return _matmul(ctx, check_id, dtype_name)
+
+    run.__doc__ = doc
+    reference = f"the GPU's published {peak} peak (checks/suite/skus.py) and the node's other GPUs"
+    check(check_id, timeout_s=240, bench=True, reference=f"{reference}; timed with CUDA events")(
+        run
+    )
 
 
-@check(
-    "bench.matmul_tf32",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published tf32 dense peak (checks/suite/skus.py) and the node's other "
-    "GPUs; timed with CUDA events",
-)
-def matmul_tf32(ctx: Context) -> str:
-    """Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable)."""
-    return _matmul(ctx, "bench.matmul_tf32", "tf32")
-
-
-@check(
-    "bench.matmul_fp32",
-    timeout_s=240,
-    bench=True,
-    reference="the GPU's published fp32 peak (checks/suite/skus.py) and the node's other GPUs; "
-    "timed with CUDA events",
-)
-def matmul_fp32(ctx: Context) -> str:
-    """Catches a GPU far below its fp32 peak, and one slower than the others."""
-    return _matmul(ctx, "bench.matmul_fp32", "fp32")
+for _dtype_name, (_peak_name, _doc) in MATMULS.items():
+    _matmul_check(_dtype_name, _peak_name, _doc)
 
 
 @check(
@@ -232,7 +190,7 @@ def matmul_fp32(ctx: Context) -> str:
 def memory_bandwidth(ctx: Context) -> str:
     """Catches device memory far below its bandwidth (bytes read + written, buffer >> L2) on
     any GPU, and one GPU's memory slower than the others'."""
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     figures: Dict[int, float] = {}
     peaks: Dict[int, Optional[float]] = {}
     floors: Dict[int, Optional[float]] = {}
@@ -272,7 +230,7 @@ def host_device(ctx: Context) -> str:
     pinned host-to-device and back, against the rate its own link can carry."""
     from .hardware import link_rates
 
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     rates = link_rates(torch, len(gpus), pcie_only=True)
     count = devices.BENCH_LINK_BYTES // 4
@@ -310,14 +268,14 @@ def allreduce_busbw(ctx: Context) -> str:
     from . import distributed
     from .hardware import link_rates
 
-    torch = _cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     count = torch.cuda.device_count()
     if count < 2:
         raise Skip("all-reduce bus bandwidth needs 2 or more GPUs")
     rates = [r for r in link_rates(torch, count, pcie_only=False).values() if r]
     rate = min(rates) if len(rates) == count else None
     busbw, size = distributed.measure_busbw(count)
-    threshold = ctx.threshold("bench.allreduce_busbw", DEFAULT_THRESHOLDS["bench.allreduce_busbw"])
+    threshold = ctx.threshold("bench.allreduce_busbw")
     ctx.metric("allreduce_busbw", busbw, "GB/s", peak=rate, threshold=threshold)
     against = (
         f", {busbw / rate:.0%} of the {rate:.0f} GB/s interconnect"

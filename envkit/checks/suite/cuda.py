@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..core import fingerprint
+from ..core import devices, fingerprint
 from ..core.context import Context
 from ..core.registry import Skip, check, ensure
 
-
-def _need_cuda(ctx: Context) -> Any:
-    import torch
-
-    if torch.cuda.is_available():
-        return torch
-    if ctx.require_gpu:
-        raise AssertionError("CUDA is not available but the environment requires GPUs")
-    raise Skip("no CUDA device here and none required (verify.require_gpu is false)")
+# The skip where there is no CUDA and none is required.
+NO_CUDA_SKIP = "no CUDA device here and none required (verify.require_gpu is false)"
 
 
 @check(
@@ -114,7 +105,7 @@ def device_count(ctx: Context) -> str:
 )
 def driver_runtime(ctx: Context) -> str:
     """Catches a driver too old for torch's CUDA runtime (errors 803/804 later, at first use)."""
-    torch = _need_cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     runtime = torch.version.cuda
     supported = fingerprint.driver_cuda_version()
     if supported is None:
@@ -136,7 +127,7 @@ def driver_runtime(ctx: Context) -> str:
 def arch_list(ctx: Context) -> str:
     """Catches a GPU whose compute capability torch was not compiled for ('no kernel image is
     available for execution on the device')."""
-    torch = _need_cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     archs = torch.cuda.get_arch_list()
     seen = []
     for index in range(torch.cuda.device_count()):
@@ -154,7 +145,7 @@ def arch_list(ctx: Context) -> str:
 @check("cuda.cudnn", reference="the same convolution on the CPU (a different implementation)")
 def cudnn(ctx: Context) -> str:
     """Catches a missing or broken cuDNN (convolutions fail at first use)."""
-    torch = _need_cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     ensure(torch.backends.cudnn.is_available(), "cuDNN is not available to torch")
     version = torch.backends.cudnn.version()
     x = torch.randn(2, 3, 16, 16, device="cuda")
@@ -171,7 +162,7 @@ def cudnn(ctx: Context) -> str:
 @check("cuda.nccl", reference="the build's own NCCL availability and version")
 def nccl(ctx: Context) -> str:
     """Catches a torch build without NCCL (multi-GPU training cannot start)."""
-    torch = _need_cuda(ctx)
+    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     try:
         version = torch.cuda.nccl.version()
     except Exception as exc:

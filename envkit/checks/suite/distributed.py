@@ -19,6 +19,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def join_local(dist: Any, backend: str, port: int, rank: int, world: int, timeout_s: int) -> None:
+    """Join this machine's process group of WORLD ranks, rank 0 listening on PORT."""
+    address, wait = f"tcp://127.0.0.1:{port}", timedelta(seconds=timeout_s)
+    dist.init_process_group(backend, init_method=address, rank=rank, world_size=world, timeout=wait)
+
+
+def in_processes(
+    mp_context: Any, target: Any, argsets: List[Tuple[Any, ...]], join_s: float
+) -> List[Any]:
+    """target(*args, queue) in a process per entry of ARGSETS: what each put on the queue (in
+    the order they came), once every process was joined (at most JOIN_S each)."""
+    queue = mp_context.SimpleQueue()
+    procs = [mp_context.Process(target=target, args=(*args, queue)) for args in argsets]
+    for proc in procs:
+        proc.start()
+    results = [queue.get() for _ in procs]
+    for proc in procs:
+        proc.join(timeout=join_s)
+    return results
+
+
 def busbw_gbs(size_bytes: float, seconds: float, world: int) -> float:
     """All-reduce bus bandwidth in GB/s: algbw = S/t, busbw = algbw * 2(n-1)/n (nccl-tests'
     doc/PERFORMANCE.md), so figures compare across world sizes."""
@@ -77,13 +98,7 @@ def _busbw_rank(rank: int, world: int, port: int, queue: Any) -> None:
     import torch.distributed as dist
 
     torch.cuda.set_device(rank)
-    dist.init_process_group(
-        "nccl",
-        init_method=f"tcp://127.0.0.1:{port}",
-        rank=rank,
-        world_size=world,
-        timeout=timedelta(seconds=120),
-    )
+    join_local(dist, "nccl", port, rank, world, timeout_s=120)
     data = torch.ones(SIZE_BYTES // 4, device="cuda")
     for _ in range(4):  # beyond time_allreduce's own warm-up: NCCL settles its channels
         dist.all_reduce(data)
@@ -96,13 +111,7 @@ def measure_busbw(world: int) -> Tuple[float, int]:
     """The slowest rank's bus bandwidth (GB/s) for SIZE_BYTES across `world` local GPUs."""
     import torch.multiprocessing as mp
 
-    port = free_port()
-    ctx = mp.get_context("spawn")
-    queue = ctx.SimpleQueue()
-    procs = [ctx.Process(target=_busbw_rank, args=(r, world, port, queue)) for r in range(world)]
-    for proc in procs:
-        proc.start()
-    values = [queue.get() for _ in range(world)]
-    for proc in procs:
-        proc.join(timeout=60)
+    port = free_port()  # one for all ranks: rank 0 listens on it
+    ranks = [(rank, world, port) for rank in range(world)]
+    values = in_processes(mp.get_context("spawn"), _busbw_rank, ranks, join_s=60)
     return min(values), SIZE_BYTES

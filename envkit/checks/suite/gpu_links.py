@@ -264,14 +264,13 @@ def _judge_counters(
     ctx.metric(
         f"nvlink_errors.gpu{gpu}", float(sum(hard.values())), "count", maximum=float(tolerance)
     )
+    listed = ", ".join(f"{k} +{v}" for k, v in sorted(crc.items()))
     if rate >= NVLINK_CRC_PER_S:
-        listed = ", ".join(f"{k} +{v}" for k, v in sorted(crc.items()))
         problems.append(
             f"{who(snap)}: NVLink CRC errors at {rate:.0f}/s "
             f"(fail at {NVLINK_CRC_PER_S:.0f}/s): {listed}"
         )
     elif crc:
-        listed = ", ".join(f"{k} +{v}" for k, v in sorted(crc.items()))
         notes.append(
             f"warn: GPU {gpu}: NVLink CRC errors at {rate:.1f}/s, "
             f"under {NVLINK_CRC_PER_S:.0f}/s: {listed}"

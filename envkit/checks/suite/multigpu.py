@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from datetime import timedelta
 from typing import Any, Dict, Optional
 
 from ..core import devices
 from ..core.context import Context
 from ..core.registry import check, ensure
-from .distributed import ddp_weights_agree, exact_allreduce, free_port
+from .distributed import ddp_weights_agree, exact_allreduce, free_port, in_processes, join_local
 
 DDP_STEPS = 3
 
@@ -77,13 +76,7 @@ def _ddp_rank(rank: int, world: int, backend: str, port: int, queue: Any) -> Non
         device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
         if backend == "nccl":
             torch.cuda.set_device(rank)
-        dist.init_process_group(
-            backend,
-            init_method=f"tcp://127.0.0.1:{port}",
-            rank=rank,
-            world_size=world,
-            timeout=timedelta(seconds=60),
-        )
+        join_local(dist, backend, port, rank, world, timeout_s=60)
         exact = exact_allreduce(torch, dist, device, rank, world)
         ids = [rank] if backend == "nccl" else None
         grads_nonzero, same = ddp_weights_agree(torch, dist, device, rank, ids, DDP_STEPS)
@@ -117,17 +110,9 @@ def ddp(ctx: Context) -> str:
     world = gpus if backend == "nccl" else 2
     # fork is cheap and fine while CUDA is untouched; NCCL ranks need fresh (spawned) processes.
     method = "spawn" if backend == "nccl" or torch.cuda.is_initialized() else "fork"
-    mpctx = mp.get_context(method)
-    queue = mpctx.SimpleQueue()
     port = free_port()
-    procs = [
-        mpctx.Process(target=_ddp_rank, args=(r, world, backend, port, queue)) for r in range(world)
-    ]
-    for proc in procs:
-        proc.start()
-    results = [queue.get() for _ in range(world)]
-    for proc in procs:
-        proc.join(timeout=30)
+    ranks = [(rank, world, backend, port) for rank in range(world)]
+    results = in_processes(mp.get_context(method), _ddp_rank, ranks, join_s=30)
     errors = [f"rank {r['rank']}: {r['error']}" for r in results if r["error"]]
     ensure(not errors, "; ".join(errors))
     ensure(all(r["exact"] for r in results), f"{backend} all-reduce was not exact")

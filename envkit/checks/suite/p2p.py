@@ -28,10 +28,10 @@ def p2p(ctx: Context) -> str:
     far slower than its link (a degraded NVLink, P2P falling back through the host)."""
     from .hardware import link_rates
 
-    torch = bench._cuda(ctx)
+    torch = devices.cuda_torch(ctx, bench.NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx, minimum=2)
     rates = link_rates(torch, len(gpus), pcie_only=False)
-    threshold = ctx.threshold("bench.p2p", bench.DEFAULT_THRESHOLDS["bench.p2p"])
+    threshold = ctx.threshold("bench.p2p")
     count = devices.BENCH_LINK_BYTES // 4
     wrong: List[str] = []
     slow: List[str] = []

@@ -14,6 +14,7 @@ from ..core import devices
 from ..core.context import Context
 from ..core.registry import CheckFailed, check
 from . import bench
+from .distributed import in_processes
 
 MEMORY_SHARE = 0.8  # of each GPU's free memory, for result buffers and the pattern test
 GEMM_SHARE = 0.85  # of the duration; the pattern test gets the rest
@@ -38,21 +39,13 @@ def burn(ctx: Context) -> str:
     data corruption), and one that cannot keep pace with the others while all burn at once."""
     import torch.multiprocessing as mp
 
-    bench._cuda(ctx)
+    devices.cuda_torch(ctx, bench.NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     duration = ctx.stress_s
     size = devices.BENCH_MATMUL_SIZE["bf16"]
-    spawn = mp.get_context("spawn")
-    queue = spawn.SimpleQueue()
-    procs = [
-        spawn.Process(target=_burn_one, args=(i, str(g), size, duration, queue))
-        for i, g in enumerate(gpus)
-    ]
-    for proc in procs:
-        proc.start()
-    results: List[Dict[str, Any]] = sorted((queue.get() for _ in procs), key=lambda r: r["gpu"])
-    for proc in procs:
-        proc.join(timeout=30)
+    burns = [(i, str(g), size, duration) for i, g in enumerate(gpus)]
+    finished = in_processes(mp.get_context("spawn"), _burn_one, burns, join_s=30)
+    results: List[Dict[str, Any]] = sorted(finished, key=lambda r: r["gpu"])
     broken = [f"GPU {r['gpu']}: {r['error']}" for r in results if r["error"]]
     if broken:
         raise CheckFailed("the burn-in could not run: " + "; ".join(broken))

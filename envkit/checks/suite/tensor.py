@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, Callable, List, Tuple
 
 from ..core import devices
 from ..core.context import Context
@@ -23,6 +23,15 @@ def _torch() -> Any:
     import torch
 
     return torch
+
+
+def _raises(call: Callable[[], object], errors: Any, message: str) -> None:
+    """CALL must raise one of ERRORS (documented refusals); AssertionError(MESSAGE) if not."""
+    try:
+        call()
+    except errors:
+        return
+    raise AssertionError(message)
 
 
 @check("tensor.creation", reference="known answers written in the check (the seeds' examples)")
@@ -87,12 +96,7 @@ def broadcasting(ctx: Context) -> str:
     b = torch.arange(2).reshape((1, 2))
     ensure((a + b).tolist() == [[0, 1], [1, 2], [2, 3]], f"(3,1)+(1,2) gave {(a + b).tolist()}")
     ensure((torch.ones(4, 3, 2) * torch.rand(3, 1)).shape == (4, 3, 2), "(4,3,2)*(3,1)")
-    try:
-        torch.ones(4, 3, 2) * torch.rand(3)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("(4,3,2)*(3,) did not raise")
+    _raises(lambda: torch.ones(4, 3, 2) * torch.rand(3), RuntimeError, "(4,3,2)*(3,) did not raise")
     x = torch.tensor([1, 2, 3, 4, 5])
     y = torch.tensor([2, 2, 2, 2, 2])
     ensure((x + y).tolist() == [3, 4, 5, 6, 7] and (x * y).tolist() == [2, 4, 6, 8, 10], "+ and *")
@@ -141,12 +145,7 @@ def views(ctx: Context) -> str:
     a[1, 2] = 555
     ensure(b[2, 1].item() == 555, "transpose does not share storage")
     ensure(not b.is_contiguous(), "a transpose reports contiguous")
-    try:
-        b.view(1, -1)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("view() on a non-contiguous tensor did not raise")
+    _raises(lambda: b.view(1, -1), RuntimeError, "view() on a non-contiguous tensor did not raise")
     c = b.contiguous()
     ensure(c.is_contiguous() and c.data_ptr() != a.data_ptr(), "contiguous() did not copy")
     ensure(c.view(1, -1).tolist() == [[1.0, 2.0, 2.0, 4.0, 3.0, 555.0]], "contiguous().view order")
@@ -184,12 +183,7 @@ def reductions(ctx: Context) -> str:
     ensure(torch.nonzero(torch.tensor([0, 3, 0, 4])).flatten().tolist() == [1, 3], "nonzero")
     ensure(torch.clamp(torch.tensor([-2, 0, 5]), -1, 3).tolist() == [-1, 0, 3], "clamp")
     ensure(x.sum().item() == 30 and torch.tensor([2.5]).item() == 2.5, "sum/item")
-    try:
-        x.item()
-    except (ValueError, RuntimeError):
-        pass
-    else:
-        raise AssertionError("item() on a multi-element tensor did not raise")
+    _raises(x.item, (ValueError, RuntimeError), "item() on a multi-element tensor did not raise")
     return "reductions give known answers"
 
 

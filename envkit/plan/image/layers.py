@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable
+from functools import partial
 
 from envkit import __version__
 from envkit.plan.image.conda_layers import conda_layer, python_layer
@@ -222,14 +223,6 @@ def notebook_layer(kit: Kit) -> Layer | None:
     return Layer(comments, (hadolint("DL3013,DL3059", run(mounts, *commands)),))
 
 
-def steps_after_system(kit: Kit) -> tuple[Layer, ...]:
-    return _build_steps(kit, "system")
-
-
-def steps_after_python(kit: Kit) -> tuple[Layer, ...]:
-    return _build_steps(kit, "python")
-
-
 LayerFunction = Callable[[Kit], "Layer | tuple[Layer, ...] | None"]
 # The sequence: each function's layer (or layers, or none), in the Dockerfile's order.
 SEQUENCE: tuple[LayerFunction, ...] = (
@@ -237,7 +230,7 @@ SEQUENCE: tuple[LayerFunction, ...] = (
     metadata_layer,
     mirror_layer,
     system_layer,
-    steps_after_system,
+    partial(_build_steps, after="system"),
     python_layer,
     conda_layer,
     locked_pip_layer,
@@ -250,7 +243,7 @@ SEQUENCE: tuple[LayerFunction, ...] = (
     backend_layer,
     own_pip_layers,
     notebook_layer,
-    steps_after_python,
+    partial(_build_steps, after="python"),
 )
 
 

@@ -228,14 +228,9 @@ def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, 
             key = entry.get("conda") or entry.get("pypi") or entry.get("url")
             records[str(key)] = (index, entry)
     conda, pypi, python = [], [], None
+    listed = ("environments", PIXI_ENVIRONMENT, "packages", platform)
     for position, item in enumerate(by_platform[platform] or []):
-        loc: tuple[str | int, ...] = (
-            "environments",
-            PIXI_ENVIRONMENT,
-            "packages",
-            platform,
-            position,
-        )
+        loc: tuple[str | int, ...] = (*listed, position)
         key = str(item.get("conda") or item.get("pypi")) if isinstance(item, dict) else ""
         if key not in records:
             reading.refuse(
