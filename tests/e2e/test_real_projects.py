@@ -10,6 +10,9 @@ package imports in the box from the mounted workspace, as the login user.
 - datasketch (ekzhu/datasketch): pyproject.toml with its uv.lock and no torch at all
   (`torch: none`), installed exactly from the lock (numpy 2 and scipy, every file's sha256),
   then `envkit lock` -> `build --locked` -> `diff envkit.lock image://…`, each exit 0;
+- poetryproj and pdmproj (tests/data/projects): a Poetry and a PDM project whose poetry.lock
+  and pdm.lock are installed exactly, exported in the build by Poetry and PDM themselves; each
+  lock's torch (and what only it needs) left to the base's, which the package imports;
 - torchtools (jdenholm/TorchTools): its conda environment file (python<3.13 and pip from
   Anaconda's `main` channel, its tools under pip:, `-e .`), named in conda.file as its team
   would (init picks its pyproject.toml: the file's name is its own), built through the tests'
@@ -51,6 +54,8 @@ class RealProject:
     locked: tuple[str, ...] = ()  # packages its lock pins: the box holds one of the lock's versions
     without_torch: bool = False  # a project that names no torch: torch: none, the base's purged
     source: str = ""  # where the package's __init__.py is in the workspace (default: module/)
+    root: Path = CORPUS  # the folder the project is in
+    round_trip: bool = False  # envkit lock -> build --locked -> diff, on the engine
 
     @property
     def tag(self) -> str:
@@ -66,6 +71,26 @@ PROJECTS = [
         port(18848),
         ("numpy", "scipy"),
         True,
+        round_trip=True,
+    ),
+    # Projects of the tests' own whose locks the real Poetry and PDM made (tests/data/projects):
+    # each lock's torch 2.9.1, what only it needs and its CUDA libraries are left to the base's
+    # torch, which the package imports beside the lock's six and tqdm.
+    RealProject(
+        "poetryproj",
+        "pyproject.toml and poetry.lock",
+        "poetryproj",
+        port(18850),
+        ("six", "tqdm"),
+        root=REPO / "tests" / "data" / "projects",
+    ),
+    RealProject(
+        "pdmproj",
+        "pyproject.toml and pdm.lock",
+        "pdmproj",
+        port(18851),
+        ("six", "tqdm"),
+        root=REPO / "tests" / "data" / "projects",
     ),
 ]
 TORCHTOOLS = RealProject(
@@ -104,7 +129,7 @@ def configured(folder: Path, project: RealProject, home: Path) -> None:
 
 def _copied(project: RealProject, tmp_path: Path) -> Path:
     folder = tmp_path / project.name
-    shutil.copytree(CORPUS / project.name, folder)
+    shutil.copytree(project.root / project.name, folder)
     home = tmp_path / "home"
     home.mkdir()
     configured(folder, project, home)
@@ -130,10 +155,10 @@ def test_a_real_project_builds_verifies_and_imports_in_its_box(
     for name in project.locked:
         shown = envkit("exec", "--", "python", "-c", f"import {name}; print({name}.__version__)",
                        cwd=folder)  # fmt: skip
-        lock = toml_loads((folder / "uv.lock").read_text())
+        lock = toml_loads((folder / project.uses.split(" and ")[1]).read_text())
         pinned = {p["version"] for p in lock["package"] if p["name"] == name}
         assert shown.stdout.split()[-1] in pinned, (name, shown.stdout, pinned)
-    if project.locked:  # the uv.lock project's envkit.lock round trip, on the engine
+    if project.round_trip:  # the uv.lock project's envkit.lock round trip, on the engine
         made = envkit("lock", cwd=folder)
         assert made.returncode == 0, made.stdout + made.stderr
         assert "project:" in (folder / "envkit.lock").read_text(), "the project is requested"

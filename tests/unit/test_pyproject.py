@@ -370,7 +370,7 @@ def test_a_pdm_projects_own_sources_are_searched_beside_the_mirror(tmp_path: Pat
     project.mkdir()
     (project / "pyproject.toml").write_text(PDM)
     (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n")
-    layer = _rendered(project).split("[[tool.pdm.source]] entries too", 1)[1].split("\n\n")[0]
+    layer = _rendered(project).split("own package sources too", 1)[1].split("\n\n")[0]
     assert "--extra-index-url https://pypi.lab.example/simple" in layer, layer
     assert "--find-links https://wheels.lab.example/linux/" in layer
     assert "--index-url https://pypi.org/simple" in layer  # the mirror stays the first index
@@ -417,6 +417,16 @@ def test_a_poetry_or_pdm_lock_is_exported_by_its_own_tool_without_torchs_package
     assert (project / ".envkit" / "envkit" / "project" / lock).read_text() == (
         PROJECTS / source / lock
     ).read_text()
+    # The project's own private index serves the lock's install too (its files held to the
+    # lock's hashes); PyPI, which poetryproj names as its source, is the mirror's to serve.
+    assert "--extra-index-url https://pypi.org" not in layer
+    shutil.rmtree(project / ".envkit")
+    table = "tool.pdm.source" if source == "pdmproj" else "tool.poetry.source"
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write(f'\n[[{table}]]\nname = "lab"\nurl = "https://pypi.lab.example/simple"\n')
+    layer = _rendered(project).split(f"The project's {lock}, exactly", 1)[1].split("\n\n")[0]
+    install = layer.split("--require-hashes", 1)[1]
+    assert "--extra-index-url https://pypi.lab.example/simple" in install.split(" -r ")[0]
 
 
 def test_the_drop_program_removes_whole_entries_and_keeps_the_rest() -> None:

@@ -139,7 +139,7 @@ def project_layer(kit: Kit) -> Layer | None:
         if not project.requirements:
             return None
         extras = f", extras {', '.join(project.extras)}" if project.extras else ""
-        sources = ", from its [[tool.pdm.source]] entries too" if project.sources else ""
+        sources = ", from its own package sources too" if project.sources else ""
         comment = (
             f"9. The project's dependencies from {project.pyproject.path}{sources} "
             f"(python.project{extras}; no uv.lock)."
@@ -170,7 +170,7 @@ def project_layer(kit: Kit) -> Layer | None:
     commands = (
         f"cd {shlex.quote(project.target)}",
         *export,
-        f"{words((*install, *kit.install.indexes()))} -r {LOCKED}",
+        f"{words((*install, *kit.install.indexes(sources=project.sources)))} -r {LOCKED}",
         f"rm {LOCKED}",
     )
     return Layer(comments, (*copy, hadolint(OWN, run(kit.cache, *commands))))

@@ -32,7 +32,7 @@ from envkit.plan.project.lock_graph import (
     reached,
 )
 from envkit.plan.project.manager_locks import EXPORTERS, read_manager_lock
-from envkit.plan.project.pdm_sources import pdm_sources
+from envkit.plan.project.package_sources import package_sources
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader
 from envkit.plan.project.requirement_lines import VCS
@@ -60,7 +60,7 @@ class PythonProject:
     needs_git: bool = False  # a git+ requirement
     members: tuple[ProjectFile, ...] = ()  # a uv workspace's members' pyproject.toml files
     notes: tuple[str, ...] = ()  # torch's lines left to envkit's torch layer, each at its line
-    sources: tuple[str, ...] = ()  # without a lock: pip's options for PDM's own sources
+    sources: tuple[str, ...] = ()  # pip's options for the project's own (package_sources.py)
 
     @property
     def target(self) -> str:
@@ -318,6 +318,7 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
         asked = _wanted(name, text, data, section.extras)
         wanted = _check_wanted(name, text, asked, context)
     pyproject = ProjectFile(name, text)
+    sources = package_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts))
     if lock_file is None:
         return PythonProject(
             section.project,
@@ -330,7 +331,7 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             tuple(dict.fromkeys(wanted.companions)),
             wanted.needs_git,
             notes=tuple(wanted.notes),
-            sources=pdm_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts)),
+            sources=sources,
         )
     if lock_file != "uv.lock":
         lock_name, lock_text = reader.read(LOC, f"{prefix}{lock_file}", lock_file)
@@ -338,7 +339,9 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
         own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
         left_out, locked = read_manager_lock(lock_name, lock_text, start, own, context)
         lock = ProjectFile(lock_name, lock_text)
-        return PythonProject(section.project, pyproject, lock, section.extras, (), left_out, locked)
+        return PythonProject(
+            section.project, pyproject, lock, section.extras, (), left_out, locked, sources=sources
+        )
     lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
     try:
         left_out, locked, members = _from_lock(

@@ -1,9 +1,9 @@
-"""A PDM project's own package sources ([[tool.pdm.source]]), as pip's options for the layer
-that installs its dependencies: an `index` source (PDM's default type) beside the mirror
-(--extra-index-url), a `find_links` source as --find-links, as PDM itself searches them all.
-A URL must be https (or http on a host in mirrors.trusted_hosts) and carry no credentials,
-which would stay in the image's history: a private index's login goes in the building
-machine's netrc."""
+"""A project's own package sources ([[tool.pdm.source]], [[tool.poetry.source]]) as pip's
+options for the layer that installs its dependencies: an index (PDM's default type, every
+Poetry source) searched beside the mirror (--extra-index-url), a PDM `find_links` source as
+--find-links, as PDM and Poetry search them all; PyPI itself is the mirror's to serve. A URL must
+be https (or http on a host in mirrors.trusted_hosts) and carry no credentials, which would stay
+in the image's history: a private index's login goes in the building machine's netrc."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from envkit.errors import ConfigError, ConfigIssue, file_issue
 
 OPTIONS = {"index": "--extra-index-url", "find_links": "--find-links"}
+PYPI = ("pypi.org", "pypi.python.org", "files.pythonhosted.org")
 
 
 def _problem(source: Any, trusted: tuple[str, ...]) -> tuple[str, str] | None:
@@ -36,16 +37,25 @@ def _problem(source: Any, trusted: tuple[str, ...]) -> tuple[str, str] | None:
     )
 
 
-def pdm_sources(
+def package_sources(
     name: str, text: str, data: dict[str, Any], trusted: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """pip's options for NAME's [[tool.pdm.source]] entries; every problem at once."""
-    sources = ((data.get("tool") or {}).get("pdm") or {}).get("source") or []
+    """pip's options for NAME's [[tool.pdm.source]] and [[tool.poetry.source]] entries; every
+    problem at once."""
+    tool = data.get("tool") or {}
+    sources = [
+        source
+        for manager in ("pdm", "poetry")
+        for found in [(tool.get(manager) or {}).get("source") or []]
+        for source in (found if isinstance(found, list) else [found])
+    ]
     options: list[str] = []
     issues: list[ConfigIssue] = []
-    for source in sources if isinstance(sources, list) else [sources]:
+    for source in sources:
         problem = _problem(source, trusted)
         url = str(source.get("url")) if isinstance(source, dict) else str(source)
+        if problem is None and urlsplit(url).hostname in PYPI:
+            continue  # the mirror stands for PyPI
         if problem is not None:
             line = next((n for n, t in enumerate(text.splitlines(), 1) if url in t), None)
             shown = re.sub(r"//[^/@]*@", "//***@", url)[:120]  # a token is never echoed
