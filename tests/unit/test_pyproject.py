@@ -297,6 +297,15 @@ def test_a_poetry_project_is_read_by_poetry_core_with_its_extras_not_its_dev_gro
     assert "'scipy<1.11,>=1.10'" in dockerfile, "the extra named in python.extras"
     assert """'rich<14,>=13; python_version >= "3.9"'""" in dockerfile
     assert "pytest" not in dockerfile, "the dev group is not the project's runtime"
+    # A source the project declares is searched beside the mirror, for what names it.
+    shutil.rmtree(project / ".envkit")
+    text = (project / "pyproject.toml").read_text()
+    text = text.replace('numpy = "^1.24"', 'numpy = { version = "^1.24", source = "lab" }')
+    text += '\n[[tool.poetry.source]]\nname = "lab"\nurl = "https://pypi.lab.example/simple"\n'
+    (project / "pyproject.toml").write_text(text)
+    dockerfile = _rendered(project)
+    assert "--extra-index-url https://pypi.lab.example/simple" in dockerfile
+    assert "'numpy<2.0,>=1.24'" in dockerfile
 
 
 @pytest.mark.parametrize(
@@ -310,8 +319,12 @@ def test_a_poetry_project_is_read_by_poetry_core_with_its_extras_not_its_dev_gro
             lambda t: t.replace('numpy = "^1.24"', 'mylib = { path = "../mylib" }'),
             "pyproject.toml:9: mylib is taken from the path ../mylib",
         ),
+        (
+            lambda t: t.replace('numpy = "^1.24"', 'numpy = { version = "^1.24", source = "lab" }'),
+            "pyproject.toml:9: numpy is taken from the source 'lab', which no",
+        ),
     ],
-    ids=["extra", "path"],
+    ids=["extra", "path", "undeclared-source"],
 )
 def test_a_poetry_entry_envkit_cannot_install_is_refused_at_its_line(
     tmp_path: Path, change: object, said: str

@@ -36,6 +36,8 @@ def poetry_dependencies(data: dict[str, Any], extras: tuple[str, ...]) -> list[P
     poetry = data["tool"]["poetry"]
     declared = poetry.get("dependencies") or {}
     chosen = {name for extra in extras for name in poetry.get("extras", {})[extra]}
+    # A declared source is searched beside the mirror (package_sources.py): its packages install.
+    sources = {s.get("name") for s in poetry.get("source") or () if isinstance(s, dict)}
     found = []
     for name, constraint in declared.items():
         if name.lower() == "python":
@@ -52,13 +54,15 @@ def poetry_dependencies(data: dict[str, Any], extras: tuple[str, ...]) -> list[P
                     )
                 )
                 continue
-            if isinstance(one, dict) and one.get("source") and name.lower() not in TORCHES:
+            named = one.get("source") if isinstance(one, dict) else None
+            if named and named not in sources and name.lower() not in TORCHES:
                 found.append(
                     PoetryDependency(
                         name,
                         None,
-                        f"{name} is taken from the source {one['source']!r}, not PyPI | list "
-                        f"it under packages.pip as {{name: {name}, index: URL}} (its index)",
+                        f"{name} is taken from the source {named!r}, which no "
+                        f"[[tool.poetry.source]] declares | declare it with its url (its "
+                        "index is then searched beside the mirror)",
                     )
                 )
                 continue
