@@ -479,3 +479,4 @@ def test_a_poetry_lock_envkit_cannot_install_exactly_is_refused_at_its_line(
     lock.write_text(text)
     said = render_refused(project)
     assert "poetry.lock:" in said and "from git https://github.com/benjaminp/six.git" in said
+    assert "(got six)" in said

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from envkit.errors import ConfigError, in_file
+from envkit.errors import ConfigError, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
-from envkit.plan.project.lock_graph import check_torch, lock_error, packages_by_name, reached
+from envkit.plan.project.lock_graph import check_torch, line_of, packages_by_name, reached
 from envkit.plan.project.torch_lines import TorchContext
 
 # The exporters' own dependencies as they were on this day (uv's --exclude-newer): the same
@@ -19,31 +19,29 @@ AS_OF = "2025-11-01T00:00:00Z"
 
 
 class Exporter(NamedTuple):
-    tool: tuple[str, ...]  # `uv tool run`'s arguments up to the exporter's own
+    tool: tuple[str, ...]  # `uv tool run`'s arguments: hashed requirement lines, --output after
     extra: str  # the exporter's option naming one of the project's extras
     relock: str
     env: tuple[str, ...] = ()  # set for the exporter alone
 
 
 EXPORTERS = {
+    # Poetry's index lines are left out: every file comes through the mirror, held to its hash.
     "poetry.lock": Exporter(
-        ("--from", "poetry==2.2.1", "--with", "poetry-plugin-export==1.9.0", "poetry", "export"),
+        (
+            *("--from", "poetry==2.2.1", "--with", "poetry-plugin-export==1.9.0", "poetry"),
+            *("export", "--format", "requirements.txt", "--without-urls"),
+        ),
         "--extras",
         "`poetry lock`",
     ),
     # PDM would make a virtualenv in the project to export from; the image's Python does.
     "pdm.lock": Exporter(
-        ("--from", "pdm==2.26.1", "pdm", "export", "--prod"),
+        ("--from", "pdm==2.26.1", "pdm", "export", "--prod", "--format", "requirements"),
         "--group",
         "`pdm lock`",
         ("PDM_USE_VENV=false", "PDM_CHECK_UPDATE=false"),
     ),
-}
-# The options every export ends with: requirement lines with hashes, to a file.
-# Poetry's index lines are left out: every package comes through the mirror, checked by hash.
-OUTPUT = {
-    "poetry.lock": ("--format", "requirements.txt", "--without-urls"),
-    "pdm.lock": ("--format", "requirements"),
 }
 
 
@@ -73,20 +71,24 @@ def read_manager_lock(
     if "torch" in every:  # a torch the project asks for, though the lock may not hold it
         check_torch(name, text, packages.get("torch", []), context, exporter.relock)
     issues = [
-        lock_error(name, text, f'name = "{package["name"]}"', problem, "publish it to an index")
+        file_issue(
+            name,
+            line_of(text, f'name = "{package["name"]}"'),
+            package["name"],
+            f"the lock takes it from {where}: no sum can check it",
+            "publish it to an index (or a URL), or install it in build.steps",
+        )
         for package_name in sorted(kept)
         for package in packages.get(package_name, [])
         if (where := _unhashed(package))
-        for problem in (f"the lock takes {package['name']} from {where}: no sum can check it",)
     ]
     if issues:
-        raise ConfigError(name, [i for e in issues for i in e.issues])
+        raise ConfigError(name, issues)
     return tuple(sorted(every - kept)), len(kept)
 
 
 def export_command(lock: str, extras: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(variables, `uv tool run` arguments) that write LOCK's pins for EXTRAS to stdout."""
+    """(variables, `uv tool run` arguments) that export LOCK's pins for EXTRAS."""
     exporter = EXPORTERS[lock.rsplit("/", 1)[-1]]
     chosen = tuple(word for extra in extras for word in (exporter.extra, extra))
-    tool = ("--exclude-newer", AS_OF, *exporter.tool)
-    return exporter.env, (*tool, *OUTPUT[lock.rsplit("/", 1)[-1]], *chosen)
+    return exporter.env, ("--exclude-newer", AS_OF, *exporter.tool, *chosen)
