@@ -82,8 +82,8 @@ lint: venv
 # workers too, each taking whole files, longest first (tests/e2e/workers.py: each worker's
 # names and ports are its own; the shared bases are made once and kept by tag).
 test: venv system-deps buildx cosign lint
-	$(PY) -m pytest -n 2 tests/unit tests/checks
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder tests/e2e
+	$(PY) -m pytest -n 2 --durations=15 tests/unit tests/checks
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 tests/e2e
 
 # Regenerate golden files after an intended template change; review the diff before committing.
 golden: venv

@@ -44,8 +44,8 @@ class PythonSection(Strict):
     install: Literal["dependencies", "editable"] = Field(
         "dependencies",
         description="dependencies: the image holds what the project needs; editable: the project "
-        "itself too, installed editable from the mounted workspace at the container's first "
-        "start (your edits take effect without a rebuild).",
+        "itself too (a uv workspace's members with it), installed editable from the mounted "
+        "workspace at the container's first start (your edits take effect without a rebuild).",
     )
 
 

@@ -36,7 +36,7 @@ from envkit.plan.models.plan import (
 from envkit.plan.project.editable_backend import editable_backend
 from envkit.plan.project.inline_pip import inline_companions
 from envkit.plan.project.project_files import read_project_files
-from envkit.plan.project.pyproject import read_python_project
+from envkit.plan.project.pyproject import PythonProject, read_python_project
 from envkit.plan.project.torch_lines import TorchContext
 
 
@@ -105,6 +105,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     ca_certs = plan_ca_certs(loaded)
     ca_bundle = SYSTEM_BUNDLE if ca_certs else None
     ssh, ssh_notes = plan_ssh(spec, host.ipv6)
+    editable = (*files.editable, *_members(loaded, project))
     notes += ssh_notes
     return Plan(
         project=spec.name,
@@ -122,7 +123,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         apt=apt,
         pip=pip,
         packages=_with_backend(
-            loaded, plan_packages(loaded, python, conda, files, project, moved), files.editable
+            loaded, plan_packages(loaded, python, conda, files, project, moved), editable
         ),
         ca_certs=ca_certs,
         ssh=ssh,
@@ -137,7 +138,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         registry=spec.registry,
         steps=_steps(spec, host),
         workspace=_workspace(loaded),
-        editable=_editable(loaded, files.editable),
+        editable=_editable(loaded, editable),
         project_dir=str(loaded.path.parent.resolve()),
         platforms=tuple(spec.platforms or ()),
         signing_key=_signing_key(loaded),
@@ -163,6 +164,15 @@ def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:
     folder = (loaded.path.parent / workspace.path).resolve()
     within = str(Path(workspace.path))  # "code/", "./code" and "code" alike
     return WorkspacePlan(str(folder), workspace.target, within)
+
+
+def _members(loaded: LoadedSpec, project: PythonProject | None) -> tuple[str, ...]:
+    """A uv workspace's members' folders, installed editable with the project itself
+    (python.install: editable), as `uv sync` has them."""
+    section = loaded.spec.python
+    if project is None or not isinstance(section, PythonSection) or section.install != "editable":
+        return ()
+    return tuple(member.path.rsplit("/", 1)[0] for member in project.members)
 
 
 def _editable_folders(loaded: LoadedSpec, from_files: tuple[str, ...]) -> list[tuple[str, str]]:

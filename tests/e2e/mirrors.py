@@ -19,6 +19,7 @@ PROBE = "envkit_probe-0.1-py3-none-any.whl"
 
 
 def probe_wheel() -> bytes:
+    """The same bytes on every call (fixed timestamps), so a lock can name its sha256."""
     files = {
         "envkit_probe/__init__.py": b"SERVED_BY = 'envkit-test-index'\n",
         "envkit_probe-0.1.dist-info/METADATA": (
@@ -31,11 +32,12 @@ def probe_wheel() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as wheel:
         for name, data in files.items():
-            wheel.writestr(name, data)
+            wheel.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), data)
             digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
             record.append(f"{name},sha256={digest},{len(data)}")
         record.append("envkit_probe-0.1.dist-info/RECORD,,")
-        wheel.writestr("envkit_probe-0.1.dist-info/RECORD", "\n".join(record) + "\n")
+        info = zipfile.ZipInfo("envkit_probe-0.1.dist-info/RECORD", date_time=(2020, 1, 1, 0, 0, 0))
+        wheel.writestr(info, "\n".join(record) + "\n")
     return buffer.getvalue()
 
 

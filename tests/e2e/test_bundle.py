@@ -113,14 +113,14 @@ APPTAINER_STANDIN = """#!/bin/sh
 shift 2; [ "$1" = --nv ] && shift
 image=$1; shift
 echo "$image" >> "$0.log"
-exec env -i USER="$USER" {ch_run} --unset-env='*' "$image" -- "$@"
+exec env -i USER="$(id -un)" {ch_run} --unset-env='*' "$image" -- "$@"
 """
 ENROOT_STANDIN = """#!/bin/sh
 state="$0.containers"; mkdir -p "$state"
 case $1 in
   create) [ "$2" = --name ] || exit 64; echo "$4" > "$state/$3"; echo "$3" >> "$0.log" ;;
   start) [ "$2 $3" = "--mount /tmp:/tmp" ] || exit 64; image=$(cat "$state/$4") || exit 1
-    shift 4; exec env -i USER="$USER" {ch_run} --unset-env='*' "$image" -- "$@" ;;
+    shift 4; exec env -i USER="$(id -un)" {ch_run} --unset-env='*' "$image" -- "$@" ;;
   remove) [ "$2" = --force ] && rm "$state/$3" ;;
   *) exit 64 ;;
 esac
@@ -133,7 +133,7 @@ def test_a_bundle_verifies_through_an_apptainer_or_enroot_standin_with_the_image
 ) -> None:
     standin = tmp_path / runtime
     script = {"apptainer": APPTAINER_STANDIN, "enroot": ENROOT_STANDIN}[runtime]
-    standin.write_text(script.format(ch_run=shutil.which("ch-run")))
+    standin.write_text(script.replace("{ch_run}", str(shutil.which("ch-run"))))
     standin.chmod(0o755)
     image = made.bundle / "rootfs.sqfs"
     env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}

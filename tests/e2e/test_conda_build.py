@@ -18,7 +18,7 @@ import pytest
 
 from tests.conda_channel import HELLO, conda_mirror, make_channel
 from tests.e2e.images import E2E_NAME, copy_project, docker, ensure_base_image
-from tests.e2e.mirrors import PROBE, Recorder, pip_index
+from tests.e2e.mirrors import PROBE, Recorder, pip_index, probe_wheel
 from tests.helpers import envkit, envkit_offline
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -204,14 +204,23 @@ def _conda_lock(records: list[tuple[str, str, str, str]]) -> str:
     return text
 
 
+# pixi's PyPI entry for the tests' probe wheel, as pixi writes one for a file from PyPI (its
+# URL on files.pythonhosted.org, its sha256): the build installs it by version and hash
+# through the pip mirror (the tests' index serves the same bytes).
+PROBE_URL = f"https://files.pythonhosted.org/packages/aa/bb/{PROBE}"
+
+
 def _pixi_lock(records: list[tuple[str, str, str, str]]) -> str:
     urls = [f"https://conda.anaconda.org/conda-forge/{s}/{n}" for s, n, _, _ in records]
     text = "version: 6\nenvironments:\n  default:\n    channels:\n"
     text += "    - url: https://conda.anaconda.org/conda-forge/\n    packages:\n      linux-64:\n"
     text += "".join(f"      - conda: {url}\n" for url in urls)
+    text += f"      - pypi: {PROBE_URL}\n"
     text += "packages:\n"
     for url, (_, _, sha256, md5) in zip(urls, records, strict=True):
         text += f"- conda: {url}\n  sha256: {sha256}\n  md5: {md5}\n"
+    probe = hashlib.sha256(probe_wheel()).hexdigest()
+    text += f"- pypi: {PROBE_URL}\n  name: envkit-probe\n  version: '0.1'\n  sha256: {probe}\n"
     return text
 
 
@@ -219,7 +228,8 @@ def test_a_conda_lock_and_a_pixi_lock_install_exactly_their_packages_through_the
     conda_project: Path, mirrors: Mirrors
 ) -> None:
     """The locks name conda-forge's own URLs, as real locks do; the build fetches each file from
-    the mirror the .condarc routes conda-forge to, checks it against the lock, solves nothing."""
+    the mirror the .condarc routes conda-forge to, checks it against the lock, solves nothing.
+    The pixi lock's PyPI package (pixi with PyPI) comes by its sha256 through the pip mirror."""
     config = conda_project / "envkit.yaml"
     everything = _records(mirrors.channel, ("python", "envkit-hello", "envkit-data"))
     (conda_project / "conda-lock.yml").write_text(_conda_lock(everything))
@@ -236,6 +246,13 @@ def test_a_conda_lock_and_a_pixi_lock_install_exactly_their_packages_through_the
         listed[lock] = sorted(line.split()[0] for line in shown.splitlines())
     assert listed["conda-lock.yml"] == ["envkit-data", "envkit-hello", "python"]
     assert listed["pixi.lock"] == ["envkit-hello", "python"]
+    # pixi's PyPI package, by version and sha256 through the pip mirror, in the environment.
+    assert f"/packages/{PROBE}" in mirrors.pip_seen.paths, mirrors.pip_seen.paths
+    probe = docker(
+        "run", "--rm", "--entrypoint", "python", TAG, "-c",
+        "import envkit_probe, sys; print(envkit_probe.SERVED_BY, sys.prefix)",
+    ).stdout.split()  # fmt: skip
+    assert probe == ["envkit-test-index", PREFIX], probe
     # Each URL went through the mirror: the build's list names the mirror's copies, the channel
     # was asked (its index; the files themselves may come from BuildKit's cache mount, where
     # the first test left them, each checked against the lock's hash all the same).

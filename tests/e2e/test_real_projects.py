@@ -13,6 +13,11 @@ package imports in the box from the mounted workspace, as the login user.
 - poetryproj and pdmproj (tests/data/projects): a Poetry and a PDM project whose poetry.lock
   and pdm.lock are installed exactly, exported in the build by Poetry and PDM themselves; each
   lock's torch (and what only it needs) left to the base's, which the package imports;
+- piptoolsproj (tests/data/projects): requirements.in compiled by pip-tools' pip-compile with
+  hashes, its requirements.txt installed by hash;
+- uvworkspace (tests/data/projects): a uv workspace, its members' locked dependencies in the
+  image and the members editable from the workspace at first start (python.install: editable),
+  member a importing its sibling b;
 - torchtools (jdenholm/TorchTools): its conda environment file (python<3.13 and pip from
   Anaconda's `main` channel, its tools under pip:, `-e .`), named in conda.file as its team
   would (init picks its pyproject.toml: the file's name is its own), built through the tests'
@@ -23,6 +28,7 @@ package imports in the box from the mounted workspace, as the login user.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,6 +62,7 @@ class RealProject:
     source: str = ""  # where the package's __init__.py is in the workspace (default: module/)
     root: Path = CORPUS  # the folder the project is in
     round_trip: bool = False  # envkit lock -> build --locked -> diff, on the engine
+    editable: bool = False  # python.install: editable (a workspace's members with it)
 
     @property
     def tag(self) -> str:
@@ -92,6 +99,27 @@ PROJECTS = [
         ("six", "tqdm"),
         root=REPO / "tests" / "data" / "projects",
     ),
+    # A uv workspace (locked by the real uv): the members' locked dependencies in the image, the
+    # members themselves editable from the workspace at first start (install: editable).
+    RealProject(
+        "uvworkspace",
+        "pyproject.toml and uv.lock",
+        "a",
+        port(18853),
+        ("six", "tqdm"),
+        source="packages/a/src/a/__init__.py",
+        root=REPO / "tests" / "data" / "projects",
+        editable=True,
+    ),
+    # pip-tools: requirements.in compiled by the real pip-compile (--generate-hashes).
+    RealProject(
+        "piptoolsproj",
+        "requirements.txt",
+        "piptoolsproj",
+        port(18852),
+        ("six", "tqdm"),
+        root=REPO / "tests" / "data" / "projects",
+    ),
 ]
 TORCHTOOLS = RealProject(
     "torchtools", "pyproject.toml", "torch_tools", port(18849), source="src/torch_tools/__init__.py"
@@ -114,6 +142,7 @@ def configured(folder: Path, project: RealProject, home: Path) -> None:
         config["conda"] = proposed["conda"]
     if isinstance(proposed.get("python"), dict):  # the project, on the base's own Python
         config["python"] = {k: v for k, v in proposed["python"].items() if k != "version"}
+        config["python"].update({"install": "editable"} if project.editable else {})
     packages = config["packages"]
     packages.pop("pip")
     packages.update({k: v for k, v in proposed["packages"].items() if k in PACKAGE_KEYS})
@@ -155,8 +184,7 @@ def test_a_real_project_builds_verifies_and_imports_in_its_box(
     for name in project.locked:
         shown = envkit("exec", "--", "python", "-c", f"import {name}; print({name}.__version__)",
                        cwd=folder)  # fmt: skip
-        lock = toml_loads((folder / project.uses.split(" and ")[1]).read_text())
-        pinned = {p["version"] for p in lock["package"] if p["name"] == name}
+        pinned = _pinned(folder / project.uses.split(" and ")[-1], name)
         assert shown.stdout.split()[-1] in pinned, (name, shown.stdout, pinned)
     if project.round_trip:  # the uv.lock project's envkit.lock round trip, on the engine
         made = envkit("lock", cwd=folder)
@@ -205,6 +233,14 @@ def test_a_real_conda_project_builds_through_the_mirror_and_installs_itself_at_f
     finally:
         envkit("down", "--volumes", "--yes", cwd=folder)
         docker("rmi", "-f", project.tag, check=False)
+
+
+def _pinned(path: Path, name: str) -> set[str]:
+    """The versions of NAME a lock (TOML [[package]] tables) or a compiled requirements file
+    pins."""
+    if path.suffix == ".lock":
+        return {p["version"] for p in toml_loads(path.read_text())["package"] if p["name"] == name}
+    return set(re.findall(rf"^{re.escape(name)}==(\S+)", path.read_text(), re.MULTILINE))
 
 
 def _builds_verifies_and_imports(project: RealProject, folder: Path) -> None:

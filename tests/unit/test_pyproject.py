@@ -360,6 +360,14 @@ def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Pat
     made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
     assert "uses pyproject.toml and uv.lock" in made.stdout, made.stdout
     assert "packages/a/pyproject.toml" not in made.stdout
+    # install: editable: the members with the project, from the workspace at first start (as
+    # `uv sync` has them), their build backend (hatchling) in the image.
+    shutil.rmtree(project / ".envkit")
+    (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n  install: editable\n")
+    dockerfile = _rendered(project)
+    entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()
+    assert "for folder in /workspace/packages/a /workspace/packages/b /workspace ;" in entrypoint
+    assert "missing_requirements.py hatchling" in dockerfile
 
 
 PDM = """[project]
