@@ -27,7 +27,8 @@ SHARED_TMP = "/tmp:/tmp"  # noqa: S108 - this machine's /tmp, where the suite's 
 IMAGE_ENV = (
     "/bin/sh",
     "-c",
-    'while IFS= read -r kv; do export "$kv"; done </ch/environment; exec "$@"',
+    'while IFS= read -r kv; do case $kv in *=*) export "$kv" ;; esac; done </ch/environment; '
+    'exec "$@"',
     "sh",
 )
 
