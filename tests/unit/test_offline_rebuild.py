@@ -169,11 +169,12 @@ def test_a_conda_environment_rebuilds_from_the_bundles_files_by_the_rattler_boot
     lock["base"]["digest"] = ("nvidia/cuda@sha256:" + "d" * 64,)
     with pytest.raises(EnvkitError) as raised:
         _offline(project, _bundle(tmp_path / "old", lock, {}))
-    assert "py-rattler, ruamel.yaml, numpy (conda/)" in raised.value.message
+    assert "py-rattler, ruamel.yaml, pip, numpy (conda/)" in raised.value.message
     files = {
         f"conda/linux-64/{NUMPY}": b"a conda package",
         "wheels/py_rattler-0.28.0-cp310-abi3-manylinux_2_17_x86_64.whl": b"a wheel",
         "wheels/ruamel.yaml-0.19.1-py3-none-any.whl": b"a wheel",
+        "wheels/pip-25.2-py3-none-any.whl": b"a wheel",
     }
     rebuilt = _offline(project, _bundle(tmp_path / "ok", lock, files)).plan
     dockerfile = render_files(rebuilt)["Dockerfile"]

@@ -30,9 +30,9 @@ MINIFORGE_SHA256 = (
 )
 
 # The rattler bootstrap's packages, with the sha256 of each wheel pip may pick (PyPI's simple
-# index lists them): py-rattler's manylinux wheels for x86_64 and aarch64, ruamel.yaml's one
-# pure-Python wheel. `pip install --require-hashes` refuses anything else. py-rattler's wheels
-# are abi3 for CPython 3.10 and newer, so the image's python3 must be one of those.
+# index lists them): py-rattler's manylinux wheels for x86_64 and aarch64, ruamel.yaml's and
+# pip's one pure-Python wheel each. `pip install --require-hashes` refuses anything else.
+# py-rattler's wheels are abi3 for CPython 3.10 and newer, so the image's python3 must be one.
 RATTLER_REQUIREMENTS = (
     (
         "py-rattler",
@@ -47,6 +47,9 @@ RATTLER_REQUIREMENTS = (
         "0.19.1",
         ("27592957fedf6e0b62f281e96effd28043345e0e66001f97683aa9a40c667c93",),
     ),
+    # pip itself, new enough for `pip --python ENV` (22.3 and later; Ubuntu 22.04's venv has
+    # 22.0): it installs a lock's PyPI packages into an environment that holds no pip.
+    ("pip", "25.2", ("6d67a2b4e7f14d8b31b8b52648866fa717f45a1eb70e83002f4331d07e953717",)),
 )
 RATTLER_MIN_PYTHON = (3, 10)
 RATTLER_VENV = "/opt/envkit/conda"  # the bootstrap's own venv, apart from every environment

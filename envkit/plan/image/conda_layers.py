@@ -264,15 +264,22 @@ def _lock_pypi(kit: Kit) -> list[tuple[str, str, str, str]]:
     lock = plan.conda.lock
     if lock is None or not lock.pypi or kit.locked:
         return []
-    python = f"{plan.conda_prefix}/bin/python"
+    # The environment need not hold pip (pixi installs PyPI packages with its own installer):
+    # the bootstrap's pip (rattler's venv, or Miniforge's or the base image's conda) installs
+    # into it (`pip --python`).
+    rattler = plan.conda.bootstrap == "rattler"
+    host = f"{RATTLER_VENV}/bin/python" if rattler else "/opt/conda/bin/python"
+    into = ("--python", f"{plan.conda_prefix}/bin/python")
     found = []
     if any(digest for _, _, digest in lock.pypi):
         image = "/opt/" + PROJECT_CONDA_PYPI
         said = "Then its PyPI packages, each at its locked version (from the pip mirror) or URL, "
-        found.append((PROJECT_CONDA_PYPI, image, kit.hashed(python, image), said + "by sha256."))
+        found.append(
+            (PROJECT_CONDA_PYPI, image, kit.hashed(host, image, into), said + "by sha256.")
+        )
     if lock.unhashed:
         image = "/opt/" + PROJECT_CONDA_UNHASHED
-        pip = (python, "-m", "pip", "install", *kit.no_cache, "--no-deps")
+        pip = (host, "-m", "pip", *into, "install", *kit.no_cache, "--no-deps")
         pip += (*kit.install.pip_indexes(), "-r", image)  # its build backend from the mirror
         said = (
             "And those it holds no sha256 for, unchecked: git packages at the commit the lock "

@@ -139,9 +139,11 @@ class Kit:
         command = (python, "-m", "pip", "install", *self.no_cache, *install.bootstrap)
         return Part(comments, words(command))
 
-    def hashed(self, python: str, requirements: str) -> str:
-        """PYTHON's pip installing exactly the hashed REQUIREMENTS file, from the mirror."""
-        pip = (python, "-m", "pip", "install", *self.no_cache, "--no-deps", "--require-hashes")
+    def hashed(self, python: str, requirements: str, into: tuple[str, ...] = ()) -> str:
+        """PYTHON's pip installing exactly the hashed REQUIREMENTS file, from the mirror (INTO:
+        pip's `--python ENV_PYTHON`, for an environment that has no pip of its own)."""
+        pip = (python, "-m", "pip", *into, "install", *self.no_cache, "--no-deps")
+        pip += ("--require-hashes",)
         return words((*WITHOUT_CONSTRAINTS, *pip, *self.install.pip_indexes(), "-r", requirements))
 
     def pip(self, requirements: tuple[str, ...], sources: tuple[str, ...] = ()) -> str:
