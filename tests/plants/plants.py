@@ -143,7 +143,7 @@ def _bench(seconds: float, gpus: int = 1) -> None:
     """Benches on fake GPUs, every call timed at `seconds` (a CPU has no CUDA events)."""
     _fake_gpus(gpus)
     torch.cuda.is_bf16_supported = lambda: True
-    bench._cuda = lambda ctx: torch
+    devices.cuda_torch = lambda ctx, skip_why: torch
 
     def timed(torch_: Any, fn: Any, **kwargs: Any) -> list[float]:
         fn()  # the work itself runs once (its result is checked), its time is the plant's

@@ -5,6 +5,8 @@ installed here, in tests/e2e/test_bundle.py.)"""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from envkit.errors import EngineUnreachableError
@@ -24,14 +26,14 @@ from envkit.targets import squashfs as runtimes
 def test_the_first_runtime_the_machine_has_is_chosen(
     monkeypatch: pytest.MonkeyPatch, installed: set[str], chosen: str
 ) -> None:
-    monkeypatch.setattr(runtimes.shutil, "which", lambda name: name if name in installed else None)
+    monkeypatch.setattr(shutil, "which", lambda name: name if name in installed else None)
     assert runtimes.available_runtime() == chosen
 
 
 def test_a_runtime_that_is_not_installed_is_said_with_its_fix(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runtimes.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     target = open_target("apptainer:///site/bundle/rootfs.sqfs")
     assert target.notes == ["run by Apptainer from /site/bundle/rootfs.sqfs"]
     with pytest.raises(EngineUnreachableError, match="apptainer or singularity is not installed"):
