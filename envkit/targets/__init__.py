@@ -92,6 +92,7 @@ def _open_squashfs(url: TargetUrl, options: TargetOptions) -> Target:
     return SquashfsTarget(url.scheme, url.rest, url.url)
 
 
+SQUASHFS = "charliecloud://IMAGE.sqfs (also apptainer://, enroot://)"  # three runtimes, one form
 TRANSPORTS: dict[str, Transport] = {
     t.scheme: t
     for t in (
@@ -100,7 +101,7 @@ TRANSPORTS: dict[str, Transport] = {
         Transport("ssh", "ssh://USER@HOST[:PORT]", True, False, _ssh_address, _open_ssh),
         Transport("image", "image://IMAGE", True, False, _named, _open_image),
         *(
-            Transport(runtime, f"{runtime}://IMAGE.sqfs", True, False, _named, _open_squashfs)
+            Transport(runtime, SQUASHFS, True, False, _named, _open_squashfs)
             for runtime in ("charliecloud", "apptainer", "enroot")  # targets/squashfs.py's
         ),
     )
@@ -109,7 +110,7 @@ TRANSPORTS: dict[str, Transport] = {
 
 def usage() -> str:
     """'local://, docker://CONTAINER, ... or image://IMAGE', from the registry."""
-    forms = [t.usage for t in TRANSPORTS.values()]
+    forms = list(dict.fromkeys(t.usage for t in TRANSPORTS.values()))
     return ", ".join(forms[:-1]) + " or " + forms[-1]
 
 

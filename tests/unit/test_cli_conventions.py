@@ -201,7 +201,7 @@ def test_init_in_a_project_uses_its_files_and_writes_a_schema_for_editors(tmp_pa
     # is named as a commented-out alternative, apt.txt is used always.
     assert "file: environment.yml" in text and "apt_file: apt.txt" in text
     assert (
-        "# also here, not used (uv.lock > pixi.lock, conda-lock.yml > Pipfile.lock > pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py): requirements.txt"
+        "# also here, not used (uv.lock, poetry.lock, pdm.lock > pixi.lock, conda-lock.yml > Pipfile.lock > pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py): requirements.txt"
         in text
     )
     assert "uses environment.yml (found here; precedence" in said

@@ -333,33 +333,38 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             notes=tuple(wanted.notes),
             sources=sources,
         )
+    lock = ProjectFile(*reader.read(LOC, f"{prefix}{lock_file}", lock_file))
     if lock_file != "uv.lock":
-        lock_name, lock_text = reader.read(LOC, f"{prefix}{lock_file}", lock_file)
         start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
         own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
-        left_out, locked = read_manager_lock(lock_name, lock_text, start, own, context)
-        lock = ProjectFile(lock_name, lock_text)
+        left_out, locked = read_manager_lock(lock.path, lock.text, start, own, context)
         return PythonProject(
             section.project, pyproject, lock, section.extras, (), left_out, locked, sources=sources
         )
-    lock_name, lock_text = reader.read(LOC, f"{prefix}uv.lock", "uv.lock")
+    return _uv_locked(reader, prefix, section, pyproject, lock, data, context)
+
+
+def _uv_locked(
+    reader: ProjectReader,
+    prefix: str,
+    section: PythonSection,
+    pyproject: ProjectFile,
+    lock: ProjectFile,
+    data: dict[str, Any],
+    context: TorchContext,
+) -> PythonProject:
+    """The project with its uv.lock: what the lock installs, a workspace's members' files."""
+    assert section.project is not None
     try:
         left_out, locked, members = _from_lock(
-            lock_name, lock_text, data.get("project") or {}, section.extras, context
+            lock.path, lock.text, data.get("project") or {}, section.extras, context
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
-        raise in_file(lock_name, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None
+        raise in_file(lock.path, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None
     member_files = tuple(
         ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
         for folder in sorted(set(members.values()) - {"."})
     )
     return PythonProject(
-        section.project,
-        pyproject,
-        ProjectFile(lock_name, lock_text),
-        section.extras,
-        (),
-        left_out,
-        locked,
-        members=member_files,
+        section.project, pyproject, lock, section.extras, (), left_out, locked, members=member_files
     )
