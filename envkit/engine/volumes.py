@@ -39,14 +39,8 @@ def project_volumes(client: Any, project: str, kind: str | None = None) -> list[
     found = []
     for volume in client.volumes.list(filters={"label": filters}):
         labels = volume.attrs.get("Labels") or {}
-        found.append(
-            VolumeInfo(
-                volume.name,
-                labels.get(VOLUME_LABEL, "?"),
-                labels.get(MEMBER_LABEL),
-                sizes.get(volume.name),
-            )
-        )
+        volume_kind, member = labels.get(VOLUME_LABEL, "?"), labels.get(MEMBER_LABEL)
+        found.append(VolumeInfo(volume.name, volume_kind, member, sizes.get(volume.name)))
     return sorted(found, key=lambda v: v.name)
 
 
