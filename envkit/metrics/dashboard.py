@@ -23,12 +23,8 @@ def panel_query(family: c.Family) -> str:
 
 
 def _legend(family: c.Family) -> str:
-    shown = [
-        name
-        for name in family.labels
-        if name not in ("Hostname", "UUID", "pci_bus_id", "model_name", "project")
-    ]
-    return " ".join(f"{{{{{name}}}}}" for name in shown)
+    hidden = ("Hostname", "UUID", "pci_bus_id", "model_name", "project")
+    return " ".join(f"{{{{{name}}}}}" for name in family.labels if name not in hidden)
 
 
 def _panel(family: c.Family, index: int) -> dict[str, Any]:
