@@ -148,13 +148,8 @@ class SshTarget(Target):
 
     def _direct_address(self) -> tuple[str | None, int]:
         try:
-            done = subprocess.run(
-                ["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
+            argv = ["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None, self.port
         settings = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
