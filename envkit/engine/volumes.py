@@ -51,12 +51,8 @@ def volume_sizes(client: Any) -> dict[str, int]:
         listed = client.df().get("Volumes") or []
     except Exception:  # sizes are information: a refusal costs only the figure
         return {}
-    sizes = {}
-    for volume in listed:
-        size = (volume.get("UsageData") or {}).get("Size")
-        if isinstance(size, int) and size >= 0:
-            sizes[str(volume.get("Name"))] = size
-    return sizes
+    sizes = ((str(v.get("Name")), (v.get("UsageData") or {}).get("Size")) for v in listed)
+    return {name: size for name, size in sizes if isinstance(size, int) and size >= 0}
 
 
 @contextlib.contextmanager
