@@ -35,12 +35,7 @@ def _panel(family: c.Family, index: int) -> dict[str, Any]:
         "title": family.name,
         "description": family.help,
         "datasource": DATASOURCE,
-        "gridPos": {
-            "x": (index % 2) * WIDTH,
-            "y": (index // 2) * HEIGHT,
-            "w": WIDTH,
-            "h": HEIGHT,
-        },
+        "gridPos": {"x": (index % 2) * WIDTH, "y": (index // 2) * HEIGHT, "w": WIDTH, "h": HEIGHT},
         "targets": [
             {
                 "refId": "A",

@@ -25,12 +25,7 @@ def _sha256(data: bytes) -> str:
 
 
 def provenance(
-    plan: Plan,
-    config: Path,
-    lock: Lock,
-    lock_text: str,
-    inputs_tag: str,
-    engine: dict[str, str],
+    plan: Plan, config: Path, lock: Lock, lock_text: str, inputs_tag: str, engine: dict[str, str]
 ) -> dict[str, Any]:
     """The predicate (https://slsa.dev/provenance/v1). ENGINE: what built it ({"engine": "Docker
     Engine 20.10.24"})."""
@@ -59,10 +54,7 @@ def provenance(
             "resolvedDependencies": dependencies,
         },
         "runDetails": {
-            "builder": {
-                "id": "urn:envkit:builder",
-                "version": {"envkit": __version__, **engine},
-            },
+            "builder": {"id": "urn:envkit:builder", "version": {"envkit": __version__, **engine}},
             "metadata": {"invocationId": inputs_tag},
         },
     }

@@ -6,13 +6,7 @@ from typing import TypedDict
 
 from envkit import __version__
 from envkit.checks import SCHEMA_VERSION
-from envkit.checks.core.contract import (
-    STATUSES,
-    Counts,
-    TargetReport,
-    TargetState,
-    empty_counts,
-)
+from envkit.checks.core.contract import STATUSES, Counts, TargetReport, TargetState, empty_counts
 
 # One row per target; "pass" is a keyword, hence the functional spelling. `seconds` is the wall
 # time envkit spent on the target, connection included (absent for a target never started).
