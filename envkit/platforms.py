@@ -35,8 +35,7 @@ def architecture(name: str) -> Architecture:
     found = _BY_NAME.get(name.strip().lower())
     if found is None:
         raise EnvkitError(
-            f"{name!r} is not a platform envkit builds for",
-            f"choose {' or '.join(PLATFORMS)}",
+            f"{name!r} is not a platform envkit builds for", f"choose {' or '.join(PLATFORMS)}"
         )
     return found
 

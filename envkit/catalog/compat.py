@@ -250,11 +250,7 @@ def resolve_cuda(
     )
 
 
-_BASES = {
-    "pytorch": "pytorch/pytorch image",
-    "cuda": "nvidia/cuda base image",
-    "custom": "build",
-}
+_BASES = {"pytorch": "pytorch/pytorch image", "cuda": "nvidia/cuda base image", "custom": "build"}
 
 
 def torch_source(

@@ -9,8 +9,7 @@ import typer
 
 def completion(
     shell: Annotated[
-        str | None,
-        typer.Argument(metavar="[SHELL]", help="bash, zsh or fish (default: $SHELL's)."),
+        str | None, typer.Argument(metavar="[SHELL]", help="bash, zsh or fish (default: $SHELL's).")
     ] = None,
     install: Annotated[
         bool,

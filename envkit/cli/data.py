@@ -12,8 +12,7 @@ from envkit.cli import complete
 from envkit.cli.options import ConfigOption, MemberOption, YesFlag
 
 BackupFolder = Annotated[
-    Path,
-    typer.Option(metavar="DIR", help="Where the archives and their manifests go."),
+    Path, typer.Option(metavar="DIR", help="Where the archives and their manifests go.")
 ]
 
 
@@ -50,8 +49,7 @@ def restore(
     config: ConfigOption = None,
     member: MemberOption = None,
     force: Annotated[
-        bool,
-        typer.Option("--force", help="Restore into a volume that holds files or is in use."),
+        bool, typer.Option("--force", help="Restore into a volume that holds files or is in use.")
     ] = False,
 ) -> None:
     """Put a backup back into its volume (or --member's home): checked against its manifest's

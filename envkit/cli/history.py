@@ -74,10 +74,7 @@ def diff(
     from envkit.commands import history_diff as command
 
     request = command.HistoryDiffRequest(
-        history_file=history_file,
-        runs=tuple(runs or ()),
-        targets=tuple(target or ()),
-        json=as_json,
+        history_file=history_file, runs=tuple(runs or ()), targets=tuple(target or ()), json=as_json
     )
     raise typer.Exit(command.run(request))
 

@@ -305,8 +305,7 @@ def ssh_config(
     config: ConfigOption = None,
     member: MemberOption = None,
     host: Annotated[
-        str | None,
-        typer.Option(metavar="HOST", help="HostName to write (default: localhost)."),
+        str | None, typer.Option(metavar="HOST", help="HostName to write (default: localhost).")
     ] = None,
     identity: Annotated[
         str | None,
@@ -387,11 +386,7 @@ def sbom(
     from envkit.commands import sbom as command
 
     request = command.SbomRequest(
-        config=config,
-        output=output,
-        format=format,
-        lock_file=lock_file,
-        syft=syft,
+        config=config, output=output, format=format, lock_file=lock_file, syft=syft
     )
     raise typer.Exit(command.run(request))
 

@@ -23,12 +23,7 @@ from envkit.cli.options import (
     QuietFlag,
 )
 from envkit.targets import usage as target_usage
-from envkit.verify.request import (
-    DEFAULT_PARALLEL,
-    SUITE_TIMEOUT_S_INT,
-    SlurmRequest,
-    VerifyRequest,
-)
+from envkit.verify.request import DEFAULT_PARALLEL, SUITE_TIMEOUT_S_INT, SlurmRequest, VerifyRequest
 
 # verify's options, named here so the command reads as a list of them.
 Local = Annotated[bool, typer.Option("--local", help="Verify this machine.")]
@@ -65,8 +60,7 @@ Only = Annotated[list[str] | None, _checks_option("Only these check ids or group
 Skip = Annotated[list[str] | None, _checks_option("Skip these check ids or groups (repeatable).")]
 Bench = Annotated[bool, typer.Option("--bench/--no-bench", help="Run the GPU benchmarks.")]
 RequireGpu = Annotated[
-    bool | None,
-    typer.Option("--require-gpu/--no-require-gpu", help="Override verify.require_gpu."),
+    bool | None, typer.Option("--require-gpu/--no-require-gpu", help="Override verify.require_gpu.")
 ]
 ExpectedGpus = Annotated[
     int | None, typer.Option(metavar="N", help="Override verify.expected_gpus.")

@@ -145,9 +145,8 @@ def _architectures(plan: Plan, platforms: tuple[str, ...] | None) -> tuple[str, 
 
 def plan_k8s(plan: Plan, request: K8sRequest, platforms: tuple[str, ...] | None = None) -> K8sPlan:
     _check_request(request)
-    gpus = request.gpus_per_node
-    if gpus is None:
-        gpus = plan.runtime.gpus_per_node
+    asked = request.gpus_per_node
+    gpus = plan.runtime.gpus_per_node if asked is None else asked
     settings = resolve(plan, True, ChecksRequest(expected_gpus=gpus or None)).in_environment
     # The monitor sees every GPU of its node (it claims none), however many the config asks for.
     monitor = replace(

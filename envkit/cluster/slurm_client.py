@@ -20,14 +20,18 @@ NOT_USABLE = {"down", "drained", "draining", "drain", "fail", "failing", "future
 CLIENT_TOOLS = ("sbatch", "squeue", "scontrol", "scancel", "sinfo")
 
 
+def _not_installed(tool: str) -> ClusterUnreachableError:
+    return ClusterUnreachableError(
+        f"{tool} is not installed here",
+        "run envkit on a machine with the Slurm client tools (a login node)",
+    )
+
+
 def require_client() -> None:
     """The client tools and a configuration they can read, before anything is written."""
-    for tool in CLIENT_TOOLS:
-        if shutil.which(tool) is None:
-            raise ClusterUnreachableError(
-                f"{tool} is not installed here",
-                "run envkit on a machine with the Slurm client tools (a login node)",
-            )
+    missing = [tool for tool in CLIENT_TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise _not_installed(missing[0])
     conf = os.environ.get("SLURM_CONF")
     if conf and not Path(conf).is_file():  # Slurm's tools would retry it for a minute
         raise ClusterUnreachableError(
@@ -41,10 +45,7 @@ def slurm(argv: list[str], timeout: float = 30) -> str:
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except FileNotFoundError:
-        raise ClusterUnreachableError(
-            f"{argv[0]} is not installed here",
-            "run envkit on a machine with the Slurm client tools (a login node)",
-        ) from None
+        raise _not_installed(argv[0]) from None
     except subprocess.TimeoutExpired:
         raise ClusterUnreachableError(
             f"{argv[0]} did not answer within {timeout:.0f} s", "is slurmctld up? (scontrol ping)"
@@ -107,13 +108,8 @@ def cancel(name: str, wait_s: float = 15.0) -> bool:
     subprocess.run(["scancel", "--name", name], capture_output=True, timeout=30, check=False)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        listed = subprocess.run(
-            ["squeue", "-h", "--name", name, "-o", "%i"],
-            capture_output=True,
-            text=True,
-            timeout=15,
-            check=False,
-        )
+        argv = ["squeue", "-h", "--name", name, "-o", "%i"]
+        listed = subprocess.run(argv, capture_output=True, text=True, timeout=15, check=False)
         if listed.returncode == 0 and not listed.stdout.strip():
             return True
         time.sleep(0.2)

@@ -139,17 +139,10 @@ def check_settings(slurm: SlurmSettings) -> None:
 def _sbatch_args(project: str, slurm: SlurmSettings, workdir: str) -> tuple[str, ...]:
     args = [f"--job-name={job_name(project, workdir)}", f"--output={workdir}/job.out"]
     args += ["--ntasks-per-node=1", "--parsable"]
-    if slurm.nodelist:
-        args += [f"--nodelist={slurm.nodelist}"]
-    else:
-        args += [f"--nodes={slurm.nodes or 1}"]
-    if slurm.partition:
-        args.append(f"--partition={slurm.partition}")
-    if slurm.account:
-        args.append(f"--account={slurm.account}")
-    args.append(f"--time={slurm.time}")
-    if slurm.gpus_per_node:
-        args.append(f"--gpus-per-node={slurm.gpus_per_node}")
+    args += [f"--nodelist={slurm.nodelist}"] if slurm.nodelist else [f"--nodes={slurm.nodes or 1}"]
+    given = (slurm.partition, slurm.account, slurm.time, slurm.gpus_per_node)
+    names = ("partition", "account", "time", "gpus-per-node")
+    args += [f"--{name}={value}" for name, value in zip(names, given, strict=True) if value]
     return tuple(args)
 
 

@@ -27,13 +27,7 @@ from envkit.cluster.slurm_client import (
     split_usable,
     squeue_state,
 )
-from envkit.cluster.slurm_job import (
-    SlurmJob,
-    check_settings,
-    plan_job,
-    render_job,
-    time_limit_s,
-)
+from envkit.cluster.slurm_job import SlurmJob, check_settings, plan_job, render_job, time_limit_s
 from envkit.errors import EnvkitError, FieldError
 from envkit.files import link_or_copy, read_regular
 from envkit.verify.agreement import judge_nodes, with_check
@@ -277,11 +271,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def verify_on_slurm(
-    project: str,
-    slurm: SlurmSettings,
-    settings: VerifySettings,
-    run_id: str,
-    quiet: bool,
+    project: str, slurm: SlurmSettings, settings: VerifySettings, run_id: str, quiet: bool
 ) -> tuple[list[TargetReport], dict[str, str]]:
     """One batch job over the requested nodes; each node's report, and why others have none."""
     check_settings(slurm)  # before any Slurm command sees the values

@@ -34,9 +34,8 @@ def show_table(as_json: bool, arch: str | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    out = Table(title=f"envkit compatibility table {table.table_version} (as of {table.as_of})")
-    for column in ("torch", "CUDA wheels", "pytorch/pytorch images", "Python"):
-        out.add_column(column)
+    title = f"envkit compatibility table {table.table_version} (as of {table.as_of})"
+    out = Table("torch", "CUDA wheels", "pytorch/pytorch images", "Python", title=title)
     for version in sorted(table.torch, key=catalog.version_key, reverse=True):
         row = table.torch[version]
         images = ", ".join(f"cuda{c}-cudnn{n}" for c, n in row.images.items())
@@ -44,9 +43,8 @@ def show_table(as_json: bool, arch: str | None = None) -> None:
         out.add_row(
             version + mark, ", ".join(row.cuda), images, f"{row.python[0]}-{row.python[-1]}"
         )
-    drivers = Table(title="CUDA: minimum driver, nvidia/cuda base")
-    for column in ("CUDA", "min driver", "minor-compat floor", "nvidia/cuda tag"):
-        drivers.add_column(column)
+    columns = ("CUDA", "min driver", "minor-compat floor", "nvidia/cuda tag")
+    drivers = Table(*columns, title="CUDA: minimum driver, nvidia/cuda base")
     for version in sorted(table.cuda, key=catalog.version_key, reverse=True):
         cuda = table.cuda[version]
         tag = (
@@ -77,9 +75,10 @@ def show_arch_table(table: catalog.CompatTable, arch: str, as_json: bool) -> Non
     from rich.console import Console
     from rich.table import Table
 
-    out = Table(title=f"torch on linux/{arch} (envkit table {table.table_version})")
-    for column in ("torch", "CUDA wheels (download.pytorch.org)", "PyPI's wheel", "images"):
-        out.add_column(column)
+    title = f"torch on linux/{arch} (envkit table {table.table_version})"
+    out = Table(
+        "torch", "CUDA wheels (download.pytorch.org)", "PyPI's wheel", "images", title=title
+    )
     for version in reversed(list(rows)):
         builds = rows[version]
         images = ", ".join(f"cuda{c}" for c in builds.images) or "none"

@@ -10,12 +10,7 @@ from pathlib import Path
 
 import typer
 
-from envkit.catalog.refresh.fetch import (
-    Fetcher,
-    LiveFetcher,
-    RecordingFetcher,
-    ReplayFetcher,
-)
+from envkit.catalog.refresh.fetch import Fetcher, LiveFetcher, RecordingFetcher, ReplayFetcher
 from envkit.catalog.refresh.run import refresh
 from envkit.errors import EnvkitError
 

@@ -13,14 +13,7 @@ from pathlib import Path
 
 from envkit.config.load import config_given
 from envkit.errors import EnvkitError
-from envkit.metrics.collect import (
-    HISTORY,
-    MEMBERS,
-    Reading,
-    exported,
-    read_history,
-    read_members,
-)
+from envkit.metrics.collect import HISTORY, MEMBERS, Reading, exported, read_history, read_members
 from envkit.metrics.exposition import render
 
 MIN_INTERVAL_S = 1

@@ -46,11 +46,10 @@ def run(request: PushRequest) -> int:
         require_cli()  # before the first push: no half-published tags
     for platform, tag in locals_.items():
         _check_built(client, tag, image, request.locked, platform if len(locals_) > 1 else None)
-    signer = None
-    if request.sign is not None:
-        signer = _signer(client, project, image, request.sign, next(iter(locals_.values())))
+    first = next(iter(locals_.values()))
+    signer = None if request.sign is None else _signer(client, project, image, request.sign, first)
     if len(locals_) == 1:
-        digest = push(client, image, next(iter(locals_.values())), say)
+        digest = push(client, image, first, say)
     else:
         digest = _push_platforms(client, image, locals_)
     sys.stdout.write(f"pushed {image.ref}\n")

@@ -7,13 +7,7 @@ import sys
 from dataclasses import dataclass
 
 from envkit.engine.client import docker_client
-from envkit.engine.terminal import (
-    InContainer,
-    docker_cli,
-    no_terminal_error,
-    run_cli,
-    shell_argv,
-)
+from envkit.engine.terminal import InContainer, docker_cli, no_terminal_error, run_cli, shell_argv
 from envkit.services.containers import chosen_service, running_container
 from envkit.services.project import load_project
 

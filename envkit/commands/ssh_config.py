@@ -39,15 +39,8 @@ def run(request: SshConfigRequest) -> int:
         host = endpoint.host
     # The Python running envkit now, by its absolute path: ssh runs the command with the
     # user's login PATH, which may not hold this virtual environment.
-    wake = [
-        sys.executable,
-        "-m",
-        "envkit",
-        "start",
-        "--quiet",
-        "--config",
-        str(project.config.resolve()),
-    ]
+    wake = [sys.executable, "-m", "envkit", "start", "--quiet"]
+    wake += ["--config", str(project.config.resolve())]
     found: str | dict[str, Identity] = identity or {}
     if identity is None:  # the key this machine has for each container's user
         agent = {blob for line in agent_lines() if (blob := _blob(line))}

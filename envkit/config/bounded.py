@@ -164,11 +164,8 @@ def load(text: str) -> tuple[ConfigIssue | None, Any, dict[Loc, int]]:
     builder = _Builder()
     for count, event in enumerate(yaml.parse(text, Loader=_LOADER)):
         if count > MAX_NODES:
-            return (
-                _issue(_line(event), "more YAML nodes than any config needs", "split it"),
-                None,
-                {},
-            )
+            too_many = _issue(_line(event), "more YAML nodes than any config needs", "split it")
+            return too_many, None, {}
         problem = builder.feed(event)
         if problem is not None:
             return problem, None, {}

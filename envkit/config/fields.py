@@ -281,8 +281,7 @@ ThresholdId = Annotated[
 XidCode = Annotated[int, Field(ge=1, le=999, strict=True)]  # NVIDIA's Xid numbers
 PeakFraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Sha256 = Annotated[
-    str,
-    matching(r"[0-9a-f]{64}", "sha256", "write the 64 lowercase hex digits `sha256sum` prints"),
+    str, matching(r"[0-9a-f]{64}", "sha256", "write the 64 lowercase hex digits `sha256sum` prints")
 ]
 Component = Annotated[
     str,

@@ -231,21 +231,11 @@ def _flavor_that_fits(spec: Spec) -> Spec:
 
 def load_text(text: str, source: str = DEFAULT_NAME, path: Path | None = None) -> LoadedSpec:
     data, lines = parse_yaml(text, source)
-    if data is None:
-        data = {}
+    data = {} if data is None else data
     if not isinstance(data, dict):
-        raise ConfigError(
-            source,
-            [
-                ConfigIssue(
-                    "(file)",
-                    1,
-                    None,
-                    "the file must be a mapping of fields",
-                    "start with `name: my-project` (run `envkit init` for a starter)",
-                )
-            ],
-        )
+        fix = "start with `name: my-project` (run `envkit init` for a starter)"
+        issue = ConfigIssue("(file)", 1, None, "the file must be a mapping of fields", fix)
+        raise ConfigError(source, [issue])
     try:
         spec = Spec.model_validate(data)
     except ValidationError as exc:

@@ -128,13 +128,8 @@ def nvidia_smi() -> tuple[str, tuple[str, ...]] | None:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return None
-    done = subprocess.run(
-        [smi, "--query-gpu=driver_version,name", "--format=csv,noheader"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+    query = [smi, "--query-gpu=driver_version,name", "--format=csv,noheader"]
+    done = subprocess.run(query, capture_output=True, text=True, check=False, timeout=60)
     rows = [r.split(",", 1) for r in done.stdout.strip().splitlines() if "," in r]
     if done.returncode != 0 or not rows:
         return None

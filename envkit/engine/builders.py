@@ -37,14 +37,11 @@ def buildx_version() -> str | None:
     docker = shutil.which("docker")
     if docker is None:
         return None
+    argv = [docker, "buildx", "version"]
+    env = {**os.environ, "DOCKER_CLI_HINTS": "false"}
     try:
         done = subprocess.run(
-            [docker, "buildx", "version"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-            env={**os.environ, "DOCKER_CLI_HINTS": "false"},
+            argv, capture_output=True, text=True, timeout=20, check=False, env=env
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -23,14 +23,10 @@ if TYPE_CHECKING:
 
 def compose_command() -> list[str]:
     docker = shutil.which("docker")
-    if (
-        docker
-        and subprocess.run(
-            [docker, "compose", "version"], capture_output=True, check=False
-        ).returncode
-        == 0
-    ):
-        return [docker, "compose"]
+    if docker:
+        done = subprocess.run([docker, "compose", "version"], capture_output=True, check=False)
+        if done.returncode == 0:
+            return [docker, "compose"]
     legacy = shutil.which("docker-compose")
     if legacy:
         return [legacy]

@@ -49,9 +49,7 @@ class Endpoint:
         on localhost: it is reached as another machine would be), and tcp:// off loopback."""
         if self.scheme == "ssh":
             return True
-        if self.host is None:
-            return False
-        if self.host == "localhost":
+        if self.host in (None, "localhost"):
             return False
         try:
             return not ipaddress.ip_address(self.host).is_loopback

@@ -26,13 +26,12 @@ TIMEOUT_S = 300
 def _insecure(client: Any, host: str) -> bool:
     """Whether the engine itself talks plain HTTP to HOST: loopback, or insecure-registries."""
     name = host.rsplit(":", 1)[0].strip("[]")
-    if name == "localhost":
-        return True
     try:
-        if ipaddress.ip_address(name).is_loopback:
-            return True
+        address = ipaddress.ip_address(name)
     except ValueError:
-        pass
+        address = None
+    if name == "localhost" or (address is not None and address.is_loopback):
+        return True
     try:
         config = client.info().get("RegistryConfig") or {}
     except Exception:  # an engine that cannot say is taken as strict
@@ -40,9 +39,7 @@ def _insecure(client: Any, host: str) -> bool:
     entry = (config.get("IndexConfigs") or {}).get(host) or {}
     if entry.get("Secure") is False:
         return True
-    try:  # insecure-registries given as networks: the host's address within one
-        address = ipaddress.ip_address(name)
-    except ValueError:
+    if address is None:  # insecure-registries given as networks: the host's address within one
         return False
     cidrs = config.get("InsecureRegistryCIDRs") or []
     return any(address in ipaddress.ip_network(str(c), strict=False) for c in cidrs)

@@ -96,10 +96,7 @@ def console_reporter(
 
 
 def quiet_reporter() -> Reporter:
-    def report(event: str, progress: BuildProgress, text: str) -> None:
-        return None
-
-    return report
+    return lambda event, progress, text: None
 
 
 def json_reporter(stream: TextIO | None = None) -> Reporter:

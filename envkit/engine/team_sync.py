@@ -1,5 +1,6 @@
 """Keep running containers in step with the team in envkit.yaml, without rebuilding or restarting:
-re-install authorized keys where they changed, and remove the containers of departed members."""
+re-install authorized keys where they changed, and rotate the shared notebook's token when the
+members change (the containers of departed members are engine/lifecycle.py's to remove)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envkit.engine.client import containers
 from envkit.errors import EnvkitError
 
 if TYPE_CHECKING:
@@ -61,24 +61,10 @@ def sync_keys(
                 f"could not refresh the keys in {service.container_name}: {' '.join(said)}",
                 "its image predates key refresh: run `envkit build`, then `envkit up`",
             )
-        said = result.output.decode("utf-8", "replace")
-        ended = re.search(r"ended (\d+) process", said)
-        synced.append(
-            KeySync(
-                service.container_name,
-                len(wanted),
-                refreshed=True,
-                ended=int(ended.group(1)) if ended else 0,
-            )
-        )
+        ended = re.search(r"ended (\d+) process", result.output.decode("utf-8", "replace"))
+        count = int(ended.group(1)) if ended else 0
+        synced.append(KeySync(service.container_name, len(wanted), refreshed=True, ended=count))
     return synced
-
-
-def departed(client: Any, plan: Plan) -> list[Any]:
-    """Containers of this project that no service of the plan names (a member who left)."""
-    wanted = {s.container_name for s in plan.services}
-    every = containers(client, plan.project)
-    return [c for c in every if c.name not in wanted]
 
 
 def members_digest(plan: Plan) -> str:

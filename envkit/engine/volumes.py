@@ -39,14 +39,8 @@ def project_volumes(client: Any, project: str, kind: str | None = None) -> list[
     found = []
     for volume in client.volumes.list(filters={"label": filters}):
         labels = volume.attrs.get("Labels") or {}
-        found.append(
-            VolumeInfo(
-                volume.name,
-                labels.get(VOLUME_LABEL, "?"),
-                labels.get(MEMBER_LABEL),
-                sizes.get(volume.name),
-            )
-        )
+        volume_kind, member = labels.get(VOLUME_LABEL, "?"), labels.get(MEMBER_LABEL)
+        found.append(VolumeInfo(volume.name, volume_kind, member, sizes.get(volume.name)))
     return sorted(found, key=lambda v: v.name)
 
 
@@ -57,12 +51,8 @@ def volume_sizes(client: Any) -> dict[str, int]:
         listed = client.df().get("Volumes") or []
     except Exception:  # sizes are information: a refusal costs only the figure
         return {}
-    sizes = {}
-    for volume in listed:
-        size = (volume.get("UsageData") or {}).get("Size")
-        if isinstance(size, int) and size >= 0:
-            sizes[str(volume.get("Name"))] = size
-    return sizes
+    sizes = ((str(v.get("Name")), (v.get("UsageData") or {}).get("Size")) for v in listed)
+    return {name: size for name, size in sizes if isinstance(size, int) and size >= 0}
 
 
 @contextlib.contextmanager

@@ -124,8 +124,7 @@ def _export_line(history: History, run: Run) -> str:
     checks = [
         (c, s, d, m)
         for c, s, d, m in history._read(
-            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?",
-            (run.id,),
+            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?", (run.id,)
         )
         if isinstance(c, str) and isinstance(s, str) and isinstance(m, str)
     ]

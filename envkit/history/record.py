@@ -90,11 +90,7 @@ def _against(baseline: Baseline, target: str) -> int | Figures | None:
 
 
 def remember(
-    reports: list[Any],
-    run_uid: str,
-    path: Path | None,
-    baseline: Baseline,
-    summarise: bool = False,
+    reports: list[Any], run_uid: str, path: Path | None, baseline: Baseline, summarise: bool = False
 ) -> Remembered:
     """Record each report; judge it when a baseline is given; with `summarise`, also gather
     what the HTML report shows (changes since the last pass, trends), which costs reads."""

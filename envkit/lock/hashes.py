@@ -77,19 +77,11 @@ def fill_hashes(
     index serves that version, and the names it did not (they keep `record:`)."""
     wanted = [name for name, values in packages.items() if values[1] in INDEX_INSTALLERS]
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        found = dict(
-            zip(
-                wanted,
-                pool.map(lambda n: hashes_for(indexes, n, packages[n][0]), wanted),
-                strict=True,
-            )
-        )
+        sums = pool.map(lambda n: hashes_for(indexes, n, packages[n][0]), wanted)
+        found = dict(zip(wanted, sums, strict=True))
     filled = dict(packages)
-    missing = []
     for name in wanted:
         if found[name]:
             version, installer, _ = packages[name]
             filled[name] = (version, installer, ",".join(found[name]))
-        else:
-            missing.append(name)
-    return filled, sorted(missing)
+    return filled, sorted(name for name in wanted if not found[name])

@@ -81,21 +81,18 @@ def _base(key: str, values: tuple[str, ...]) -> str | None:
     (value,) = values
     if key not in BASE_KEYS:
         return f"[base] has no entry {key!r} (it holds {', '.join(BASE_KEYS)})"
-    checks = {
-        "image": _is(IMAGE, value),
-        "id": _is(IMAGE_ID, value),
-        "digest": value == "-" or _is(IMAGE_BY_DIGEST, value),
-        "arch": _is(DEBIAN_ARCH, value),
-        "conda-prefix": value == "-" or _is(ABSOLUTE_PATH, value),
+    shapes = {  # each entry's shape: whether the value has it, and it in words
+        "image": (_is(IMAGE, value), "an image name"),
+        "id": (_is(IMAGE_ID, value), "sha256:<64 hex>"),
+        "digest": (
+            value == "-" or _is(IMAGE_BY_DIGEST, value),
+            "NAME@sha256:<64 hex>, or - for a base from no registry",
+        ),
+        "arch": (_is(DEBIAN_ARCH, value), "a dpkg architecture"),
+        "conda-prefix": (value == "-" or _is(ABSOLUTE_PATH, value), "an absolute path, or -"),
     }
-    shapes = {
-        "image": "an image name",
-        "id": "sha256:<64 hex>",
-        "digest": "NAME@sha256:<64 hex>, or - for a base from no registry",
-        "arch": "a dpkg architecture",
-        "conda-prefix": "an absolute path, or -",
-    }
-    return None if checks[key] else f"[base] {key} {value!r} is not {shapes[key]}"
+    good, shape = shapes[key]
+    return None if good else f"[base] {key} {value!r} is not {shape}"
 
 
 def _apt(key: str, values: tuple[str, ...]) -> str | None:

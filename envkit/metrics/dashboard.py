@@ -23,12 +23,8 @@ def panel_query(family: c.Family) -> str:
 
 
 def _legend(family: c.Family) -> str:
-    shown = [
-        name
-        for name in family.labels
-        if name not in ("Hostname", "UUID", "pci_bus_id", "model_name", "project")
-    ]
-    return " ".join(f"{{{{{name}}}}}" for name in shown)
+    hidden = ("Hostname", "UUID", "pci_bus_id", "model_name", "project")
+    return " ".join(f"{{{{{name}}}}}" for name in family.labels if name not in hidden)
 
 
 def _panel(family: c.Family, index: int) -> dict[str, Any]:
@@ -39,12 +35,7 @@ def _panel(family: c.Family, index: int) -> dict[str, Any]:
         "title": family.name,
         "description": family.help,
         "datasource": DATASOURCE,
-        "gridPos": {
-            "x": (index % 2) * WIDTH,
-            "y": (index // 2) * HEIGHT,
-            "w": WIDTH,
-            "h": HEIGHT,
-        },
+        "gridPos": {"x": (index % 2) * WIDTH, "y": (index // 2) * HEIGHT, "w": WIDTH, "h": HEIGHT},
         "targets": [
             {
                 "refId": "A",

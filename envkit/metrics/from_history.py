@@ -90,16 +90,8 @@ def _figure_samples(
         family = c.BY_FIGURE.get(figure) if check.startswith("gpu.") and gpu else None
         if xid:
             code = int(xid["xid"])
-            out.append(
-                sample(
-                    c.XID_EVENTS,
-                    value,
-                    **gpu_labels(gpu),
-                    xid=code,
-                    bucket=bucket_of(code),
-                    verdict=xid["verdict"],
-                )
-            )
+            labels = dict(gpu_labels(gpu), xid=code, bucket=bucket_of(code), verdict=xid["verdict"])
+            out.append(sample(c.XID_EVENTS, value, **labels))
         elif family is not None:
             out.append(sample(family, value, **gpu_labels(gpu)))
         else:
@@ -128,7 +120,5 @@ def _peer_ratios(labels: dict[str, Any], by_gpu: dict[str, float]) -> list[Sampl
 
 
 def history_samples(history: History) -> list[Sample]:
-    out: list[Sample] = []
-    for run in history.latest_per_target(TARGET_LIMIT):
-        out += run_samples(history, run)
-    return out
+    runs = history.latest_per_target(TARGET_LIMIT)
+    return [each for run in runs for each in run_samples(history, run)]

@@ -35,8 +35,7 @@ def member_samples(report: dict[str, Any], host_gpus: int | None = None) -> list
             "container": entry["container"],
         }
         state = entry["state"] if entry["state"] in c.CONTAINER_STATES else "dead"
-        for each in c.CONTAINER_STATES:
-            out.append(sample(c.MEMBER_STATE, state == each, **who, state=each))
+        out += [sample(c.MEMBER_STATE, state == e, **who, state=e) for e in c.CONTAINER_STATES]
         if entry["state"] == "not created":
             continue
         count = _assigned(entry.get("gpus"), host_gpus)

@@ -204,14 +204,12 @@ def _ssh_and_apt_files(plan: Plan, render: Callable[..., str]) -> dict[str, str]
         files["envkit/runtime/sshd-tune.sh"] = render(
             "sshd-tune.sh.j2", kex=plan.ssh.kex, post_quantum_only=plan.ssh.kex == "post-quantum"
         )
-    for family in plan.apt.families:
-        title = plan.apt.mirror_title
-        files[f"envkit/apt/{family.name}.list"] = render(
-            "apt/sources.list.j2", family=family, title=title
-        )
-        files[f"envkit/apt/{family.name}.sources"] = render(
-            "apt/sources.deb822.j2", family=family, title=title
-        )
+    title = plan.apt.mirror_title
+    for family in plan.apt.families:  # sources.list, and deb822 .sources
+        for suffix, template in (("list", "sources.list.j2"), ("sources", "sources.deb822.j2")):
+            files[f"envkit/apt/{family.name}.{suffix}"] = render(
+                f"apt/{template}", family=family, title=title
+            )
     return files
 
 

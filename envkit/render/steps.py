@@ -11,6 +11,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass
+from itertools import takewhile
 
 STEPS_LABEL = "io.envkit.steps"  # the keys of the image's steps, in order (short hex)
 KEY_CHARS = 16
@@ -86,10 +87,5 @@ def reused(found: list[Step], labelled: str | None) -> int:
     """How many leading steps an image labelled LABELLED already has: those a build reuses."""
     if not labelled:
         return 0
-    old = labelled.split(",")
-    count = 0
-    for step, key in zip(found, old, strict=False):
-        if step.key != key:
-            break
-        count += 1
-    return count
+    pairs = zip(found, labelled.split(","), strict=False)
+    return len(list(takewhile(lambda pair: pair[0].key == pair[1], pairs)))

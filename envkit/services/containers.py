@@ -23,8 +23,7 @@ def chosen_service(plan: Plan, member: str | None) -> Service:
     if len(services) > 1:
         names = ", ".join(s.member or s.name for s in services)
         raise EnvkitError(
-            "per-member mode: every member has a container of their own",
-            f"name one: {names}",
+            "per-member mode: every member has a container of their own", f"name one: {names}"
         )
     return services[0]
 

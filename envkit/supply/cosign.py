@@ -141,17 +141,9 @@ def attest(reference: str, key: Path, password: str, predicate: dict[str, Any], 
     with tempfile.TemporaryDirectory(prefix="envkit-attest-") as folder:
         path = Path(folder) / "predicate.json"
         path.write_text(json.dumps(predicate, sort_keys=True), encoding="utf-8")
+        argv = ["attest", *SIGN_FLAGS, "--replace", "--type", kind, "--predicate", str(path)]
         _with_key(
-            [
-                "attest",
-                *SIGN_FLAGS,
-                "--replace",
-                "--type",
-                kind,
-                "--predicate",
-                str(path),
-                reference,
-            ],
+            [*argv, reference],
             key,
             password,
             f"attach the {kind} statement to {reference}",
@@ -201,17 +193,8 @@ def verify_blob(path: Path, public_key: Path) -> None:
             "take only a bundle the lead made with `envkit bundle --sign KEY`",
         )
     key = _key(public_key, "signing.verify: the key")
-    done = _run(
-        [
-            "verify-blob",
-            "--key",
-            key,
-            "--signature",
-            str(signature),
-            "--private-infrastructure=true",
-            str(path),
-        ]
-    )
+    argv = ["verify-blob", "--key", key, "--signature", str(signature)]
+    done = _run([*argv, "--private-infrastructure=true", str(path)])
     if done.returncode != 0:
         raise SignatureError(
             f"signing.verify: {path} is not signed by the key in {public_key}: {_said(done)}",

@@ -54,27 +54,18 @@ def _entries(layer: tarfile.TarFile) -> dict[str, Entry]:
         # "./etc" and "etc" name one path; lstrip("./") would also eat a dotfile's or a
         # whiteout's own leading dot (".wh.x").
         name = member.name.removeprefix("./").lstrip("/")
-        found["/" + name] = (
-            kind,
-            oct(member.mode),
-            owner,
-            target,
-            str(member.mtime),
-        )
+        found["/" + name] = (kind, oct(member.mode), owner, target, str(member.mtime))
     return found
 
 
 def _what(left: Entry | None, right: Entry | None, names: tuple[str, str]) -> str | None:
     if left is None or right is None:
         return f"only in {names[0] if right is None else names[1]}"
-    for index, word in ((0, "kind"), (3, "content" if left[0] == "file" else "link")):
+    content = "content" if left[0] == "file" else "link"
+    for index, word in ((0, "kind"), (3, content), (1, "mode"), (2, "owner"), (MTIME, "time only")):
         if left[index] != right[index]:
             return word
-    if left[1] != right[1]:
-        return "mode"
-    if left[2] != right[2]:
-        return "owner"
-    return "time only" if left[MTIME] != right[MTIME] else None
+    return None
 
 
 def _layer_files(saved: _Saved, index: int) -> dict[str, Entry]:
@@ -146,9 +137,5 @@ def _at(items: list[str], index: int) -> str | None:
 def _files(
     a: dict[str, Entry], b: dict[str, Entry], names: tuple[str, str]
 ) -> tuple[FileChange, ...]:
-    found = []
-    for path in sorted(set(a) | set(b)):
-        what = _what(a.get(path), b.get(path), names)
-        if what is not None:
-            found.append(FileChange(path, what))
-    return tuple(found)
+    found = ((path, _what(a.get(path), b.get(path), names)) for path in sorted(set(a) | set(b)))
+    return tuple(FileChange(path, what) for path, what in found if what is not None)

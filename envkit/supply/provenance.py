@@ -25,30 +25,18 @@ def _sha256(data: bytes) -> str:
 
 
 def provenance(
-    plan: Plan,
-    config: Path,
-    lock: Lock,
-    lock_text: str,
-    inputs_tag: str,
-    engine: dict[str, str],
+    plan: Plan, config: Path, lock: Lock, lock_text: str, inputs_tag: str, engine: dict[str, str]
 ) -> dict[str, Any]:
     """The predicate (https://slsa.dev/provenance/v1). ENGINE: what built it ({"engine": "Docker
     Engine 20.10.24"})."""
     base = lock["base"]
     base_uri, _, base_digest = base.get("digest", ("-",))[0].partition("@")
-    dependencies: list[dict[str, Any]] = []
     if base_digest:
-        dependencies.append(
-            {"uri": f"oci://{base_uri}", "digest": {"sha256": base_digest.split(":", 1)[1]}}
-        )
+        uri, sha256 = f"oci://{base_uri}", base_digest.split(":", 1)[1]
     else:  # a base from no registry: its image id
-        image_id = base.get("id", ("-",))[0]
-        dependencies.append(
-            {
-                "uri": f"docker-image-id:{base.get('image', ('-',))[0]}",
-                "digest": {"sha256": image_id.removeprefix("sha256:")},
-            }
-        )
+        uri = f"docker-image-id:{base.get('image', ('-',))[0]}"
+        sha256 = base.get("id", ("-",))[0].removeprefix("sha256:")
+    dependencies: list[dict[str, Any]] = [{"uri": uri, "digest": {"sha256": sha256}}]
     dependencies += [
         {"uri": url, "annotations": {"role": role.removeprefix("envkit:")}}
         for role, url in mirror_facts(plan, lock)
@@ -66,10 +54,7 @@ def provenance(
             "resolvedDependencies": dependencies,
         },
         "runDetails": {
-            "builder": {
-                "id": "urn:envkit:builder",
-                "version": {"envkit": __version__, **engine},
-            },
+            "builder": {"id": "urn:envkit:builder", "version": {"envkit": __version__, **engine}},
             "metadata": {"invocationId": inputs_tag},
         },
     }

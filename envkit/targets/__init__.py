@@ -144,12 +144,9 @@ def read_targets_file(path: Path) -> list[TargetUrl]:
         raise EnvkitError(f"--targets: {exc.problem}", f"{exc.fix}: one target per line") from None
     if text is None:
         raise EnvkitError(f"--targets {path}:{bad_line}: not UTF-8", "write it as a text file")
-    lines = text.splitlines()
-    urls = []
-    for number, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0].strip()
-        if text:
-            urls.append(parse_target(text, f"{path}:{number}"))
+    lines = enumerate(text.splitlines(), 1)
+    found = ((number, line.split("#", 1)[0].strip()) for number, line in lines)  # comments out
+    urls = [parse_target(url, f"{path}:{number}") for number, url in found if url]
     if not urls:
         raise EnvkitError(f"--targets {path}: no targets in it", "add one URL per line")
     return urls

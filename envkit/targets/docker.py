@@ -104,8 +104,7 @@ class DockerTarget(Target):
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             info = tarfile.TarInfo(posixpath.basename(remote_path))
-            info.size = len(data)
-            info.mode = 0o644
+            info.size, info.mode = len(data), 0o644
             archive.addfile(info, io.BytesIO(data))
         directory = posixpath.dirname(remote_path)
         made = self._call("exec mkdir", 60, self.container.exec_run, ["mkdir", "-p", directory])
@@ -124,11 +123,8 @@ class DockerTarget(Target):
             why = self._settled_diagnosis()
             if why is not None:
                 raise why
-        return CommandResult(
-            code if code is not None else -1,
-            (out or b"").decode(errors="replace"),
-            (err or b"").decode(errors="replace"),
-        )
+        out_text, err_text = ((part or b"").decode(errors="replace") for part in (out, err))
+        return CommandResult(code if code is not None else -1, out_text, err_text)
 
     def get(self, remote_path: str) -> bytes:
         stream, _ = self._call("copy files out", 120, self.container.get_archive, remote_path)

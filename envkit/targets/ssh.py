@@ -38,23 +38,15 @@ class SshTarget(Target):
         self.name = url
         self.host, self.port, self.user = parts.hostname, parts.port or 22, parts.username
         query = parse_qs(parts.query)
-        self.options = [
-            "-T",
-            "-p",
-            str(self.port),
-            "-o",
+        settings = (
             "BatchMode=yes",  # never prompt: keys or agent only
-            "-o",
             f"ConnectTimeout={CONNECT_TIMEOUT_S}",
-            "-o",
             f"ServerAliveInterval={ALIVE_INTERVAL_S}",
-            "-o",
             "ServerAliveCountMax=3",
-            "-o",
             "StrictHostKeyChecking=accept-new",  # trust a first key, refuse a changed one
-            "-o",
             "LogLevel=INFO",  # keeps "Timeout, server not responding"; ERROR would drop it
-        ]
+        )
+        self.options = ["-T", "-p", str(self.port), *(w for s in settings for w in ("-o", s))]
         if "known_hosts" in query:
             known = Path(query["known_hosts"][0]).expanduser()
             self.options += ["-o", f"UserKnownHostsFile={known}"]
@@ -148,13 +140,8 @@ class SshTarget(Target):
 
     def _direct_address(self) -> tuple[str | None, int]:
         try:
-            done = subprocess.run(
-                ["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
+            argv = ["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None, self.port
         settings = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)

@@ -6,13 +6,7 @@ from typing import TypedDict
 
 from envkit import __version__
 from envkit.checks import SCHEMA_VERSION
-from envkit.checks.core.contract import (
-    STATUSES,
-    Counts,
-    TargetReport,
-    TargetState,
-    empty_counts,
-)
+from envkit.checks.core.contract import STATUSES, Counts, TargetReport, TargetState, empty_counts
 
 # One row per target; "pass" is a keyword, hence the functional spelling. `seconds` is the wall
 # time envkit spent on the target, connection included (absent for a target never started).
@@ -45,10 +39,12 @@ class CombinedReport(TypedDict):
     unreachable: list[Unreachable]
 
 
-def _row(target: str, state: TargetState, counts: Counts) -> TargetRow:
+def _row(target: str, counts: Counts, state: TargetState | None = None) -> TargetRow:
+    """A target's counts and its verdict: STATE where given, else failed or passed by them."""
+    failed = counts["fail"] or counts["error"]
     return {
         "target": target,
-        "state": state,
+        "state": state or ("failed" if failed else "passed"),
         "pass": counts["pass"],
         "fail": counts["fail"],
         "skip": counts["skip"],
@@ -60,13 +56,8 @@ def _per_target(
     reports: list[TargetReport], unreachable: dict[str, str], seconds: dict[str, float]
 ) -> list[TargetRow]:
     """One row per target in the order given: its counts, its verdict, the time envkit spent."""
-    rows: list[TargetRow] = []
-    for report in reports:
-        counts = report["summary"]
-        state: TargetState = "failed" if counts["fail"] or counts["error"] else "passed"
-        rows.append(_row(report["target"], state, counts))
-    for name in unreachable:
-        rows.append(_row(name, "unreachable", empty_counts()))
+    rows = [_row(report["target"], report["summary"]) for report in reports]
+    rows += [_row(name, empty_counts(), "unreachable") for name in unreachable]
     for row in rows:
         if row["target"] in seconds:
             row["seconds"] = round(seconds[row["target"]], 3)
@@ -78,13 +69,7 @@ def combine(
     unreachable: dict[str, str],
     seconds: dict[str, float] | None = None,
 ) -> CombinedReport:
-    summary: dict[str, int] = dict.fromkeys(STATUSES, 0)
-    for report in reports:
-        counts = report["summary"]
-        summary["pass"] += counts["pass"]
-        summary["fail"] += counts["fail"]
-        summary["skip"] += counts["skip"]
-        summary["error"] += counts["error"]
+    summary: dict[str, int] = {s: sum(r["summary"][s] for r in reports) for s in STATUSES}
     return {
         "schema_version": SCHEMA_VERSION,
         "envkit_version": __version__,

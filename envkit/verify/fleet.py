@@ -27,10 +27,7 @@ POLL_S = 0.05  # how often the run looks for finished targets
 
 
 def verify_many(
-    urls: list[str],
-    run_one: Callable[[str], R],
-    parallel: int,
-    deadline: float | None = None,
+    urls: list[str], run_one: Callable[[str], R], parallel: int, deadline: float | None = None
 ) -> list[Outcome[R]]:
     """Run `run_one` on every URL with at most `parallel` at a time; outcomes in input order.
     A target that has not finished `deadline` seconds after it started is recorded as

@@ -55,18 +55,10 @@ def pypi_releases(text: str, since: str) -> dict[str, PypiRelease]:
         wheels = [f for f in files if not f.get("yanked") and _LINUX_WHEEL.match(f["filename"])]
         if not wheels:
             continue
-        pythons = set()
-        for wheel in wheels:
-            match = _LINUX_WHEEL.match(wheel["filename"])
-            assert match is not None
-            pythons.add(f"{match.group(2)}.{match.group(3)}")
+        tags = (_LINUX_WHEEL.match(wheel["filename"]) for wheel in wheels)  # each matches
+        python = tuple(sorted({f"{m.group(2)}.{m.group(3)}" for m in tags if m}, key=version_key))
         arm = [f for f in files if not f.get("yanked") and _ARM_WHEEL.match(f["filename"])]
-        found[version] = PypiRelease(
-            version,
-            tuple(sorted(pythons, key=version_key)),
-            str(_first_url(wheels)),
-            _first_url(arm),
-        )
+        found[version] = PypiRelease(version, python, str(_first_url(wheels)), _first_url(arm))
     return dict(sorted(found.items(), key=lambda item: version_key(item[0])))
 
 

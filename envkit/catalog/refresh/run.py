@@ -89,10 +89,7 @@ def _hub(
     try:
         pytorch = {v: _hub_tags(fetcher, "pytorch/pytorch", f"{v}-cuda") for v in releases}
         nvidia = {
-            v: (
-                row,
-                _hub_tags(fetcher, "nvidia/cuda", f"{row['full']}-{row['cudnn_tag']}-runtime"),
-            )
+            v: (row, _hub_tags(fetcher, "nvidia/cuda", f"{row['full']}-{row['cudnn_tag']}-runtime"))
             for v, row in cuda.items()
             if row.get("full")
         }

@@ -189,18 +189,16 @@ class Nvml:
         self.call(function, handle, *args, ctypes.byref(value))
         return int(value.value)
 
-    def text(self, function: str, handle: Any) -> str:
+    def text(self, function: str, *handle: Any) -> str:
         buffer = ctypes.create_string_buffer(96)
-        self.call(function, handle, buffer, ctypes.c_uint(96))
+        self.call(function, *handle, buffer, ctypes.c_uint(96))
         return buffer.value.decode("utf-8", "replace")
 
     def driver(self) -> Optional[str]:
-        buffer = ctypes.create_string_buffer(96)
         try:
-            self.call("nvmlSystemGetDriverVersion", buffer, ctypes.c_uint(96))
+            return self.text("nvmlSystemGetDriverVersion")  # the system's: no device handle
         except NvmlError:
             return None
-        return buffer.value.decode("utf-8", "replace")
 
 
 def field_values(

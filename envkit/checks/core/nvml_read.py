@@ -354,8 +354,7 @@ class NvmlGpus(Nvml):
         """Everything the gpu checks judge, for one GPU."""
         if index in self.lost:
             return {"index": index, "errors": {"handle": self.lost[index]}}
-        handle = self.handles[index]
-        reading = Reading(index)
+        handle, reading = self.handles[index], Reading(index)
         _identity(self, handle, reading)
         _memory_health(self, handle, reading)
         _links(self, handle, reading)
@@ -367,8 +366,7 @@ class NvmlGpus(Nvml):
         """What changes from moment to moment, read often while the suite loads the GPU."""
         if index in self.lost:
             return {"index": index, "errors": {"handle": self.lost[index]}}
-        handle = self.handles[index]
-        reading = Reading(index)
+        handle, reading = self.handles[index], Reading(index)
         _thermal(self, handle, reading)
         reading.take("reasons", lambda: _reasons(self, handle))
         reading.take("utilization", lambda: utilization(self, handle))

@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .lockfile import Entries, Lock, empty_lock
 
@@ -35,17 +35,18 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _output(argv: List[str]) -> str:
+    """What a tool prints here, its errors dropped; nothing where it is not installed."""
+    if shutil.which(argv[0]) is None:
+        return ""
+    done = subprocess.run(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False
+    )
+    return done.stdout
+
+
 def apt_packages() -> Entries:
-    if shutil.which("dpkg-query") is None:
-        return {}
-    listed = subprocess.run(
-        ["dpkg-query", "-W", "-f", DPKG_FORMAT],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        check=False,
-    ).stdout
-    return parse_dpkg(listed)
+    return parse_dpkg(_output(["dpkg-query", "-W", "-f", DPKG_FORMAT]))
 
 
 def parse_dpkg(listed: str) -> Entries:
@@ -126,16 +127,7 @@ def torch_stack() -> Entries:
 
 
 def native_arch() -> str:
-    if shutil.which("dpkg") is None:
-        return "-"
-    done = subprocess.run(
-        ["dpkg", "--print-architecture"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        check=False,
-    )
-    return done.stdout.strip() or "-"
+    return _output(["dpkg", "--print-architecture"]).strip() or "-"
 
 
 def capture(conda_prefix: Optional[str] = None) -> Tuple[Lock, str]:

@@ -13,11 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .. import SCHEMA_VERSION
-from ..core.contract import (
-    DEFAULT_USER_CHECKS_TIMEOUT_S,
-    RunnerConfig,
-    TargetReport,
-)
+from ..core.contract import DEFAULT_USER_CHECKS_TIMEOUT_S, RunnerConfig, TargetReport
 from ..core.session import run_checks, summarize
 from ..suite import MODULES, chosen, topology
 from .userchecks import run_user_checks

@@ -27,23 +27,9 @@ def run_user_checks(python: str, directory: str, timeout: float) -> list[CheckRe
         started = time.perf_counter()
         try:
             # rootdir pinned to the checks' folder: ids stay "user.<module>.<test>" wherever it is.
-            subprocess.run(
-                [
-                    python,
-                    "-m",
-                    "pytest",
-                    "-q",
-                    "-p",
-                    "no:cacheprovider",
-                    f"--rootdir={directory}",
-                    directory,
-                    f"--junitxml={junit}",
-                ],
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-                cwd=directory,
-            )
+            argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            argv += [f"--rootdir={directory}", directory, f"--junitxml={junit}"]
+            subprocess.run(argv, capture_output=True, timeout=timeout, check=False, cwd=directory)
         except subprocess.TimeoutExpired:
             problem = f"your checks in {directory} ran past {timeout:.0f} s"
         else:

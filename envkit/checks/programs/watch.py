@@ -19,6 +19,8 @@ from ..core.nvml import NvmlError, Unavailable, XidListener, reason_names
 
 SAMPLE_S = 0.2
 LOADED_UTILIZATION = 50  # % busy: the benches and the burn-in keep a GPU far above this
+# The GPU's limits, as the last sample that had them says
+LIMITS = ("slowdown_temp", "shutdown_temp", "gpu_max_temp", "memory_max_temp", "power_limit_w")
 
 
 class GpuSummary:
@@ -50,15 +52,7 @@ class GpuSummary:
         self._extreme("max_memory_temperature", sample.get("memory_temperature"), max)
         self._extreme("max_power_w", sample.get("power_w"), max)
         self._extreme("min_pcie_width", sample.get("pcie_width"), min)
-        for key in (
-            "slowdown_temp",
-            "shutdown_temp",
-            "gpu_max_temp",
-            "memory_max_temp",
-            "power_limit_w",
-        ):
-            if sample.get(key) is not None:
-                self.values[key] = sample[key]
+        self.values.update({key: sample[key] for key in LIMITS if sample.get(key) is not None})
         if loaded:
             # Every loaded sample's link, so one that trains down mid-run is seen (the best
             # generation alone would hide it); width counts only under load (DCGM: P0 only).

@@ -74,13 +74,8 @@ def notebook(ctx: Context) -> str:
     refused, _ = _get(f"{base}/api/status", None)
     ensure(refused in (401, 403), f"JupyterLab answers without a token (HTTP {refused})")
     kernel = str(settings["kernel"])
-    done = subprocess.run(
-        [sys.executable, "-c", program_text("notebook_kernel"), kernel],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    argv = [sys.executable, "-c", program_text("notebook_kernel"), kernel]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, check=False)
     tail = (done.stderr.strip().splitlines() or [""])[-1]
     ensure(done.returncode == 0, f"kernel {kernel} did not run: {tail}")
     said = json.loads(done.stdout.strip().splitlines()[-1])

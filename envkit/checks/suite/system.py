@@ -83,9 +83,7 @@ def dataloader_workers(ctx: Context) -> str:
 
 
 @check(
-    "system.sshd",
-    reference="sshd's effective settings (sshd -T) and its banner",
-    needs_torch=False,
+    "system.sshd", reference="sshd's effective settings (sshd -T) and its banner", needs_torch=False
 )
 def sshd(ctx: Context) -> str:
     """Catches an envkit container whose sshd is down or accepts passwords or root logins."""

@@ -112,9 +112,6 @@ def _ask_all(
         preset = _ask(read, f"mirror ({', '.join(preset_names())})", "official", _preset)
     notebook = _ask(read, "JupyterLab in the container (y/n)", "n", _yes)
     members = _ask(
-        read,
-        "team members besides you, as NAME=KEY.pub pairs (none: just you)",
-        "none",
-        _members,
+        read, "team members besides you, as NAME=KEY.pub pairs (none: just you)", "none", _members
     )
     return Answers(torch, cuda, preset, notebook, members)

@@ -12,12 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.commands.init.discovery import (
-    installed_by_recipes,
-    unused_files,
-    usable_kind,
-    walk,
-)
+from envkit.commands.init.discovery import installed_by_recipes, unused_files, usable_kind, walk
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,

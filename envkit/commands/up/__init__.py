@@ -251,22 +251,20 @@ def _report(
     removed: list[str],
     remote: bool,
 ) -> dict[str, Any]:
-    containers = []
-    for service in plan.services:
-        name = service.container_name
-        sync = refreshed.get(name)
-        containers.append(
-            {
-                "name": name,
-                "member": service.member,
-                "state": states.get(name, "unknown"),
-                "user": service.user,
-                "ssh_port": service.ssh_port if plan.ssh.enabled else None,
-                "login": _login_hint(plan, service, remote) if plan.ssh.enabled else None,
-                "gpus": list(service.gpus) if isinstance(service.gpus, tuple) else service.gpus,
-                "keys_refreshed": bool(sync and sync.refreshed),
-            }
-        )
+    rekeyed = {name for name, sync in refreshed.items() if sync.refreshed}
+    containers = [
+        {
+            "name": s.container_name,
+            "member": s.member,
+            "state": states.get(s.container_name, "unknown"),
+            "user": s.user,
+            "ssh_port": s.ssh_port if plan.ssh.enabled else None,
+            "login": _login_hint(plan, s, remote) if plan.ssh.enabled else None,
+            "gpus": list(s.gpus) if isinstance(s.gpus, tuple) else s.gpus,
+            "keys_refreshed": s.container_name in rekeyed,
+        }
+        for s in plan.services
+    ]
     return {
         "image": plan.image.tag,
         "healthy": all(state == "healthy" for state in states.values()),

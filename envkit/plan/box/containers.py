@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envkit.addresses import parse_mapping, with_port
 from envkit.plan.box.access import Service
@@ -119,15 +119,13 @@ def _ports(plan: Plan, service: Service) -> tuple[Published, ...]:
         address, host_port, container_port, proto = parse_mapping(mapping)
         ports.append(Published(address, host_port, container_port, proto, mapping, single=True))
     if service.notebook_port is not None:
+        notebook = (service.notebook_port, CONTAINER_PORT)
+        tensorboard = (service.tensorboard_port, TENSORBOARD_CONTAINER_PORT)
         for address in plan.notebook.bind:
-            line = f"{with_port(address, service.notebook_port)}:{CONTAINER_PORT}"
-            ports.append(
-                Published(address, service.notebook_port, str(CONTAINER_PORT), "tcp", line)
-            )
-            if service.tensorboard_port is not None:
-                port = service.tensorboard_port
-                line = f"{with_port(address, port)}:{TENSORBOARD_CONTAINER_PORT}"
-                ports.append(Published(address, port, str(TENSORBOARD_CONTAINER_PORT), "tcp", line))
+            for port, inside in (notebook, tensorboard):
+                if port is not None:
+                    line = f"{with_port(address, port)}:{inside}"
+                    ports.append(Published(address, port, str(inside), "tcp", line))
     return tuple(ports)
 
 
@@ -188,43 +186,31 @@ def _host_path(plan: Plan, path: str, to_project: str) -> tuple[str, str]:
     )
 
 
+def _mount(
+    source: str, target: str, mode: str = "rw", spelled: str = "", volume: bool = False
+) -> Mount:
+    """A mount and compose's line for it: SOURCE (as compose SPELLS it):TARGET[:MODE but rw]."""
+    line = f"{spelled or source}:{target}" + ("" if mode == "rw" else f":{mode}")
+    return Mount(source, target, mode, volume, compose=line)
+
+
 def _mounts(plan: Plan, service: Service, to_project: str) -> tuple[Mount, ...]:
-    hostkeys = f"{service.name}-hostkeys"
     mounts = [
         # A folder, not the file: `envkit up` rewrites the file by rename, and a file bind
         # mount would keep showing the old one.
-        Mount(
-            f"./{service.keys_dir}",
-            KEYS_IN_CONTAINER,
-            "ro",
-            volume=False,
-            keys=True,
-            compose=f"./{service.keys_dir}:{KEYS_IN_CONTAINER}:ro",
-        ),
-        Mount(
-            hostkeys,
-            HOSTKEYS_IN_CONTAINER,
-            "rw",
-            volume=True,
-            compose=f"{hostkeys}:{HOSTKEYS_IN_CONTAINER}",
-        ),
+        replace(_mount(f"./{service.keys_dir}", KEYS_IN_CONTAINER, "ro"), keys=True),
+        _mount(f"{service.name}-hostkeys", HOSTKEYS_IN_CONTAINER, volume=True),
     ]
     home = home_target(plan, service)
     if home is not None:
-        name = home_volume(plan.project, service).name
-        mounts.append(Mount(name, home, "rw", volume=True, compose=f"{name}:{home}"))
+        mounts.append(_mount(home_volume(plan.project, service).name, home, volume=True))
     workspace = plan.workspace
     if workspace is not None:
         source = workspace.source if workspace.within_project is None else workspace.within_project
         host, spelled = _host_path(plan, source, to_project)
-        mounts.append(
-            Mount(
-                host, workspace.target, "rw", volume=False, compose=f"{spelled}:{workspace.target}"
-            )
-        )
+        mounts.append(_mount(host, workspace.target, spelled=spelled))
     if plan.runtime.shared_cache:
-        line = f"{CACHE_VOLUME}:{CACHE_IN_CONTAINER}"
-        mounts.append(Mount(CACHE_VOLUME, CACHE_IN_CONTAINER, "rw", volume=True, compose=line))
+        mounts.append(_mount(CACHE_VOLUME, CACHE_IN_CONTAINER, volume=True))
     for volume in plan.runtime.volumes:
         parts = volume.split(":")
         mode = parts[2] if len(parts) > 2 else "rw"

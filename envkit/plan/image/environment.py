@@ -15,13 +15,7 @@ from envkit.plan.image.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, c
 from envkit.plan.image.mirrors import CondaRc, plan_condarc
 from envkit.plan.image.pip_options import split_pip
 from envkit.plan.image.torch import DEFAULT_PYTHON
-from envkit.plan.models.plan import (
-    CONDA_PREFIX,
-    VENV_PREFIX,
-    CondaPlan,
-    PackagesPlan,
-    PythonPlan,
-)
+from envkit.plan.models.plan import CONDA_PREFIX, VENV_PREFIX, CondaPlan, PackagesPlan, PythonPlan
 from envkit.plan.project.conda_locks import CondaLockPackages, through_mirror
 from envkit.plan.project.project_files import ProjectFiles
 from envkit.plan.project.pyproject import PythonProject

@@ -84,18 +84,12 @@ class ProjectReader:
         """(the project-relative path, the text) of a file envkit.yaml names at `loc`."""
         target = (self.root / relative).resolve()
         if not target.is_relative_to(self.root):
-            raise ConfigError(
-                str(self.loaded.path),
-                [
-                    self.loaded.issue(
-                        loc,
-                        f"{relative} leaves the project (it resolves to {target})",
-                        "keep the project's files inside the folder of envkit.yaml (copy it in "
-                        "rather than link to it)",
-                        relative,
-                    )
-                ],
+            outside = FieldError(
+                f"{relative} leaves the project (it resolves to {target})",
+                "keep the project's files inside the folder of envkit.yaml (copy it in rather "
+                "than link to it)",
             )
+            raise self.loaded.error(loc, outside, relative)
         name = target.relative_to(self.root).as_posix()
         if not SAFE_PATH.fullmatch(name):
             raise self.loaded.error(
@@ -266,17 +260,11 @@ def _conda_python(
     elif not admitted:
         shown = rest[1:] if rest.startswith("=") and not rest.startswith("==") else rest
         fitting = next((f"3.{m}" for m in range(8, 15) if _admits_python(rest, f"3.{m}")), None)
-        found.issues.append(
-            file_issue(
-                name,
-                line,
-                spec,
-                f"the environment asks for Python {shown}; the image's is {context.python}",
-                f'set `python: "{fitting}"` in envkit.yaml (base.flavor cuda or custom)'
-                if fitting
-                else f"change the file's python spec to one Python {context.python} meets",
-            )
-        )
+        problem = f"the environment asks for Python {shown}; the image's is {context.python}"
+        fix = f'set `python: "{fitting}"` in envkit.yaml (base.flavor cuda or custom)'
+        if not fitting:
+            fix = f"change the file's python spec to one Python {context.python} meets"
+        found.issues.append(file_issue(name, line, spec, problem, fix))
 
 
 def _admits_python(rest: str, python: str) -> bool | None:
@@ -303,16 +291,10 @@ def _conda_pip(
         found.issues.append(
             file_issue(name, line + (issue.line or 1), issue.value, issue.problem, issue.fix)
         )
+    fix = "list the requirements in the section, or name the file in packages.requirements"
     for at, included in reading.includes:  # at its own line, as the section's other lines
-        found.issues.append(
-            file_issue(
-                name,
-                line + at,
-                included,
-                "an include in a conda file's pip section",
-                "list the requirements in the section, or name the file in packages.requirements",
-            )
-        )
+        problem = "an include in a conda file's pip section"
+        found.issues.append(file_issue(name, line + at, included, problem, fix))
     found.companions += reading.companions
     found.editable += reading.editable
     found.needs_git |= reading.needs_git

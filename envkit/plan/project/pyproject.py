@@ -216,17 +216,15 @@ def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
     named = {canonicalize_name(str(m)) for m in (lock.get("manifest") or {}).get("members") or ()}
     found: dict[str, str] = {}
     for package in lock.get("package") or ():
-        if (
-            not isinstance(package, dict)
-            or canonicalize_name(str(package.get("name"))) not in named
-        ):
+        member = canonicalize_name(str(package.get("name"))) if isinstance(package, dict) else None
+        if member is None or member not in named:
             continue
         source = package.get("source") or {}
         folder = next(
             (source[k] for k in ("editable", "virtual", "directory") if k in source), None
         )
         if isinstance(folder, str):
-            found[canonicalize_name(package["name"])] = folder
+            found[member] = folder
     return found
 
 
@@ -258,14 +256,10 @@ def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None
         kind = next(iter(source), "")
         if kind not in HASHED_SOURCES:
             where = f"{kind} {source.get(kind, '')}".strip() or "nowhere"
-            raise lock_error(
-                name,
-                text,
-                f'name = "{package["name"]}"',
-                f"the lock takes {package['name']} from {where}: not a file with a sum the "
-                "build can check",
-                "publish it to an index (or a URL), or install it in build.steps",
-            )
+            problem = f"the lock takes {package['name']} from {where}: not a file with a sum the "
+            problem += "build can check"
+            fix = "publish it to an index (or a URL), or install it in build.steps"
+            raise lock_error(name, text, f'name = "{package["name"]}"', problem, fix)
 
 
 def _from_lock(
@@ -365,6 +359,7 @@ def _uv_locked(
         ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
         for folder in sorted(set(members.values()) - {"."})
     )
+    lock = ProjectFile(lock_name, lock_text)
     return PythonProject(
         section.project, pyproject, lock, section.extras, (), left_out, locked, members=member_files
     )

@@ -72,13 +72,8 @@ def applies(requirement: Requirement, context: TorchContext) -> bool:
     if requirement.marker is None:
         return True
     environment = {key: str(value) for key, value in default_environment().items()}
-    environment.update(
-        sys_platform="linux",
-        platform_system="Linux",
-        os_name="posix",
-        platform_machine=context.machine,
-        extra="",
-    )
+    linux = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "extra": ""}
+    environment.update(linux, platform_machine=context.machine)
     if context.python:
         environment.update(python_version=context.python, python_full_version=context.python)
     try:
@@ -170,9 +165,7 @@ def _not_admitted(
 def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> Verdict | None:
     """A CUDA library or triton pinned beside torch: the torch layer installs torch's own."""
     cuda_torch = context.version and not context.none and context.build not in (None, "cpu")
-    if not TORCH_ONLY.fullmatch(name) or not cuda_torch:
-        return None
-    if not applies(requirement, context):
+    if not TORCH_ONLY.fullmatch(name) or not cuda_torch or not applies(requirement, context):
         return None
     return Verdict(
         "drop",
