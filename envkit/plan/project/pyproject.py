@@ -359,7 +359,6 @@ def _uv_locked(
         ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
         for folder in sorted(set(members.values()) - {"."})
     )
-    lock = ProjectFile(lock_name, lock_text)
     return PythonProject(
         section.project, pyproject, lock, section.extras, (), left_out, locked, members=member_files
     )
