@@ -143,7 +143,12 @@ def _bench(seconds: float, gpus: int = 1) -> None:
     """Benches on fake GPUs, every call timed at `seconds` (a CPU has no CUDA events)."""
     _fake_gpus(gpus)
     torch.cuda.is_bf16_supported = lambda: True
-    devices.cuda_torch = lambda ctx, skip_why: torch
+    # The benches' own CUDA gate (bench, p2p and stress.gpu skip with bench.NO_CUDA_SKIP): the
+    # fake GPUs pass it; cuda.* keeps its real gate.
+    gate = devices.cuda_torch
+    devices.cuda_torch = lambda ctx, skip_why: (
+        torch if skip_why == bench.NO_CUDA_SKIP else gate(ctx, skip_why)
+    )
 
     def timed(torch_: Any, fn: Any, **kwargs: Any) -> list[float]:
         fn()  # the work itself runs once (its result is checked), its time is the plant's
