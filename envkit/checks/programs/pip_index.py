@@ -4,7 +4,10 @@ index pip uses there (PIP_INDEX_URL, else pip's configuration, else PyPI)."""
 import os
 
 if __name__ == "__main__":
-    from pip._internal.configuration import Configuration
+    try:
+        from pip._internal.configuration import Configuration
+    except ModuleNotFoundError:  # no pip in this Python: system.NO_PIP
+        raise SystemExit(3) from None
 
     c = Configuration(isolated=False)
     c.load()
