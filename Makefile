@@ -26,12 +26,13 @@ venv: $(STAMP)
 # (apache2-utils), Podman's API service (podman, catatonit: its init), and an sshd in front of it,
 # and zsh and fish, whose completion of envkit is tested in the real shells; and Charliecloud with
 # squashfs-tools and squashfuse, which make and run an offline bundle's SquashFS (envkit bundle),
-# and siftool, which wraps it as Apptainer's SIF (envkit bundle --sif).
+# and siftool, which wraps it as Apptainer's SIF (envkit bundle --sif); pigz, which ch-convert
+# uses in place of gzip where it is installed (the image's export compressed on every core).
 SYSTEM_PACKAGES := docker-compose openssh-client mmdebstrap python3-torch python3-numpy python3-pytest \
 	chromium chromium-driver slurm-wlm munge \
 	docker-registry apache2-utils podman catatonit openssh-server zsh fish \
 	prometheus prometheus-node-exporter qemu-user-static binfmt-support arch-test \
-	charliecloud charliecloud-runtime squashfs-tools squashfuse siftool
+	charliecloud charliecloud-runtime squashfs-tools squashfuse siftool pigz
 system-deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

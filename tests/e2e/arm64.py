@@ -153,17 +153,17 @@ def multi_arch_base(registry: Registry, env: dict[str, str]) -> str:
     """REGISTRY/envkit-test/debian:bookworm: one index of the amd64 and arm64 bases."""
     repo = "envkit-test/debian"
     name = f"{registry.address}/{repo}"
-    for local, tag in ((BASE_IMAGE, "bookworm-amd64"), (ARM64_BASE, "bookworm-arm64-imported")):
-        docker("tag", local, f"{name}:{tag}")
-        pushed = subprocess.run(
-            ["docker", "push", f"{name}:{tag}"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert pushed.returncode == 0, pushed.stderr
-        docker("rmi", f"{name}:{tag}")
+    tags = {BASE_IMAGE: f"{name}:bookworm-amd64", ARM64_BASE: f"{name}:bookworm-arm64-imported"}
+    pushes = []
+    for local, tag in tags.items():  # both at once: the engine compresses each on a core
+        docker("tag", local, tag)
+        argv = ["docker", "push", tag]
+        pushes.append(subprocess.Popen(argv, env=env, text=True, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE))  # fmt: skip
+    for push, tag in zip(pushes, tags.values(), strict=True):
+        _, errors = push.communicate(timeout=1200)
+        assert push.returncode == 0, errors
+        docker("rmi", tag)
     RegistryApi(registry).retag_as_arm64(repo, "bookworm-arm64-imported", "bookworm-arm64")
     manifest_env = {**env, "DOCKER_CLI_EXPERIMENTAL": "enabled"}
     for argv in (

@@ -7,7 +7,7 @@ here): the request reaches Podman by CDI name and the spec's edits reach the con
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,11 @@ def _inspect(engine: PodmanEngine, name: str) -> dict[str, Any]:
     return found
 
 
-def _build_up_verify_down(tmp_path: Path, env: dict[str, str], port: int) -> str:
-    """The flow on one engine; every step's output, for the caller's own assertions."""
+def _build_up_verify_down(
+    tmp_path: Path, env: dict[str, str], port: int, while_up: Callable[[], None] = lambda: None
+) -> str:
+    """The flow on one engine (WHILE_UP's own look between verify and down); every step's
+    output, for the caller's own assertions."""
     said = []
     try:
         built = envkit("build", cwd=tmp_path, env=env)
@@ -63,6 +66,7 @@ def _build_up_verify_down(tmp_path: Path, env: dict[str, str], port: int) -> str
         said.append(verified.stdout + verified.stderr)
         assert verified.returncode == 0, said[-1][-3000:]
         assert " 0 failed, 0 errors" in verified.stdout
+        while_up()
     finally:
         down = envkit("down", "--volumes", "--yes", cwd=tmp_path, env=env)
         said.append(down.stdout + down.stderr)
@@ -92,19 +96,14 @@ def test_a_remote_engine_over_ssh_gets_everything_through_the_engine(
 ) -> None:
     port = _project(project_dir, tmp_path)
     env = ssh_engine.env()
-    # Between up and down, look at the container as the engine sees it.
-    up = envkit("build", cwd=tmp_path, env=env)
-    assert up.returncode == 0, up.stderr[-2000:]
-    started = envkit("up", cwd=tmp_path, env=env)
-    try:
-        assert started.returncode == 0, started.stdout + started.stderr
+
+    def as_the_engine_sees_it() -> None:
         mounts = _inspect(podman_engine, NAME)["Mounts"]
         assert mounts and all(m["Type"] == "volume" for m in mounts), mounts
         blocks = envkit("ssh-config", cwd=tmp_path, env=env).stdout
         assert "HostName 127.0.0.1" in blocks, blocks
-    finally:
-        envkit("down", cwd=tmp_path, env=env)
-    _build_up_verify_down(tmp_path, env, port)
+
+    _build_up_verify_down(tmp_path, env, port, as_the_engine_sees_it)
 
 
 def test_an_engine_over_ssh_that_does_not_answer_names_ssh_as_the_cause(tmp_path: Path) -> None:

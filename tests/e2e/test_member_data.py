@@ -83,9 +83,7 @@ def box(
     engine = None
     if request.param == "podman":
         engine = request.getfixturevalue("podman_engine")
-        with subprocess.Popen(["docker", "save", ENV_IMAGE], stdout=subprocess.PIPE) as saved:
-            subprocess.run(["podman", *engine.storage, "load"], stdin=saved.stdout,
-                           capture_output=True, check=True, timeout=600)  # fmt: skip
+        _loaded_into_podman(engine.storage)
         subprocess.run(["podman", *engine.storage, "tag", ENV_IMAGE, tag], check=True)
         env = {"DOCKER_HOST": engine.url}
     else:
@@ -95,6 +93,19 @@ def box(
     yield made
     made.envkit("down", "--volumes", "--yes")
     made.engine_cli("rmi", "-f", tag)
+
+
+def _loaded_into_podman(storage: tuple[str, ...]) -> None:
+    """The session image in Podman's storage, loaded (1.5 GB through `docker save`) only where
+    Podman does not hold that very image yet (the same ID: its config's digest)."""
+    wanted = docker("image", "inspect", "-f", "{{.Id}}", ENV_IMAGE).stdout.strip()
+    held = subprocess.run(["podman", *storage, "image", "inspect", "-f", "{{.Id}}", ENV_IMAGE],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if held.returncode == 0 and wanted.removeprefix("sha256:") == held.stdout.strip():
+        return
+    with subprocess.Popen(["docker", "save", ENV_IMAGE], stdout=subprocess.PIPE) as saved:
+        subprocess.run(["podman", *storage, "load"], stdin=saved.stdout,
+                       capture_output=True, check=True, timeout=600)  # fmt: skip
 
 
 def _name(box: Box) -> str:
