@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.e2e.mirrors import Recorder, serve
+from tests.e2e.mirrors import PROBE, Recorder, probe_wheel, serve
 
 SHIM_PYTHON = "3.11.2"  # Debian bookworm's python3.11, which the shim links to
 HELLO = "hello from the envkit test channel"
@@ -211,3 +211,41 @@ def conda_mirror(root: Path, recorder: Recorder, mbps: float | None = None) -> I
     handler = type("Channel", (_Channel,), facts)
     with serve(handler) as port:
         yield f"http://127.0.0.1:{port}"
+
+
+def channel_records(channel: Path, names: tuple[str, ...]) -> list[tuple[str, str, str, str]]:
+    """(subdir, file, sha256, md5) of the channel's packages of NAMES."""
+    found = []
+    for path in sorted(channel.glob("*/*.conda")):
+        if path.name.rsplit("-", 2)[0] in names:
+            data = path.read_bytes()
+            digests = (hashlib.sha256(data).hexdigest(), hashlib.md5(data).hexdigest())  # noqa: S324
+            found.append((path.parent.name, path.name, *digests))
+    return found
+
+
+# pixi's PyPI entry for the tests' probe wheel, as pixi writes one for a file from PyPI (its
+# URL on files.pythonhosted.org, its sha256): the build installs it by version and hash
+# through the pip mirror (the tests' index serves the same bytes).
+PROBE_URL = f"https://files.pythonhosted.org/packages/aa/bb/{PROBE}"
+
+
+def pixi_lock(records: list[tuple[str, str, str, str]], itself: str = "") -> str:
+    """A pixi.lock (version 6, as pixi 0.40+ writes) of RECORDS' conda packages and the probe
+    wheel from PyPI; with ITSELF (a project name), the project's own folder as pixi locks a
+    `{ path = ".", editable = true }` PyPI dependency."""
+    urls = [f"https://conda.anaconda.org/conda-forge/{s}/{n}" for s, n, _, _ in records]
+    text = "version: 6\nenvironments:\n  default:\n    channels:\n"
+    text += "    - url: https://conda.anaconda.org/conda-forge/\n    packages:\n      linux-64:\n"
+    text += "".join(f"      - conda: {url}\n" for url in urls)
+    text += f"      - pypi: {PROBE_URL}\n" + ("      - pypi: .\n" if itself else "")
+    text += "packages:\n"
+    for url, (_, _, sha256, md5) in zip(urls, records, strict=True):
+        text += f"- conda: {url}\n  sha256: {sha256}\n  md5: {md5}\n"
+    probe = hashlib.sha256(probe_wheel()).hexdigest()
+    text += f"- pypi: {PROBE_URL}\n  name: envkit-probe\n  version: '0.1'\n  sha256: {probe}\n"
+    if itself:  # pixi's hash of a source tree is its own; envkit installs a folder unhashed
+        text += f"- pypi: .\n  name: {itself}\n  version: 0.1.0\n  sha256: {'0' * 64}\n"
+        text += "  requires_dist:\n  - envkit-probe\n  requires_python: '>=3.11'\n"
+        text += "  editable: true\n"
+    return text

@@ -24,21 +24,25 @@ package imports in the box from the mounted workspace, as the login user.
   conda channel served as the mirror's pkgs/main (a stand-in python: a venv of the base's
   python3.11, as in test_conda_build) and PyPI through a recording local index; the project
   installs itself editable from the workspace at first start, offline, with the backend the
-  image holds, and imports from its src/ layout."""
+  image holds, and imports from its src/ layout;
+- pixiproj (tests/data/projects): pixi with PyPI, its manifest in pyproject.toml, its pixi.lock
+  naming conda packages (through the same served channel), a PyPI wheel and the project itself
+  (`pypi: .`, editable), installed exactly, the project editable from the workspace."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 import yaml
 
 from envkit.files import toml_loads
-from tests.conda_channel import conda_mirror, make_channel
+from tests.conda_channel import channel_records, conda_mirror, make_channel, pixi_lock
 from tests.e2e.images import docker, project_config
 from tests.e2e.mirrors import Recorder, pip_index
 from tests.e2e.workers import port
@@ -121,6 +125,11 @@ PROJECTS = [
         root=REPO / "tests" / "data" / "projects",
     ),
 ]
+# pixi's manifest in pyproject.toml, its pixi.lock (written by the test: the channel's hashes
+# exist only once it is made) naming conda packages, a PyPI wheel and the project itself.
+PIXIPROJ = RealProject(
+    "pixiproj", "pixi.lock", "pixiproj", port(18854), root=REPO / "tests" / "data" / "projects"
+)
 TORCHTOOLS = RealProject(
     "torchtools", "pyproject.toml", "torch_tools", port(18849), source="src/torch_tools/__init__.py"
 )
@@ -230,6 +239,58 @@ def test_a_real_conda_project_builds_through_the_mirror_and_installs_itself_at_f
         assert "/simple/sphinx/" in pip_seen.paths, "the file's pip: section, from the mirror"
         said = envkit("exec", "--", "python", "-m", "pip", "show", "torch_tools", cwd=folder)
         assert "Editable project location: /workspace" in said.stdout, said.stdout[-2000:]
+    finally:
+        envkit("down", "--volumes", "--yes", cwd=folder)
+        docker("rmi", "-f", project.tag, check=False)
+
+
+def test_a_pixi_project_with_pypi_installs_its_lock_and_itself_from_the_workspace(
+    env_image: str, tmp_path: Path
+) -> None:
+    """pixiproj (tests/data/projects): init picks its pixi.lock; the build installs the lock's
+    conda packages exactly through the tests' channel served as conda-forge's mirror (a stand-in
+    python, as in test_conda_build) and its PyPI wheel by sha256 through a recording index; the
+    lock's `pypi: .` (the project itself, editable) installs from the workspace at first start,
+    its package importing the conda package, the PyPI one and the base's torch."""
+    root = tmp_path / "conda-mirror"
+    channel = make_channel(root)
+    source = tmp_path / "source"
+    shutil.copytree(PIXIPROJ.root / PIXIPROJ.name, source / PIXIPROJ.name)
+    records = channel_records(channel, ("python", "envkit-hello"))
+    (source / PIXIPROJ.name / "pixi.lock").write_text(pixi_lock(records, itself=PIXIPROJ.name))
+    project = replace(PIXIPROJ, root=source)
+    folder = _copied(project, tmp_path)
+    config = yaml.safe_load((folder / "envkit.yaml").read_text())
+    assert config["conda"] == {"file": "pixi.lock"}, config.get("conda")
+    config["runtime"]["build_network"] = "host"
+    conda_seen, pip_seen = Recorder(), Recorder()
+    try:
+        with conda_mirror(root, conda_seen) as conda_url, pip_index(pip_seen) as pip_url:
+            config["mirrors"].update(
+                {"conda": conda_url, "pip": f"{pip_url}/simple", "trusted_hosts": ["127.0.0.1"]}
+            )
+            (folder / "envkit.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+            _builds_verifies_and_imports(project, folder)
+        # The lock's packages exactly, each through the mirror the .condarc routes conda-forge to
+        shown = docker("run", "--rm", "--entrypoint", "envkit-conda", project.tag, "list").stdout
+        assert sorted(line.split()[0] for line in shown.splitlines()) == ["envkit-hello", "python"]
+        assert conda_seen.paths and all(
+            p.startswith("/cloud/conda-forge/") for p in conda_seen.paths
+        )
+        explicit = folder / ".envkit" / "envkit" / "project" / "conda-explicit.txt"
+        urls = [line.split("#")[0] for line in explicit.read_text().splitlines()[2:]]
+        assert urls and all(u.startswith(f"{conda_url}/cloud/conda-forge/") for u in urls), urls
+        # its PyPI wheel by version and sha256 through the pip mirror, the test index's own
+        assert "/simple/envkit-probe/" in pip_seen.paths, pip_seen.paths
+        probe = "import envkit_probe; print(envkit_probe.SERVED_BY)"
+        served = docker("run", "--rm", "--entrypoint", "python", project.tag, "-c", probe)
+        assert served.stdout.strip() == "envkit-test-index", served.stdout
+        # No pip in a pixi environment: the install's own record (PEP 610's direct_url.json).
+        record = "import importlib.metadata as m; print(m.distribution('pixiproj')"
+        record += ".read_text('direct_url.json'))"
+        said = envkit("exec", "--", "python", "-c", record, cwd=folder)
+        direct = json.loads(said.stdout.strip().splitlines()[-1])
+        assert direct == {"url": "file:///workspace", "dir_info": {"editable": True}}, direct
     finally:
         envkit("down", "--volumes", "--yes", cwd=folder)
         docker("rmi", "-f", project.tag, check=False)
