@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from envkit.engine.client import docker_client
+from envkit.engine.compose import answers_ready
 from envkit.errors import EngineUnreachableError
 from envkit.services.containers import chosen_service, existing_container
 from envkit.services.project import load_project
-
-READY_CHECK = ["/usr/local/bin/envkit-healthcheck"]
 
 
 def _ready(container: Any, deadline: float) -> bool:
@@ -25,7 +24,7 @@ def _ready(container: Any, deadline: float) -> bool:
         container.reload()
         if container.status != "running":
             return False
-        if container.exec_run(READY_CHECK).exit_code == 0:
+        if answers_ready(container):
             return True
         time.sleep(0.3)
     return False
