@@ -143,6 +143,11 @@ def test_a_locks_pytorch_is_the_environments_torch_and_another_torch_is_refused(
     with pytest.raises(ConfigError) as raised:
         _plan(tmp_path, lock, python='python: "3.13"\ntorch: "2.5.1"\n')
     assert "pixi.lock installs pytorch 2.8.0; envkit.yaml asks for torch 2.5.1" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:  # a CPU environment asked of a CUDA build
+        _plan(tmp_path, lock, python='python: "3.13"\ncuda: "cpu"\n')
+    said = str(raised.value)
+    assert "pixi.lock's pytorch 2.8.0 is built for CUDA 12.9; envkit.yaml asks for cuda cpu" in said
+    assert 'set cuda: "12.9"' in said
 
 
 EXPLICIT = """# This file may be used to create an environment using:

@@ -198,6 +198,17 @@ def torch_from_conda_lock(
             ),
             str(asked),
         )
+    wanted = loaded.spec.cuda
+    if wanted and cuda and (wanted == "cpu") != (cuda == "cpu"):  # a GPU build asked of a CPU one
+        built = "a CPU build" if cuda == "cpu" else f"built for CUDA {cuda}"
+        raise loaded.error(
+            ("cuda",),
+            FieldError(
+                f"{lock.source}'s pytorch {version} is {built}; envkit.yaml asks for cuda {wanted}",
+                f'set cuda: "{cuda}" (or leave cuda out), or relock the environment for it',
+            ),
+            str(wanted),
+        )
     plan = TorchPlan(version, cuda or planned.cuda, True, None, source="conda-lock")
     return plan, [
         f"torch {version} comes from {lock.source} (the lock's own), checked in the image"
