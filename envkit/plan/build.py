@@ -171,7 +171,8 @@ def _members(loaded: LoadedSpec, project: PythonProject | None) -> tuple[str, ..
     section = loaded.spec.python
     if project is None or not isinstance(section, PythonSection) or section.install != "editable":
         return ()
-    return tuple(member.path.rsplit("/", 1)[0] for member in project.members)
+    prefix = "" if project.folder == "." else f"{project.folder}/"
+    return tuple(prefix + folder for folder in project.installed if folder != ".")
 
 
 def _editable_folders(loaded: LoadedSpec, from_files: tuple[str, ...]) -> list[tuple[str, str]]:

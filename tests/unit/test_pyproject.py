@@ -340,15 +340,18 @@ def test_a_poetry_entry_envkit_cannot_install_is_refused_at_its_line(
 
 def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Path) -> None:
     """Issue 47: a uv workspace (a root and members under packages/, locked by the real uv):
-    each member's pyproject.toml is in the context where uv looks for it, and `uv export
-    --all-packages` writes every member's locked dependencies, the members themselves left to
-    the workspace; init proposes it and says nothing of the members' files as unused."""
+    each member's pyproject.toml is in the context where uv looks for it, and `uv export`
+    writes the locked dependencies of the root and the members it reaches, as `uv sync` has
+    them, the members themselves left to the workspace; member c, only behind the root's
+    extra `tools`, is not installed, nor its dependency by path (which no hash can check, so
+    choosing the extra is refused at its line); init proposes it and says nothing of the
+    members' files as unused."""
     project = _project(tmp_path, "uvworkspace", CPU)
     dockerfile = _rendered(project)
-    for member in ("a", "b"):
+    for member in ("a", "b", "c"):
         copied = f'COPY ["envkit/project/packages/{member}/pyproject.toml", '
         assert copied + f'"/opt/envkit/project/packages/{member}/"]' in dockerfile
-    assert "--all-packages" in dockerfile
+    assert "--all-packages" not in dockerfile  # the root is a package: its own reach
     assert _exported(project, dockerfile) == [
         ("colorama", "0.4.6"),  # b's, through a
         ("six", "1.17.0"),  # the root's
@@ -368,6 +371,10 @@ def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Pat
     entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()
     assert "for folder in /workspace/packages/a /workspace/packages/b /workspace ;" in entrypoint
     assert "missing_requirements.py hatchling" in dockerfile
+    shutil.rmtree(project / ".envkit")
+    (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n  extras: [tools]\n")
+    said = render_refused(project)
+    assert "uv.lock:" in said and "the lock takes localdep from directory vendor/localdep" in said
 
 
 PDM = """[project]

@@ -59,6 +59,7 @@ class PythonProject:
     companions: tuple[str, ...] = ()  # torchvision==X...: installed beside envkit's torch
     needs_git: bool = False  # a git+ requirement
     members: tuple[ProjectFile, ...] = ()  # a uv workspace's members' pyproject.toml files
+    installed: tuple[str, ...] = ()  # the members' folders (the lock's) the project installs
     notes: tuple[str, ...] = ()  # torch's lines left to envkit's torch layer, each at its line
     sources: tuple[str, ...] = ()  # pip's options for the project's own (package_sources.py)
 
@@ -72,8 +73,8 @@ class PythonProject:
         """`uv export`'s arguments: the lock as hashed requirement lines, nothing resolved."""
         args = ["--frozen", "--no-dev", "--no-emit-workspace", "--no-header", "--no-annotate"]
         args += ["--format", "requirements.txt"]
-        if self.members:  # every member's dependencies, as `uv sync --all-packages` has them
-            args += ["--all-packages"]
+        if self.members and "." not in self.installed:  # a virtual root: every member's
+            args += ["--all-packages"]  # dependencies, as `uv sync --all-packages` has them
         for extra in self.extras:
             args += ["--extra", extra]
         for name in self.not_from_lock:
@@ -264,10 +265,10 @@ def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None
 
 def _from_lock(
     name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
-) -> tuple[tuple[str, ...], int, dict[str, str]]:
+) -> tuple[tuple[str, ...], int, dict[str, str], tuple[str, ...]]:
     """(the lock's packages not installed from it, how many it installs, the workspace's
-    members and their folders), after every check. A workspace's members are not installed
-    from the lock: what they depend on is."""
+    members and their folders, the folders of those the project installs), after every check.
+    A workspace's members are not installed from the lock: what they depend on is."""
     lock = _toml(name, text)
     if lock.get("version") != 1:
         raise lock_error(name, text, "version", "a uv.lock format envkit does not read", RELOCK)
@@ -282,17 +283,21 @@ def _from_lock(
     if not roots and not members:
         raise lock_error(name, text, "[[package]]", f"no package {project.get('name')}", RELOCK)
     start: set[str] = set()
-    if roots:
-        _check_fresh(name, text, roots[0], project)
-        start |= edges(roots[0], extras)
-    for member in members:
+    if roots:  # the project's own dependencies, and of the members those reach, as `uv sync`
+        _check_fresh(name, text, roots[0], project)  # has them (a member behind an extra not
+        start |= edges(roots[0], extras)  # chosen is not installed, nor what it needs)
+        reach = reached(packages, start, {root})[0] | {root}
+        installed = {m: folder for m, folder in members.items() if m in reach}
+    else:  # a virtual root: every member
+        installed = members
+    for member in set(installed) - {root}:  # the root's own: with its chosen extras only
         start |= {member} | edges(packages[member][0], ())
-    every, kept = reached(packages, start, {root, *members})
+    every, kept = reached(packages, start, {root, *installed})
     if "torch" in every:
         check_torch(name, text, packages["torch"], context, "`uv add torch==<it>`")
     for package_name in sorted(kept):
         _check_sources(name, text, packages.get(package_name, []))
-    return tuple(sorted(every - kept)), len(kept), members
+    return tuple(sorted(every - kept)), len(kept), members, tuple(sorted(installed.values()))
 
 
 def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProject | None:
@@ -350,7 +355,7 @@ def _uv_locked(
     """The project with its uv.lock: what the lock installs, a workspace's members' files."""
     assert section.project is not None
     try:
-        left_out, locked, members = _from_lock(
+        left_out, locked, members, installed = _from_lock(
             lock.path, lock.text, data.get("project") or {}, section.extras, context
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
@@ -360,5 +365,13 @@ def _uv_locked(
         for folder in sorted(set(members.values()) - {"."})
     )
     return PythonProject(
-        section.project, pyproject, lock, section.extras, (), left_out, locked, members=member_files
+        section.project,
+        pyproject,
+        lock,
+        section.extras,
+        (),
+        left_out,
+        locked,
+        members=member_files,
+        installed=installed,
     )

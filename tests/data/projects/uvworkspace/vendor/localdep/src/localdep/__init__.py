@@ -1,0 +1,1 @@
+"""A dependency by path: a lock holds no hash of it."""
