@@ -154,9 +154,9 @@ def test_standin_normal_signals_pass(
 
 
 NOT_SUPPORTED: list[tuple[str, list[Patch], str]] = [
-    ("gpu.ecc", [on_every_gpu(set_field("ecc", "not_supported"))], "ECC: not supported"),
+    ("gpu.ecc", [on_every_gpu(set_field("ecc", "not_supported"))], "ECC not judged on GPU 0, GPU 1: not supported"),
     ("gpu.row_remap", [on_every_gpu(set_field("remapped_rows", "not_supported"))], "row remapping"),
-    ("gpu.nvlink", [on_every_gpu(set_field("nvlink", "not_supported"))], "NVLink: not supported"),
+    ("gpu.nvlink", [on_every_gpu(set_field("nvlink", "not_supported"))], "NVLink not judged on GPU 0, GPU 1: not supported"),
     ("gpu.fabric", [on_every_gpu(set_field("fabric.state", 0))], "NVSwitch fabric"),
     ("gpu.inforom", [on_every_gpu(set_field("inforom", "not_supported"))], "InfoROM"),
     ("gpu.thermal", [on_every_gpu(set_field("slowdown_temp", "not_supported"))], "temperature limits"),
