@@ -13,6 +13,9 @@ from ..core.nvml import Unavailable
 from ..core.registry import CheckFailed, Skip
 
 UNSUPPORTED = ("not_supported", "nvml_only", "function_not_found")
+# Why a GPU's clocks or link were not judged: only a loaded GPU's are the run's (idle links
+# train down and idle clocks drop); a run without benches or --stress loads nothing.
+NO_LOAD = "no load seen (no sample at least 50 % busy)"
 
 
 def snapshots(ctx: Context) -> Tuple[str, List[Dict[str, Any]]]:
