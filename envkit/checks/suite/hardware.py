@@ -44,9 +44,10 @@ def observations(ctx: Context) -> Dict[str, Any]:
     with open(path) as handle:
         record: Dict[str, Any] = json.load(handle)
     if not record.get("available"):
-        if ctx.require_gpu and "cannot be loaded" in str(record.get("why")):
-            raise CheckFailed(f"the GPUs could not be watched during the run: {record.get('why')}")
-        raise Skip(f"the GPUs could not be watched during the run: {record.get('why')}")
+        said = f"the GPUs could not be watched during the run: {record.get('why')}"
+        if ctx.require_gpu:  # whatever the reason (no library, no driver): GPUs are required
+            raise CheckFailed(f"{said} (verify.require_gpu)")
+        raise Skip(said)
     return record
 
 
