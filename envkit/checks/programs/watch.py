@@ -175,6 +175,7 @@ class Watch:
             "samples": [summary.as_dict() for summary in self.summaries],
             "xids": self.xids,
             "xid_listener": self.listener_note,
+            "xid_refused": self.listener.refused if self.listener is not None else {},
             "kernel": self._kernel_window(),
             "baseline": self.state.baseline,
             "node_state": {"path": self.state.path, "note": self.state.note},
