@@ -57,6 +57,9 @@ def inventory(ctx: Context) -> str:
         problems += [
             f"{who(s)}: persistence mode is off" for s in snaps if s.get("persistence") is False
         ]
+        problems += [
+            f"{who(s)}: NVML cannot read {u}" for s in snaps for u in unreadable(s, ["persistence"])
+        ]
     if problems:
         raise CheckFailed("; ".join(problems))
     if not snaps:
