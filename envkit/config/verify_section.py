@@ -60,8 +60,8 @@ class GpuExpectations(_Strict):
         None,
         ge=0,
         strict=True,
-        description="Samples with a hardware slowdown, thermal or power "
-        "brake reason tolerated in a run (default 0).",
+        description="Samples under load with a hardware slowdown, thermal "
+        "or power brake reason tolerated in a run (default 0).",
     )
     nvlink_errors: int | None = Field(
         None,

@@ -154,18 +154,21 @@ def test_standin_normal_signals_pass(
 
 
 NOT_SUPPORTED: list[tuple[str, list[Patch], str]] = [
-    ("gpu.ecc", [on_every_gpu(set_field("ecc", "not_supported"))], "ECC: not supported"),
+    ("gpu.ecc", [on_every_gpu(set_field("ecc", "not_supported"))], "ECC not judged on GPU 0, GPU 1: not supported"),
     ("gpu.row_remap", [on_every_gpu(set_field("remapped_rows", "not_supported"))], "row remapping"),
-    ("gpu.nvlink", [on_every_gpu(set_field("nvlink", "not_supported"))], "NVLink: not supported"),
+    ("gpu.nvlink", [on_every_gpu(set_field("nvlink", "not_supported"))], "NVLink not judged on GPU 0, GPU 1: not supported"),
     ("gpu.fabric", [on_every_gpu(set_field("fabric.state", 0))], "NVSwitch fabric"),
     ("gpu.inforom", [on_every_gpu(set_field("inforom", "not_supported"))], "InfoROM"),
-    ("gpu.thermal", [on_every_gpu(set_field("slowdown_temp", "not_supported"))], "temperature limits"),
+    # neither limit: one of them is enough (test_gpu_no_reading.py)
+    ("gpu.thermal", [on_every_gpu(set_field("slowdown_temp", "not_supported")),
+                     on_every_gpu(set_field("gpu_max_temp", "not_supported"))],
+     "neither its max operating nor its slowdown temperature"),
     ("gpu.processes", [on_every_gpu(set_field("processes", "not_supported"))], "process list"),
     # MIG: the parent GPU answers no clock-event reasons or utilization for its instances
     ("gpu.clocks", [on_every_gpu(set_field("mig", 1)), on_every_gpu(set_field("clocks_event_reasons", "not_supported")),
                     on_every_gpu(set_field("utilization", "not_supported"))], "not readable"),
     # no load seen (benches off): clocks under load were not observed
-    ("gpu.clocks", [on_every_gpu(set_field("utilization.gpu", [0]))], "not loaded"),
+    ("gpu.clocks", [on_every_gpu(set_field("utilization.gpu", [0]))], "no load seen"),
     ("gpu.xid", [on_every_gpu(set_field("xid_events", "not_supported"))], "no source of XIDs"),
 ]  # fmt: skip
 

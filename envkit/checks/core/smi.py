@@ -132,7 +132,10 @@ class Smi:
         for field in self.unknown:  # an older nvidia-smi: that field is not supported here
             name = next(n for f, n, _ in FIELDS if f == field)
             values["errors"].setdefault(name.split(".")[0], "not_supported")
-        values["processes"] = self._processes(values.get("bus_id"))
+        try:
+            values["processes"] = self._processes(values.get("bus_id"))
+        except Unavailable:  # not listed is not "no process": gpu.processes fails on it
+            values["errors"]["processes"] = "unknown"
         return values
 
     def _fill(
@@ -160,12 +163,8 @@ class Smi:
         return self.snapshot(index)
 
     def _processes(self, bus_id: Optional[str]) -> List[Dict[str, int]]:
-        try:
-            text = self._run(
-                ["--query-compute-apps=pid,used_memory,gpu_bus_id", "--format=csv,noheader,nounits"]
-            )
-        except Unavailable:
-            return []
+        query = ["--query-compute-apps=pid,used_memory,gpu_bus_id", "--format=csv,noheader,nounits"]
+        text = self._run(query)
         found = []
         for line in text.splitlines():
             cells = [c.strip() for c in line.split(",")]

@@ -78,6 +78,9 @@ def _first_line(text: str) -> str:
 def reason_for(report: Dict[str, Any]) -> Optional[str]:
     """None when healthy; else one line naming the first check that failed and why."""
     bad = [c for c in report.get("checks", []) if c.get("status") in ("fail", "error")]
+    # A lost or missing GPU fails every check that reads it; the root cause leads, not the
+    # first counter it took with it (gpu.inventory judges the whole run, so it reports late).
+    bad.sort(key=lambda c: c.get("id") != "gpu.inventory")
     if not bad:
         return None
     first = bad[0]

@@ -29,8 +29,7 @@ class GpuSummary:
     def __init__(self) -> None:
         self.samples = 0
         self.loaded = 0
-        self.reasons: Dict[str, int] = {}
-        self.loaded_reasons: Dict[str, int] = {}
+        self.loaded_reasons: Dict[str, int] = {}  # throttling is judged under load only
         self.values: Dict[str, Any] = {}
         self.errors: Dict[str, str] = {}  # each field's first reason for having no value
         self.lost: Optional[Dict[str, Any]] = None  # when NVML first answered gpu_is_lost
@@ -44,25 +43,19 @@ class GpuSummary:
                 self.lost = {"at_s": at_s, "check": check or "start-up", "field": name}
         loaded = (sample.get("utilization") or 0) >= LOADED_UTILIZATION
         self.loaded += loaded
-        for name in reason_names(int(sample.get("reasons") or 0)):
-            self.reasons[name] = self.reasons.get(name, 0) + 1
-            if loaded:
-                self.loaded_reasons[name] = self.loaded_reasons.get(name, 0) + 1
         self._extreme("max_temperature", sample.get("temperature"), max)
         self._extreme("max_memory_temperature", sample.get("memory_temperature"), max)
         self._extreme("max_power_w", sample.get("power_w"), max)
-        self._extreme("min_pcie_width", sample.get("pcie_width"), min)
         self.values.update({key: sample[key] for key in LIMITS if sample.get(key) is not None})
         if loaded:
+            for name in reason_names(int(sample.get("reasons") or 0)):
+                self.loaded_reasons[name] = self.loaded_reasons.get(name, 0) + 1
             # Every loaded sample's link, so one that trains down mid-run is seen (the best
             # generation alone would hide it); width counts only under load (DCGM: P0 only).
             if sample.get("pcie_gen") is not None and sample.get("pcie_width") is not None:
                 link = f"{sample['pcie_gen']}x{sample['pcie_width']}"
                 self.pcie_loaded[link] = self.pcie_loaded.get(link, 0) + 1
-            self._extreme("max_pcie_gen_loaded", sample.get("pcie_gen"), max)
-            self._extreme("min_sm_clock_loaded", sample.get("sm_clock"), min)
             self.values["end_temperature"] = sample.get("temperature")
-            self.values["end_power_w"] = sample.get("power_w")
 
     def _extreme(self, key: str, value: Any, pick: Any) -> None:
         if value is not None:
@@ -73,7 +66,6 @@ class GpuSummary:
             "samples": self.samples,
             "loaded": self.loaded,
             "interval_s": SAMPLE_S,
-            "reasons": self.reasons,
             "loaded_reasons": self.loaded_reasons,
             "errors": self.errors,
             "lost": self.lost,
@@ -183,6 +175,7 @@ class Watch:
             "samples": [summary.as_dict() for summary in self.summaries],
             "xids": self.xids,
             "xid_listener": self.listener_note,
+            "xid_refused": self.listener.refused if self.listener is not None else {},
             "kernel": self._kernel_window(),
             "baseline": self.state.baseline,
             "node_state": {"path": self.state.path, "note": self.state.note},

@@ -11,9 +11,9 @@ import os
 from typing import Any, Dict, List
 
 from ..core.context import Context
-from ..core.registry import CheckFailed, Skip, check
+from ..core.registry import CheckFailed, check
 from . import gpu_rules
-from .hardware import UNSUPPORTED, expectation, judge_each, snapshots, who
+from .hardware import expectation, judge_each, snapshots, unreadable, who
 
 RETIRED_PAGES_LIMIT = 60  # NVIDIA's replacement criterion for page retirement (pre-Ampere)
 ROW_REMAP_UNCORRECTABLE_WARN = 512  # DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE: the health watch warns
@@ -23,12 +23,6 @@ ECC_COUNTERS = (
     "aggregate_corrected",
     "aggregate_uncorrected",
 )
-
-
-def _unreadable(snap: Dict[str, Any], names: List[str]) -> List[str]:
-    """The fields NVML gave no value for, with a reason that is not "not supported"."""
-    errors = snap.get("errors") or {}
-    return [f"{n} ({errors[n]})" for n in names if errors.get(n) not in (None, *UNSUPPORTED)]
 
 
 @check(
@@ -43,20 +37,16 @@ def ecc(ctx: Context) -> str:
     correctable count; warns when the SRAM error threshold was passed."""
     _, snaps = snapshots(ctx)
 
-    def judge(snap: Dict[str, Any], enabled: Any, problems: List[str], notes: List[str]) -> None:
+    def judge(snap: Dict[str, Any], enabled: Any, problems: List[str], notes: List[str]) -> str:
         if not enabled:
-            notes.append(f"GPU {snap['index']}: ECC is disabled (nvidia-smi -e 1 turns it on)")
-            return
+            return "disabled (nvidia-smi -e 1 turns it on)"
         gpu = snap["index"]
-        unread = _unreadable(snap, [f"ecc_{name}" for name in ECC_COUNTERS])
-        if unread:
-            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)}")
-            return
+        unread = unreadable(snap, [*(f"ecc_{n}" for n in ECC_COUNTERS), "sram_threshold_exceeded"])
+        problems.extend(f"{who(snap)}: NVML cannot read {u}" for u in unread)
         uncorrected = snap.get("ecc_volatile_uncorrected")
-        if uncorrected is not None:
-            ctx.metric(
-                f"ecc_volatile_uncorrected.gpu{gpu}", float(uncorrected), "errors", maximum=0.0
-            )
+        if uncorrected is None:
+            return "its volatile counter not readable"
+        ctx.metric(f"ecc_volatile_uncorrected.gpu{gpu}", float(uncorrected), "errors", maximum=0.0)
         for name in ("aggregate_corrected", "aggregate_uncorrected"):
             if snap.get(f"ecc_{name}") is not None:
                 ctx.metric(f"ecc_{name}.gpu{gpu}", float(snap[f"ecc_{name}"]), "count")
@@ -69,10 +59,7 @@ def ecc(ctx: Context) -> str:
                 f"warn: {who(snap)}: the SRAM ECC error threshold is exceeded "
                 "(run NVIDIA's field diagnostic)"
             )
-        notes.extend(
-            f"{who(snap)}: NVML cannot read {u}"
-            for u in _unreadable(snap, ["sram_threshold_exceeded"])
-        )
+        return ""
 
     return judge_each(snaps, "ecc_mode", judge, "ECC") or "no uncorrectable ECC errors"
 
@@ -110,7 +97,7 @@ def row_remap(ctx: Context) -> str:
         if snap.get("unrepairable_memory"):
             problems.append(f"{who(snap)}: the driver flags its memory unrepairable: replace it")
         problems.extend(
-            f"{who(snap)}: NVML cannot read {u}" for u in _unreadable(snap, ["unrepairable_memory"])
+            f"{who(snap)}: NVML cannot read {u}" for u in unreadable(snap, ["unrepairable_memory"])
         )
 
     return judge_each(snaps, "remapped_rows", judge, "row remapping") or "no remapping pending"
@@ -229,12 +216,10 @@ def fabric(ctx: Context) -> str:
     then falls back to slow paths or hangs."""
     _, snaps = snapshots(ctx)
 
-    def judge(snap: Dict[str, Any], value: Any, problems: List[str], notes: List[str]) -> None:
+    def judge(snap: Dict[str, Any], value: Any, problems: List[str], notes: List[str]) -> str:
         state, status = int(value["state"]), int(value["status"])
         if state == 0:
-            snap.setdefault("errors", {})["fabric"] = "not_supported"
-            notes.append(f"GPU {snap['index']}: no NVSwitch fabric")
-            return
+            return "no NVSwitch fabric"
         if state == 2:  # DCGM warns: registration is under way
             notes.append(f"warn: {who(snap)}: fabric registration in progress")
         elif state != 3:
@@ -245,10 +230,9 @@ def fabric(ctx: Context) -> str:
         elif status != 0:
             problems.append(f"{who(snap)}: fabric registration completed with error {status}")
         problems.extend(f"{who(snap)}: {said}" for said in _fabric_health(value.get("health_mask")))
+        return ""
 
     message = judge_each(snaps, "fabric", judge, "NVSwitch fabric")
-    if all((s.get("errors") or {}).get("fabric") == "not_supported" for s in snaps):
-        raise Skip("no GPU here is attached to an NVSwitch fabric")
     return message or "every GPU registered with the fabric, its health clean"
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from ..core.context import Context
-from ..core.registry import CheckFailed, check
+from ..core.registry import check
 from . import skus, topology
-from .hardware import UNSUPPORTED, expectation, field, judge_each, observations, who
+from .hardware import NO_LOAD, expectation, field, judge_each, observations, unreadable, who
 
 PCIE_REPLAYS_LIMIT = 80  # DCGM's pcie test: replays tolerated during one run
 PCIE_SAMPLES = 1  # loaded samples below the link's rate tolerated (a sample as load begins)
+PCIE_FIELDS = ("pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width", "pcie_replays")
 # DCGM_LIMIT_MAX_NVLINK_CRC_ERROR: "RM has informed us that CRC errors only matter at rates of
 # 100+ per second"; below that DCGM warns. Replay and recovery fail at one.
 NVLINK_CRC_PER_S = 100.0
@@ -50,29 +51,26 @@ def pcie(ctx: Context) -> str:
     record = observations(ctx)
     limit = int(expectation(ctx, "pcie_replays", PCIE_REPLAYS_LIMIT))
 
-    def judge(snap: Dict[str, Any], width: Any, problems: List[str], notes: List[str]) -> None:
-        gpu = snap["index"]
-        summary = record["samples"][gpu]
+    def judge(snap: Dict[str, Any], index: Any, problems: List[str], notes: List[str]) -> str:
+        if _host_link(snap) == skus.C2C:
+            return _judge_c2c(snap, problems, notes)
+        summary, after = record["samples"][index], record["after"][index]
         unread = [
-            f"{name} ({why})"
-            for name, why in summary["errors"].items()
-            if name in ("pcie_gen", "pcie_width") and why not in UNSUPPORTED
+            *unreadable(snap, PCIE_FIELDS),
+            *unreadable(summary, ("pcie_gen", "pcie_width", "utilization")),
+            *unreadable(after, ("pcie_replays",)),
         ]
         if unread:
-            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)} during the run")
-        _judge_loaded_link(ctx, record, snap, problems, notes)
-        _replays(snap, record["after"][gpu], limit, problems)
+            problems.append(f"{who(snap)}: NVML cannot read {', '.join(dict.fromkeys(unread))}")
+        _replays(snap, after, limit, problems, notes)
+        why = (snap.get("errors") or {}).get("pcie_width")
+        if why:  # not supported (any other reason is a problem above)
+            return f"PCIe link not readable ({why})"
+        return _judge_loaded_link(ctx, record, snap, problems)
 
-    c2c = [s for s in record["before"] if _host_link(s) == skus.C2C]
-    said = [_judge_c2c(snap) for snap in c2c]
-    broken = [line for line in said if line.startswith("!")]
-    if broken:
-        raise CheckFailed("; ".join(line[1:] for line in broken))
-    others = [s for s in record["before"] if _host_link(s) != skus.C2C]
-    if not others:
-        return "; ".join(said)
-    message = judge_each(others, "pcie_width", judge, "PCIe link")
-    return "; ".join([*said, message or "every link at its width and generation under load"])
+    # Every GPU, by its host link: a Grace part's is NVLink-C2C, the others' PCIe.
+    message = judge_each(record["before"], "index", judge, "host link")
+    return message or "every link at its width and generation under load"
 
 
 def _host_link(snap: Dict[str, Any]) -> str:
@@ -80,19 +78,24 @@ def _host_link(snap: Dict[str, Any]) -> str:
     return sku.host_link if sku else skus.PCIE
 
 
-def _judge_c2c(snap: Dict[str, Any]) -> str:
-    """A Grace part's host link is NVLink-C2C, not PCIe: every C2C link up. A line starting
-    with "!" is a problem."""
+def _judge_c2c(snap: Dict[str, Any], problems: List[str], notes: List[str]) -> str:
+    """A Grace part's host link is NVLink-C2C, not PCIe: every C2C link up."""
     links, why = field(snap, "c2c_links")
-    if why in UNSUPPORTED:
-        return f"GPU {snap['index']}: host link NVLink-C2C, its links not readable ({why})"
-    if why is not None:
-        return f"!{who(snap)}: NVML cannot read its NVLink-C2C links ({why})"
-    if links["active"] < links["count"] or not links["count"]:
-        return f"!{who(snap)}: NVLink-C2C host link: {links['active']} of {links['count']} links up"
-    return (
-        f"GPU {snap['index']}: host link NVLink-C2C, {links['active']} of {links['count']} links up"
+    problems.extend(
+        f"{who(snap)}: NVML cannot read its {u}" for u in unreadable(snap, ["c2c_links"])
     )
+    if why is not None:
+        return f"its NVLink-C2C links not readable ({why})"
+    if links["active"] < links["count"] or not links["count"]:
+        problems.append(
+            f"{who(snap)}: NVLink-C2C host link: {links['active']} of {links['count']} links up"
+        )
+    else:
+        notes.append(
+            f"GPU {snap['index']}: host link NVLink-C2C, {links['active']} of "
+            f"{links['count']} links up"
+        )
+    return ""
 
 
 def _expected_link(
@@ -119,14 +122,15 @@ def _judge_loaded_link(
     record: Dict[str, Any],
     snap: Dict[str, Any],
     problems: List[str],
-    notes: List[str],
-) -> None:
+) -> str:
+    """Why the link was not judged ("" when it was)."""
     gpu = snap["index"]
     loaded: Dict[str, int] = record["samples"][gpu].get("pcie_loaded") or {}
-    if not loaded:
-        notes.append(f"GPU {gpu}: link not judged (no load seen; idle links train down)")
-        return
     gen, width, why = _expected_link(ctx, record, snap)
+    if not loaded:
+        return NO_LOAD
+    if not (gen or width):
+        return "no expected link (its maximum is not readable)"
     tolerance = int(expectation(ctx, "pcie_samples", PCIE_SAMPLES))
     short = {
         k: n
@@ -152,14 +156,16 @@ def _judge_loaded_link(
             f"{who(snap)}: PCIe link below Gen{gen} x{width} ({why}) under load: {seen} of "
             f"{sum(loaded.values())} loaded samples"
         )
+    return ""
 
 
 def _replays(
-    before: Dict[str, Any], after: Dict[str, Any], limit: int, problems: List[str]
+    before: Dict[str, Any], after: Dict[str, Any], limit: int, problems: List[str], notes: List[str]
 ) -> None:
-    first, _ = field(before, "pcie_replays")
-    last, _ = field(after, "pcie_replays")
-    if first is None or last is None:
+    first, why = field(before, "pcie_replays")
+    last, later = field(after, "pcie_replays")
+    if first is None or last is None:  # unreadable ones are the caller's problems
+        notes.append(f"GPU {before['index']}: PCIe replays not counted ({why or later})")
         return
     rose = int(last) - int(first)
     if rose > limit:
@@ -182,17 +188,20 @@ def nvlink(ctx: Context) -> str:
     seconds = max(float(record.get("seconds") or 0.0), 1e-3)
 
     def judge(snap: Dict[str, Any], links: Any, problems: List[str], notes: List[str]) -> None:
-        gpu = snap["index"]
-        unread = [
-            f"link {link['link']} {name} ({why})"
-            for link in links
-            for name, why in (link.get("errors") or {}).items()
-            if why not in UNSUPPORTED
+        # The counters are read twice, before the run and after it: either unread hides a rise.
+        after, why = field(record["after"][snap["index"]], "nvlinks")
+        unread = [f"its links after the run ({why})"] if why else []
+        unread += [
+            f"link {link['link']} {u}"
+            for link in [*links, *(after or [])]
+            for u in unreadable(link, link.get("errors") or {})
         ]
         if unread:
-            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread[:6])}")
+            problems.append(
+                f"{who(snap)}: NVML cannot read {', '.join(list(dict.fromkeys(unread))[:6])}"
+            )
         _judge_link_count(ctx, record, snap, links, problems, notes)
-        _judge_counters(ctx, snap, links, record["after"][gpu], seconds, problems, notes)
+        _judge_counters(ctx, snap, links, after or [], seconds, problems, notes)
 
     message = judge_each(record["before"], "nvlinks", judge, "NVLink")
     return message or "every NVLink up, no error counter rose"
@@ -248,14 +257,14 @@ def _judge_counters(
     ctx: Context,
     snap: Dict[str, Any],
     links: List[Dict[str, Any]],
-    after_snap: Dict[str, Any],
+    after: List[Dict[str, Any]],
     seconds: float,
     problems: List[str],
     notes: List[str],
 ) -> None:
     gpu = snap["index"]
     tolerance = int(expectation(ctx, "nvlink_errors", 0))
-    rose = _nvlink_rises(links, after_snap)
+    rose = _nvlink_rises(links, after)
     crc = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_CRC}
     hard = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_ANY_RISE_FAILS}
     soft = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_RISE_WARNS}
@@ -283,8 +292,8 @@ def _judge_counters(
         notes.append(f"warn: GPU {gpu}: NVLink recovered itself: {listed}")
 
 
-def _nvlink_rises(before: List[Dict[str, Any]], after_snap: Dict[str, Any]) -> Dict[str, int]:
-    after = {link["link"]: link for link in (after_snap.get("nvlinks") or [])}
+def _nvlink_rises(before: List[Dict[str, Any]], links: List[Dict[str, Any]]) -> Dict[str, int]:
+    after = {link["link"]: link for link in links}
     rose: Dict[str, int] = {}
     names = ("crc_flit", "crc_data", *NVLINK_ANY_RISE_FAILS, *NVLINK_RISE_WARNS)
     for link in before:

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 from ..core.context import Context
 from ..core.registry import CheckFailed, Skip, check
 from . import gpu_rules, skus, topology
-from .hardware import UNSUPPORTED, expectation, judge_each, observations, who
+from .hardware import NO_LOAD, expectation, judge_each, observations, unreadable, who
 
 POWER_OVER_LIMIT = 1.10  # drawn above the enforced limit by this much: sensor or limit broken
 
@@ -40,15 +40,15 @@ def inventory(ctx: Context) -> str:
     baseline = record.get("baseline") or {}
     floor = max(torch_count, int(baseline.get("gpu_count") or 0))
     ctx.metric("gpu_count", float(len(snaps)), "gpus", minimum=float(floor))
-    problems = [
-        f"{who(s)}: {name}: {why}"
-        for s in snaps
-        for name, why in (s.get("errors") or {}).items()
-        if name in ("handle", "name", "uuid") and why not in UNSUPPORTED
-    ]
+    unread = {who(s): unreadable(s, ("handle", "name", "uuid")) for s in snaps}
+    problems = [f"{gpu}: NVML cannot read {', '.join(u)}" for gpu, u in unread.items() if u]
     problems += [
         f"{who(s)}: {_lost(samples[s['index']])}" for s in snaps if _lost(samples[s["index"]])
     ]
+    # A watch that stopped saw part of the run: what the after checks judge is incomplete.
+    problems += [f"the watch stopped reading the GPUs: {p}" for p in record.get("problems") or []]
+    if not snaps and ctx.require_gpu:
+        problems.append(f"{record['backend']} lists no GPU (verify.require_gpu)")
     notes: List[str] = []
     if baseline:
         problems += _missing_against(baseline, snaps)
@@ -56,6 +56,9 @@ def inventory(ctx: Context) -> str:
     if expectation(ctx, "persistence") == "required":
         problems += [
             f"{who(s)}: persistence mode is off" for s in snaps if s.get("persistence") is False
+        ]
+        problems += [
+            f"{who(s)}: NVML cannot read {u}" for s in snaps for u in unreadable(s, ["persistence"])
         ]
     if problems:
         raise CheckFailed("; ".join(problems))
@@ -115,44 +118,41 @@ def _vbios_changes(record: Dict[str, Any], snaps: List[Dict[str, Any]]) -> List[
     "gpu.clocks",
     needs_torch=False,
     phase="after",
-    reference="clock-event reasons sampled during the run: hardware slowdown, thermal and power "
-    "brake are faults, the software power cap is normal (DCGM's health watch)",
+    reference="clock-event reasons sampled under load (at least 50 % busy): hardware slowdown, "
+    "thermal and power brake are faults, the software power cap is normal (DCGM's health watch)",
 )
 def clocks(ctx: Context) -> str:
-    """Catches a GPU that slowed itself during the run: hardware slowdown, software or hardware
-    thermal slowdown, power brake. Idle and the software power cap are normal and pass."""
+    """Catches a GPU that slowed itself under load: hardware slowdown, software or hardware
+    thermal slowdown, power brake. Idle and the software power cap are normal and pass; a
+    reason seen only while idle is not judged (an idle GPU's clocks are not the run's)."""
     record = observations(ctx)
     allowed = int(expectation(ctx, "throttle_samples", 0))
-    problems, notes, unsupported = [], [], []
-    for index, summary in enumerate(record["samples"]):
-        why = summary["errors"].get("reasons")
-        if why and not summary["reasons"]:
-            if why not in UNSUPPORTED:
-                problems.append(f"GPU {index}: NVML cannot read clock-event reasons: {why}")
-            else:
-                unsupported.append(f"GPU {index} ({why})")
-            continue
-        faults = {r: n for r, n in summary["reasons"].items() if r in gpu_rules.FAULT_REASONS}
-        seconds = sum(faults.values()) * summary["interval_s"]
-        ctx.metric(f"throttle_s.gpu{index}", seconds, "s", maximum=allowed * summary["interval_s"])
-        if sum(faults.values()) > allowed:
-            listed = ", ".join(
-                f"{r} in {n} of {summary['samples']} samples" for r, n in faults.items()
-            )
-            problems.append(f"GPU {index} slowed itself: {listed}")
-        elif summary["loaded"] and summary["reasons"].get("sw_power_cap"):
+
+    def judge(snap: Dict[str, Any], index: Any, problems: List[str], notes: List[str]) -> str:
+        summary = record["samples"][index]
+        unread = unreadable(summary, ("reasons", "utilization"))
+        if unread:
+            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)} during the run")
+        why = summary["errors"].get("reasons") or summary["errors"].get("utilization")
+        if why or not summary["loaded"]:
+            return f"clock-event reasons or utilization not readable ({why})" if why else NO_LOAD
+        reasons = summary["loaded_reasons"]
+        faults = {r: n for r, n in reasons.items() if r in gpu_rules.FAULT_REASONS}
+        throttled, interval = sum(faults.values()), summary["interval_s"]
+        ctx.metric(f"throttle_s.gpu{index}", throttled * interval, "s", maximum=allowed * interval)
+        if throttled > allowed:
+            listed = ", ".join(f"{r} in {n} of {summary['loaded']}" for r, n in faults.items())
+            problems.append(f"GPU {index} slowed itself: {listed} samples under load")
+        elif reasons.get("sw_power_cap"):
             notes.append(f"GPU {index}: at its power cap under load (normal)")
-    if problems:
-        raise CheckFailed("; ".join(problems))
-    if unsupported and len(unsupported) == len(record["samples"]):
-        raise Skip(f"clock-event reasons not readable on {', '.join(unsupported)}")
-    if not any(s["loaded"] for s in record["samples"]):
-        raise Skip(
-            "the GPUs were not loaded during this run (--no-bench, no --stress): clocks "
-            "under load were not observed"
-        )
+        return ""
+
+    message = judge_each(record["before"], "index", judge, "throttling")
     loaded = sum(s["loaded"] for s in record["samples"])
-    return "; ".join(notes) or f"no slowdown in {loaded} samples under load"
+    return message or f"no slowdown in {loaded} samples under load"
+
+
+TEMPERATURE_LIMITS = (("gpu_max_temp", "max operating"), ("slowdown_temp", "slowdown"))
 
 
 @check(
@@ -160,49 +160,45 @@ def clocks(ctx: Context) -> str:
     needs_torch=False,
     phase="after",
     reference="each GPU's own max operating temperature (NVML; its slowdown temperature where "
-    "there is none, as DCGM's diag falls back) and HBM's against the memory's, and the enforced "
-    f"power limit (+{POWER_OVER_LIMIT - 1:.0%}: drawing at the limit is normal capping)",
+    "there is none, as DCGM's diag falls back; a GB10 gives only the first) and HBM's against the "
+    f"memory's, and the enforced power limit (+{POWER_OVER_LIMIT - 1:.0%}: drawing at the limit "
+    "is normal capping)",
 )
 def thermal(ctx: Context) -> str:
     """Catches a GPU or its HBM past its own max operating temperature during the run
-    (cooling), a temperature that cannot be read, and a GPU drawing well above its enforced
-    power limit (a broken sensor or limit)."""
+    (cooling), a temperature or limit that cannot be read, and a GPU drawing well above its
+    enforced power limit (a broken sensor or limit)."""
     record = observations(ctx)
 
-    def judge(snap: Dict[str, Any], slowdown: Any, problems: List[str], notes: List[str]) -> None:
+    def judge(snap: Dict[str, Any], first: Any, problems: List[str], notes: List[str]) -> str:
         gpu = snap["index"]
         summary = record["samples"][gpu]
-        limit, named = (
-            (snap["gpu_max_temp"], "max operating")
-            if snap.get("gpu_max_temp")
-            else (slowdown, "slowdown")
+        unread = unreadable(
+            summary, ("temperature", "memory_temperature", "power_w", "power_limit_w")
         )
-        readings = [
-            t for t in (summary.get("max_temperature"), snap.get("temperature")) if t is not None
-        ]
-        if not readings:
-            why = summary["errors"].get("temperature") or (snap.get("errors") or {}).get(
-                "temperature"
-            )
-            problems.append(
-                f"{who(snap)}: NVML cannot read its temperature ({why or 'no reading'})"
-            )
-            return
-        hottest = max(readings)
+        unread += unreadable(snap, [*(n for n, _ in TEMPERATURE_LIMITS), "memory_max_temp"])
+        if unread:
+            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)}")
+        limit, named = next(
+            ((snap[n], said) for n, said in TEMPERATURE_LIMITS if snap.get(n)), ("", "")
+        )
+        if not limit:  # the unreadable ones are problems above
+            return "neither its max operating nor its slowdown temperature is supported"
+        hottest = max(t for t in (summary.get("max_temperature"), first) if t is not None)
         ctx.metric(f"temperature_max.gpu{gpu}", float(hottest), "C", maximum=float(limit))
         if hottest > limit:
             problems.append(
                 f"{who(snap)}: reached {hottest} C, above its {named} temperature {limit} C"
             )
-        memory = _memory_heat(ctx, snap, summary, problems)
-        _power(ctx, snap, summary, problems)
+        said = _memory_heat(ctx, snap, summary, problems) + _power(ctx, snap, summary, problems)
         end = summary.get("end_temperature")
         notes.append(
-            f"GPU {gpu}: max {hottest} C ({named} {limit} C){memory}"
+            f"GPU {gpu}: max {hottest} C ({named} {limit} C){said}"
             + (f", {end} C at the end of the load" if end else "")
         )
+        return ""
 
-    return judge_each(record["before"], "slowdown_temp", judge, "temperature limits")
+    return judge_each(record["before"], "temperature", judge, "temperature")
 
 
 def _memory_heat(
@@ -210,9 +206,6 @@ def _memory_heat(
 ) -> str:
     limit = snap.get("memory_max_temp") or summary.get("memory_max_temp")
     hottest = summary.get("max_memory_temperature")
-    why = summary["errors"].get("memory_temperature")
-    if why and why not in UNSUPPORTED:
-        problems.append(f"{who(snap)}: NVML cannot read its HBM temperature ({why})")
     if hottest is None or not limit:
         return ""
     ctx.metric(
@@ -223,17 +216,16 @@ def _memory_heat(
     return f", HBM max {hottest} C (max operating {limit} C)"
 
 
-def _power(
-    ctx: Context, snap: Dict[str, Any], summary: Dict[str, Any], problems: List[str]
-) -> None:
+def _power(ctx: Context, snap: Dict[str, Any], summary: Dict[str, Any], problems: List[str]) -> str:
     power = summary.get("max_power_w")
     cap = summary.get("power_limit_w") or snap.get("power_limit_w")
     if power is None or not cap:
-        return
+        return ", power not judged (not readable)"
     share = power / cap
     ctx.metric(f"power_of_limit.gpu{snap['index']}", share, "fraction", maximum=POWER_OVER_LIMIT)
     if share > POWER_OVER_LIMIT:
         problems.append(f"{who(snap)}: drew {power:.0f} W against a {cap:.0f} W limit")
+    return ""
 
 
 @check(

@@ -10,7 +10,7 @@ from ..core import kernel_log
 from ..core.context import Context
 from ..core.registry import CheckFailed, Skip, check
 from . import xid_rules
-from .hardware import expectation, observations
+from .hardware import UNSUPPORTED, expectation, observations
 
 
 @check(
@@ -30,6 +30,11 @@ def xid(ctx: Context) -> str:
     listener = str(record.get("xid_listener") or "")
     if not listener.startswith("nvml") and not kernel.get("readable"):
         raise Skip(f"no source of XIDs here: {listener}; {kernel.get('why')}")
+    # A GPU whose events NVML refused is watched by the kernel log alone: without it, unread.
+    refused = record.get("xid_refused") or {}
+    blind = [f"GPU {i} ({why})" for i, why in refused.items() if why not in UNSUPPORTED]
+    if blind and not kernel.get("readable"):
+        raise CheckFailed(f"NVML cannot watch the XIDs of {', '.join(blind)}; {kernel.get('why')}")
     events = _events(record, kernel)
     warn, fail = expectation(ctx, "xid_warn", ()), expectation(ctx, "xid_fail", ())
     live = {s["index"]: s.get("recovery_action") for s in record["after"]}
@@ -101,7 +106,8 @@ def _listed(judged: List[Tuple[Dict[str, Any], str, str]]) -> str:
 def _sources(listener: str, kernel: Dict[str, Any], record: Dict[str, Any]) -> str:
     said = []
     if listener.startswith("nvml"):
-        said.append(f"NVML events during {record['seconds']:.0f} s")
+        # the watch's note, "nvml (not on GPU i: why)", names the GPUs NVML did not watch
+        said.append(f"NVML events during {record['seconds']:.0f} s{listener[len('nvml') :]}")
     else:
         said.append(listener)
     if kernel.get("readable"):

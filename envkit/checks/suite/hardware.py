@@ -5,7 +5,7 @@ pass) and any other reason NVML gives is a finding."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..core.context import Context
 from ..core.gpus import open_gpus
@@ -13,6 +13,9 @@ from ..core.nvml import Unavailable
 from ..core.registry import CheckFailed, Skip
 
 UNSUPPORTED = ("not_supported", "nvml_only", "function_not_found")
+# Why a GPU's clocks or link were not judged: only a loaded GPU's are the run's (idle links
+# train down and idle clocks drop); a run without benches or --stress loads nothing.
+NO_LOAD = "no load seen (no sample at least 50 % busy)"
 
 
 def snapshots(ctx: Context) -> Tuple[str, List[Dict[str, Any]]]:
@@ -41,9 +44,10 @@ def observations(ctx: Context) -> Dict[str, Any]:
     with open(path) as handle:
         record: Dict[str, Any] = json.load(handle)
     if not record.get("available"):
-        if ctx.require_gpu and "cannot be loaded" in str(record.get("why")):
-            raise CheckFailed(f"the GPUs could not be watched during the run: {record.get('why')}")
-        raise Skip(f"the GPUs could not be watched during the run: {record.get('why')}")
+        said = f"the GPUs could not be watched during the run: {record.get('why')}"
+        if ctx.require_gpu:  # whatever the reason (no library, no driver): GPUs are required
+            raise CheckFailed(f"{said} (verify.require_gpu)")
+        raise Skip(said)
     return record
 
 
@@ -61,39 +65,48 @@ def field(snapshot: Dict[str, Any], name: str) -> Tuple[Any, Optional[str]]:
     return snapshot[name], None
 
 
-Judge = Callable[[Dict[str, Any], Any, List[str], List[str]], None]
+def unreadable(reading: Dict[str, Any], names: Iterable[str]) -> List[str]:
+    """Each field NVML gave no value for with a reason that is not "not supported", as "name
+    (reason)": in a snapshot, or in the run's summary of a GPU (both keep `errors`)."""
+    errors = reading.get("errors") or {}
+    return [f"{n} ({errors[n]})" for n in names if errors.get(n) not in (None, *UNSUPPORTED)]
+
+
+def _not_supported(why: str) -> str:
+    if why == "nvml_only":
+        return "not supported: nvidia-smi cannot read it (NVML is not loadable)"
+    return "not supported" + ("" if why == "not_supported" else f" ({why})")
+
+
+# A judge returns why it judged nothing on that GPU ("" or None when it judged).
+Judge = Callable[[Dict[str, Any], Any, List[str], List[str]], Optional[str]]
 
 
 def judge_each(
     snaps: List[Dict[str, Any]], name: str, judge: Judge, what: str, instead: str = ""
 ) -> str:
     """Runs `judge(snapshot, value, problems, notes)` on every GPU that has the field. A reason
-    other than "not supported" is a problem; every GPU without the field is a skip (`instead`
-    says what covers it there, when something does)."""
+    other than "not supported" is a problem; a check that judged no GPU is a skip naming each
+    GPU's reason (`instead` says what covers them, when something does), never a pass."""
     problems: List[str] = []
     notes: List[str] = []
-    unsupported: List[str] = []
+    unjudged: Dict[str, List[str]] = {}
     for snap in snaps:
         value, why = field(snap, name)
-        if why in UNSUPPORTED:
-            unsupported.append(f"GPU {snap['index']}")
-        elif why is not None:
+        if why is not None and why not in UNSUPPORTED:
             problems.append(f"{who(snap)}: NVML cannot read {what}: {why}")
-        else:
-            judge(snap, value, problems, notes)
+            continue
+        said = _not_supported(why) if why else judge(snap, value, problems, notes)
+        if said:
+            unjudged.setdefault(said, []).append(f"GPU {snap['index']}")
     if problems:
         raise CheckFailed("; ".join(problems))
     if not snaps:
         raise Skip("no GPU to judge")
-    if len(unsupported) == len(snaps):
-        reason = (snaps[0].get("errors") or {}).get(name, "not_supported")
-        how = (
-            "nvidia-smi cannot read it (NVML is not loadable)" if reason == "nvml_only" else reason
-        )
-        raise Skip(f"{what}: not supported on {', '.join(unsupported)} ({how}){instead}")
-    if unsupported:
-        notes.append(f"{what} not supported on {', '.join(unsupported)}")
-    return "; ".join(notes)
+    missing = [f"{what} not judged on {', '.join(g)}: {said}" for said, g in unjudged.items()]
+    if sum(map(len, unjudged.values())) == len(snaps):
+        raise Skip("; ".join(missing) + instead)
+    return "; ".join([*notes, *missing])
 
 
 def expectation(ctx: Context, key: str, default: Any = None) -> Any:
