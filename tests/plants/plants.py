@@ -325,8 +325,8 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "bench_slow_link": lambda: _bench((4 << 20) / 1e9),  # 1 GB/s over the link
     # device memory read + written at this many GB/s: 2 x 3 MiB per copy (the bench takes 3/4
     # of the 4 MiB a fake GPU offers)
-    "memory_at_1800": lambda: _bench(2 * (3 << 20) / 1800e9),
-    "memory_at_2000": lambda: _bench(2 * (3 << 20) / 2000e9),
+    "memory_at_2100": lambda: _bench(2 * (3 << 20) / 2100e9),
+    "memory_at_2900": lambda: _bench(2 * (3 << 20) / 2900e9),
     "bench_fast_link": lambda: _bench((4 << 20) / 50e9),  # 50 GB/s: 80 % of Gen5 x16
     "one_slow_gpu": _one_slow_gpu,
     "busbw_slow": lambda: _busbw(20.0),
