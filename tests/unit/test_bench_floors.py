@@ -1,12 +1,89 @@
-"""The benches' data (issue 48): a floor for every SKU from its published figures, each row
-naming its source or saying why there is none."""
+"""The benches' arithmetic and data (issue 48): the matmul shape search bounded by its budget and
+naming its best shape (on a stand-in for torch whose products take known times, so the best is
+known), and a floor for every SKU from its published figures, each row naming its source or
+saying why there is none."""
 
 from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 
 from envkit.checks.core.contract import DEFAULT_THRESHOLDS
 from envkit.checks.suite import bench, skus
+
+Shape = tuple[int, int, int]
+
+
+class TimedTorch:
+    """The part of torch the search uses, on the CPU: a product of SHAPE sleeps CALL_S[shape],
+    so its TFLOP/s is known before it is measured."""
+
+    def __init__(self, call_s: dict[Shape, float]) -> None:
+        self.call_s = call_s
+        self.products = 0
+
+    def manual_seed(self, seed: int) -> None:
+        pass
+
+    def randn(self, *size: int, device: object, dtype: object) -> tuple[int, ...]:
+        return size
+
+    def empty(self, *size: int, device: object, dtype: object) -> tuple[int, ...]:
+        return size
+
+    def matmul(self, a: tuple[int, int], b: tuple[int, int], out: object) -> None:
+        self.products += 1
+        time.sleep(self.call_s[(a[0], b[1], a[1])])
+
+
+CPU = SimpleNamespace(type="cpu")
+
+
+def tflops(shape: Shape, seconds: float) -> float:
+    m, n, k = shape
+    return 2 * m * n * k / seconds / 1e12
+
+
+@contextlib.contextmanager
+def elapsed() -> Iterator[list[float]]:
+    took: list[float] = []
+    began = time.perf_counter()
+    yield took
+    took.append(time.perf_counter() - began)
+
+
+def test_the_search_reports_the_fastest_shape_it_tried_with_its_figure() -> None:
+    calls = {(64, 64, 64): 0.002, (32, 128, 64): 0.001, (128, 32, 32): 0.001}
+    fake = TimedTorch(calls)
+    found = bench.search_matmul(fake, CPU, "float32", list(calls), budget_s=0.6)
+    assert list(found.tried) == list(calls), "every shape tried, in order"
+    assert found.shape == (32, 128, 64), "twice the work of 128x32x32 in the same time"
+    for shape, figure in found.tried.items():
+        # the fastest batch: a sleep only ever overshoots (by more on a busy machine)
+        assert tflops(shape, calls[shape]) * 0.6 < figure <= tflops(shape, calls[shape]), shape
+
+
+@pytest.mark.parametrize("budget", [0.3, 0.8])
+def test_the_search_keeps_its_time_budget(budget: float) -> None:
+    """Six shapes at 2-4 ms a product (a batch of ten: 20-40 ms): the search ends within two
+    batches of its budget, whatever the budget, and spends most of it."""
+    calls = {(16 * i, 16, 16): 0.002 * (1 + i % 2) for i in range(1, 7)}
+    fake = TimedTorch(calls)
+    with elapsed() as took:
+        found = bench.search_matmul(fake, CPU, "float32", list(calls), budget_s=budget)
+    assert budget * 0.9 < took[0] < budget + 2 * 10 * 0.004 + 0.05, (took, budget)
+    assert found.seconds == pytest.approx(took[0], abs=0.01)
+
+
+def test_a_budget_too_short_for_every_shape_leaves_the_last_untried_and_says_so() -> None:
+    calls = {(64, 64, 64): 0.02, (32, 32, 32): 0.02, (16, 16, 16): 0.02}  # a batch: 0.2 s
+    found = bench.search_matmul(TimedTorch(calls), CPU, "float32", list(calls), budget_s=0.3)
+    assert list(found.tried) == [(64, 64, 64)], found.tried
+    assert found.shape == (64, 64, 64)
 
 
 def _unpublished(sku: skus.Sku) -> set[str]:

@@ -1,17 +1,16 @@
 """bench.*: performance on every GPU against its published peak, and every GPU against the
-node's others. GPU only (CPU figures say nothing about a GPU environment).
-
-The method reads what the GPU can do: a warm-up by time (clocks ramp and cuBLAS picks its
-kernel), then batches of back-to-back calls between one CUDA-event pair, random inputs, TF32
-pinned, the median batch reported (best kept too). Timing single calls with a cache flush
-between them, as before, let the GPU idle between calls and read 5-15 % low."""
+node's others. GPU only (CPU figures say nothing about a GPU environment). Matmul searches a few
+shapes, as public searches find a GPU's achievable peak (no one shape is fastest everywhere: a
+fixed 8192³ read 68 % of an H200's bf16 peak), each warmed up by time (clocks ramp, cuBLAS picks
+its kernel), then timed in batches between CUDA events, random inputs, TF32 pinned."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import statistics
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..core import devices
 from ..core.context import Context
@@ -22,9 +21,23 @@ from .skus import sku_for
 WARMUP_S = 1.0
 BATCHES = 10
 CALLS_PER_BATCH = 10
+SEARCH_S = 4.0  # per dtype and GPU: the four matmul dtypes search within 16 s a GPU
+Shape = Tuple[int, int, int]  # (M, N, K) of an (M, K) by (K, N) product
+# The best shapes of stas00/ml-engineering's MAMF table: H100 SXM, GH200, A100 SXM, B200.
+PUBLIC_BEST = ((2048, 2048, 13312), (1024, 15360, 4096), (1024, 10240, 5120), (1792, 16128, 3072))
+# The fixed square earlier runs recorded first, then those, then a smaller square.
+MATMUL_SHAPES: Sequence[Shape] = ((8192, 8192, 8192), *PUBLIC_BEST, (4096, 4096, 4096))
 SPREAD = 0.15  # a GPU this far below the median of the node's other GPUs fails (verify.gpu.spread)
 NO_CUDA_SKIP = "benchmarks need a CUDA GPU"  # where there is none and none is required
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "tf32": "float32", "fp32": "float32"}
+
+
+class Search(NamedTuple):
+    """A shape search on one device: its best shape, TFLOP/s per shape tried, seconds taken."""
+
+    shape: Shape
+    tried: Dict[Shape, float]
+    seconds: float
 
 
 def _on(torch: Any, device: Any) -> Any:
@@ -32,23 +45,63 @@ def _on(torch: Any, device: Any) -> Any:
     return torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
 
 
-def time_batches(torch: Any, fn: Any, *, warmup_s: float = WARMUP_S) -> List[float]:
-    """Seconds per call of `fn`, one figure per batch of CALLS_PER_BATCH back-to-back calls."""
+def time_batches(
+    torch: Any, fn: Any, *, warmup_s: float = WARMUP_S, seconds: float = 0.0, cuda: bool = True
+) -> List[float]:
+    """Seconds per call of `fn`, one figure per batch of CALLS_PER_BATCH back-to-back calls,
+    after `warmup_s` of them: BATCHES batches, or as many as `seconds` holds (one at least)."""
     started = time.perf_counter()
     while time.perf_counter() - started < warmup_s:
-        for _ in range(CALLS_PER_BATCH):
-            fn()
-        torch.cuda.synchronize()
-    per_call = []
-    for _ in range(BATCHES):
+        _batch(torch, fn, cuda)
+    per_call: List[float] = []
+    started = time.perf_counter()
+    while len(per_call) < (1 if seconds else BATCHES) or time.perf_counter() - started < seconds:
+        per_call.append(_batch(torch, fn, cuda) / CALLS_PER_BATCH)
+    return per_call
+
+
+def _batch(torch: Any, fn: Any, cuda: bool) -> float:
+    """Seconds for CALLS_PER_BATCH back-to-back calls: between one CUDA-event pair on a GPU
+    (the device's own time), by the wall clock on a CPU (the benchmark's CPU path)."""
+    if cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(CALLS_PER_BATCH):
-            fn()
-        end.record()
-        end.synchronize()
-        per_call.append(start.elapsed_time(end) / 1000.0 / CALLS_PER_BATCH)
-    return per_call
+    began = time.perf_counter()
+    for _ in range(CALLS_PER_BATCH):
+        fn()
+    if not cuda:
+        return time.perf_counter() - began
+    end.record()
+    end.synchronize()
+    return float(start.elapsed_time(end)) / 1000.0
+
+
+def search_matmul(
+    torch: Any, device: Any, dtype: Any, shapes: Sequence[Shape] = (), budget_s: float = 0.0
+) -> Search:
+    """TFLOP/s of `dtype` products on DEVICE per shape of SHAPES (MATMUL_SHAPES), in order, within
+    BUDGET_S (SEARCH_S): each gets an equal share of what is left, a quarter of it to warm up (the
+    first WARMUP_S more, at most a quarter of the budget: clocks ramp once), and keeps its fastest
+    batch. The clock is read between batches: a search ends at most two batches (a warm-up and a
+    timed one) late, and a shape the budget no longer holds is not tried."""
+    shapes, budget = shapes or MATMUL_SHAPES, budget_s or SEARCH_S
+    began = time.perf_counter()
+    tried: Dict[Shape, float] = {}
+    torch.manual_seed(0)
+    for index, (m, n, k) in enumerate(shapes):
+        ramp = min(WARMUP_S, budget / 4) if index == 0 else 0.0
+        share = (budget - ramp - (time.perf_counter() - began)) / (len(shapes) - index)
+        if share <= 0:
+            break
+        with _on(torch, device):
+            a = torch.randn(m, k, device=device, dtype=dtype)
+            b = torch.randn(k, n, device=device, dtype=dtype)
+            out = torch.empty(m, n, device=device, dtype=dtype)
+            product = functools.partial(torch.matmul, a, b, out=out)
+            warmup, cuda = ramp + share / 4, device.type == "cuda"
+            times = time_batches(torch, product, warmup_s=warmup, seconds=share * 0.75, cuda=cuda)
+        tried[(m, n, k)] = 2 * m * n * k / min(times) / 1e12  # other work only adds time
+    return Search(max(tried, key=tried.__getitem__), tried, time.perf_counter() - began)
 
 
 def record_per_gpu(
@@ -95,36 +148,28 @@ def record_per_gpu(
 def _matmul(ctx: Context, check_id: str, dtype_name: str) -> str:
     torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
-    size = devices.BENCH_MATMUL_SIZE[dtype_name]
     if dtype_name == "bf16" and not torch.cuda.is_bf16_supported():
         raise Skip("this GPU has no bf16")
-    dtype = getattr(torch, DTYPES[dtype_name])
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype_name == "tf32"  # pinned explicitly either way
-    figures: Dict[int, float] = {}
-    peaks: Dict[int, Optional[float]] = {}
-    threshold = ctx.threshold(check_id)
     try:
-        for index, gpu in enumerate(gpus):
-            times = _time_matmul(torch, gpu, size, dtype)
-            figures[index] = 2 * size**3 / statistics.median(times) / 1e12
-            peaks[index] = _peak(gpu, dtype_name)
-            best = 2 * size**3 / min(times) / 1e12
-            name = f"matmul_{dtype_name}_best.gpu{index}"
-            ctx.metric(name, best, "TFLOP/s", peak=peaks[index], threshold=threshold)
+        found = [search_matmul(torch, gpu, getattr(torch, DTYPES[dtype_name])) for gpu in gpus]
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
+    figures = {index: search.tried[search.shape] for index, search in enumerate(found)}
+    peaks = {index: _peak(gpu, dtype_name) for index, gpu in enumerate(gpus)}
     summary = record_per_gpu(ctx, check_id, f"matmul_{dtype_name}", figures, "TFLOP/s", peaks)
-    return f"{size}³ {dtype_name} on {len(gpus)} GPU(s): {summary}"
+    square, seconds = MATMUL_SHAPES[0], max(search.seconds for search in found)
+    fixed = statistics.median(search.tried.get(square, 0.0) for search in found)
+    return (
+        f"{dtype_name} on {len(gpus)} GPU(s), each at its best shape: {summary}; best (MxNxK) "
+        f"{', '.join(_mnk(s.shape) for s in found)}, {min(len(s.tried) for s in found)} of "
+        f"{len(MATMUL_SHAPES)} shapes in {seconds:.1f} s a GPU; fixed {_mnk(square)} {fixed:.1f}"
+    )
 
 
-def _time_matmul(torch: Any, gpu: Any, size: int, dtype: Any) -> List[float]:
-    torch.manual_seed(0)
-    with _on(torch, gpu):
-        a = torch.randn(size, size, device=gpu, dtype=dtype)
-        b = torch.randn(size, size, device=gpu, dtype=dtype)
-        out = torch.empty(size, size, device=gpu, dtype=dtype)
-        return time_batches(torch, lambda: torch.matmul(a, b, out=out))
+def _mnk(shape: Shape) -> str:
+    return "x".join(str(side) for side in shape)
 
 
 def _peak(gpu: Any, what: str) -> Optional[float]:
@@ -133,41 +178,21 @@ def _peak(gpu: Any, what: str) -> Optional[float]:
     return float(value) if value else None
 
 
-# The four matmul checks, by dtype: what skus.py's peak for it is, and what the check catches
-# (its docstring: docs/checks.md's column, and `list`'s first line).
+# The four matmul checks: what each catches beyond a GPU far below its peak (its docstring:
+# docs/checks.md's column, and `list`'s first line).
 MATMULS = {
-    "bf16": (
-        "bf16 dense",
-        "Catches a GPU far below its bf16 matmul peak (throttling, wrong clocks, a shared GPU),\n"
-        "and one GPU slower than the node's others.",
-    ),
-    "fp16": (
-        "fp16 dense",
-        "Catches a GPU far below its fp16 matmul peak, and one slower than the others.",
-    ),
-    "tf32": (
-        "tf32 dense",
-        "Catches a GPU far below its tf32 matmul peak (or TF32 silently unavailable).",
-    ),
-    "fp32": ("fp32", "Catches a GPU far below its fp32 peak, and one slower than the others."),
+    "bf16": " (throttling, wrong clocks, a shared GPU)",
+    "fp16": "",
+    "tf32": " (or TF32 silently unavailable)",
+    "fp32": "",
 }
-
-
-def _matmul_check(dtype_name: str, peak: str, doc: str) -> None:
-    check_id = f"bench.matmul_{dtype_name}"
-
-    def run(ctx: Context) -> str:
-        return _matmul(ctx, check_id, dtype_name)
-
-    run.__doc__ = doc
-    reference = f"the GPU's published {peak} peak (checks/suite/skus.py) and the node's other GPUs"
-    check(check_id, timeout_s=240, bench=True, reference=f"{reference}; timed with CUDA events")(
-        run
-    )
-
-
-for _dtype_name, (_peak_name, _doc) in MATMULS.items():
-    _matmul_check(_dtype_name, _peak_name, _doc)
+for _dtype, _why in MATMULS.items():
+    _run = functools.partial(_matmul, check_id=f"bench.matmul_{_dtype}", dtype_name=_dtype)
+    _run.__doc__ = f"Catches a GPU far below its {_dtype} matmul peak{_why}, and one slower than "
+    _run.__doc__ += "the node's others."
+    _reference = f"the GPU's published {_dtype} peak, dense (checks/suite/skus.json), and the "
+    _reference += "node's other GPUs; a shape search timed with CUDA events"
+    check(f"bench.matmul_{_dtype}", timeout_s=240, bench=True, reference=_reference)(_run)
 
 
 @check(
