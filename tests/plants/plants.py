@@ -183,7 +183,12 @@ def _busbw(gbs: float) -> None:
     _bench(1e-3, gpus=2)
     torch.cuda.is_available = lambda: True
     torch.cuda.device_count = lambda: 2
-    distributed.measure_busbw = lambda world: (gbs, distributed.SIZE_BYTES)
+    size = distributed.SIZES["nccl"][0]
+    # the seconds an all-reduce of SIZE takes at this busbw, by nccl-tests' formula turned round
+    distributed.measure_allreduce = lambda world, backend: (
+        size / (gbs * 1e9) * 2 * (world - 1) / world,
+        size,
+    )
 
 
 def _stress_fault() -> None:
@@ -335,6 +340,7 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "stress_fault": _stress_fault,
     "kmsg_from_env": _kmsg_from_env,
     "fake_gpu_x2_bench": lambda: _bench(FAST_MATMUL_S, gpus=2),
+    "fake_gpu_x3_bench": lambda: _bench(FAST_MATMUL_S, gpus=3),
     # GPUs that are CPU devices with no published peak: the burn-in's own figures say nothing
     # of an H100, only whether every product was exact
     "stress_on_cpu": lambda: _stress_on_cpu(),

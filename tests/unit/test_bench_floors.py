@@ -1,7 +1,7 @@
 """The benches' arithmetic and data (issue 48): the matmul shape search bounded by its budget and
 naming its best shape (on a stand-in for torch whose products take known times, so the best is
-known), and a floor for every SKU from its published figures, each row naming its source or
-saying why there is none."""
+known), bus bandwidth as nccl-tests defines it, and a floor for every SKU from its published
+figures, each row naming its source or saying why there is none."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from envkit.checks.core.contract import DEFAULT_THRESHOLDS
-from envkit.checks.suite import bench, skus
+from envkit.checks.suite import bench, distributed, skus
 
 Shape = tuple[int, int, int]
 
@@ -84,6 +84,14 @@ def test_a_budget_too_short_for_every_shape_leaves_the_last_untried_and_says_so(
     found = bench.search_matmul(TimedTorch(calls), CPU, "float32", list(calls), budget_s=0.3)
     assert list(found.tried) == [(64, 64, 64)], found.tried
     assert found.shape == (64, 64, 64)
+
+
+@pytest.mark.parametrize(("world", "factor"), [(2, 1.0), (3, 4 / 3), (4, 1.5), (8, 1.75)])
+def test_busbw_is_nccl_tests_all_reduce_formula(world: int, factor: float) -> None:
+    """nccl-tests doc/PERFORMANCE.md: algbw = S/t, all-reduce busbw = algbw * 2(n-1)/n."""
+    size, seconds = 8 << 30, 0.05
+    algbw = size / seconds / 1e9
+    assert distributed.busbw_gbs(size, seconds, world) == pytest.approx(algbw * factor)
 
 
 def _unpublished(sku: skus.Sku) -> set[str]:

@@ -15,7 +15,8 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from ..core import devices
 from ..core.context import Context
 from ..core.registry import CheckFailed, Skip, check, ensure
-from .hardware import expectation
+from . import distributed
+from .hardware import expectation, link_rates
 from .skus import sku_for
 
 WARMUP_S = 1.0
@@ -240,22 +241,25 @@ def _time_copy(torch: Any, gpu: Any, index: int) -> Any:
 def host_device(ctx: Context) -> str:
     """Catches a slow host link on any GPU (PCIe downgraded, pageable memory, a bad riser):
     pinned host-to-device and back, against the rate its own link can carry."""
-    from .hardware import link_rates
-
     torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx)
     rates = link_rates(torch, len(gpus), pcie_only=True)
     count = devices.BENCH_LINK_BYTES // 4
-    up: Dict[int, float] = {}
-    down: Dict[int, float] = {}
-    for index, gpu in enumerate(gpus):
-        h2d, d2h = _time_host_link(torch, gpu, count)
-        up[index] = count * 4 / statistics.median(h2d) / 1e9
-        down[index] = count * 4 / statistics.median(d2h) / 1e9
+    links = [_time_host_link(torch, gpu, count) for gpu in gpus]
+    up = {index: count * 4 / statistics.median(h2d) / 1e9 for index, (h2d, _) in enumerate(links)}
+    down = {index: count * 4 / statistics.median(d2h) / 1e9 for index, (_, d2h) in enumerate(links)}
     first = record_per_gpu(ctx, "bench.host_device", "h2d_pinned", up, "GB/s", rates)
     second = record_per_gpu(ctx, "bench.host_device", "d2h_pinned", down, "GB/s", rates)
-    known = "" if all(rates.values()) else " (link rate unknown: NVML not readable, not judged)"
-    return f"pinned host->device {first}; device->host {second}{known}"
+    return _judged(rates, f"pinned host->device {first}; device->host {second}")
+
+
+def _judged(rates: Dict[int, Optional[float]], measured: str) -> str:
+    """MEASURED, where every link rate was read; else a Skip naming the GPUs (never a pass: the
+    figure was not judged), its metrics kept in the report."""
+    unknown = [f"GPU {index}" for index, rate in rates.items() if not rate]
+    if unknown:
+        raise Skip(f"{measured}; not judged: no link rate for {', '.join(unknown)} (NVML)")
+    return measured
 
 
 def _time_host_link(torch: Any, gpu: Any, count: int) -> Any:
@@ -276,24 +280,23 @@ def _time_host_link(torch: Any, gpu: Any, count: int) -> Any:
 )
 def allreduce_busbw(ctx: Context) -> str:
     """Catches slow GPU-to-GPU collectives: all-reduce bus bandwidth (nccl-tests formula,
-    busbw = algbw * 2(n-1)/n) with 2+ GPUs, against the slowest GPU's interconnect."""
-    from . import distributed
-    from .hardware import link_rates
-
+    busbw = algbw * 2(n-1)/n) with 2+ GPUs, against the slowest GPU's interconnect, named."""
     torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
-    count = torch.cuda.device_count()
-    if count < 2:
-        raise Skip("all-reduce bus bandwidth needs 2 or more GPUs")
-    rates = [r for r in link_rates(torch, count, pcie_only=False).values() if r]
-    rate = min(rates) if len(rates) == count else None
-    busbw, size = distributed.measure_busbw(count)
+    gpus = devices.gpu_devices(ctx, minimum=2)
+    rates = link_rates(torch, len(gpus), pcie_only=False)
+    # NCCL across GPUs; gloo where the devices are the CPU (the tests' fake GPUs)
+    backend = "nccl" if gpus[0].type == "cuda" else "gloo"
+    seconds, size = distributed.measure_allreduce(len(gpus), backend)
+    busbw = distributed.busbw_gbs(size, seconds, len(gpus))
+    slowest = min(rates, key=lambda index: rates[index] or 0.0)  # an unknown rate first
     threshold = ctx.threshold("bench.allreduce_busbw")
-    ctx.metric("allreduce_busbw", busbw, "GB/s", peak=rate, threshold=threshold)
-    against = (
-        f", {busbw / rate:.0%} of the {rate:.0f} GB/s interconnect"
-        if rate
-        else (" (interconnect rate unknown: NVML not readable, not judged)")
+    ctx.metric("allreduce_busbw", busbw, "GB/s", peak=rates[slowest], threshold=threshold)
+    measured = (
+        f"{backend} all-reduce of {size / 2**20:.0f} MiB across {len(gpus)} GPUs: algbw "
+        f"{size / seconds / 1e9:.4g} GB/s, busbw {busbw:.4g} GB/s (x 2(n-1)/n, nccl-tests)"
     )
-    return (
-        f"all-reduce of {size / 2**20:.0f} MiB across {count} GPUs: busbw {busbw:.0f} GB/s{against}"
-    )
+    _judged(rates, measured)
+    rate, floor = float(rates[slowest] or 0.0), threshold or 0.0
+    against = f"{busbw / rate:.0%} of the slowest link, GPU {slowest}'s {rate:.3g} GB/s each way"
+    ensure(busbw >= floor * rate, f"{measured}: {against}, below the floor of {floor:.0%}")
+    return f"{measured}; {against}"
