@@ -1,7 +1,8 @@
 """Write envkit/checks/suite/xid_catalogue.json from NVIDIA's XID catalogue, as extracted into
 scripts/data/ (xid_catalogue.json: every XID's mnemonic and resolution bucket;
 xid_144_150_decode.json: the NVLink-5 decode sheet), and docs/gpu-health.md's tables from the
-data the checks judge by: the XID table and the SKU table (suite/skus.py).
+data the checks judge by: the XID table, the SKU table and each SKU's floors (suite/skus.json
+and the benches' default thresholds).
 
     python scripts/gen_xid_table.py [--check]
 
@@ -21,6 +22,8 @@ DOC = REPO / "docs" / "gpu-health.md"
 BEGIN, END = "<!-- xid table: begin (scripts/gen_xid_table.py) -->", "<!-- xid table: end -->"
 SKU_BEGIN = "<!-- sku table: begin (scripts/gen_xid_table.py) -->"
 SKU_END = "<!-- sku table: end -->"
+FLOORS_BEGIN = "<!-- floors table: begin (scripts/gen_xid_table.py) -->"
+FLOORS_END = "<!-- floors table: end -->"
 
 
 def _load() -> tuple[dict, dict]:  # type: ignore[type-arg]
@@ -101,15 +104,11 @@ def doc_table() -> str:
 def sku_table() -> str:
     from envkit.checks.suite.skus import SKUS
 
-    def number(value: float | None) -> str:
-        return f"{value:,.0f}" if value else "—"
-
     lines = [
         SKU_BEGIN,
         "",
-        "| product | PCI device ids | healthy NVLinks | host link | memory GB/s (peak) | "
-        "DCGM floor GB/s | bf16 TFLOP/s |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| product | PCI device ids | healthy NVLinks | host link |",
+        "| --- | --- | --- | --- |",
     ]
     for sku in SKUS:
         links = (
@@ -119,12 +118,43 @@ def sku_table() -> str:
             + (" (warned until a baseline exists)" if sku.varies else "")
         )
         ids = ", ".join(f"0x{d:04X}" for d in sku.device_ids)
-        recalled = " (recalled)" if sku.recalled else ""
-        lines.append(
-            f"| {sku.name} | {ids} | {links} | {sku.host_link} | {number(sku.memory_gbs)} | "
-            f"{number(sku.dcgm_min_memory_gbs)} | {number(sku.bf16)}{recalled} |"
-        )
+        lines.append(f"| {sku.name} | {ids} | {links} | {sku.host_link} |")
     lines += ["", SKU_END]
+    return "\n".join(lines)
+
+
+def floors_table() -> str:
+    """Each SKU's published figures and the floor the benches judge them by: the figure times
+    the check's default threshold (verify.thresholds overrides it per site)."""
+    from envkit.checks.core.contract import DEFAULT_THRESHOLDS
+    from envkit.checks.suite.skus import FIGURES, SKUS
+
+    checks = {"memory_gbs": "bench.memory_bandwidth"}
+    checks.update({d: f"bench.matmul_{d}" for d in ("bf16", "fp16", "tf32", "fp32")})
+
+    def cell(value: float | None, figure: str) -> str:
+        fraction = DEFAULT_THRESHOLDS.get(checks.get(figure, ""))
+        if not value:
+            return "—"
+        return f"{value:,g} → {value * fraction:,.0f}" if fraction else f"{value:,g}"
+
+    fractions = ", ".join(f"{f} {DEFAULT_THRESHOLDS[c]:g}" for f, c in checks.items())
+    lines = [
+        FLOORS_BEGIN,
+        "",
+        f"Published → floor. Floors are fractions of the published figure ({fractions}); no "
+        "check measures fp8 yet, so its figure has no floor.",
+        "",
+        "| product | bf16 | fp16 | tf32 | fp32 | fp8 (TFLOP/s, dense) | memory GB/s | source |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for sku in SKUS:
+        cells = " | ".join(cell(getattr(sku, figure), figure) for figure in FIGURES)
+        source = sku.source or "none"
+        recalled = " (recalled)" if sku.recalled else ""
+        why = f"; not published: {sku.unpublished}" if sku.unpublished else ""
+        lines.append(f"| {sku.name} | {cells} | {source}{recalled}{why} |")
+    lines += ["", FLOORS_END]
     return "\n".join(lines)
 
 
@@ -138,7 +168,8 @@ def with_table(text: str) -> str:
     if BEGIN not in text:
         text = text.rstrip("\n") + "\n\n## The XID table\n\n" + BEGIN + END + "\n"
     text = _between(text, BEGIN, END, doc_table())
-    return _between(text, SKU_BEGIN, SKU_END, sku_table())
+    text = _between(text, SKU_BEGIN, SKU_END, sku_table())
+    return _between(text, FLOORS_BEGIN, FLOORS_END, floors_table())
 
 
 def main() -> int:

@@ -5,7 +5,7 @@ On the GPU machine, from a checkout:
     python3 scripts/gpu_evidence.py run --out OUT
 writes OUT/report.json (the suite's report: the gpu group, the benchmarks and a 60 s burn-in on
 every GPU, GPUs required), OUT/fingerprint.json (the machine: GPUs, driver, VBIOS, torch, CUDA,
-cuDNN, NCCL), OUT/matmul-method.json (the suite's matmul figure beside a plain tuned loop,
+cuDNN, NCCL), OUT/matmul-method.json (the suite's matmul shape search beside the fixed square,
 benchmarks/bench_matmul_method.py), OUT/health.txt (`health` as Slurm and node-problem-detector
 read it), OUT/metrics.prom (the run as `envkit metrics` exports it) and OUT/date.txt.
 Then, where envkit is installed:

@@ -46,6 +46,7 @@ def _fake_gpus(count: int, name: str = H100) -> None:
     devices.gpu_devices = gpu_devices
     devices.device_name = lambda device: name
     devices.BENCH_MATMUL_SIZE = {"bf16": 64, "fp16": 64, "tf32": 64, "fp32": 64}
+    bench.MATMUL_SHAPES = ((64, 64, 64),)  # the benches' shape search: one small product
     devices.BENCH_COPY_BYTES = devices.BENCH_LINK_BYTES = 4 << 20
 
 
@@ -182,7 +183,12 @@ def _busbw(gbs: float) -> None:
     _bench(1e-3, gpus=2)
     torch.cuda.is_available = lambda: True
     torch.cuda.device_count = lambda: 2
-    distributed.measure_busbw = lambda world: (gbs, distributed.SIZE_BYTES)
+    size = distributed.SIZES["nccl"][0]
+    # the seconds an all-reduce of SIZE takes at this busbw, by nccl-tests' formula turned round
+    distributed.measure_allreduce = lambda world, backend: (
+        size / (gbs * 1e9) * 2 * (world - 1) / world,
+        size,
+    )
 
 
 def _stress_fault() -> None:
@@ -325,8 +331,8 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "bench_slow_link": lambda: _bench((4 << 20) / 1e9),  # 1 GB/s over the link
     # device memory read + written at this many GB/s: 2 x 3 MiB per copy (the bench takes 3/4
     # of the 4 MiB a fake GPU offers)
-    "memory_at_1800": lambda: _bench(2 * (3 << 20) / 1800e9),
-    "memory_at_2000": lambda: _bench(2 * (3 << 20) / 2000e9),
+    "memory_at_2100": lambda: _bench(2 * (3 << 20) / 2100e9),
+    "memory_at_2900": lambda: _bench(2 * (3 << 20) / 2900e9),
     "bench_fast_link": lambda: _bench((4 << 20) / 50e9),  # 50 GB/s: 80 % of Gen5 x16
     "one_slow_gpu": _one_slow_gpu,
     "busbw_slow": lambda: _busbw(20.0),
@@ -334,6 +340,7 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "stress_fault": _stress_fault,
     "kmsg_from_env": _kmsg_from_env,
     "fake_gpu_x2_bench": lambda: _bench(FAST_MATMUL_S, gpus=2),
+    "fake_gpu_x3_bench": lambda: _bench(FAST_MATMUL_S, gpus=3),
     # GPUs that are CPU devices with no published peak: the burn-in's own figures say nothing
     # of an H100, only whether every product was exact
     "stress_on_cpu": lambda: _stress_on_cpu(),

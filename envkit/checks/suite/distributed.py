@@ -9,7 +9,10 @@ import time
 from datetime import timedelta
 from typing import Any, List, Optional, Tuple
 
-SIZE_BYTES = 256 * 1024 * 1024  # bench.allreduce_busbw's message
+from ..core.registry import CheckFailed
+
+# bench.allreduce_busbw's bytes and timed all-reduces: gloo's (the tests' CPU ranks) smaller.
+SIZES = {"nccl": (256 << 20, 20), "gloo": (16 << 20, 5)}
 WEIGHTS_ATOL = 1e-6  # NVIDIA ai-cloud-validation's rule for weights after DDP steps
 
 
@@ -79,9 +82,10 @@ def ddp_weights_agree(
 
 
 def time_allreduce(torch: Any, dist: Any, buffer: Any, iters: int) -> float:
-    """Seconds per all-reduce of `buffer`, after one warm-up (connections open on first use)."""
+    """Seconds per all-reduce of `buffer` after five untimed (connections open, NCCL settles)."""
     cuda = buffer.device.type == "cuda"
-    dist.all_reduce(buffer)
+    for _ in range(5):
+        dist.all_reduce(buffer)
     if cuda:
         torch.cuda.synchronize()
     dist.barrier()
@@ -93,25 +97,42 @@ def time_allreduce(torch: Any, dist: Any, buffer: Any, iters: int) -> float:
     return (time.perf_counter() - started) / iters
 
 
-def _busbw_rank(rank: int, world: int, port: int, queue: Any) -> None:
-    import torch
-    import torch.distributed as dist
-
-    torch.cuda.set_device(rank)
-    join_local(dist, "nccl", port, rank, world, timeout_s=120)
-    data = torch.ones(SIZE_BYTES // 4, device="cuda")
-    for _ in range(4):  # beyond time_allreduce's own warm-up: NCCL settles its channels
-        dist.all_reduce(data)
-    seconds = time_allreduce(torch, dist, data, iters=20)
-    queue.put(busbw_gbs(SIZE_BYTES, seconds, world))
-    dist.destroy_process_group()
-
-
-def measure_busbw(world: int) -> Tuple[float, int]:
-    """The slowest rank's bus bandwidth (GB/s) for SIZE_BYTES across `world` local GPUs."""
+def on_local_ranks(work: Any, world: int, backend: str, method: str, join_s: float) -> List[Any]:
+    """work(torch, dist, device, rank, world) in a process per rank on this machine (NCCL: GPU
+    `rank`; gloo: the CPU), started by METHOD: each rank's result; a rank that raised fails."""
     import torch.multiprocessing as mp
 
     port = free_port()  # one for all ranks: rank 0 listens on it
-    ranks = [(rank, world, port) for rank in range(world)]
-    values = in_processes(mp.get_context("spawn"), _busbw_rank, ranks, join_s=60)
-    return min(values), SIZE_BYTES
+    ranks = [(work, rank, world, backend, port) for rank in range(world)]
+    results = in_processes(mp.get_context(method), _rank_main, ranks, join_s)
+    errors = [result for result in results if isinstance(result, str)]
+    if errors:
+        raise CheckFailed(f"{backend} ranks failed: " + "; ".join(errors))
+    return results
+
+
+def _rank_main(work: Any, rank: int, world: int, backend: str, port: int, queue: Any) -> None:
+    import torch
+    import torch.distributed as dist
+
+    try:
+        if backend == "nccl":
+            torch.cuda.set_device(rank)
+        join_local(dist, backend, port, rank, world, timeout_s=120)
+        device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
+        queue.put(work(torch, dist, device, rank, world))
+        dist.destroy_process_group()
+    except Exception as exc:  # the rank says why (on_local_ranks fails on it)
+        queue.put(f"rank {rank}: {type(exc).__name__}: {exc}")
+
+
+def _time_allreduce_rank(torch: Any, dist: Any, device: Any, rank: int, world: int) -> float:
+    size, iters = SIZES["nccl" if device.type == "cuda" else "gloo"]
+    return time_allreduce(torch, dist, torch.ones(size // 4, device=device), iters)
+
+
+def measure_allreduce(world: int, backend: str) -> Tuple[float, int]:
+    """(seconds per all-reduce on the slowest rank, message bytes) across `world` ranks on this
+    machine, one per GPU (NCCL) or on the CPU (gloo)."""
+    slowest = max(on_local_ranks(_time_allreduce_rank, world, backend, "spawn", join_s=60))
+    return slowest, SIZES[backend][0]

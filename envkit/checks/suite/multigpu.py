@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 from ..core import devices
 from ..core.context import Context
 from ..core.registry import check, ensure
-from .distributed import ddp_weights_agree, exact_allreduce, free_port, in_processes, join_local
+from .distributed import ddp_weights_agree, exact_allreduce, on_local_ranks
 
 DDP_STEPS = 3
 
@@ -44,7 +43,6 @@ def data_parallel(ctx: Context) -> str:
     import torch
 
     gpus = devices.gpu_devices(ctx, minimum=2)
-    count = len(gpus)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
     model = model.to(gpus[0])
@@ -52,38 +50,15 @@ def data_parallel(ctx: Context) -> str:
     single = model(data)
     parallel = torch.nn.DataParallel(model, device_ids=[g.index for g in gpus])(data)
     ensure(torch.allclose(single, parallel, rtol=1e-4, atol=1e-5), "DataParallel output differs")
-    return f"DataParallel over {count} GPUs matches one device"
+    return f"DataParallel over {len(gpus)} GPUs matches one device"
 
 
-def _rank_result(
-    rank: int, exact: bool, weights_equal: bool, grads_nonzero: bool, error: Optional[str]
-) -> Dict[str, Any]:
-    """What one DDP rank reports back, by name (it crosses a process boundary as a pickle)."""
-    return {
-        "rank": rank,
-        "exact": exact,
-        "weights_equal": weights_equal,
-        "grads_nonzero": grads_nonzero,
-        "error": error,
-    }
-
-
-def _ddp_rank(rank: int, world: int, backend: str, port: int, queue: Any) -> None:
-    import torch
-    import torch.distributed as dist
-
-    try:
-        device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
-        if backend == "nccl":
-            torch.cuda.set_device(rank)
-        join_local(dist, backend, port, rank, world, timeout_s=60)
-        exact = exact_allreduce(torch, dist, device, rank, world)
-        ids = [rank] if backend == "nccl" else None
-        grads_nonzero, same = ddp_weights_agree(torch, dist, device, rank, ids, DDP_STEPS)
-        queue.put(_rank_result(rank, exact, same, grads_nonzero, None))
-        dist.destroy_process_group()
-    except Exception as exc:
-        queue.put(_rank_result(rank, False, False, False, f"{type(exc).__name__}: {exc}"))
+def _ddp_rank(torch: Any, dist: Any, device: Any, rank: int, world: int) -> Dict[str, bool]:
+    """One rank's findings, by name (they cross a process boundary as a pickle)."""
+    exact = exact_allreduce(torch, dist, device, rank, world)
+    ids = [rank] if device.type == "cuda" else None
+    grads_nonzero, same = ddp_weights_agree(torch, dist, device, rank, ids, DDP_STEPS)
+    return {"exact": exact, "weights_equal": same, "grads_nonzero": grads_nonzero}
 
 
 @check(
@@ -97,7 +72,6 @@ def ddp(ctx: Context) -> str:
     collective is stopped by the runner's timeout and reported with a hint."""
     import torch
     import torch.distributed as dist
-    import torch.multiprocessing as mp
 
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     want = ctx.expected_gpus or 0
@@ -110,16 +84,11 @@ def ddp(ctx: Context) -> str:
     world = gpus if backend == "nccl" else 2
     # fork is cheap and fine while CUDA is untouched; NCCL ranks need fresh (spawned) processes.
     method = "spawn" if backend == "nccl" or torch.cuda.is_initialized() else "fork"
-    port = free_port()
-    ranks = [(rank, world, backend, port) for rank in range(world)]
-    results = in_processes(mp.get_context(method), _ddp_rank, ranks, join_s=30)
-    errors = [f"rank {r['rank']}: {r['error']}" for r in results if r["error"]]
-    ensure(not errors, "; ".join(errors))
+    results = on_local_ranks(_ddp_rank, world, backend, method, join_s=30)
     ensure(all(r["exact"] for r in results), f"{backend} all-reduce was not exact")
     ensure(all(r["grads_nonzero"] for r in results), "DDP produced zero gradients")
     ensure(
         all(r["weights_equal"] for r in results),
         f"DDP weights differ across ranks after {DDP_STEPS} steps",
     )
-    os.environ.pop("MASTER_PORT", None)
     return f"{backend}, {world} processes: all-reduce exact, weights equal after {DDP_STEPS} steps"

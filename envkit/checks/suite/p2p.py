@@ -6,12 +6,13 @@ time a copy per pair. One slow or corrupting pair is named; a node-wide figure w
 from __future__ import annotations
 
 import statistics
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 from ..core import devices
 from ..core.context import Context
 from ..core.registry import CheckFailed, check
 from . import bench
+from .hardware import link_rates
 
 WARMUP_S = 0.1  # per pair: 8 GPUs have 56 ordered pairs
 
@@ -26,8 +27,6 @@ WARMUP_S = 0.1  # per pair: 8 GPUs have 56 ordered pairs
 def p2p(ctx: Context) -> str:
     """Catches broken GPU-to-GPU paths: a copy between two GPUs that arrives wrong, and a pair
     far slower than its link (a degraded NVLink, P2P falling back through the host)."""
-    from .hardware import link_rates
-
     torch = devices.cuda_torch(ctx, bench.NO_CUDA_SKIP)
     gpus = devices.gpu_devices(ctx, minimum=2)
     rates = link_rates(torch, len(gpus), pcie_only=False)
@@ -43,7 +42,8 @@ def p2p(ctx: Context) -> str:
             continue
         figure = count * 4 / seconds / 1e9
         figures[(source, target)] = figure
-        link = _pair_rate(rates, source, target)
+        # the slower end's rate (a copy cannot outrun either GPU's links); None where unknown
+        link = min(rates.get(source) or 0.0, rates.get(target) or 0.0) or None
         ctx.metric(
             f"p2p_gbs.gpu{source}_gpu{target}", figure, "GB/s", peak=link, threshold=threshold
         )
@@ -55,17 +55,12 @@ def p2p(ctx: Context) -> str:
         raise CheckFailed(f"pairs below {threshold:.0%} of their link: " + "; ".join(slow))
     median = statistics.median(figures.values())
     ctx.metric("p2p_gbs", median, "GB/s")
-    known = "" if all(rates.values()) else " (link rate unknown: NVML not readable, not judged)"
-    return (
-        f"{len(figures)} ordered pairs exact; median {median:.0f} GB/s, slowest "
-        f"{min(figures.values()):.0f} GB/s{known}"
+    source, target = min(figures, key=figures.__getitem__)
+    measured = (
+        f"{len(figures)} ordered pairs exact; median {median:.0f} GB/s, the slowest pair GPU "
+        f"{source} -> GPU {target} at {figures[(source, target)]:.0f} GB/s"
     )
-
-
-def _pair_rate(rates: Dict[int, Optional[float]], source: int, target: int) -> Optional[float]:
-    """The slower end's link rate: a copy cannot outrun either GPU's links."""
-    ends = [rates.get(source), rates.get(target)]
-    return min(ends) if all(ends) else None  # type: ignore[type-var]
+    return bench._judged(rates, measured)
 
 
 def _copy(torch: Any, source: Any, target: Any, count: int, seed: int) -> Tuple[float, bool]:

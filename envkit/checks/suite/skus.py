@@ -4,14 +4,15 @@ GH200 480GB" is never taken for an H200. An unknown product is named in the repo
 by the node's own baseline (suite/topology.py), never by a near name.
 
 Per row: the NVLink counts a healthy board shows, the host link (PCIe, or NVLink-C2C on Grace
-parts), published dense peaks (TFLOP/s) and memory bandwidth (GB/s), and DCGM's diag floor for
-memory bandwidth (nvvs/diag-skus.yaml.in: 0.75 of what dcgmproftester measures).
+parts), published dense peaks (TFLOP/s; tensor figures are NVIDIA's "with sparsity" / 2) and
+memory bandwidth (GB/s), the document they come from, and why any figure is absent. A floor is a
+fraction of a published figure, never another tool's number (DCGM 4.6 writes the H200's memory
+floor a thousand times too low: 2333 where the H100's is 1905000).
 
-The rows are data, in skus.json. Sources (docs/gpu-health.md gives the table): device ids and
-names from NVIDIA's open-gpu-kernel-modules README (driver 595.45.04, the "Compatible GPUs"
-table) and pci.ids; DCGM floors from NVIDIA/DCGM @72fa3fe; peaks from NVIDIA datasheets (rows
-marked recalled=True carry recalled datasheet figures, not re-checked against a fetched page).
-Python 3.8 syntax: this runs in old images."""
+The rows are data, in skus.json (docs/gpu-health.md gives the tables). Device ids and names from
+NVIDIA's open-gpu-kernel-modules README (driver 595.45.04, "Compatible GPUs") and pci.ids; rows
+marked recalled=True carry figures written from the named document without a fetched copy at
+hand. Python 3.8 syntax: this runs in old images."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple
 
 PCIE, C2C = "pcie", "nvlink-c2c"
+FIGURES = ("bf16", "fp16", "tf32", "fp32", "fp8", "memory_gbs")  # a row's published figures
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,10 @@ class Sku:
     tf32: Optional[float] = None
     fp16: Optional[float] = None  # dense, FP32 accumulate where the card differs
     bf16: Optional[float] = None
-    memory_gbs: Optional[float] = None  # published peak
-    dcgm_min_memory_gbs: Optional[float] = None  # DCGM diag's floor, MB/s / 1000
+    fp8: Optional[float] = None
+    memory_gbs: Optional[float] = None
+    source: Optional[str] = None  # the document the figures come from; None: there is none
+    unpublished: str = ""  # why the figures this row lacks are not given
     recalled: bool = False
 
     @property
@@ -85,14 +89,6 @@ def sku_for(device_id: Optional[int] = None, name: str = "") -> Optional[Sku]:
     if device_id:
         return _BY_ID.get(int(device_id))
     return next((sku for pattern, sku in _BY_NAME if pattern.search(name)), None)
-
-
-def peak_for(device_name: str) -> Optional[Sku]:
-    """The row whose published dense peaks put a measurement in context, found by the device's
-    product name; None for an unknown GPU (its figures are reported without a fraction of
-    peak) or a row without peak figures."""
-    found = sku_for(None, device_name)
-    return found if found is not None and found.fp32 is not None else None
 
 
 def sku_of(snapshot: dict) -> Optional[Sku]:  # type: ignore[type-arg]
