@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT
+from tests.gpu_standin import StandinNode, on_gpu, scenario, set_field, world_of
 from tests.helpers import envkit as run_envkit
 from tests.slurm_cluster import SlurmCluster
 
@@ -188,6 +189,46 @@ def test_health_program_drains_the_failing_node(healthy: SlurmCluster, tmp_path:
     reasons = healthy.run("sinfo", "-R", "-h", "-o", "%N|%E").stdout
     assert "n2|envkit: " in reasons and "n1|" not in reasons
     assert "drain" in healthy.node_state("n2")
+
+
+def _reason(cluster: SlurmCluster, node: str) -> str:
+    return cluster.run("sinfo", "-h", "-N", "-n", node, "-o", "%E").stdout.strip()
+
+
+def test_standin_a_drained_gpu_node_is_resumed_only_after_a_clean_burn_in(
+    healthy: SlurmCluster, tmp_path: Path
+) -> None:
+    """What slurmd runs as n2's HealthCheckProgram (`health --drain`, $SLURMD_NODENAME set),
+    its GPUs the NVML stand-in's: a fault drains n2; passing health runs keep it drained until
+    a clean burn-in on it; the next one resumes it, and the node state says when and why it
+    went out and when and after which run it came back. An administrator's drain is theirs."""
+    slurm = {"SLURM_CONF": healthy.env["SLURM_CONF"], "SLURMD_NODENAME": "n2"}
+    node = StandinNode(NODE_PYTHON, tmp_path, slurm)
+    faulty = world_of("h100-sxm", on_gpu(1, set_field("ecc.volatile.uncorrected", 3)))
+    code, line = node.health(faulty, "--drain")
+    assert code == 1 and line.startswith("envkit: gpu.ecc: GPU 1 "), line
+    assert "drain" in healthy.node_state("n2") and _reason(healthy, "n2") == line
+    code, line = node.health(scenario("h100-sxm"), "--drain")
+    assert code == 1 and "until a burn-in passes (envkit verify --stress 10m)" in line, line
+    assert "drain" in healthy.node_state("n2") and _reason(healthy, "n2") == line[:200]
+
+    burn_in = node.run(scenario("h100-sxm"), ["stress.gpu", "gpu.clocks", "gpu.thermal"],
+                       "stress_on_cpu")  # fmt: skip
+    code, line = node.health(scenario("h100-sxm"), "--drain")
+    assert code == 0 and line.startswith("envkit: healthy"), line
+    healthy.wait_idle(("n2",))
+    back = node.service()
+    assert back["out"] is False and back["returned_after"] == burn_in["started_at"], back
+    assert back["reason"].startswith("envkit: gpu.ecc: GPU 1 ") and back["returned_at"], back
+
+    # Out again; an administrator then drains n2 for their own work: the burn-in ends envkit's
+    # time out of service and leaves the administrator's drain alone.
+    assert node.health(faulty, "--drain")[0] == 1
+    healthy.run("scontrol", "update", "nodename=n2", "state=drain", "reason=disk swap")
+    node.run(scenario("h100-sxm"), ["stress.gpu", "gpu.clocks", "gpu.thermal"], "stress_on_cpu")
+    assert node.health(scenario("h100-sxm"), "--drain")[0] == 0
+    assert node.service()["out"] is False
+    assert "drain" in healthy.node_state("n2") and _reason(healthy, "n2") == "disk swap"
 
 
 def test_health_here_reports_in_one_line(healthy: SlurmCluster, tmp_path: Path) -> None:
