@@ -167,8 +167,7 @@ def _slurm(*argv: str) -> Tuple[bool, str]:
 
 def drain(node: str, reason: str) -> Optional[str]:
     """Drain the node with the reason; an error line when scontrol refused."""
-    update = ["scontrol", "update", f"nodename={node}"]
-    done, said = _slurm(*update, "state=drain", f"reason={reason}")
+    done, said = _slurm("scontrol", "update", f"nodename={node}", "state=drain", f"reason={reason}")
     return None if done else f"could not drain {node}: {said}"
 
 
@@ -195,12 +194,10 @@ def _reason(line: str) -> str:
 
 
 def in_service(verdict: str, line: str, node: Optional[str]) -> Tuple[str, str]:
-    """A node that `health --drain` (NODE: its Slurm name) took out returns only after a clean
-    burn-in, which the burn-in's run records (suite/topology.py): a quick check that passes
-    shows GPUs that idle well, not GPUs that hold under load, where the fault that drained the
-    node may show again. Until then every run says since when and why it is out (UNHEALTHY);
-    the first passing run with NODE after the burn-in resumes it and records when and after
-    which run. A failure with NODE drains the node and records when and why."""
+    """A failure with NODE (--drain) drains the node and records when and why. It returns only
+    after a clean burn-in (its run records it: suite/topology.py), as a quick check shows GPUs
+    that idle well, not GPUs that hold under load: until then each run says why it is out; the
+    first passing run with NODE after it resumes the node and records when and after which."""
     state = NodeState()
     service = state.service
     if verdict in (UNHEALTHY, UNKNOWN) and node is not None:
