@@ -24,6 +24,12 @@ a scraper asks for it, or with `--openmetrics`):
   `model_name`, as dcgm-exporter's camelCase `modelName` fails promtool's lint), so a
   dashboard or alert written for dcgm-exporter reads them as they are, and under `envkit_gpu_*`
   where envkit measures something else (a maximum during the run, not a current reading);
+- **each gpu.* check's verdict per GPU** (`envkit_gpu_check_status`): a failing check's status
+  on the GPUs its problems name (every gpu.* problem names its GPU, as the drain reason does),
+  pass on the others, so "GPU 5 fails gpu.ecc" is a series an alert fires on; a failure that
+  names no GPU (fewer GPUs than expected) stays the check's own (`envkit_check_status`);
+- **the Slurm job and user on each GPU** (below): every GPU series of the runs made on this
+  machine carries `hpc_job` and `hpc_user`;
 - **each member container** of the project whose envkit.yaml is found (`--config`,
   `ENVKIT_CONFIG`, `./envkit.yaml`): state, GPUs given, GPU memory, utilisation and processes
   per GPU, SSH sessions, notebook kernels, idle seconds: what `envkit status --json` has.
@@ -36,6 +42,35 @@ target, check, figure and member names, GPU indices and identities, closed sets 
 states; never run ids or messages. A source that cannot be read gives no series of its own
 (`envkit_metrics_source_up{source} 0`, and why on stderr): an old value is never presented as
 fresh.
+
+## The Slurm job and user on each GPU
+
+envkit reads the job on each GPU as dcgm-exporter's HPC job mapping does
+(`internal/pkg/transformation/hpc.go`): `--hpc-job-mapping-dir DIR`, else
+`$DCGM_HPC_JOB_MAPPING_DIR` (dcgm-exporter's own variable, so a node set up for it needs nothing
+more), names a folder with a file per GPU, named by its index (`2.0`, a MIG instance, counts for
+GPU 2), holding the ids of the jobs on it, one a line. Each GPU series of the runs made on this
+machine is repeated once per job on its GPU with `hpc_job` (dcgm-exporter's label), and
+`hpc_user`, the job's user from `squeue -h -j IDS -o "%A %u"` (one call per reading, only while
+jobs run; absent where squeue cannot answer). A missing folder is no job yet; one that cannot be
+read marks the history source down, with why. The labels are the jobs on the GPU at the reading,
+as dcgm-exporter's are, beside the verdict of the GPU's latest run: the alert names whose job
+runs on a GPU that fails.
+
+The site's Slurm `Prolog` and `Epilog` (run as root on the node, with `SLURM_JOB_ID` and
+`SLURM_JOB_GPUS` set: Slurm's Prolog and Epilog Guide) keep the folder:
+
+```sh
+# Prolog
+mkdir -p /run/dcgm-job-map
+for gpu in $(echo "$SLURM_JOB_GPUS" | tr , ' '); do
+  echo "$SLURM_JOB_ID" >> /run/dcgm-job-map/$gpu
+done
+# Epilog
+for gpu in $(echo "$SLURM_JOB_GPUS" | tr , ' '); do
+  sed -i "/^$SLURM_JOB_ID$/d" /run/dcgm-job-map/$gpu
+done
+```
 
 """
 

@@ -118,3 +118,45 @@ def links_active(count: int) -> Patch:
             link["state"] = 1 if n < count else 0
 
     return change
+
+
+class StandinNode:
+    """One node: its stand-in GPUs, its node state, and the health program and the runner on
+    it (Debian's python3 and torch), with EXTRA in their environment (PATH, SLURM_CONF)."""
+
+    def __init__(self, python: str, folder: Path, extra: dict[str, str]) -> None:
+        self.python, self.folder, self.extra = python, folder, extra
+        self.state = folder / "node-state.json"
+
+    def env(self, world: dict[str, Any], plants: str = "") -> dict[str, str]:
+        path = self.folder / "scenario.json"
+        path.write_text(json.dumps(world))
+        env = dict(checks_env(path, self.state), **self.extra)
+        env["ENVKIT_TEST_PLANT"] = ",".join(p for p in ("kmsg_from_env", plants) if p)
+        return env
+
+    def health(self, world: dict[str, Any], *args: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [self.python, "-m", "envkit.checks", "health", *args],
+            capture_output=True, text=True, env=self.env(world), cwd=REPO, timeout=120,
+            check=False,
+        )  # fmt: skip
+        lines = done.stdout.splitlines()
+        assert len(lines) == 1, done.stdout + done.stderr  # the one line Slurm reads
+        return done.returncode, lines[0]
+
+    def run(self, world: dict[str, Any], only: list[str], plants: str) -> dict[str, Any]:
+        """The runner with a 2-second burn-in (stress_s) where ONLY holds stress.gpu."""
+        settings = json.dumps({"only": only, "bench": False, "stress_s": 2})
+        done = subprocess.run(
+            [self.python, "-m", "envkit.checks", "run", "--config", settings],
+            capture_output=True, text=True, env=self.env(world, plants), cwd=REPO,
+            timeout=600, check=False,
+        )  # fmt: skip
+        assert done.stdout, done.stderr
+        return dict(json.loads(done.stdout))
+
+    def service(self) -> dict[str, Any]:
+        """The node state's record of its time out of service."""
+        found: dict[str, Any] = json.loads(self.state.read_text())["service"]
+        return found

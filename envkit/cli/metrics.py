@@ -43,6 +43,16 @@ StaleHours = Annotated[
         help="With --rules: alert when a target's latest run is older.",
     ),
 ]
+JobMapping = Annotated[
+    Path | None,
+    typer.Option(
+        "--hpc-job-mapping-dir",
+        metavar="DIR",
+        envvar="DCGM_HPC_JOB_MAPPING_DIR",
+        help="dcgm-exporter's job mapping: a file per GPU index holding the ids of the Slurm "
+        "jobs on it. Each job and its user label this machine's GPUs.",
+    ),
+]
 Dashboard = Annotated[
     bool, typer.Option("--dashboard", help="Print the Grafana dashboard (JSON) instead.")
 ]
@@ -58,6 +68,7 @@ def metrics(
     rules: Rules = False,
     stale_hours: StaleHours = 24.0,
     dashboard: Dashboard = False,
+    hpc_job_mapping_dir: JobMapping = None,
 ) -> None:
     """The latest run of every target (checks, figures against their peaks, the GPUs' ECC, XIDs,
     links and temperatures under dcgm-exporter's names where they mean the same) and each
@@ -67,6 +78,7 @@ def metrics(
     \b
     Example: envkit metrics --serve 127.0.0.1:9842
     Example: envkit metrics --textfile /var/lib/prometheus/node-exporter
+    Example: envkit metrics --hpc-job-mapping-dir /run/dcgm-job-map --serve :9842
     Example: envkit metrics --rules > envkit-rules.yml"""
     from envkit.commands import metrics as command
 
@@ -80,5 +92,6 @@ def metrics(
         rules=rules,
         stale_hours=stale_hours,
         dashboard=dashboard,
+        job_mapping=hpc_job_mapping_dir,
     )
     raise typer.Exit(command.run(request))

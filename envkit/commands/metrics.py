@@ -30,6 +30,7 @@ class MetricsRequest:
     rules: bool = False
     stale_hours: float = 24.0
     dashboard: bool = False
+    job_mapping: Path | None = None  # dcgm-exporter's --hpc-job-mapping-dir
 
 
 def _one_way(request: MetricsRequest) -> None:
@@ -61,7 +62,7 @@ def _one_way(request: MetricsRequest) -> None:
 
 def _readers(request: MetricsRequest) -> dict[str, Callable[[], Reading]]:
     readers: dict[str, Callable[[], Reading]] = {
-        HISTORY: partial(read_history, request.history_file)
+        HISTORY: partial(read_history, request.history_file, request.job_mapping)
     }
     if config_given(request.config):
         readers[MEMBERS] = partial(read_members, request.config)

@@ -265,16 +265,20 @@ class History:
         )
         return [run for run in map(self._run, rows) if run is not None]
 
-    def check_rows(self, run_id: int) -> list[tuple[str, str, float]]:
-        """The run's checks as (id, status, duration in seconds)."""
+    def check_rows(self, run_id: int) -> list[tuple[str, str, float, str]]:
+        """The run's checks as (id, status, duration in seconds, message)."""
         rows = self._read(
-            "SELECT check_id, status, duration_s FROM checks WHERE run_id = ? ORDER BY check_id",
+            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?"
+            " ORDER BY check_id",
             (run_id,),
         )
         return [
-            (c, s, float(d))
-            for c, s, d in rows
-            if isinstance(c, str) and isinstance(s, str) and isinstance(d, int | float)
+            (c, s, float(d), m)
+            for c, s, d, m in rows
+            if isinstance(c, str)
+            and isinstance(s, str)
+            and isinstance(d, int | float)
+            and isinstance(m, str)
         ]
 
     def figures(

@@ -20,13 +20,16 @@ from typing import Any
 
 DATA = "families.json"  # every family: its name, help, labels, source, figure and panel
 
-# The labels of a GPU's series, as dcgm-exporter spells them, and the target envkit ran on.
-GPU_LABELS = ("target", "Hostname", "gpu", "UUID", "pci_bus_id", "model_name")
+# The labels of a GPU's series, as dcgm-exporter spells them, and the target envkit ran on; the
+# Slurm job on the GPU (dcgm-exporter's hpc_job: one series per job) and that job's user.
+JOB_LABELS = ("hpc_job", "hpc_user")
+GPU_LABELS = ("target", "Hostname", "gpu", "UUID", "pci_bus_id", "model_name", *JOB_LABELS)
 RUN_LABELS = ("target", "Hostname")
 CHECK_LABELS = ("target", "Hostname", "check", "group")
 FIGURE_LABELS = ("target", "Hostname", "check", "figure", "unit", "gpu")
 MEMBER_LABELS = ("project", "member", "container")
 STATUSES = ("pass", "fail", "skip", "error")
+GPU_STATUSES = ("pass", "fail", "error")  # a check that skipped judged no GPU
 # The states the engine reports a container in, and envkit's own for one not created: a closed
 # set, so a state label never grows the number of series.
 CONTAINER_STATES = (
@@ -92,6 +95,7 @@ FIGURE_OF_PEAK = BY_NAME["envkit_check_figure_peak_ratio"]
 FIGURE_OF_PEERS = BY_NAME["envkit_check_figure_peer_ratio"]
 GPU_INFO = BY_NAME["envkit_gpu_info"]
 XID_EVENTS = BY_NAME["envkit_gpu_xid_events"]
+GPU_CHECK_STATUS = BY_NAME["envkit_gpu_check_status"]
 MEMBER_STATE = BY_NAME["envkit_member_state"]
 MEMBER_GPUS = BY_NAME["envkit_member_gpus_assigned"]
 MEMBER_GPU_MEMORY = BY_NAME["envkit_member_gpu_memory_used_bytes"]

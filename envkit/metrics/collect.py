@@ -5,6 +5,8 @@ invented value is never presented as fresh."""
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +15,7 @@ from envkit.errors import EnvkitError
 from envkit.history.store import HistoryError, default_path, open_history
 from envkit.metrics import catalogue as c
 from envkit.metrics.exposition import Sample, sample
-from envkit.metrics.from_history import history_samples
+from envkit.metrics.from_history import Jobs, history_samples
 from envkit.metrics.from_members import member_samples
 
 HISTORY, MEMBERS = "history", "members"
@@ -27,18 +29,51 @@ class Reading:
     at: float = field(default_factory=time.time)
 
 
-def read_history(path: Path | None) -> Reading:
+def read_history(path: Path | None, job_mapping: Path | None = None) -> Reading:
     path = path or default_path()
     if not path.exists():  # nothing recorded yet: no runs, and nothing wrong
         return Reading(HISTORY)
     try:
         history = open_history(path, read_only=True)
         try:
-            return Reading(HISTORY, history_samples(history))
+            return Reading(HISTORY, history_samples(history, gpu_jobs(job_mapping)))
         finally:
             history.close()
     except HistoryError as exc:  # the file cannot be opened, or a query of it failed
         return Reading(HISTORY, problem=exc.message)
+    except OSError as exc:
+        return Reading(HISTORY, problem=f"job mapping {job_mapping}: {exc.strerror or exc}")
+
+
+def gpu_jobs(folder: Path | None) -> Jobs:
+    """The Slurm jobs on this machine's GPUs, read as dcgm-exporter reads its
+    --hpc-job-mapping-dir: a file per GPU named by its index ("2.0": MIG instance 0 of GPU 2)
+    holding the ids of the jobs on it, one a line, which a Slurm prolog writes and its epilog
+    removes; no folder is no job yet. Each job's user is squeue's."""
+    if folder is None or not folder.is_dir():
+        return {}
+    found: dict[str, list[str]] = {}
+    for entry in sorted(folder.iterdir()):
+        gpu = entry.name.split(".")[0]
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):  # a job just ended
+            if gpu.isdigit():
+                found.setdefault(gpu, []).extend(entry.read_text().split())
+    users = _users(sorted({job for jobs in found.values() for job in jobs}))
+    return {gpu: [(job, users.get(job)) for job in jobs] for gpu, jobs in found.items()}
+
+
+def _users(jobs: list[str]) -> dict[str, str]:
+    """Each job's user (`%A` is a job's own id, an array element's too); none where squeue
+    cannot answer (one call per reading, and only while jobs run)."""
+    if not jobs:
+        return {}
+    argv = ["squeue", "-h", "-j", ",".join(jobs), "-o", "%A %u"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    pairs = [line.split() for line in done.stdout.splitlines()]
+    return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
 
 
 def read_members(config: str | None) -> Reading:

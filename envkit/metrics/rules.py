@@ -1,11 +1,13 @@
 """The Prometheus alert rules envkit ships (`envkit metrics --rules`), written from the metric
-catalogue's names: a failing check (critical for the GPU hardware's own), a fail-class XID, a GPU
-slower than its node's others, an idle member holding GPU memory past the team's idle limit, a
-target whose latest verify is older than N hours, and a source envkit metrics cannot read.
-tests/e2e/test_metrics_prometheus.py runs promtool's unit tests on every rule."""
+catalogue's names: a GPU that fails a gpu.* check (naming the Slurm job and user on it), a
+failing check (critical for the GPU hardware's own), a fail-class XID, a GPU slower than its
+node's others, an idle member holding GPU memory past the team's idle limit, a target whose
+latest verify is older than N hours, and a source envkit metrics cannot read.
+tests/unit/test_metrics_rules.py runs promtool's unit tests on every rule."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -22,43 +24,58 @@ class Alert:
     expr: str
     severity: str
     summary: str  # a template over the series' labels ({{ $labels.x }}), never its value
-    families: tuple[c.Family, ...]  # what the expression reads
     for_: str = "0m"
 
+    @property
+    def families(self) -> tuple[c.Family, ...]:
+        """What the expression reads: the catalogue's families it names."""
+        return tuple(f for f in c.FAMILIES if re.search(rf"\b{f.name}\b", self.expr))
 
-def alerts(stale_hours: float = 24.0) -> tuple[Alert, ...]:
-    status, xid, peers = c.CHECK_STATUS.name, c.XID_EVENTS.name, c.FIGURE_OF_PEERS.name
-    idle, limit, memory = c.MEMBER_IDLE.name, c.IDLE_STOP.name, c.MEMBER_GPU_MEMORY.name
+
+def _gpu_alerts() -> tuple[Alert, ...]:
+    status, per_gpu = c.CHECK_STATUS.name, f'{c.GPU_CHECK_STATUS.name}{{status=~"fail|error"}}'
     return (
         Alert(
+            "EnvkitGpuFailing",
+            f"{per_gpu} == 1",
+            "critical",
+            "{{ $labels.target }} GPU {{ $labels.gpu }} fails {{ $labels.check }}{{ with "
+            "$labels.hpc_job }} under Slurm job {{ . }}{{ end }}{{ with $labels.hpc_user }} of "
+            "{{ . }}{{ end }}",
+        ),
+        Alert(  # a failure no one GPU's: fewer GPUs than expected, the check itself broken
             "EnvkitGpuHealthCheckFailing",
-            f'{status}{{group="gpu",status=~"fail|error"}} == 1',
+            f'{status}{{group="gpu",status=~"fail|error"}} == 1 unless on(target, check) '
+            f"{per_gpu} == 1",
             "critical",
             "{{ $labels.target }}: GPU health check {{ $labels.check }} fails",
-            (c.CHECK_STATUS,),
-        ),
-        Alert(
-            "EnvkitCheckFailing",
-            f'{status}{{group!="gpu",status=~"fail|error"}} == 1',
-            "warning",
-            "{{ $labels.target }}: check {{ $labels.check }} fails",
-            (c.CHECK_STATUS,),
         ),
         Alert(
             "EnvkitGpuXidFailClass",
-            f'{xid}{{verdict="fail"}} > 0',
+            f'{c.XID_EVENTS.name}{{verdict="fail"}} > 0',
             "critical",
             "{{ $labels.target }} GPU {{ $labels.gpu }}: XID {{ $labels.xid }} "
             "({{ $labels.bucket }})",
-            (c.XID_EVENTS,),
         ),
         Alert(
             "EnvkitGpuBelowPeers",
-            f"{peers} < {PEER_RATIO}",
+            f"{c.FIGURE_OF_PEERS.name} < {PEER_RATIO}",
             "warning",
             "{{ $labels.target }} GPU {{ $labels.gpu }}: {{ $labels.check }} "
             "{{ $labels.figure }} below its node's other GPUs",
-            (c.FIGURE_OF_PEERS,),
+        ),
+    )
+
+
+def alerts(stale_hours: float = 24.0) -> tuple[Alert, ...]:
+    idle, limit, memory = c.MEMBER_IDLE.name, c.IDLE_STOP.name, c.MEMBER_GPU_MEMORY.name
+    return (
+        *_gpu_alerts(),
+        Alert(
+            "EnvkitCheckFailing",
+            f'{c.CHECK_STATUS.name}{{group!="gpu",status=~"fail|error"}} == 1',
+            "warning",
+            "{{ $labels.target }}: check {{ $labels.check }} fails",
         ),
         Alert(
             "EnvkitIdleMemberHoldsGpuMemory",
@@ -67,21 +84,18 @@ def alerts(stale_hours: float = 24.0) -> tuple[Alert, ...]:
             "warning",
             "{{ $labels.project }}: {{ $labels.member }} is idle past team.idle_stop and holds "
             "GPU memory",
-            (c.MEMBER_IDLE, c.IDLE_STOP, c.MEMBER_GPU_MEMORY),
         ),
         Alert(
             "EnvkitVerifyStale",
             f"time() - {c.RUN_TIMESTAMP.name} > {stale_hours * 3600:g}",
             "warning",
             f"{{{{ $labels.target }}}}: no verify or health run for {stale_hours:g} h",
-            (c.RUN_TIMESTAMP,),
         ),
         Alert(
             "EnvkitMetricsSourceDown",
             f"{c.SOURCE_UP.name} == 0",
             "warning",
             "envkit metrics cannot read its {{ $labels.source }}",
-            (c.SOURCE_UP,),
             for_="5m",
         ),
     )

@@ -1,11 +1,13 @@
 """`envkit metrics` over real runs: the checks runner on the NVML stand-in's 8-GPU B200 scenario
 (no GPU here), healthy and with one faulty GPU, recorded in a real history store; the exposition
-checked by promtool (the Prometheus project's own linter), and `health --npd`'s exit codes and
-message for node-problem-detector on the same scenarios."""
+checked by promtool (the Prometheus project's own linter); each gpu.* check's verdict on the GPU
+its fault is on and no other; and `health --npd`'s exit codes and message for
+node-problem-detector on the same scenarios."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -17,7 +19,16 @@ from envkit.metrics.catalogue import HARDWARE
 from envkit.metrics.exposition import render
 from envkit.metrics.from_history import history_samples
 from tests.checks.conftest import RunGpu
-from tests.gpu_standin import checks_env, scenario
+from tests.gpu_standin import (
+    Patch,
+    checks_env,
+    links_active,
+    on_gpu,
+    scenario,
+    set_field,
+    world_of,
+    xid_event,
+)
 from tests.helpers import REPO
 from tests.metrics_world import FAULTY_GPU, faulty_b200, promtool, record, series
 
@@ -75,6 +86,66 @@ def test_promtool_is_clean_on_healthy_and_faulty_8_gpu_standin_runs_and_the_faul
 
     openmetrics = _exposition(history_file, openmetrics=True)
     assert openmetrics.endswith("# EOF\n") and openmetrics.count("# EOF") == 1
+
+
+def _failing(text: str, target: str) -> dict[str, set[str]]:
+    """Each gpu.* check's per-GPU verdicts in TARGET's series: the GPUs that fail it (a check
+    with no per-GPU series is left out)."""
+    found: dict[str, set[str]] = {}
+    for line in series(text, "envkit_gpu_check_status"):
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+        if labels["target"] == target and line.endswith(" 1"):
+            failing = found.setdefault(labels["check"], set())
+            if labels["status"] != "pass":
+                failing.add(labels["gpu"])
+    return found
+
+
+# One fault class per GPU of the 8-GPU B200 scenario, in two runs: each check's per-GPU verdict
+# must name its own GPU and no other (a verdict that bled across GPUs, or named none, fails).
+# Every problem of a gpu.* check names its GPU; envkit metrics reads the verdicts from there.
+PLANTED: list[tuple[list[Patch], dict[str, object], dict[str, set[str]]]] = [
+    (
+        [on_gpu(0, xid_event(79)), on_gpu(1, set_field("ecc.volatile.uncorrected", 3)),
+         on_gpu(2, set_field("remapped_rows.pending", 1)), on_gpu(3, set_field("fields.230", 2)),
+         on_gpu(4, set_field("inforom", "corrupted_inforom")),
+         on_gpu(5, set_field("fabric.state", 1)),
+         on_gpu(6, set_field("clocks_event_reasons", [0, 4, 8])),
+         on_gpu(7, set_field("pcie.width", 8))],
+        {},
+        {"gpu.xid": {"0"}, "gpu.ecc": {"1"}, "gpu.row_remap": {"2"}, "gpu.recovery": {"3"},
+         "gpu.inforom": {"4"}, "gpu.fabric": {"5"}, "gpu.clocks": {"6"}, "gpu.pcie": {"7"}},
+    ),
+    (
+        [on_gpu(1, links_active(16)), on_gpu(2, set_field("temperature", [40, 95])),
+         on_gpu(3, set_field("processes", [{"pid": 4242, "used_bytes": 3 << 30}])),
+         on_gpu(4, set_field("persistence", 0)), on_gpu(5, xid_event(13))],
+        {"gpu": {"persistence": "required"}},
+        {"gpu.nvlink": {"1"}, "gpu.thermal": {"2"}, "gpu.processes": {"3"},
+         "gpu.inventory": {"4"}, "gpu.xid": set()},
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("changes", "config", "expected"), PLANTED, ids=["in-turn", "after"])
+def test_standin_each_gpu_check_fails_only_the_gpu_its_fault_is_on(
+    run_gpu: RunGpu, tmp_path: Path, changes: list[Patch], config: dict[str, object],
+    expected: dict[str, set[str]],
+) -> None:  # fmt: skip
+    report = run_gpu(world_of("b200-x8", *changes), ["gpu"], **config)
+    record(tmp_path / "history.sqlite3", report, "node-b")
+    text = _exposition(tmp_path / "history.sqlite3")
+    got = _failing(text, "node-b")
+    assert {check: got.get(check) for check in expected} == expected, got
+    # Every other gpu.* check passed on every GPU (gpu.retired_pages skips: no series).
+    assert {check: gpus for check, gpus in got.items() if check not in expected} == {
+        check: set() for check in got if check not in expected
+    }
+    assert "gpu.retired_pages" not in got and len(got) == 13, sorted(got)
+    gpus = {dict(re.findall(r'(\w+)="([^"]*)"', line))["gpu"]
+            for line in series(text, "envkit_gpu_check_status")}  # fmt: skip
+    assert gpus == {str(n) for n in range(8)}
+    assert promtool("check", "metrics", stdin=text).returncode == 0
 
 
 def _npd(torch_python: str, world: dict[str, object] | None,

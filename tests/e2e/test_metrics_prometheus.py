@@ -180,13 +180,13 @@ def test_prometheus_scrapes_the_endpoint_and_the_textfile_and_the_alerts_fire(
         assert _query(port, 'envkit_member_state{member="alice",state="running"} == 1')
 
         def firing() -> list[dict[str, Any]]:
-            return _query(port, 'ALERTS{alertname="EnvkitGpuHealthCheckFailing",'
-                                'alertstate="firing"}')  # fmt: skip
+            return _query(port, 'ALERTS{alertname="EnvkitGpuFailing",alertstate="firing"}')
 
-        alerts = _until("the GPU health alert firing", firing)
-        assert {(a["metric"]["target"], a["metric"]["check"]) for a in alerts} >= {
-            ("node-b", "gpu.ecc")
-        }
+        alerts = _until("the failing GPU's alert firing", firing)
+        assert {(a["metric"]["target"], a["metric"]["check"], a["metric"]["gpu"])
+                for a in alerts} >= {("node-b", "gpu.ecc", str(FAULTY_GPU))}  # fmt: skip
+        # The check's own alert is for failures no one GPU carries: not this one.
+        assert not _query(port, 'ALERTS{alertname="EnvkitGpuHealthCheckFailing",check="gpu.ecc"}')
         assert _query(port, 'ALERTS{alertname="EnvkitGpuXidFailClass",xid="79"}')
 
         for panel in dashboard()["panels"]:

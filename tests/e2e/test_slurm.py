@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -15,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from envkit.checks.core.contract import check_result
 from tests.e2e.conftest import INTERRUPTIBLE_ENVKIT
+from tests.gpu_standin import StandinNode, on_gpu, scenario, set_field, world_of
 from tests.helpers import envkit as run_envkit
+from tests.metrics_world import record, series
 from tests.slurm_cluster import SlurmCluster
 
 pytestmark = pytest.mark.slow
@@ -188,6 +193,83 @@ def test_health_program_drains_the_failing_node(healthy: SlurmCluster, tmp_path:
     reasons = healthy.run("sinfo", "-R", "-h", "-o", "%N|%E").stdout
     assert "n2|envkit: " in reasons and "n1|" not in reasons
     assert "drain" in healthy.node_state("n2")
+
+
+def _reason(cluster: SlurmCluster, node: str) -> str:
+    return cluster.run("sinfo", "-h", "-N", "-n", node, "-o", "%E").stdout.strip()
+
+
+def test_standin_a_drained_gpu_node_is_resumed_only_after_a_clean_burn_in(
+    healthy: SlurmCluster, tmp_path: Path
+) -> None:
+    """What slurmd runs as n2's HealthCheckProgram (`health --drain`, $SLURMD_NODENAME set),
+    its GPUs the NVML stand-in's: a fault drains n2; passing health runs keep it drained until
+    a clean burn-in on it; the next one resumes it, and the node state says when and why it
+    went out and when and after which run it came back. An administrator's drain is theirs."""
+    slurm = {"SLURM_CONF": healthy.env["SLURM_CONF"], "SLURMD_NODENAME": "n2"}
+    node = StandinNode(NODE_PYTHON, tmp_path, slurm)
+    faulty = world_of("h100-sxm", on_gpu(1, set_field("ecc.volatile.uncorrected", 3)))
+    code, line = node.health(faulty, "--drain")
+    assert code == 1 and line.startswith("envkit: gpu.ecc: GPU 1 "), line
+    assert "drain" in healthy.node_state("n2") and _reason(healthy, "n2") == line
+    code, line = node.health(scenario("h100-sxm"), "--drain")
+    assert code == 1 and "until a burn-in passes (envkit verify --stress 10m)" in line, line
+    assert "drain" in healthy.node_state("n2") and _reason(healthy, "n2") == line[:200]
+
+    burn_in = node.run(scenario("h100-sxm"), ["stress.gpu", "gpu.clocks", "gpu.thermal"],
+                       "stress_on_cpu")  # fmt: skip
+    code, line = node.health(scenario("h100-sxm"), "--drain")
+    assert code == 0 and line.startswith("envkit: healthy"), line
+    healthy.wait_idle(("n2",))
+    back = node.service()
+    assert back["out"] is False and back["returned_after"] == burn_in["started_at"], back
+    assert back["reason"].startswith("envkit: gpu.ecc: GPU 1 ") and back["returned_at"], back
+
+    # Out again; an administrator then drains n2 for their own work: the burn-in ends envkit's
+    # time out of service and leaves the administrator's drain alone.
+    assert node.health(faulty, "--drain")[0] == 1
+    healthy.run("scontrol", "update", "nodename=n2", "state=drain", "reason=disk swap")
+    node.run(scenario("h100-sxm"), ["stress.gpu", "gpu.clocks", "gpu.thermal"], "stress_on_cpu")
+    assert node.health(scenario("h100-sxm"), "--drain")[0] == 0
+    assert node.service()["out"] is False
+    assert "drain" in healthy.node_state("n2") and _reason(healthy, "n2") == "disk swap"
+
+
+def test_metrics_name_the_slurm_job_and_user_on_each_gpu(
+    healthy: SlurmCluster, tmp_path: Path
+) -> None:
+    """dcgm-exporter's job mapping as a Slurm prolog writes it (a file per GPU index, the job's
+    id), a job running on the private cluster, and squeue for its user: the GPU this machine's
+    run failed carries both; a job that has ended (its file not yet removed) keeps its id."""
+    job = healthy.run("sbatch", "--parsable", "-w", "n1", "--wrap", "sleep 300").stdout.strip()
+    mapping = tmp_path / "job-map"
+    mapping.mkdir()
+    (mapping / "1").write_text(f"{job}\n")
+    (mapping / "0").write_text("999999\n")
+    gpus = [{"index": n, "uuid": f"GPU-{n}", "bus_id": f"0000:0{n}:00.0", "name": "NVIDIA B200"}
+            for n in range(2)]  # fmt: skip
+    said = "GPU 1 (NVIDIA B200, 0000:01:00.0): 2 uncorrectable ECC error(s)"
+    report = {
+        "schema_version": 1, "started_at": "2026-11-25T10:00:00Z", "duration_s": 1.0,
+        "environment": {"hostname": socket.gethostname(), "nvml_gpus": gpus},
+        "summary": {"pass": 0, "fail": 1, "skip": 0, "error": 0},
+        "checks": [check_result("gpu.ecc", "fail", 0.1, said, [])],
+    }  # fmt: skip
+    record(tmp_path / "h.sqlite3", report, "local")
+    env = dict(healthy.env, ENVKIT_HISTORY=str(tmp_path / "h.sqlite3"))
+    try:
+        done = envkit(env, "metrics", "--hpc-job-mapping-dir", str(mapping), cwd=tmp_path)
+    finally:
+        healthy.run("scancel", job)
+        healthy.drained_queue()
+    assert done.returncode == 0, done.stderr
+    verdicts = {
+        labels["gpu"]: labels for line in series(done.stdout, "envkit_gpu_check_status")
+        if line.endswith(" 1") for labels in [dict(re.findall(r'(\w+)="([^"]*)"', line))]
+    }  # fmt: skip
+    assert verdicts["1"]["status"] == "fail" and verdicts["0"]["status"] == "pass", verdicts
+    assert (verdicts["1"]["hpc_job"], verdicts["1"]["hpc_user"]) == (job, "root"), verdicts
+    assert verdicts["0"]["hpc_job"] == "999999" and "hpc_user" not in verdicts["0"], verdicts
 
 
 def test_health_here_reports_in_one_line(healthy: SlurmCluster, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -221,3 +222,75 @@ def test_printing_once_exports_the_history_and_says_the_sources(tmp_path: Path) 
         'envkit_metrics_source_up{source="history"} 1'
     ]  # no envkit.yaml here: no members source
     assert Reading("x").problem is None
+
+
+def _labels(line: str) -> dict[str, str]:
+    return dict(re.findall(r'(\w+)="([^"]*)"', line))
+
+
+def test_each_gpu_carries_its_verdict_per_check_and_the_slurm_jobs_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dcgm-exporter's job mapping (a file per GPU index, job ids one a line) labels the GPUs
+    of this machine's runs, one series per job; each gpu.* check's verdict is per GPU."""
+    mapping = tmp_path / "job-map"
+    mapping.mkdir()
+    (mapping / "3").write_text("4242\n4243\n")  # two jobs share GPU 3
+    (mapping / "1.0").write_text("77\n")  # MIG instance 0 of GPU 1
+    (mapping / "README").write_text("not a GPU\n")
+    (mapping / "5").mkdir()
+    gpus = [{"index": n, "uuid": f"GPU-{n}", "bus_id": f"0000:0{n}:00.0", "name": "NVIDIA B200"}
+            for n in range(4)]  # fmt: skip
+    checks = [
+        check_result("gpu.ecc", "fail", 0.1, "GPU 3 (NVIDIA B200, 0000:03:00.0): 2 "
+                     "uncorrectable ECC error(s) since the driver loaded", []),
+        check_result("gpu.xid", "fail", 0.1, "XID errors: GPU 1: XID 79 during gpu.ecc: fail "
+                     "(RESTART_BM); also (warn): GPU 2: XID 13 during gpu.ecc: warn", []),
+        check_result("gpu.inventory", "fail", 0.1, "2 GPU(s), this node's baseline had 8", []),
+        check_result("gpu.fabric", "skip", 0.1, "no NVSwitch fabric", []),
+        check_result("gpu.pcie", "pass", 0.1, "warn: GPU 0: link not judged", []),
+        check_result("system.shm", "fail", 0.1, "GPU 3 is not this check's business", []),
+    ]  # fmt: skip
+    history = tmp_path / "h.sqlite3"
+    record(history, _report(checks, hostname=socket.gethostname(), nvml_gpus=gpus), "local")
+    record(history, _report(checks, hostname="elsewhere", nvml_gpus=gpus), "ssh://elsewhere")
+    with monkeypatch.context() as here:
+        here.setenv("PATH", "/nonexistent")  # no squeue: the jobs' users stay unlabelled
+        text = render(exported([read_history(history, mapping)]))
+    assert promtool("check", "metrics", stdin=text).returncode == 0
+    verdicts = {
+        (s["target"], s["gpu"], s["check"], s.get("hpc_job")): s["status"]
+        for line in series(text, "envkit_gpu_check_status") if line.endswith(" 1")
+        for s in [_labels(line)]
+    }  # fmt: skip
+    local = {k[1:]: v for k, v in verdicts.items() if k[0] == "local"}
+    assert local == {
+        ("0", "gpu.ecc", None): "pass", ("1", "gpu.ecc", "77"): "pass",
+        ("2", "gpu.ecc", None): "pass", ("3", "gpu.ecc", "4242"): "fail",
+        ("3", "gpu.ecc", "4243"): "fail",
+        ("0", "gpu.xid", None): "pass", ("1", "gpu.xid", "77"): "fail",
+        ("2", "gpu.xid", None): "pass", ("3", "gpu.xid", "4242"): "pass",
+        ("3", "gpu.xid", "4243"): "pass",
+        ("0", "gpu.pcie", None): "pass", ("1", "gpu.pcie", "77"): "pass",
+        ("2", "gpu.pcie", None): "pass", ("3", "gpu.pcie", "4242"): "pass",
+        ("3", "gpu.pcie", "4243"): "pass",
+    }  # fmt: skip
+    # Another machine's run: the jobs here are not on its GPUs.
+    assert verdicts[("ssh://elsewhere", "3", "gpu.ecc", None)] == "fail"
+    assert not [k for k in verdicts if k[0] != "local" and k[3] is not None]
+    info = [_labels(line) for line in series(text, "envkit_gpu_info")]
+    assert sorted(s.get("hpc_job", "") for s in info if s["target"] == "local") == [
+        "", "", "4242", "4243", "77"
+    ]  # fmt: skip
+    assert not any("hpc_user" in s for s in info)
+
+
+def test_a_job_mapping_that_cannot_be_read_is_said(tmp_path: Path) -> None:
+    record(tmp_path / "h.sqlite3", _report([]), "local")
+    (tmp_path / "job-map").write_text("a file, not the folder\n")  # no job has run yet
+    assert read_history(tmp_path / "h.sqlite3", tmp_path / "job-map").problem is None
+    looped = tmp_path / "looped"
+    looped.mkdir()
+    (looped / "0").symlink_to(looped / "0")
+    reading = read_history(tmp_path / "h.sqlite3", looped)
+    assert reading.problem and reading.problem.startswith(f"job mapping {looped}: "), reading

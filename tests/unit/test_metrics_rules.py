@@ -49,16 +49,36 @@ def _check(status: str, check: str, group: str) -> dict[str, str]:
     return {**NODE, "check": check, "group": group, "status": status}
 
 
+def _on_gpu(gpu: str, check: str, status: str, **job: str) -> dict[str, str]:
+    return {**GPU, "gpu": gpu, **job, "check": check, "status": status}
+
+
+SLURM_JOB = {"hpc_job": "4242", "hpc_user": "alice"}
 CASES = [
     _case(
+        "EnvkitGpuFailing",
+        [_series(c.GPU_CHECK_STATUS, _on_gpu("3", "gpu.ecc", "fail", **SLURM_JOB), "1x10"),
+         _series(c.GPU_CHECK_STATUS, _on_gpu("3", "gpu.ecc", "pass", **SLURM_JOB), "0x10"),
+         _series(c.GPU_CHECK_STATUS, _on_gpu("5", "gpu.xid", "fail"), "1x10"),
+         _series(c.GPU_CHECK_STATUS, _on_gpu("4", "gpu.ecc", "fail", **SLURM_JOB), "0x10"),
+         _series(c.GPU_CHECK_STATUS, _on_gpu("4", "gpu.ecc", "pass", **SLURM_JOB), "1x10")],
+        "5m",
+        [({**_on_gpu("3", "gpu.ecc", "fail", **SLURM_JOB), "severity": "critical"},
+          "docker://node-b GPU 3 fails gpu.ecc under Slurm job 4242 of alice"),
+         ({**_on_gpu("5", "gpu.xid", "fail"), "severity": "critical"},
+          "docker://node-b GPU 5 fails gpu.xid")],
+    ),
+    _case(  # a failure one GPU's series carries alerts there, not here too
         "EnvkitGpuHealthCheckFailing",
-        [_series(c.CHECK_STATUS, _check("fail", "gpu.ecc", "gpu"), "1x10"),
-         _series(c.CHECK_STATUS, _check("pass", "gpu.ecc", "gpu"), "0x10"),
+        [_series(c.CHECK_STATUS, _check("fail", "gpu.inventory", "gpu"), "1x10"),
+         _series(c.CHECK_STATUS, _check("fail", "gpu.ecc", "gpu"), "1x10"),
+         _series(c.GPU_CHECK_STATUS, _on_gpu("3", "gpu.ecc", "fail"), "1x10"),
+         _series(c.CHECK_STATUS, _check("pass", "gpu.pcie", "gpu"), "1x10"),
          _series(c.CHECK_STATUS, _check("fail", "gpu.pcie", "gpu"), "0x10"),
          _series(c.CHECK_STATUS, _check("fail", "system.shm", "system"), "1x10")],
         "5m",
-        [({**_check("fail", "gpu.ecc", "gpu"), "severity": "critical"},
-          "docker://node-b: GPU health check gpu.ecc fails")],
+        [({**_check("fail", "gpu.inventory", "gpu"), "severity": "critical"},
+          "docker://node-b: GPU health check gpu.inventory fails")],
     ),
     _case(
         "EnvkitCheckFailing",

@@ -1,8 +1,9 @@
 """What a node remembers between envkit runs, kept where the GPUs are (the history store lives
 on the operator's machine; a Slurm health program runs where there is none): how far the
-kernel log was read (so an XID is reported once), and the node's own healthy topology, its
-baseline (suite/topology.py). One small JSON file, written whole (a temporary file renamed
-into place); a file that cannot be read or written costs a note, never a verdict.
+kernel log was read (so an XID is reported once), the node's own healthy topology, its
+baseline (suite/topology.py), and its time out of service (programs/health.py). One small JSON
+file, written whole (a temporary file renamed into place); a file that cannot be read or
+written costs a note, never a verdict.
 
 Where: $ENVKIT_NODE_STATE, else /var/lib/envkit/node-state.json for root, else
 $XDG_STATE_HOME/envkit/node-state.json. Standard library only; Python 3.8 syntax."""
@@ -12,11 +13,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from typing import Any, Dict, Optional
 
 ENV = "ENVKIT_NODE_STATE"
 VERSION = 1
 LIMIT = 1 << 20  # a state file past this is not one envkit wrote
+
+
+def now() -> str:
+    """A moment the node records, as a report's started_at is written (UTC, to the second)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def default_path() -> str:
@@ -58,6 +65,15 @@ class NodeState:
     def baseline(self) -> Optional[Dict[str, Any]]:
         found = self.data.get("baseline")
         return found if isinstance(found, dict) else None
+
+    @property
+    def service(self) -> Dict[str, Any]:
+        """When and why `health --drain` took the node out of service, the clean burn-in since
+        (suite/topology.py), and when and after which burn-in it returned."""
+        if not isinstance(self.data.get("service"), dict):
+            self.data["service"] = {}
+        found: Dict[str, Any] = self.data["service"]
+        return found
 
     def save(self) -> str:
         """Writes the file; "" or why it could not be written."""

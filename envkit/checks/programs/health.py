@@ -1,6 +1,7 @@
 """Node health mode, fit for Slurm's HealthCheckProgram or a prolog: a fast subset of the suite
 under a watchdog (Slurm kills the program after 60 s), exit 0 when healthy, otherwise exit 1
-with one line saying why, and optionally the node drained with that line as the reason.
+with one line saying why, and optionally the node drained with that line as the reason; a
+drained node is resumed only after a clean burn-in (`in_service`).
 
     python bundle.zip health [--config JSON] [--timeout 50] [--drain] [--node NAME] [--python P]
     python bundle.zip health --npd ...     node-problem-detector's custom plugin: exit 0 healthy,
@@ -21,6 +22,8 @@ import sys
 import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
+
+from ..core.node_state import NodeState, now
 
 # Quick and telling: the GPU hardware's own state (memory errors, XIDs, links, fabric,
 # temperatures), a GPU that vanished, a driver older than the runtime, wrong math, a tiny
@@ -52,6 +55,7 @@ HEALTH_CHECKS = (
 DEFAULT_TIMEOUT_S = 50.0
 REASON_LIMIT = 200  # Slurm shows the reason in one sinfo -R column
 HEALTHY, UNHEALTHY, UNKNOWN = "healthy", "unhealthy", "unknown"
+BURN_IN = "envkit verify --stress 10m"  # what returns a drained node: suite/stress.py
 # Every other check passed but no GPU was read: Unknown for node-problem-detector (a GPU
 # condition cannot be OK unread), healthy for Slurm (a CPU node is judged by its other checks).
 NO_GPU = "no gpu"
@@ -142,13 +146,6 @@ def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[s
     return HEALTHY, f"envkit: {count if count is not None else 'every'} GPU(s) healthy"
 
 
-def run_health(python: str, config: Dict[str, Any], timeout: float) -> Optional[str]:
-    """Slurm's reading: the one-line reason, or None when healthy. A run that could not finish
-    is a reason (Slurm drains on it); a node without GPUs is judged by its other checks."""
-    state, line = judge_health(python, config, timeout)
-    return line if state in (UNHEALTHY, UNKNOWN) else None
-
-
 def npd_message(line: str) -> str:
     """One line of at most NPD_MESSAGE_BYTES bytes of UTF-8 (node-problem-detector cuts a
     plugin's message there; cutting it here keeps a character whole)."""
@@ -160,16 +157,76 @@ def node_name(given: Optional[str]) -> str:
     return given or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
-def drain(node: str, reason: str) -> Optional[str]:
-    """Drain the node with the reason; an error line when scontrol refused."""
-    argv = ["scontrol", "update", f"nodename={node}", "state=drain", f"reason={reason}"]
+def _slurm(*argv: str) -> Tuple[bool, str]:
+    """A Slurm command: (whether it answered, its first line or why it did not)."""
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"could not drain {node}: {exc}"
+        return False, f"{argv[0]}: {exc}"
     if done.returncode != 0:
-        return f"could not drain {node}: {_first_line(done.stderr or done.stdout)}"
-    return None
+        return False, _first_line(done.stderr or done.stdout)
+    return True, _first_line(done.stdout)
+
+
+def drain(node: str, reason: str) -> Optional[str]:
+    """Drain the node with the reason; an error line when scontrol refused."""
+    done, said = _slurm("scontrol", "update", f"nodename={node}", "state=drain", f"reason={reason}")
+    return None if done else f"could not drain {node}: {said}"
+
+
+def resume(node: str) -> Optional[str]:
+    """Resume the node where Slurm holds it for envkit's reason (a drain for another reason is
+    an administrator's, and stays); an error line when it could not."""
+    done, reason = _slurm("sinfo", "-h", "-N", "-n", node, "-o", "%E")
+    if done and not reason.startswith("envkit:"):
+        return None
+    if done:
+        done, reason = _slurm("scontrol", "update", f"nodename={node}", "state=resume")
+    return None if done else f"could not resume {node}: {reason}"
+
+
+def _said(*notes: Optional[str]) -> None:
+    """Notes on stderr: stdout is the one line Slurm reads."""
+    for note in notes:
+        if note:
+            sys.stderr.write(note + "\n")
+
+
+def _reason(line: str) -> str:
+    return line.replace('"', "'")[:REASON_LIMIT]
+
+
+def in_service(verdict: str, line: str, node: Optional[str]) -> Tuple[str, str]:
+    """A failure with NODE (--drain) drains the node and records when and why. It returns only
+    after a clean burn-in (its run records it: suite/topology.py), as a quick check shows GPUs
+    that idle well, not GPUs that hold under load: until then each run says why it is out; the
+    first passing run with NODE after it resumes the node and records when and after which."""
+    state = NodeState()
+    service = state.service
+    if verdict in (UNHEALTHY, UNKNOWN) and node is not None:
+        if service.get("out"):
+            service.pop("burn_in", None)  # a failure after the burn-in: it proved nothing
+        else:
+            state.data["service"] = {"out": True, "drained_at": now(), "reason": line}
+        _said(drain(node, _reason(line)), state.save())
+    if verdict in (UNHEALTHY, UNKNOWN) or not service.get("out"):
+        return verdict, line
+    burn_in = service.get("burn_in")
+    if not burn_in:
+        held = f"envkit: out since {service.get('drained_at')} until a burn-in passes ({BURN_IN}): "
+        held += str(service.get("reason", "")).replace("envkit: ", "", 1)
+        _said(drain(node, _reason(held)) if node else None)
+        return UNHEALTHY, held
+    if node is not None:
+        unresumed = resume(node)
+        if unresumed:
+            return UNHEALTHY, f"envkit: {unresumed}"
+        service.update(out=False, returned_at=now(), returned_after=burn_in.get("run"))
+        _said(
+            state.save(),
+            f"envkit: {node} back in service after the burn-in of {burn_in.get('run')}",
+        )
+    return verdict, line
 
 
 def main(
@@ -185,24 +242,19 @@ def main(
     if reset_baseline:
         from ..suite.topology import forget
 
-        unwritten = forget()  # said on stderr: stdout is the one line Slurm reads
-        sys.stderr.write(unwritten or "envkit: the topology baseline is reset")
-        sys.stderr.write("\n")
+        unwritten = forget()
+        _said(unwritten or "envkit: the topology baseline is reset")
         if unwritten:
             sys.stdout.write(f"envkit: {unwritten}\n")
             return 1
+    judged = judge_health(python, config, timeout)
+    verdict, line = in_service(*judged, node_name(node) if drain_node else None)
     if npd:
-        state, line = judge_health(python, config, timeout)
         sys.stdout.write(npd_message(line) + "\n")
-        return NPD_EXIT[state]
-    reason = run_health(python, config, timeout)
-    if reason is None:
-        sys.stdout.write(f"envkit: healthy ({time.monotonic() - started:.1f} s)\n")
-        return 0
-    reason = reason.replace('"', "'")[:REASON_LIMIT]
-    sys.stdout.write(reason + "\n")
-    if drain_node:
-        failed = drain(node_name(node), reason)
-        if failed:
-            sys.stderr.write(failed + "\n")
-    return 1
+        return NPD_EXIT[verdict]
+    if verdict in (UNHEALTHY, UNKNOWN):  # a run that could not finish is a reason too
+        sys.stdout.write(_reason(line) + "\n")
+        return 1
+    # A node without GPUs is healthy to Slurm: it is judged by its other checks.
+    sys.stdout.write(f"envkit: healthy ({time.monotonic() - started:.1f} s)\n")
+    return 0

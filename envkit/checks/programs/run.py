@@ -31,6 +31,7 @@ def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetRepor
         stress=bool(config.get("stress_s")),
     )
     started = time.time()
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
     in_turn = [s for s in specs if s.phase != "after"]
     after = [s for s in specs if s.phase == "after"]
     watch = Watch.start() if any(s.group in WATCHED_GROUPS for s in specs) else None
@@ -48,8 +49,9 @@ def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetRepor
             environment, more = run_checks(interpreter, later, after, MODULES, environment)
             results += more
     if isinstance(record, dict) and record.get("available"):
-        # The node remembers where the kernel log was read to and its healthy topology.
-        note = topology.remember(record, results)
+        # The node remembers where the kernel log was read to, its healthy topology and a
+        # burn-in that may return it to service.
+        note = topology.remember(record, results, started_at)
         environment = dict(
             environment, node_state=note or (record.get("node_state") or {}).get("path")
         )
@@ -63,7 +65,7 @@ def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetRepor
     return {
         "schema_version": SCHEMA_VERSION,
         "target": config.get("target", "local"),
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "started_at": started_at,
         "duration_s": round(time.time() - started, 3),
         "environment": environment,
         "summary": summarize(results),

@@ -3,17 +3,20 @@ and width, VBIOS, and the GPU count, recorded by the first run whose topology ch
 kept in the node state (core/node_state.py). Later runs fail on any GPU, link or lane lost
 against it; `envkit health --baseline reset` forgets it after intended hardware work. A SKU
 whose link count depends on the node (a bridge, a topology) is judged by this, not by a
-guess. Python 3.8 syntax."""
+guess. The same end-of-run record keeps the kernel log's cursor and a clean burn-in of a node
+out of service. Python 3.8 syntax."""
 
 from __future__ import annotations
 
-import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from ..core.node_state import NodeState
+from ..core.node_state import NodeState, now
 
 # The checks whose pass makes a topology healthy enough to be the baseline.
 JUDGES = ("gpu.inventory", "gpu.nvlink", "gpu.pcie")
+# What a burn-in that returns a node to service holds: the burn itself, and the checks that
+# judge the GPUs under its load (throttling, temperatures and power).
+BURN_IN = ("stress.gpu", "gpu.clocks", "gpu.thermal")
 
 
 def gpu_key(snapshot: Dict[str, Any]) -> str:
@@ -39,11 +42,7 @@ def of(snaps: List[Dict[str, Any]], samples: List[Dict[str, Any]]) -> Dict[str, 
             "pcie_gen": max(gens) if gens else None,
             "pcie_width": max(widths) if widths else snap.get("pcie_width"),
         }
-    return {"gpu_count": len(snaps), "gpus": gpus, "recorded_at": _now()}
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {"gpu_count": len(snaps), "gpus": gpus, "recorded_at": now()}
 
 
 def baseline_gpu(record: Dict[str, Any], snapshot: Dict[str, Any]) -> Optional[Dict[str, Any]]:
@@ -52,9 +51,11 @@ def baseline_gpu(record: Dict[str, Any], snapshot: Dict[str, Any]) -> Optional[D
     return found if isinstance(found, dict) else None
 
 
-def remember(record: Dict[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
-    """After a run: the kernel log's cursor always (an XID is reported once), the topology
-    when there is no baseline yet and every topology check passed. "" or a note."""
+def remember(record: Dict[str, Any], results: Sequence[Mapping[str, Any]], run: str) -> str:
+    """After RUN (its start): the kernel log's cursor always (an XID is reported once), the
+    topology when there is no baseline yet and every topology check passed, and, while the node
+    is out of service, a clean burn-in (the next passing `envkit health --drain` returns it) or
+    a failure that undoes one. "" or a note."""
     state = NodeState(str((record.get("node_state") or {}).get("path") or "") or None)
     kernel = record.get("kernel") or {}
     if kernel.get("cursor"):
@@ -68,6 +69,13 @@ def remember(record: Dict[str, Any], results: Sequence[Mapping[str, Any]]) -> st
         and any(s == "pass" for s in judged)
     ):
         state.data["baseline"] = of(record["before"], record.get("samples") or [])
+    service = state.service
+    if service.get("out") and {"fail", "error"} & set(statuses.values()):
+        service.pop("burn_in", None)  # a failure since the burn-in: it proved nothing
+    elif (
+        service.get("out") and statuses.get(BURN_IN[0]) == "pass" and set(BURN_IN) <= set(statuses)
+    ):
+        service["burn_in"] = {"run": run, "checks": len(statuses)}
     return state.save()
 
 
