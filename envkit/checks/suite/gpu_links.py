@@ -118,10 +118,7 @@ def _expected_link(
 
 
 def _judge_loaded_link(
-    ctx: Context,
-    record: Dict[str, Any],
-    snap: Dict[str, Any],
-    problems: List[str],
+    ctx: Context, record: Dict[str, Any], snap: Dict[str, Any], problems: List[str]
 ) -> str:
     """Why the link was not judged ("" when it was)."""
     gpu = snap["index"]
@@ -132,15 +129,10 @@ def _judge_loaded_link(
     if not (gen or width):
         return "no expected link (its maximum is not readable)"
     tolerance = int(expectation(ctx, "pcie_samples", PCIE_SAMPLES))
-    short = {
-        k: n
-        for k, n in loaded.items()
-        if (gen and int(k.split("x")[0]) < gen) or (width and int(k.split("x")[1]) < width)
-    }
+    links = {k: tuple(int(part) for part in k.split("x")) for k in loaded}  # "4x16": Gen4 x16
+    short = {k: n for k, n in loaded.items() if (gen and links[k][0] < gen) or links[k][1] < width}
     # The figures judged: the worst link once the tolerated samples are set aside.
-    ranked = sorted(
-        ((int(k.split("x")[0]), int(k.split("x")[1])) for k, n in loaded.items() for _ in range(n))
-    )
+    ranked = sorted(links[k] for k, n in loaded.items() for _ in range(n))
     worst_gen = min(g for g, _ in ranked[min(tolerance, len(ranked) - 1) :])
     ranked_width = sorted(w for _, w in ranked)
     worst_width = ranked_width[min(tolerance, len(ranked_width) - 1)]
