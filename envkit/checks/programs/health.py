@@ -129,11 +129,9 @@ def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[s
             child.wait()
             return UNKNOWN, f"envkit: health checks did not finish within {timeout:.0f} s"
         if not os.path.exists(out):
-            lines = stderr.decode(errors="replace").strip().splitlines()
-            tail = lines[-1] if lines else ""
-            return UNKNOWN, f"envkit: the checks could not start with {python}" + (
-                f": {tail}" if tail else ""
-            )
+            tail = (stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
+            said = f": {tail}" if tail else ""
+            return UNKNOWN, f"envkit: the checks could not start with {python}{said}"
         with open(out) as handle:
             report = json.load(handle)
     reason = reason_for(report)
