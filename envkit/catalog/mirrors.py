@@ -69,13 +69,8 @@ def preset_names() -> tuple[str, ...]:
 @cache
 def preset_hosts() -> frozenset[str]:
     """Every host a preset points at: all serve https, so none belongs in pip's trusted-host."""
-    hosts: set[str] = set()
-    for preset in load_presets().values():
-        for url in (
-            preset.apt.base if preset.apt else None,
-            preset.pip,
-            preset.conda.base if preset.conda else None,
-        ):
-            if url:
-                hosts.add(urlsplit(url).hostname or "")
-    return frozenset(hosts - {""})
+    presets = load_presets().values()
+    apt = [p.apt.base for p in presets if p.apt]
+    conda = [p.conda.base for p in presets if p.conda]
+    urls = [*apt, *(p.pip for p in presets), *conda]
+    return frozenset(urlsplit(url).hostname or "" for url in urls if url) - {""}
