@@ -103,8 +103,7 @@ def _line_of_key(text: str, key: str) -> int:
 
 def _toml(name: str, text: str) -> dict[str, Any]:
     try:
-        data: dict[str, Any] = toml_loads(text)
-        return data
+        return toml_loads(text)
     except TOMLDecodeError as exc:
         found = re.search(r"line (\d+)", str(exc))
         line = int(found.group(1)) if found else 1
@@ -151,7 +150,7 @@ def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...])
         return []  # a virtual root: its members' dependencies are in its uv.lock
     if not isinstance(project, dict):
         raise in_file(name, 1, "no [project] table", "describe the project in [project] (PEP 621)")
-    if "dependencies" in (project.get("dynamic") or ()):
+    if _dynamic(project):
         raise in_file(
             name,
             line_of(text, "dynamic"),
@@ -240,9 +239,8 @@ def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, 
         for d in (root.get("metadata") or {}).get("requires-dist") or ()
         if isinstance(d, dict) and "name" in d
     }
-    named = list(project.get("dependencies") or ())
-    for group in (project.get("optional-dependencies") or {}).values():
-        named += group or ()
+    groups = (project.get("optional-dependencies") or {}).values()
+    named = [*(project.get("dependencies") or ()), *(r for group in groups for r in group or ())]
     declared = {canonicalize_name(Requirement(r).name) for r in named}
     if locked != declared:
         change = sorted(f"+{n}" for n in declared - locked)
