@@ -11,19 +11,16 @@ LIBPOD_API = "v4.0.0"
 
 
 def _portmappings(ports: dict[str, Any]) -> list[dict[str, Any]]:
-    mappings = []
-    for key, bindings in ports.items():
-        container_port, _, protocol = key.partition("/")
-        for address, host_port in bindings if isinstance(bindings, list) else [bindings]:
-            mappings.append(
-                {
-                    "host_ip": address,
-                    "host_port": int(host_port),
-                    "container_port": int(container_port),
-                    "protocol": protocol or "tcp",
-                }
-            )
-    return mappings
+    return [
+        {
+            "host_ip": address,
+            "host_port": int(host_port),
+            "container_port": int(key.partition("/")[0]),
+            "protocol": key.partition("/")[2] or "tcp",
+        }
+        for key, bindings in ports.items()
+        for address, host_port in (bindings if isinstance(bindings, list) else [bindings])
+    ]
 
 
 def _storage(volumes: dict[str, dict[str, str]]) -> dict[str, list[dict[str, Any]]]:
