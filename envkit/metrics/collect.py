@@ -93,10 +93,9 @@ def exported(readings: list[Reading], now: float | None = None) -> list[Sample]:
     now = time.time() if now is None else now
     out: list[Sample] = []
     for reading in readings:
+        age = round(max(0.0, now - reading.at), 3)
         out.append(sample(c.SOURCE_UP, reading.problem is None, source=reading.source))
-        out.append(
-            sample(c.SOURCE_AGE, round(max(0.0, now - reading.at), 3), source=reading.source)
-        )
+        out.append(sample(c.SOURCE_AGE, age, source=reading.source))
         if reading.problem is None:
             out += reading.samples
     return out
