@@ -13,6 +13,7 @@ from envkit.metrics import catalogue as c
 WIDTH, HEIGHT = 12, 8
 DATASOURCE = {"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
 MEMBER_FAMILIES = {f.name for f in c.FAMILIES if f.labels[:1] == ("project",)}
+LEGEND_HIDDEN = ("Hostname", "UUID", "pci_bus_id", "model_name", "project")  # kept out of a legend
 
 
 def panel_query(family: c.Family) -> str:
@@ -22,13 +23,9 @@ def panel_query(family: c.Family) -> str:
     return f'{family.name}{{target=~"$target"}}' if "target" in family.labels else family.name
 
 
-def _legend(family: c.Family) -> str:
-    hidden = ("Hostname", "UUID", "pci_bus_id", "model_name", "project")
-    return " ".join(f"{{{{{name}}}}}" for name in family.labels if name not in hidden)
-
-
 def _panel(family: c.Family, index: int) -> dict[str, Any]:
     table = family.panel == "table"
+    legend = " ".join(f"{{{{{name}}}}}" for name in family.labels if name not in LEGEND_HIDDEN)
     return {
         "id": index + 1,
         "type": family.panel,
@@ -41,7 +38,7 @@ def _panel(family: c.Family, index: int) -> dict[str, Any]:
                 "refId": "A",
                 "datasource": DATASOURCE,
                 "expr": panel_query(family),
-                "legendFormat": _legend(family),
+                "legendFormat": legend,
                 "instant": table,
                 "format": "table" if table else "time_series",
             }
