@@ -56,9 +56,8 @@ def _number(value: float) -> str:
 
 def render(samples: Iterable[Sample], openmetrics: bool = False) -> str:
     by_family: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
-    for one in samples:
-        series = by_family.setdefault(one.family.name, {})
-        series.setdefault(one.labels, one.value)
+    for one in samples:  # a series' first sample is kept
+        by_family.setdefault(one.family.name, {}).setdefault(one.labels, one.value)
     lines: list[str] = []
     for family in FAMILIES:
         written = by_family.get(family.name)
@@ -68,11 +67,8 @@ def render(samples: Iterable[Sample], openmetrics: bool = False) -> str:
         lines.append(f"# TYPE {family.name} gauge")
         for labels, value in written.items():
             inside = ",".join(f'{name}="{escape_label(text)}"' for name, text in labels)
-            lines.append(
-                f"{family.name}{{{inside}}} {_number(value)}"
-                if inside
-                else f"{family.name} {_number(value)}"
-            )
+            braced = f"{{{inside}}}" if inside else ""
+            lines.append(f"{family.name}{braced} {_number(value)}")
     if openmetrics:
         lines.append("# EOF")
     return "\n".join(lines) + "\n" if lines else ("# EOF\n" if openmetrics else "")
