@@ -219,10 +219,8 @@ def _judge_link_count(
     if configured is not None:
         wanted, why = int(configured), "verify.gpu.nvlinks"
     elif base is not None:
-        wanted, why = (
-            int(base),
-            f"this node's baseline of {record['baseline'].get('recorded_at', '?')}",
-        )
+        recorded = record["baseline"].get("recorded_at", "?")
+        wanted, why = int(base), f"this node's baseline of {recorded}"
     elif sku is not None and sku.nvlinks is not None and not sku.varies:
         wanted, why = sku.nvlinks[0], f"a healthy {sku.name}"
     elif sku is not None and sku.nvlinks is not None and active not in sku.nvlinks:
