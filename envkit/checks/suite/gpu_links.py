@@ -52,7 +52,8 @@ def pcie(ctx: Context) -> str:
     limit = int(expectation(ctx, "pcie_replays", PCIE_REPLAYS_LIMIT))
 
     def judge(snap: Dict[str, Any], index: Any, problems: List[str], notes: List[str]) -> str:
-        if _host_link(snap) == skus.C2C:
+        sku = skus.sku_of(snap)
+        if sku is not None and sku.host_link == skus.C2C:
             return _judge_c2c(snap, problems, notes)
         summary, after = record["samples"][index], record["after"][index]
         unread = [
@@ -71,11 +72,6 @@ def pcie(ctx: Context) -> str:
     # Every GPU, by its host link: a Grace part's is NVLink-C2C, the others' PCIe.
     message = judge_each(record["before"], "index", judge, "host link")
     return message or "every link at its width and generation under load"
-
-
-def _host_link(snap: Dict[str, Any]) -> str:
-    sku = skus.sku_of(snap)
-    return sku.host_link if sku else skus.PCIE
 
 
 def _judge_c2c(snap: Dict[str, Any], problems: List[str], notes: List[str]) -> str:
