@@ -34,11 +34,12 @@ LOCAL = f"envkit/{PROJECT}:latest"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry, str]]:
-    """The emulator, a registry, and the two-platform base in it. The arm64 base first: while
-    this worker makes it, the other makes the amd64 base its own first file needs."""
+    """The emulator, a registry, and the two-platform base in it. (The arm64 base made beside
+    the other worker's amd64 one ran past import_rootfs' 30 minutes on a loaded 2-core
+    machine: one base at a time.)"""
+    ensure_base_image()
     with qemu_aarch64():
         ensure_arm64_base()
-        ensure_base_image()
         with running_registry(tmp_path_factory.mktemp("registry")) as registry:
             yield registry, multi_arch_base(registry, registry.env())
 
