@@ -37,6 +37,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -225,12 +226,7 @@ def test_a_real_conda_project_builds_through_the_mirror_and_installs_itself_at_f
     config["packages"]["pip"] = ["scikit-image"]
     config["runtime"]["build_network"] = "host"
     try:
-        with conda_mirror(root, conda_seen) as conda_url, pip_index(pip_seen) as pip_url:
-            config["mirrors"].update(
-                {"conda": conda_url, "pip": f"{pip_url}/simple", "trusted_hosts": ["127.0.0.1"]}
-            )
-            (folder / "envkit.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-            _builds_verifies_and_imports(project, folder)
+        _through_served_mirrors(project, folder, config, root, conda_seen, pip_seen)
         fetched = sorted(p.rsplit("/", 1)[1].split("-")[0] for p in conda_seen.paths
                          if p.endswith(".conda"))  # fmt: skip
         assert fetched == ["pip", "python"], conda_seen.paths  # the file's, from pkgs/main
@@ -265,12 +261,7 @@ def test_a_pixi_project_with_pypi_installs_its_lock_and_itself_from_the_workspac
     config["runtime"]["build_network"] = "host"
     conda_seen, pip_seen = Recorder(), Recorder()
     try:
-        with conda_mirror(root, conda_seen) as conda_url, pip_index(pip_seen) as pip_url:
-            config["mirrors"].update(
-                {"conda": conda_url, "pip": f"{pip_url}/simple", "trusted_hosts": ["127.0.0.1"]}
-            )
-            (folder / "envkit.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-            _builds_verifies_and_imports(project, folder)
+        conda_url = _through_served_mirrors(project, folder, config, root, conda_seen, pip_seen)
         # The lock's packages exactly, each through the mirror the .condarc routes conda-forge to
         shown = docker("run", "--rm", "--entrypoint", "envkit-conda", project.tag, "list").stdout
         assert sorted(line.split()[0] for line in shown.splitlines()) == ["envkit-hello", "python"]
@@ -294,6 +285,25 @@ def test_a_pixi_project_with_pypi_installs_its_lock_and_itself_from_the_workspac
     finally:
         envkit("down", "--volumes", "--yes", cwd=folder)
         docker("rmi", "-f", project.tag, check=False)
+
+
+def _through_served_mirrors(
+    project: RealProject,
+    folder: Path,
+    config: dict[str, Any],
+    root: Path,
+    conda_seen: Recorder,
+    pip_seen: Recorder,
+) -> str:
+    """_builds_verifies_and_imports with CONFIG's conda and pip mirrors the tests' channel under
+    ROOT and a recording pip index, served for the build; the channel's URL."""
+    with conda_mirror(root, conda_seen) as conda_url, pip_index(pip_seen) as pip_url:
+        config["mirrors"].update(
+            {"conda": conda_url, "pip": f"{pip_url}/simple", "trusted_hosts": ["127.0.0.1"]}
+        )
+        (folder / "envkit.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        _builds_verifies_and_imports(project, folder)
+    return conda_url
 
 
 def _pinned(path: Path, name: str) -> set[str]:
