@@ -114,10 +114,6 @@ def _quantity(size: str | None) -> str:
     return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
 
 
-def _dns_name(project: str) -> str:
-    return re.sub(r"[^a-z0-9-]", "-", f"envkit-verify-{project}")[:52].rstrip("-")
-
-
 def _check_request(request: K8sRequest) -> None:
     if not DNS_LABEL.fullmatch(request.namespace):
         raise EnvkitError(
@@ -155,7 +151,7 @@ def plan_k8s(plan: Plan, request: K8sRequest, platforms: tuple[str, ...] | None 
     selector = (("nvidia.com/gpu.present", "true"),) if gpus else ()
     return K8sPlan(
         project=plan.project,
-        name=_dns_name(plan.project),
+        name=re.sub(r"[^a-z0-9-]", "-", f"envkit-verify-{plan.project}")[:52].rstrip("-"),
         namespace=request.namespace,
         image=request.image or plan.image.tag,
         nodes=request.nodes,

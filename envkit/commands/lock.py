@@ -21,12 +21,6 @@ class LockRequest:
     platform: str | None = None  # --platform: that platform's image of a multi-platform build
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    if path.is_dir():
-        raise EnvkitError(f"--lock-file {path} is a folder", "name the lock file, e.g. envkit.lock")
-    write_atomically(path, text)
-
-
 def _platform_image(project: Project, platform: str | None) -> str:
     """The image a lock is made from: the project's, or one platform's of several."""
     if platform is None:
@@ -44,7 +38,9 @@ def run(request: LockRequest) -> int:
     image = request.tag or _platform_image(project, request.platform)
     made = make_lock(project.plan, image)
     path = request.lock_file or project.project_dir / LOCK_FILE
-    _write_atomically(path, made.text)
+    if path.is_dir():
+        raise EnvkitError(f"--lock-file {path} is a folder", "name the lock file, e.g. envkit.lock")
+    write_atomically(path, made.text)
     lock = made.lock
     added = sum(1 for _, origin in lock["apt"].values() if origin == "added")
     by_pip = [name for name, values in lock["pip"].items() if values[1] in INDEX_INSTALLERS]

@@ -39,11 +39,6 @@ def _target(plan: Plan, kind: str, volume: str, asked: str | None) -> str:
     return f"{plan.project}_{plan.project}-{asked}-home"  # a member who has left
 
 
-def _in_use(client: object, volume: str) -> list[str]:
-    running = client.containers.list(filters={"volume": volume})  # type: ignore[attr-defined]
-    return [c.name for c in running]
-
-
 def run(request: RestoreRequest) -> int:
     plan = load_project(request.config).plan
     manifest = read_manifest(request.archive)
@@ -64,7 +59,7 @@ def run(request: RestoreRequest) -> int:
         labels = {PROJECT_LABEL: plan.project, VOLUME_LABEL: manifest.kind}
         client.volumes.create(name, labels={**labels, **({MEMBER_LABEL: member} if member else {})})
         exists = False
-    users = _in_use(client, name)
+    users = [c.name for c in client.containers.list(filters={"volume": name})]
     if users and not request.force:
         raise EnvkitError(
             f"{name} is in use by {', '.join(users)}",

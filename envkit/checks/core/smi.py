@@ -20,10 +20,6 @@ def _enabled(text: str) -> bool:
     return text.strip().lower() in ("enabled", "yes", "1")
 
 
-def _hex(text: str) -> int:
-    return int(text, 16)
-
-
 # (nvidia-smi field, snapshot field, how to read it); a "group.part" snapshot field is one part
 # of a compound value (remapped_rows, retired_pages).
 FIELDS: List[Tuple[str, str, Callable[[str], Any]]] = [
@@ -45,7 +41,7 @@ FIELDS: List[Tuple[str, str, Callable[[str], Any]]] = [
     ("retired_pages.single_bit_ecc.count", "retired_pages.sbe", int),
     ("retired_pages.double_bit.count", "retired_pages.dbe", int),
     ("retired_pages.pending", "retired_pages.pending", lambda t: int(_enabled(t))),
-    ("clocks_event_reasons.active", "reasons", _hex),
+    ("clocks_event_reasons.active", "reasons", lambda t: int(t, 16)),
     ("pcie.link.gen.current", "pcie_gen", int),
     ("pcie.link.gen.max", "pcie_max_gen", int),
     ("pcie.link.width.current", "pcie_width", int),

@@ -50,10 +50,6 @@ CONDA_PKGS = CacheMount("envkit-conda-pkgs", "/var/cache/envkit/conda-pkgs")
 DOWNLOADS = CacheMount("envkit-downloads", "/var/cache/envkit/downloads")
 
 
-def _slug(image: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "-", image.lower()).strip("-")[:80]
-
-
 @dataclass(frozen=True)
 class InstallPlan:
     installer: Installer
@@ -79,7 +75,7 @@ class InstallPlan:
 
     @property
     def apt_mounts(self) -> tuple[CacheMount, CacheMount]:
-        slug = _slug(self.base)
+        slug = re.sub(r"[^a-z0-9.]+", "-", self.base.lower()).strip("-")[:80]
         return (
             CacheMount(f"envkit-apt-archives-{slug}", "/var/cache/apt"),
             CacheMount(f"envkit-apt-lists-{slug}", "/var/lib/apt/lists"),
