@@ -120,13 +120,9 @@ def capture_state(url: str, conda_prefix: str | None) -> tuple[Lock, str]:
         finally:
             with contextlib.suppress(Exception):  # closing is best effort
                 target.close()
-    return state_of(captured), str(captured["arch"])
-
-
-def state_of(captured: dict[str, Any]) -> Lock:
-    """The capture's JSON (lists) as lock sections (tuples)."""
-    sections = captured["state"].items()
-    return {section: {k: tuple(v) for k, v in entries.items()} for section, entries in sections}
+    sections = captured["state"].items()  # the capture's JSON (lists) as lock sections (tuples)
+    state = {section: {k: tuple(v) for k, v in entries.items()} for section, entries in sections}
+    return state, str(captured["arch"])
 
 
 def make_lock(plan: Plan, tag: str) -> MadeLock:
