@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 from ..core.context import Context
 from ..core.registry import CheckFailed, check
 from . import gpu_rules
-from .hardware import expectation, judge_each, snapshots, unreadable, who
+from .hardware import cannot_read, expectation, judge_each, snapshots, unreadable, who
 
 RETIRED_PAGES_LIMIT = 60  # NVIDIA's replacement criterion for page retirement (pre-Ampere)
 ROW_REMAP_UNCORRECTABLE_WARN = 512  # DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE: the health watch warns
@@ -96,9 +96,7 @@ def row_remap(ctx: Context) -> str:
             )
         if snap.get("unrepairable_memory"):
             problems.append(f"{who(snap)}: the driver flags its memory unrepairable: replace it")
-        problems.extend(
-            f"{who(snap)}: NVML cannot read {u}" for u in unreadable(snap, ["unrepairable_memory"])
-        )
+        problems += cannot_read(snap, unreadable(snap, ["unrepairable_memory"]))
 
     return judge_each(snaps, "remapped_rows", judge, "row remapping") or "no remapping pending"
 

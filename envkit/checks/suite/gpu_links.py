@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Tuple
 
 from ..core.context import Context
 from ..core.registry import check
-from . import skus, topology
+from . import hardware, skus, topology
 from .hardware import NO_LOAD, expectation, field, judge_each, observations, unreadable, who
 
 PCIE_REPLAYS_LIMIT = 80  # DCGM's pcie test: replays tolerated during one run
@@ -61,8 +61,7 @@ def pcie(ctx: Context) -> str:
             *unreadable(summary, ("pcie_gen", "pcie_width", "utilization")),
             *unreadable(after, ("pcie_replays",)),
         ]
-        if unread:
-            problems.append(f"{who(snap)}: NVML cannot read {', '.join(dict.fromkeys(unread))}")
+        problems += hardware.cannot_read(snap, unread)
         _replays(snap, after, limit, problems, notes)
         why = (snap.get("errors") or {}).get("pcie_width")
         if why:  # not supported (any other reason is a problem above)
@@ -77,9 +76,7 @@ def pcie(ctx: Context) -> str:
 def _judge_c2c(snap: Dict[str, Any], problems: List[str], notes: List[str]) -> str:
     """A Grace part's host link is NVLink-C2C, not PCIe: every C2C link up."""
     links, why = field(snap, "c2c_links")
-    problems.extend(
-        f"{who(snap)}: NVML cannot read its {u}" for u in unreadable(snap, ["c2c_links"])
-    )
+    problems += hardware.cannot_read(snap, [f"its {u}" for u in unreadable(snap, ["c2c_links"])])
     if why is not None:
         return f"its NVLink-C2C links not readable ({why})"
     if links["active"] < links["count"] or not links["count"]:
@@ -184,10 +181,7 @@ def nvlink(ctx: Context) -> str:
             for link in [*links, *(after or [])]
             for u in unreadable(link, link.get("errors") or {})
         ]
-        if unread:
-            problems.append(
-                f"{who(snap)}: NVML cannot read {', '.join(list(dict.fromkeys(unread))[:6])}"
-            )
+        problems += hardware.cannot_read(snap, list(dict.fromkeys(unread))[:6])
         _judge_link_count(ctx, record, snap, links, problems, notes)
         _judge_counters(ctx, snap, links, after or [], seconds, problems, notes)
 

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 from ..core.context import Context
 from ..core.registry import CheckFailed, Skip, check
 from . import gpu_rules, skus, topology
-from .hardware import NO_LOAD, expectation, judge_each, observations, unreadable, who
+from .hardware import NO_LOAD, cannot_read, expectation, judge_each, observations, unreadable, who
 
 POWER_OVER_LIMIT = 1.10  # drawn above the enforced limit by this much: sensor or limit broken
 
@@ -40,8 +40,7 @@ def inventory(ctx: Context) -> str:
     baseline = record.get("baseline") or {}
     floor = max(torch_count, int(baseline.get("gpu_count") or 0))
     ctx.metric("gpu_count", float(len(snaps)), "gpus", minimum=float(floor))
-    unread = {who(s): unreadable(s, ("handle", "name", "uuid")) for s in snaps}
-    problems = [f"{gpu}: NVML cannot read {', '.join(u)}" for gpu, u in unread.items() if u]
+    problems = [p for s in snaps for p in cannot_read(s, unreadable(s, ("handle", "name", "uuid")))]
     problems += [
         f"{who(s)}: {_lost(samples[s['index']])}" for s in snaps if _lost(samples[s["index"]])
     ]
@@ -57,9 +56,7 @@ def inventory(ctx: Context) -> str:
         problems += [
             f"{who(s)}: persistence mode is off" for s in snaps if s.get("persistence") is False
         ]
-        problems += [
-            f"{who(s)}: NVML cannot read {u}" for s in snaps for u in unreadable(s, ["persistence"])
-        ]
+        problems += [p for s in snaps for p in cannot_read(s, unreadable(s, ["persistence"]))]
     if problems:
         raise CheckFailed("; ".join(problems))
     if not snaps:
@@ -131,8 +128,7 @@ def clocks(ctx: Context) -> str:
     def judge(snap: Dict[str, Any], index: Any, problems: List[str], notes: List[str]) -> str:
         summary = record["samples"][index]
         unread = unreadable(summary, ("reasons", "utilization"))
-        if unread:
-            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)} during the run")
+        problems += cannot_read(snap, unread, " during the run")
         why = summary["errors"].get("reasons") or summary["errors"].get("utilization")
         if why or not summary["loaded"]:
             return f"clock-event reasons or utilization not readable ({why})" if why else NO_LOAD
@@ -177,8 +173,7 @@ def thermal(ctx: Context) -> str:
             summary, ("temperature", "memory_temperature", "power_w", "power_limit_w")
         )
         unread += unreadable(snap, [*(n for n, _ in TEMPERATURE_LIMITS), "memory_max_temp"])
-        if unread:
-            problems.append(f"{who(snap)}: NVML cannot read {', '.join(unread)}")
+        problems += cannot_read(snap, unread)
         limit, named = next(
             ((snap[n], said) for n, said in TEMPERATURE_LIMITS if snap.get(n)), ("", "")
         )
@@ -241,12 +236,8 @@ def processes(ctx: Context) -> str:
     allow = bool(expectation(ctx, "allow_processes", False))
 
     def judge(snap: Dict[str, Any], found: Any, problems: List[str], notes: List[str]) -> None:
-        ctx.metric(
-            f"processes.gpu{snap['index']}",
-            float(len(found)),
-            "count",
-            maximum=None if allow else 0.0,
-        )
+        most = None if allow else 0.0
+        ctx.metric(f"processes.gpu{snap['index']}", float(len(found)), "count", maximum=most)
         if not found:
             return
         listed = ", ".join(f"pid {p['pid']} ({p['used_bytes'] / 2**20:.0f} MiB)" for p in found)

@@ -72,6 +72,12 @@ def unreadable(reading: Dict[str, Any], names: Iterable[str]) -> List[str]:
     return [f"{n} ({errors[n]})" for n in names if errors.get(n) not in (None, *UNSUPPORTED)]
 
 
+def cannot_read(snap: Dict[str, Any], unread: Iterable[str], during: str = "") -> List[str]:
+    """The one problem naming what NVML could not read on this GPU (none when it read all)."""
+    named = ", ".join(dict.fromkeys(unread))
+    return [f"{who(snap)}: NVML cannot read {named}{during}"] if named else []
+
+
 def _not_supported(why: str) -> str:
     if why == "nvml_only":
         return "not supported: nvidia-smi cannot read it (NVML is not loadable)"
