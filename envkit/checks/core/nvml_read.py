@@ -227,17 +227,15 @@ def _nvlinks(nvml: Nvml, handle: Any) -> List[Dict[str, Any]]:
 
 
 def _link_counters(nvml: Nvml, handle: Any, link: int, row: Dict[str, Any]) -> None:
+    at = ctypes.c_uint(link)
     try:
-        row["version"] = nvml.uint("nvmlDeviceGetNvLinkVersion", handle, ctypes.c_uint(link))
+        row["version"] = nvml.uint("nvmlDeviceGetNvLinkVersion", handle, at)
     except NvmlError:
         row["version"] = None
     for name, counter in NVLINK_COUNTERS:
         try:
             row[name] = nvml.ull(
-                "nvmlDeviceGetNvLinkErrorCounter",
-                handle,
-                ctypes.c_uint(link),
-                ctypes.c_int(counter),
+                "nvmlDeviceGetNvLinkErrorCounter", handle, at, ctypes.c_int(counter)
             )
         except NvmlError as exc:
             row[name] = None

@@ -57,11 +57,8 @@ def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetRepor
         )
     user_checks = config.get("user_checks_dir")
     if user_checks:
-        results += run_user_checks(
-            interpreter,
-            user_checks,
-            float(config.get("user_checks_timeout_s", DEFAULT_USER_CHECKS_TIMEOUT_S)),
-        )
+        timeout_s = float(config.get("user_checks_timeout_s", DEFAULT_USER_CHECKS_TIMEOUT_S))
+        results += run_user_checks(interpreter, user_checks, timeout_s)
     return {
         "schema_version": SCHEMA_VERSION,
         "target": config.get("target", "local"),

@@ -38,14 +38,8 @@ def xid(ctx: Context) -> str:
     events = _events(record, kernel)
     warn, fail = expectation(ctx, "xid_warn", ()), expectation(ctx, "xid_fail", ())
     live = {s["index"]: s.get("recovery_action") for s in record["after"]}
-    judged = xid_rules.judge(
-        events,
-        warn,
-        fail,
-        _driver_major(record.get("driver")),
-        live,
-        kernel.get("driver_loaded_seq"),
-    )
+    driver = _driver_major(record.get("driver"))
+    judged = xid_rules.judge(events, warn, fail, driver, live, kernel.get("driver_loaded_seq"))
     # Each XID counted per GPU and verdict (`envkit metrics` exports them by code, bucket and
     # verdict); an event whose GPU could not be told (a bus id no GPU has) has no GPU suffix.
     counts: Dict[Tuple[int, int, str], int] = {}
