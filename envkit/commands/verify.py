@@ -228,12 +228,9 @@ def _remember(
     """Record the runs and judge them against their baselines; say what was found."""
     if not request.history.record:
         return None
+    summarise = request.reports.html is not None
     remembered = remember(
-        reports,
-        request.run_id,
-        request.history.file,
-        baseline,
-        summarise=request.reports.html is not None,
+        reports, request.run_id, request.history.file, baseline, summarise=summarise
     )
     if remembered.warning:
         sys.stderr.write(for_terminal(f"warning: {remembered.warning}\n"))
