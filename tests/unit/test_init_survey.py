@@ -196,3 +196,22 @@ def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
         ), rendered
     environment = (folder / ".envkit" / "environment.yml").read_text()
     assert "numpy" in environment and "einops" in environment, "the file's other packages stay"
+
+
+def test_a_file_pinning_an_old_torch_gets_a_python_that_torch_has(tmp_path: Path) -> None:
+    """Issue 47: with --flavor cuda (envkit installs Python), a conda file whose torch predates
+    envkit's default Python 3.11 (pytorch=1.9.1 under `python >= 3.8`, as StyleGAN3's) is
+    kept with the newest Python the proposed torch has wheels for, not left out over it."""
+    folder, home = tmp_path / "project", tmp_path / "home"
+    folder.mkdir()
+    home.mkdir()
+    (folder / "environment.yml").write_text(
+        "channels: [pytorch, nvidia]\ndependencies:\n  - python >= 3.8\n  - pip\n"
+        "  - pytorch=1.9.1\n  - cudatoolkit=11.1\n  - scipy=1.7.1\n"
+    )
+    made = envkit("init", "--no-input", "--flavor", "cuda", cwd=folder, env={"HOME": str(home)})
+    assert made.returncode == 0 and "uses environment.yml" in made.stdout, made
+    config = (folder / "envkit.yaml").read_text()
+    assert 'python: "3.10"' in config and "file: environment.yml" in config, config
+    rendered = envkit("render", cwd=folder, env={"HOME": str(home)})
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr

@@ -24,6 +24,7 @@ from envkit.errors import ConfigError, EnvkitError, FieldError
 from envkit.render.files import make_environment
 
 FLAVORS = ("pytorch", "cuda", "custom")
+DEFAULT_PYTHON = "3.11"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,7 +216,7 @@ def _starter(
         for c in _not_used(found, chosen, left)
     ]
     alternatives += [f"not used: {why}" for why in found.unusable]
-    python = (chosen.wish.python if chosen else None) or "3.11"
+    python = _python(proposal, chosen.wish.python if chosen else None)
     return (
         make_environment()
         .get_template("envkit.yaml.j2")
@@ -234,6 +235,16 @@ def _starter(
             **vars(_decided(flavor, proposal, python, chosen, found)),
         )
     )
+
+
+def _python(proposal: _Proposal, wished: str | None) -> str:
+    """The file's Python, else 3.11 where the proposed torch has its wheels, else the newest
+    Python it has: a file pinning an older torch (pytorch=1.9.1 under `python >= 3.8`) is kept
+    with a Python that torch can be installed into, not left out over envkit's default."""
+    if wished or proposal.torch == "none":
+        return wished or DEFAULT_PYTHON
+    pythons = compat.resolve_torch(compat.load_table(), proposal.torch).python
+    return DEFAULT_PYTHON if DEFAULT_PYTHON in pythons else max(pythons, key=compat.version_key)
 
 
 def _refused(text: str, path: Path) -> str | None:
