@@ -198,13 +198,16 @@ def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
     assert "numpy" in environment and "einops" in environment, "the file's other packages stay"
 
 
-def test_a_file_pinning_an_old_torch_gets_a_python_that_torch_has(tmp_path: Path) -> None:
-    """Issue 47: with --flavor cuda (envkit installs Python), a conda file whose torch predates
-    envkit's default Python 3.11 (pytorch=1.9.1 under `python >= 3.8`, as StyleGAN3's) is
-    kept with the newest Python the proposed torch has wheels for, not left out over it."""
+def test_an_old_torch_gets_its_python_and_cuda_sources_get_nvcc(tmp_path: Path) -> None:
+    """Issue 47, as StyleGAN3 has it: with --flavor cuda (envkit installs Python), a conda file
+    whose torch predates envkit's default Python 3.11 (pytorch=1.9.1 under `python >= 3.8`)
+    is kept with the newest Python the proposed torch has wheels for, not left out over it;
+    CUDA sources that torch.utils.cpp_extension compiles at run time (no setup.py) propose the
+    devel variant, whose nvcc compiles them, and init says why."""
     folder, home = tmp_path / "project", tmp_path / "home"
-    folder.mkdir()
+    (folder / "ops").mkdir(parents=True)
     home.mkdir()
+    (folder / "ops" / "bias_act.cu").write_text("__global__ void k() {}\n")
     (folder / "environment.yml").write_text(
         "channels: [pytorch, nvidia]\ndependencies:\n  - python >= 3.8\n  - pip\n"
         "  - pytorch=1.9.1\n  - cudatoolkit=11.1\n  - scipy=1.7.1\n"
@@ -213,5 +216,7 @@ def test_a_file_pinning_an_old_torch_gets_a_python_that_torch_has(tmp_path: Path
     assert made.returncode == 0 and "uses environment.yml" in made.stdout, made
     config = (folder / "envkit.yaml").read_text()
     assert 'python: "3.10"' in config and "file: environment.yml" in config, config
+    assert "variant: devel          # found here: ops/bias_act.cu" in config, config
+    assert "base variant devel, with nvcc: ops/bias_act.cu" in made.stdout, made.stdout
     rendered = envkit("render", cwd=folder, env={"HOME": str(home)})
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr

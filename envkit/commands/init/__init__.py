@@ -110,7 +110,7 @@ class _Decided:
     tests each one's presence (tests/unit/test_house_rules.py)."""
 
     custom_image: bool  # flavor custom: an `image:` line to edit
-    devel: bool  # setup.py builds CUDA extensions: the devel variant, with nvcc
+    devel: str | None  # why the devel variant (nvcc): CUDA extensions or sources found
     torch_none: bool
     torch_note: str  # the comment after `torch:`
     python_version: str | None  # None: a pytorch image's own Python (CUDA builds)
@@ -122,6 +122,14 @@ class _Decided:
     conda_note: str  # the comment after conda.file
     agent_key: str | None  # ssh-agent's key, where no key file was found
     no_key: bool
+
+
+def _devel(use: Candidate | None, found: Survey) -> str | None:
+    if use is not None and use.cuda_extensions:
+        return "setup.py builds CUDA extensions (nvcc)"
+    if found.cuda_source is not None:
+        return f"{found.cuda_source}: CUDA sources, compiled by nvcc"
+    return None
 
 
 def _decided(
@@ -139,7 +147,7 @@ def _decided(
     conda = use.files[0] if use is not None and kind in ("conda", "conda-lock") else None
     return _Decided(
         custom_image=flavor == "custom",
-        devel=bool(use and use.cuda_extensions),
+        devel=_devel(use, found),
         torch_none=proposal.torch == "none",
         torch_note=note,
         python_version=version,
@@ -290,6 +298,8 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
             lines.append(f"torch from {chosen.wish.said}")
     if found.apt_file:
         lines.append(f"uses {found.apt_file} (found here)")
+    if devel := _devel(chosen, found):
+        lines.append(f"base variant devel, with nvcc: {devel}")
     lines += [f"left out {why}" for why in left]
     lines += [
         f"not used: {c.shown}: {c.hint}"
