@@ -132,6 +132,15 @@ def _devel(use: Candidate | None, found: Survey) -> str | None:
     return None
 
 
+def _conda_note(use: Candidate | None) -> str:
+    if use is None or use.kind != "conda-lock":
+        return "its channels, dependencies and pip: entries"
+    others = ", ".join(use.wish.environments)
+    return "its linux-64 packages installed exactly" + (
+        f" (environment default; conda.environment: one of {others})" if others else ""
+    )
+
+
 def _decided(
     flavor: str, proposal: _Proposal, python: str, use: Candidate | None, found: Survey
 ) -> _Decided:
@@ -156,11 +165,7 @@ def _decided(
         setup_py=use if kind == "setup.py" else None,
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
         conda_file=conda,
-        conda_note=(
-            "its linux-64 packages installed exactly"
-            if kind == "conda-lock"
-            else "its channels, dependencies and pip: entries"
-        ),
+        conda_note=_conda_note(use),
         agent_key=None if found.key_file else found.agent_key,
         no_key=not (found.key_file or found.agent_key),
     )
