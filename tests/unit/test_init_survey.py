@@ -87,6 +87,20 @@ def test_a_setup_py_is_read_without_running_it(tmp_path: Path) -> None:
     said = _init(folder)
     assert "not used: setup.py: its install_requires is decided when it runs" in said, said
 
+    # a list bound once to a module-level name is read (SAM 2's REQUIRED_PACKAGES); one
+    # changed later (appended to, or bound again in a branch) is decided when it runs
+    bound = 'from setuptools import setup\nREQUIRED = ["numpy>=1.24", "tqdm"]\n'
+    for later, read in (
+        ("", True),
+        ("REQUIRED.append('x')\n", False),
+        ("if 1: REQUIRED = []\n", False),
+    ):
+        (folder / "setup.py").write_text(bound + later + "setup(install_requires=REQUIRED)\n")
+        (folder / "envkit.yaml").unlink()
+        said = _init(folder)
+        assert ("uses setup.py" in said) is read, (later, said)
+        assert ('pip: ["numpy>=1.24", "tqdm"]' in (folder / "envkit.yaml").read_text()) is read
+
 
 def test_a_setup_py_whose_requirements_live_elsewhere_is_said_not_read_as_empty(
     tmp_path: Path,
