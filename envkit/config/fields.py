@@ -55,6 +55,10 @@ ProjectName = Annotated[
         "e.g. 'vision-lab'",
     ),
 ]
+PixiEnvironment = Annotated[
+    str,
+    matching(r"[a-z0-9-]{1,63}", "pixi environment", "as pixi.toml names it, e.g. 'cuda'"),
+]
 ImageRef = Annotated[
     str,
     matching(

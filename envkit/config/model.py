@@ -43,6 +43,7 @@ from envkit.config.fields import (
     LoginHome,
     MinorVersion,
     PipRequirement,
+    PixiEnvironment,
     Port,
     PortMapping,
     PresetName,
@@ -139,6 +140,9 @@ class Conda(_Strict):
         description="The project's environment.yml (its channels, dependencies and pip: "
         "entries join the ones above), or its conda-lock.yml or pixi.lock (the image's "
         "platform's packages installed exactly, each checked by its checksum).",
+    )
+    environment: PixiEnvironment | None = Field(
+        None, description="The pixi.lock environment installed (default: default)."
     )
     installer_url: HttpUrl | None = Field(
         None,

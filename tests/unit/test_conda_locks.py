@@ -54,6 +54,42 @@ def test_a_pixi_lock_is_read_from_its_default_environment(tmp_path: Path) -> Non
     assert all(url.startswith("https://mirrors.tuna") for url, _, _ in lock.conda)
 
 
+def test_conda_environment_chooses_a_pixi_locks_environment(tmp_path: Path) -> None:
+    """A pixi.lock holds an environment per feature set (glum's: default, py311, docs...);
+    conda.environment installs the one the team names; one the lock lacks is refused with the
+    ones it has, and on a lock with no environments the field itself is refused."""
+    shutil.copy(CORPUS / "glum-pixi" / "pixi.lock", tmp_path)
+    shutil.copy(CORPUS / "clay" / "conda-lock.yml", tmp_path)
+
+    def plan(lock: str, environment: str) -> object:
+        return plan_text(
+            f'name: locked\nbase: {{flavor: cuda}}\npython: "3.11"\nssh: {{allow_no_keys: true}}\n'
+            f"conda: {{file: {lock}, environment: {environment}}}\n",
+            tmp_path,
+        )
+
+    lock = plan("pixi.lock", "py311").conda.lock  # type: ignore[attr-defined]
+    assert lock.kind == "pixi" and lock.python.startswith("3.11."), lock.python
+    with pytest.raises(ConfigError) as raised:
+        plan("pixi.lock", "py39")
+    said = str(raised.value)
+    assert "pixi.lock has no 'py39' environment (it has benchmark, default, docs" in said, said
+    assert "conda.environment" in said
+    with pytest.raises(ConfigError) as raised:
+        plan("conda-lock.yml", "py311")
+    assert "conda.environment: conda-lock.yml is not a pixi.lock" in str(raised.value)
+    from tests.helpers import envkit
+
+    (tmp_path / "conda-lock.yml").unlink()
+    (tmp_path / "home").mkdir()
+    made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(tmp_path / "home")})
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert (
+        "(environment default; conda.environment: one of benchmark, docs,"
+        in (tmp_path / "envkit.yaml").read_text()
+    )
+
+
 def test_a_locks_pypi_packages_are_installed_by_version_and_hash(tmp_path: Path) -> None:
     plan = _plan(tmp_path, CORPUS / "yi" / "conda-lock.yml", python='python: "3.10"\n')
     files = render_files(plan)  # type: ignore[arg-type]

@@ -87,6 +87,20 @@ def test_a_setup_py_is_read_without_running_it(tmp_path: Path) -> None:
     said = _init(folder)
     assert "not used: setup.py: its install_requires is decided when it runs" in said, said
 
+    # a list bound once to a module-level name is read (SAM 2's REQUIRED_PACKAGES); one
+    # changed later (appended to, or bound again in a branch) is decided when it runs
+    bound = 'from setuptools import setup\nREQUIRED = ["numpy>=1.24", "tqdm"]\n'
+    for later, read in (
+        ("", True),
+        ("REQUIRED.append('x')\n", False),
+        ("if 1: REQUIRED = []\n", False),
+    ):
+        (folder / "setup.py").write_text(bound + later + "setup(install_requires=REQUIRED)\n")
+        (folder / "envkit.yaml").unlink()
+        said = _init(folder)
+        assert ("uses setup.py" in said) is read, (later, said)
+        assert ('pip: ["numpy>=1.24", "tqdm"]' in (folder / "envkit.yaml").read_text()) is read
+
 
 def test_a_setup_py_whose_requirements_live_elsewhere_is_said_not_read_as_empty(
     tmp_path: Path,
@@ -196,3 +210,27 @@ def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
         ), rendered
     environment = (folder / ".envkit" / "environment.yml").read_text()
     assert "numpy" in environment and "einops" in environment, "the file's other packages stay"
+
+
+def test_an_old_torch_gets_its_python_and_cuda_sources_get_nvcc(tmp_path: Path) -> None:
+    """Issue 47, as StyleGAN3 has it: with --flavor cuda (envkit installs Python), a conda file
+    whose torch predates envkit's default Python 3.11 (pytorch=1.9.1 under `python >= 3.8`)
+    is kept with the newest Python the proposed torch has wheels for, not left out over it;
+    CUDA sources that torch.utils.cpp_extension compiles at run time (no setup.py) propose the
+    devel variant, whose nvcc compiles them, and init says why."""
+    folder, home = tmp_path / "project", tmp_path / "home"
+    (folder / "ops").mkdir(parents=True)
+    home.mkdir()
+    (folder / "ops" / "bias_act.cu").write_text("__global__ void k() {}\n")
+    (folder / "environment.yml").write_text(
+        "channels: [pytorch, nvidia]\ndependencies:\n  - python >= 3.8\n  - pip\n"
+        "  - pytorch=1.9.1\n  - cudatoolkit=11.1\n  - scipy=1.7.1\n"
+    )
+    made = envkit("init", "--no-input", "--flavor", "cuda", cwd=folder, env={"HOME": str(home)})
+    assert made.returncode == 0 and "uses environment.yml" in made.stdout, made
+    config = (folder / "envkit.yaml").read_text()
+    assert 'python: "3.10"' in config and "file: environment.yml" in config, config
+    assert "variant: devel          # found here: ops/bias_act.cu" in config, config
+    assert "base variant devel, with nvcc: ops/bias_act.cu" in made.stdout, made.stdout
+    rendered = envkit("render", cwd=folder, env={"HOME": str(home)})
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr

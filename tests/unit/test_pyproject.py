@@ -495,3 +495,30 @@ def test_a_poetry_lock_envkit_cannot_install_exactly_is_refused_at_its_line(
     said = render_refused(project)
     assert "poetry.lock:" in said and "from git https://github.com/benjaminp/six.git" in said
     assert "(got six)" in said
+
+
+def test_a_locks_companions_of_torch_come_from_the_torch_layer_at_the_locks_version() -> None:
+    """A lock's torchvision (reached here through timm) is built for the lock's torch: the
+    torch layer installs it from torch's index at the lock's version (a pytorch image keeps
+    its own), never the lock's wheel with --no-deps over that torch; what only it needs goes
+    with it, what the project needs too stays (as viqa's pdm.lock in the corpus)."""
+    from envkit.plan.project.lock_graph import companion_pins, packages_by_name, reached
+
+    def package(name: str, version: str, *needs: str) -> dict[str, object]:
+        return {"name": name, "version": version, "dependencies": [{"name": n} for n in needs]}
+
+    packages = packages_by_name(
+        {
+            "package": [
+                package("app", "0.1", "timm", "pillow"),
+                package("timm", "1.0.0", "torchvision", "torch", "pyyaml"),
+                package("torchvision", "0.20.1+cu124", "torch", "pillow", "numpy"),
+                package("torch", "2.5.1+cu124", "sympy"),
+                *(package(n, "1.0") for n in ("pillow", "pyyaml", "numpy", "sympy")),
+            ]
+        }
+    )
+    every, kept = reached(packages, {"timm", "pillow"}, {"app"})
+    assert kept == {"timm", "pillow", "pyyaml"}
+    assert every - kept == {"torchvision", "torch", "numpy", "sympy"}
+    assert companion_pins(packages, every) == ("torchvision==0.20.1",)

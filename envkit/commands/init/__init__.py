@@ -24,6 +24,7 @@ from envkit.errors import ConfigError, EnvkitError, FieldError
 from envkit.render.files import make_environment
 
 FLAVORS = ("pytorch", "cuda", "custom")
+DEFAULT_PYTHON = "3.11"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,7 +110,7 @@ class _Decided:
     tests each one's presence (tests/unit/test_house_rules.py)."""
 
     custom_image: bool  # flavor custom: an `image:` line to edit
-    devel: bool  # setup.py builds CUDA extensions: the devel variant, with nvcc
+    devel: str | None  # why the devel variant (nvcc): CUDA extensions or sources found
     torch_none: bool
     torch_note: str  # the comment after `torch:`
     python_version: str | None  # None: a pytorch image's own Python (CUDA builds)
@@ -121,6 +122,23 @@ class _Decided:
     conda_note: str  # the comment after conda.file
     agent_key: str | None  # ssh-agent's key, where no key file was found
     no_key: bool
+
+
+def _devel(use: Candidate | None, found: Survey) -> str | None:
+    if use is not None and use.cuda_extensions:
+        return "setup.py builds CUDA extensions (nvcc)"
+    if found.cuda_source is not None:
+        return f"{found.cuda_source}: CUDA sources, compiled by nvcc"
+    return None
+
+
+def _conda_note(use: Candidate | None) -> str:
+    if use is None or use.kind != "conda-lock":
+        return "its channels, dependencies and pip: entries"
+    others = ", ".join(use.wish.environments)
+    return "its linux-64 packages installed exactly" + (
+        f" (environment default; conda.environment: one of {others})" if others else ""
+    )
 
 
 def _decided(
@@ -138,7 +156,7 @@ def _decided(
     conda = use.files[0] if use is not None and kind in ("conda", "conda-lock") else None
     return _Decided(
         custom_image=flavor == "custom",
-        devel=bool(use and use.cuda_extensions),
+        devel=_devel(use, found),
         torch_none=proposal.torch == "none",
         torch_note=note,
         python_version=version,
@@ -147,11 +165,7 @@ def _decided(
         setup_py=use if kind == "setup.py" else None,
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
         conda_file=conda,
-        conda_note=(
-            "its linux-64 packages installed exactly"
-            if kind == "conda-lock"
-            else "its channels, dependencies and pip: entries"
-        ),
+        conda_note=_conda_note(use),
         agent_key=None if found.key_file else found.agent_key,
         no_key=not (found.key_file or found.agent_key),
     )
@@ -215,7 +229,7 @@ def _starter(
         for c in _not_used(found, chosen, left)
     ]
     alternatives += [f"not used: {why}" for why in found.unusable]
-    python = (chosen.wish.python if chosen else None) or "3.11"
+    python = _python(proposal, chosen.wish.python if chosen else None)
     return (
         make_environment()
         .get_template("envkit.yaml.j2")
@@ -234,6 +248,16 @@ def _starter(
             **vars(_decided(flavor, proposal, python, chosen, found)),
         )
     )
+
+
+def _python(proposal: _Proposal, wished: str | None) -> str:
+    """The file's Python, else 3.11 where the proposed torch has its wheels, else the newest
+    Python it has: a file pinning an older torch (pytorch=1.9.1 under `python >= 3.8`) is kept
+    with a Python that torch can be installed into, not left out over envkit's default."""
+    if wished or proposal.torch == "none":
+        return wished or DEFAULT_PYTHON
+    pythons = compat.resolve_torch(compat.load_table(), proposal.torch).python
+    return DEFAULT_PYTHON if DEFAULT_PYTHON in pythons else max(pythons, key=compat.version_key)
 
 
 def _refused(text: str, path: Path) -> str | None:
@@ -279,6 +303,8 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
             lines.append(f"torch from {chosen.wish.said}")
     if found.apt_file:
         lines.append(f"uses {found.apt_file} (found here)")
+    if devel := _devel(chosen, found):
+        lines.append(f"base variant devel, with nvcc: {devel}")
     lines += [f"left out {why}" for why in left]
     lines += [
         f"not used: {c.shown}: {c.hint}"

@@ -1,12 +1,14 @@
 """What a setup.py says without running it: the `install_requires` of its `setup(...)` call where
-that is a literal list of strings (read from its syntax tree, as dependabot reads setup.py;
-never executed), and whether it builds CUDA extensions (torch.utils.cpp_extension's
+that is a literal list of strings, written in the call or bound once to a module-level name
+(`REQUIRED_PACKAGES = [...]`, as SAM 2's), read from its syntax tree (as dependabot reads
+setup.py; never executed), and whether it builds CUDA extensions (torch.utils.cpp_extension's
 CUDAExtension, which needs nvcc: the devel image). A list computed when it runs (read from a
 file, built in a loop) is not read: init says so."""
 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +43,7 @@ def read_setup_py(path: Path) -> SetupPy:
         return SetupPy(None, cuda, "its install_requires is in setup.cfg")
     if len(calls) != 1:
         return SetupPy(None, cuda, "no single setup(...) call to read")
-    requires = _install_requires(calls[0])
+    requires = _install_requires(calls[0], _constants(tree))
     if requires is None:
         return SetupPy(None, cuda, "its install_requires is decided when it runs")
     return SetupPy(requires, cuda)
@@ -54,16 +56,42 @@ def _called(node: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def _install_requires(call: ast.Call) -> tuple[str, ...] | None:
-    """The call's literal install_requires; () without one; None where it is not a literal
-    (or where **kwargs may carry it)."""
+def _constants(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names bound once, by a plain `NAME = value`: a name bound anywhere else
+    too, or changed in place (`NAME += ...`, `NAME.append(...)`), is decided when it runs."""
+    changes = Counter(
+        node.id if isinstance(node, ast.Name) else node.func.value.id  # type: ignore[attr-defined]
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store))
+        or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+        )
+    )
+    return {
+        node.targets[0].id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and changes[node.targets[0].id] == 1
+    }
+
+
+def _install_requires(call: ast.Call, constants: dict[str, ast.expr]) -> tuple[str, ...] | None:
+    """The call's literal install_requires, or the literal its name is bound to; () without
+    one; None where it is not a literal (or where **kwargs may carry it)."""
     if any(keyword.arg is None for keyword in call.keywords):
         return None
     for keyword in call.keywords:
         if keyword.arg != "install_requires":
             continue
+        given = keyword.value
+        if isinstance(given, ast.Name):
+            given = constants.get(given.id, given)
         try:
-            value = ast.literal_eval(keyword.value)
+            value = ast.literal_eval(given)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
         if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):

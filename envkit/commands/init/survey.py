@@ -80,6 +80,7 @@ class Survey:
     key_file: str | None = None  # as written in envkit.yaml: ~/.ssh/NAME.pub
     agent_key: str | None = None  # a key line from ssh-agent, when no file has one
     skipped_keys: tuple[str, ...] = ()  # files found but not usable, with why
+    cuda_source: str | None = None  # a .cu file: compiled by nvcc at install or at run time
 
 
 def _usable(text: str) -> str | None:
@@ -158,8 +159,7 @@ def _project_candidates(
     return found
 
 
-def _candidates(folder: Path) -> tuple[list[Candidate], list[str]]:
-    paths = walk(folder)  # the project's files, walked once
+def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[str]]:
     found: list[Candidate] = _installed(folder, paths)
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
@@ -291,7 +291,11 @@ def survey(folder: Path, home: Path) -> Survey:
             key_file = f"~/.ssh/{name}"
             break
         skipped.append(f"~/.ssh/{name}: {why}")
-    candidates, unusable = _candidates(folder)
+    paths = walk(folder)  # the project's files, walked once
+    candidates, unusable = _candidates(folder, paths)
+    # CUDA sources need nvcc wherever they are compiled: a setup.py's extension, or
+    # torch.utils.cpp_extension.load at run time (StyleGAN3's ops) in the container
+    cuda = next((p.relative_to(folder).as_posix() for p in paths if p.suffix == ".cu"), None)
     return Survey(
         candidates=tuple(candidates),
         unusable=tuple(unusable),
@@ -299,4 +303,5 @@ def survey(folder: Path, home: Path) -> Survey:
         key_file=key_file,
         agent_key=None if key_file else _agent_key(),
         skipped_keys=tuple(skipped),
+        cuda_source=cuda,
     )

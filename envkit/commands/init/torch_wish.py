@@ -51,6 +51,7 @@ class TorchWish:
     none: bool = False  # another framework and no torch: torch: none
     said: str = ""  # where it came from, for init's message
     python: str | None = None  # a conda file's python=X.Y
+    environments: tuple[str, ...] = ()  # a pixi.lock's others than the default it installs
 
 
 def _text(path: Path) -> str:
@@ -147,6 +148,7 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
     where = path.relative_to(folder).as_posix()
     text = _text(path)
     try:
+        data: dict[str, Any] = {}
         if is_explicit(text):
             lock = read_explicit(where, text)
         else:
@@ -159,10 +161,12 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
         more = f" (and {len(exc.issues) - 1} more)" if len(exc.issues) > 1 else ""
         return f"{where}:{first.line}: {first.problem}{more} (fix: {first.fix})"
     python = ".".join(lock.python.split(".")[:2]) if lock.python else None
+    others = tuple(e for e in data.get("environments") or () if e != "default") if data else ()
     torch = lock.torch
     if torch is None:
-        return TorchWish(none=False, said="", python=python)
-    return TorchWish(f"=={torch[0]}", torch[1], said=f"{where} (torch {torch[0]})", python=python)
+        return TorchWish(none=False, said="", python=python, environments=others)
+    said = f"{where} (torch {torch[0]})"
+    return TorchWish(f"=={torch[0]}", torch[1], said=said, python=python, environments=others)
 
 
 def from_conda(path: Path, folder: Path) -> TorchWish:

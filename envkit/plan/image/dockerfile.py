@@ -20,7 +20,11 @@ from envkit.plan.models.plan import Plan
 # refuse any line that is not pinned with == in --require-hashes mode, constraints included
 # (numpy's major range). What it installs was solved as a whole and judged against envkit's
 # torch when the plan was made (plan/project/torch_lines.py, plan/project/pyproject.py).
-WITHOUT_CONSTRAINTS = ("env", "-u", "PIP_CONSTRAINT", "-u", "UV_CONSTRAINT")
+# The torch layer points these at the constraints file: pip's and uv's installs, and uv's
+# builds of a source package (pip hands PIP_CONSTRAINT to its build environments itself), so a
+# package whose build needs torch (a CUDA extension) builds against this torch's release.
+CONSTRAINT_VARIABLES = ("PIP_CONSTRAINT", "UV_CONSTRAINT", "UV_BUILD_CONSTRAINT")
+WITHOUT_CONSTRAINTS = ("env", *(word for name in CONSTRAINT_VARIABLES for word in ("-u", name)))
 NEXT = " \\\n && "  # the next command of one RUN, on a line of its own
 LISTED = " \\\n      "  # the next package of one install, on a line of its own
 

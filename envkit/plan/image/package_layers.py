@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 
 from envkit.plan.image.dockerfile import (
+    CONSTRAINT_VARIABLES,
     CONSTRAINTS,
     WITHOUT_CONSTRAINTS,
     Kit,
@@ -29,7 +30,8 @@ PINNED = """\
    then pinned: PIP_CONSTRAINT and UV_CONSTRAINT make every later install (yours, the team's,
    pip's or uv's) keep this torch and what it was built against (its CUDA libraries, triton,
    numpy's major where numpy came with it), so a package that wants another one fails the
-   build at its layer, naming both, instead of swapping it."""
+   build at its layer, naming both, instead of swapping it; a source package whose build
+   needs torch (UV_BUILD_CONSTRAINT, and pip's own) builds against this torch's release."""
 # Each layer's versions are the config's or the project's (DL3013), and its own layer (DL3059).
 OWN = "DL3013,DL3059"
 
@@ -95,7 +97,7 @@ def torch_layer(kit: Kit) -> Layer | None:
         commands += (words(check),)
         constrain = ("python", in_image("torch_needs.py"), torch.requirement, *torch.companions)
     commands += (f"mkdir -p /etc/envkit && {words(constrain)} > {CONSTRAINTS}",)
-    pin = f"ENV PIP_CONSTRAINT={CONSTRAINTS} \\\n    UV_CONSTRAINT={CONSTRAINTS}"
+    pin = "ENV " + " \\\n    ".join(f"{name}={CONSTRAINTS}" for name in CONSTRAINT_VARIABLES)
     programs = copy_programs("torch_check.py", "torch_needs.py")
     install = hadolint("DL3059", run(mounts, *commands))
     return Layer((*comments, *lines(PINNED)), (programs, install, pin))

@@ -16,6 +16,7 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -155,14 +156,18 @@ def check_url(url: str) -> str | None:
 
 
 def read_conda_lock(
-    name: str, data: dict[str, Any], lines: dict[Loc, int], platform: str = IMAGE_PLATFORM
+    name: str,
+    data: dict[str, Any],
+    lines: dict[Loc, int],
+    platform: str = IMAGE_PLATFORM,
+    environment: str = PIXI_ENVIRONMENT,
 ) -> CondaLockPackages:
-    """PLATFORM's packages of the lock NAME (parsed DATA, LINES of each field); every problem
-    in the file reported at once (ConfigError)."""
+    """PLATFORM's packages of the lock NAME (parsed DATA, LINES of each field), of a pixi
+    lock's ENVIRONMENT; every problem in the file reported at once (ConfigError)."""
     reading = _Reading(name, lines)
     kind = lock_kind(data)
     read: Callable[[_Reading, dict[str, Any], str], tuple[Any, Any, Any]]
-    read = _conda_lock if kind == "conda-lock" else _pixi
+    read = _conda_lock if kind == "conda-lock" else partial(_pixi, environment=environment)
     conda, pypi, python = read(reading, data, platform)
     if reading.issues:
         raise ConfigError(name, reading.issues)
@@ -210,17 +215,19 @@ def _conda_lock(reading: _Reading, data: dict[str, Any], platform: str) -> tuple
     return conda, pypi, python
 
 
-def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, Any, Any]:
+def _pixi(
+    reading: _Reading, data: dict[str, Any], platform: str, environment: str
+) -> tuple[Any, Any, Any]:
     environments = data.get("environments") or {}
-    environment = environments.get(PIXI_ENVIRONMENT) if isinstance(environments, dict) else None
-    if not isinstance(environment, dict):
+    chosen = environments.get(environment) if isinstance(environments, dict) else None
+    if not isinstance(chosen, dict):
         have = ", ".join(environments) if isinstance(environments, dict) else "none"
-        problem = f"pixi.lock has no {PIXI_ENVIRONMENT!r} environment (it has {have})"
-        reading.refuse(("environments",), PIXI_ENVIRONMENT, problem, "relock")
+        problem = f"pixi.lock has no {environment!r} environment (it has {have})"
+        reading.refuse(("environments",), environment, problem, "name one in conda.environment")
         return [], [], None
-    by_platform = environment.get("packages") or {}
+    by_platform = chosen.get("packages") or {}
     if platform not in by_platform:
-        _platform_missing(reading, ("environments", PIXI_ENVIRONMENT), list(by_platform), platform)
+        _platform_missing(reading, ("environments", environment), list(by_platform), platform)
         return [], [], None
     records = {}
     for index, entry in enumerate(data.get("packages") or []):
@@ -228,7 +235,7 @@ def _pixi(reading: _Reading, data: dict[str, Any], platform: str) -> tuple[Any, 
             key = entry.get("conda") or entry.get("pypi") or entry.get("url")
             records[str(key)] = (index, entry)
     conda, pypi, python = [], [], None
-    listed = ("environments", PIXI_ENVIRONMENT, "packages", platform)
+    listed = ("environments", environment, "packages", platform)
     for position, item in enumerate(by_platform[platform] or []):
         loc: tuple[str | int, ...] = (*listed, position)
         key = str(item.get("conda") or item.get("pypi")) if isinstance(item, dict) else ""

@@ -1,7 +1,8 @@
 """What a project's lock (uv.lock, poetry.lock, pdm.lock: each a TOML list of [[package]]) pins,
 as a graph: which of its packages the project reaches, and which it reaches only through torch
-(left to envkit's torch layer, which installs torch's own build of them). The lock's torch must
-be the release envkit installs."""
+or its companions (left to envkit's torch layer, which installs torch's own build of them, and
+the companions at the lock's versions beside it). The lock's torch must be the release envkit
+installs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from envkit.catalog.compat import COMPANIONS
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, in_file
 from envkit.plan.project.torch_lines import TorchContext
@@ -81,14 +83,26 @@ def _reachable(graph: dict[str, set[str]], start: set[str], avoid: frozenset[str
 def reached(
     packages: dict[str, list[dict[str, Any]]], start: set[str], own: set[str]
 ) -> tuple[set[str], set[str]]:
-    """(every package of the lock START reaches, those it reaches without going through
-    torch), OWN (the project's own packages) left out of both. An extra's packages that the
-    lock does not hold (Poetry lists every extra a package offers) are not reached."""
+    """(every package of the lock START reaches, those it reaches without going through torch
+    or a companion of torch), OWN (the project's own packages) left out of both. An extra's
+    packages that the lock does not hold (Poetry lists every extra a package offers) are not
+    reached."""
     graph = _graph(packages)
     held = set(packages) - own
     every = _reachable(graph, start, frozenset()) & held
-    kept = _reachable(graph, start, frozenset(n for n in every if n in TORCH_NAMES)) & held
-    return every, kept
+    torch = frozenset(n for n in every if n in TORCH_NAMES or n in COMPANIONS)
+    return every, _reachable(graph, start, torch) & held
+
+
+def companion_pins(packages: dict[str, list[dict[str, Any]]], every: set[str]) -> tuple[str, ...]:
+    """The companions of torch the lock reaches, at its versions: the torch layer installs
+    them beside torch from torch's own index (a pytorch image carries its own), never the
+    lock's wheel over that torch."""
+    return tuple(
+        f"{name}=={str(packages[name][0].get('version', '')).split('+')[0]}"
+        for name in sorted(every)
+        if name in COMPANIONS and packages.get(name)
+    )
 
 
 def check_torch(

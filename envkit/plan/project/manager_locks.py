@@ -10,7 +10,13 @@ from typing import Any, NamedTuple
 
 from envkit.errors import ConfigError, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
-from envkit.plan.project.lock_graph import check_torch, line_of, packages_by_name, reached
+from envkit.plan.project.lock_graph import (
+    check_torch,
+    companion_pins,
+    line_of,
+    packages_by_name,
+    reached,
+)
 from envkit.plan.project.torch_lines import TorchContext
 
 # The exporters' own dependencies as they were on this day (uv's --exclude-newer): the same
@@ -58,9 +64,10 @@ def _unhashed(package: dict[str, Any]) -> str | None:
 
 def read_manager_lock(
     name: str, text: str, start: set[str], own: str, context: TorchContext
-) -> tuple[tuple[str, ...], int]:
-    """(the lock's packages not installed from it, how many it installs), after every check;
-    START: the names pyproject.toml asks for, OWN: the project's own name."""
+) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
+    """(the lock's packages not installed from it, how many it installs, its companions of
+    torch pinned), after every check; START: the names pyproject.toml asks for, OWN: the
+    project's own name."""
     exporter = EXPORTERS[name.rsplit("/", 1)[-1]]
     fix = f"run {exporter.relock} in the project and commit {name.rsplit('/', 1)[-1]}"
     try:
@@ -84,7 +91,7 @@ def read_manager_lock(
     ]
     if issues:
         raise ConfigError(name, issues)
-    return tuple(sorted(every - kept)), len(kept)
+    return tuple(sorted(every - kept)), len(kept), companion_pins(packages, every)
 
 
 def export_command(lock: str, extras: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -185,9 +185,19 @@ def _conda(
     name, text = reader.read(("conda", "file"), relative, "conda environment file")
     explicit = is_explicit(text)  # `conda list --explicit`: packages by URL and checksum
     data, lines = ({}, {}) if explicit else parse_yaml(text, name)  # bounded, as envkit.yaml
+    environment = reader.loaded.spec.conda.environment if reader.loaded.spec.conda else None
+    if environment is not None and (explicit or lock_kind(data) != "pixi"):
+        problem = f"{name} is not a pixi.lock: it has no environments to choose from"
+        found.issues.append(
+            reader.loaded.issue(("conda", "environment"), problem, "remove it", environment)
+        )
     if explicit or lock_kind(data) is not None:
         try:
-            lock = read_explicit(name, text) if explicit else read_conda_lock(name, data, lines)
+            lock = (
+                read_explicit(name, text)
+                if explicit
+                else read_conda_lock(name, data, lines, environment=environment or "default")
+            )
             found.needs_git |= lock.needs_git
             found.editable += lock.editable
             return CondaFile((), (), (), lock)

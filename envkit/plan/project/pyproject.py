@@ -25,6 +25,7 @@ from envkit.errors import ConfigError, ConfigIssue, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
 from envkit.plan.project.lock_graph import (
     check_torch,
+    companion_pins,
     edges,
     line_of,
     lock_error,
@@ -54,7 +55,7 @@ class PythonProject:
     lock: ProjectFile | None
     extras: tuple[str, ...]
     requirements: tuple[str, ...]  # without a lock: what pyproject.toml names, torch left out
-    not_from_lock: tuple[str, ...]  # with a lock: torch and what only torch needs
+    not_from_lock: tuple[str, ...]  # with a lock: torch, its companions, what only they need
     locked: int  # packages the lock installs
     companions: tuple[str, ...] = ()  # torchvision==X...: installed beside envkit's torch
     needs_git: bool = False  # a git+ requirement
@@ -263,9 +264,10 @@ def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None
 
 def _from_lock(
     name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
-) -> tuple[tuple[str, ...], int, dict[str, str], tuple[str, ...]]:
+) -> tuple[tuple[str, ...], int, dict[str, str], tuple[str, ...], tuple[str, ...]]:
     """(the lock's packages not installed from it, how many it installs, the workspace's
-    members and their folders, the folders of those the project installs), after every check.
+    members and their folders, the folders of those the project installs, its companions of
+    torch pinned), after every check.
     A workspace's members are not installed from the lock: what they depend on is."""
     lock = _toml(name, text)
     if lock.get("version") != 1:
@@ -295,7 +297,8 @@ def _from_lock(
         check_torch(name, text, packages["torch"], context, "`uv add torch==<it>`")
     for package_name in sorted(kept):
         _check_sources(name, text, packages.get(package_name, []))
-    return tuple(sorted(every - kept)), len(kept), members, tuple(sorted(installed.values()))
+    folders = tuple(sorted(installed.values()))
+    return tuple(sorted(every - kept)), len(kept), members, folders, companion_pins(packages, every)
 
 
 def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProject | None:
@@ -334,9 +337,17 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     if lock_file != "uv.lock":
         start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
         own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
-        left_out, locked = read_manager_lock(lock.path, lock.text, start, own, context)
+        left_out, locked, pins = read_manager_lock(lock.path, lock.text, start, own, context)
         return PythonProject(
-            section.project, pyproject, lock, section.extras, (), left_out, locked, sources=sources
+            section.project,
+            pyproject,
+            lock,
+            section.extras,
+            (),
+            left_out,
+            locked,
+            pins,
+            sources=sources,
         )
     return _uv_locked(reader, prefix, section, pyproject, lock, data, context)
 
@@ -353,7 +364,7 @@ def _uv_locked(
     """The project with its uv.lock: what the lock installs, a workspace's members' files."""
     assert section.project is not None
     try:
-        left_out, locked, members, installed = _from_lock(
+        left_out, locked, members, installed, pins = _from_lock(
             lock.path, lock.text, data.get("project") or {}, section.extras, context
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
@@ -370,6 +381,7 @@ def _uv_locked(
         (),
         left_out,
         locked,
+        pins,
         members=member_files,
         installed=installed,
     )

@@ -21,12 +21,9 @@ from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigIssue, file_issue
 from envkit.plan.project.torch_lines import TorchContext, Verdict, judge_pip
 
-INCLUDE_OPTIONS = {
-    "-r": "requirement",
-    "--requirement": "requirement",
-    "-c": "constraint",
-    "--constraint": "constraint",
-}
+INCLUDE_OPTIONS = dict.fromkeys(("-r", "--requirement"), "requirement") | dict.fromkeys(
+    ("-c", "--constraint"), "constraint"
+)
 INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 KEPT_OPTIONS = ("--pre", "--prefer-binary", "--only-binary", "--no-binary", "--require-hashes")
 LINE_OPTIONS = ("--hash",)  # options a requirement's own line may carry
@@ -36,17 +33,8 @@ EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Packages whose CUDA builds the PyTorch index carries beside torch's (PyPI has other builds, or
 # none): a file naming one keeps its PyTorch index line.
 TORCH_INDEX_PACKAGES = frozenset(
-    (
-        "xformers",
-        "fbgemm-gpu",
-        "fbgemm-gpu-genai",
-        "torch-tensorrt",
-        "torchrec",
-        "torchao",
-        "torchtext",
-        "torchdata",
-        "torchcodec",
-    )
+    "xformers fbgemm-gpu fbgemm-gpu-genai torch-tensorrt torchrec torchao torchtext torchdata "
+    "torchcodec".split()
 )
 
 
