@@ -389,3 +389,23 @@ def test_standin_smi_fallback_drops_fields_an_older_nvidia_smi_does_not_know(
     got = statuses(run_checks(["gpu.row_remap", "gpu.ecc"], env=env))
     assert got["gpu.row_remap"][0] == "skip", got
     assert got["gpu.ecc"][0] == "pass", got
+
+
+def test_standin_smi_reads_every_gpu_in_one_run_a_round(
+    tmp_path: Path, smi_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without NVML, one nvidia-smi run answers for every GPU: a round of snapshots (the
+    watch's every 0.2 s, a check's) asks it twice (GPUs, processes), not twice per GPU."""
+    from envkit.checks.core.smi import Smi
+
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario("h100-sxm")))
+    monkeypatch.setenv("NVML_STANDIN_SCENARIO", str(path))
+    smi = Smi(smi_path.split(":")[0] + "/nvidia-smi")
+    runs: list[list[str]] = []
+    run = smi._run
+    monkeypatch.setattr(smi, "_run", lambda args: runs.append(args) or run(args))
+    for _ in range(2):
+        snaps = [smi.snapshot(index) for index in range(smi.count)]
+    assert smi.count >= 2 and len(runs) == 2 * 2, runs  # two rounds; was 2 x 2 a GPU
+    assert len({snap["bus_id"] for snap in snaps}) == smi.count  # each GPU its own row

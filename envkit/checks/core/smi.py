@@ -73,6 +73,7 @@ class Smi:
         self.program = program
         self.fields = list(FIELDS)
         self.unknown: List[str] = []
+        self.apps: Optional[str] = None  # this round's process list, every GPU's
         self.rows = self._query()
 
     @classmethod
@@ -121,7 +122,10 @@ class Smi:
         return lines[0] if lines else None
 
     def snapshot(self, index: int) -> Dict[str, Any]:
-        self.rows = self._query()
+        # One nvidia-smi run answers for every GPU: a round (GPU 0, 1, ...) asks it once, not
+        # once per GPU (two runs a GPU every 0.2 s of the watch on an eight-GPU node).
+        if index == 0 or not self.rows:
+            self.rows, self.apps = self._query(), None
         values: Dict[str, Any] = {"index": index, "errors": {n: "nvml_only" for n in NVML_ONLY}}
         for cell, (_, name, read) in zip(self.rows[index], self.fields):
             self._fill(values, name, cell, read)
@@ -160,7 +164,7 @@ class Smi:
 
     def _processes(self, bus_id: Optional[str]) -> List[Dict[str, int]]:
         query = ["--query-compute-apps=pid,used_memory,gpu_bus_id", "--format=csv,noheader,nounits"]
-        text = self._run(query)
+        text = self.apps = self._run(query) if self.apps is None else self.apps
         found = []
         for line in text.splitlines():
             cells = [c.strip() for c in line.split(",")]
