@@ -404,7 +404,12 @@ def test_standin_smi_reads_every_gpu_in_one_run_a_round(
     smi = Smi(smi_path.split(":")[0] + "/nvidia-smi")
     runs: list[list[str]] = []
     run = smi._run
-    monkeypatch.setattr(smi, "_run", lambda args: runs.append(args) or run(args))
+
+    def counted(args: list[str]) -> str:
+        runs.append(args)
+        return run(args)
+
+    monkeypatch.setattr(smi, "_run", counted)
     for _ in range(2):
         snaps = [smi.snapshot(index) for index in range(smi.count)]
     assert smi.count >= 2 and len(runs) == 2 * 2, runs  # two rounds; was 2 x 2 a GPU
