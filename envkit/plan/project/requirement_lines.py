@@ -32,10 +32,19 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Packages whose CUDA builds the PyTorch index carries beside torch's (PyPI has other builds, or
 # none): a file naming one keeps its PyTorch index line.
-TORCH_INDEX_PACKAGES = frozenset((
-    "xformers", "fbgemm-gpu", "fbgemm-gpu-genai", "torch-tensorrt", "torchrec", "torchao",
-    "torchtext", "torchdata", "torchcodec",
-))  # fmt: skip
+TORCH_INDEX_PACKAGES = frozenset(
+    (
+        "xformers",
+        "fbgemm-gpu",
+        "fbgemm-gpu-genai",
+        "torch-tensorrt",
+        "torchrec",
+        "torchao",
+        "torchtext",
+        "torchdata",
+        "torchcodec",
+    )
+)
 
 
 @dataclass
