@@ -40,7 +40,13 @@ class SlurmCluster:
         self.root, self.nodes, self.absent = root, nodes, absent
         self.scheduler_parameters = scheduler_parameters
         self.conf = root / "slurm.conf"
-        self.env = dict(os.environ, SLURM_CONF=str(self.conf))
+        # Every node is this machine: a health run's node state (a drain, a burn-in) is the
+        # cluster's own file, never the host's /var/lib/envkit, where it would outlive the
+        # tests and keep this machine "out" for every later `envkit health`.
+        self.state_file = root / "node-state.json"
+        self.env = dict(
+            os.environ, SLURM_CONF=str(self.conf), ENVKIT_NODE_STATE=str(self.state_file)
+        )
         self.pids: list[int] = []
 
     # ------------------------------------------------------------------ lifecycle

@@ -39,8 +39,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
 
 @pytest.fixture
 def healthy(cluster: SlurmCluster) -> Iterator[SlurmCluster]:
-    """Every test starts and ends with no node broken, drained or busy."""
+    """Every test starts and ends with no node broken, drained or busy, and no node state."""
     yield cluster
+    cluster.state_file.unlink(missing_ok=True)
     for node in cluster.nodes:
         cluster.break_node(node, broken=False)
         if "drain" in cluster.node_state(node):
