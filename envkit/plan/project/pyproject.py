@@ -14,7 +14,9 @@ lock takes from a local path or git (not in the build context, or without a hash
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -334,35 +336,26 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             sources=sources,
         )
     lock = ProjectFile(*reader.read(LOC, f"{prefix}{lock_file}", lock_file))
+    # locked: nothing from pyproject.toml's lines; (left out, count, companions) from the lock
+    locked_project = partial(PythonProject, section.project, pyproject, lock, section.extras, ())
     if lock_file != "uv.lock":
         start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
         own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
         left_out, locked, pins = read_manager_lock(lock.path, lock.text, start, own, context)
-        return PythonProject(
-            section.project,
-            pyproject,
-            lock,
-            section.extras,
-            (),
-            left_out,
-            locked,
-            pins,
-            sources=sources,
-        )
-    return _uv_locked(reader, prefix, section, pyproject, lock, data, context)
+        return locked_project(left_out, locked, pins, sources=sources)
+    return _uv_locked(reader, prefix, section, lock, data, context, locked_project)
 
 
 def _uv_locked(
     reader: ProjectReader,
     prefix: str,
     section: PythonSection,
-    pyproject: ProjectFile,
     lock: ProjectFile,
     data: dict[str, Any],
     context: TorchContext,
+    locked_project: Callable[..., PythonProject],
 ) -> PythonProject:
     """The project with its uv.lock: what the lock installs, a workspace's members' files."""
-    assert section.project is not None
     try:
         left_out, locked, members, installed, pins = _from_lock(
             lock.path, lock.text, data.get("project") or {}, section.extras, context
@@ -373,15 +366,4 @@ def _uv_locked(
         ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
         for folder in sorted(set(members.values()) - {"."})
     )
-    return PythonProject(
-        section.project,
-        pyproject,
-        lock,
-        section.extras,
-        (),
-        left_out,
-        locked,
-        pins,
-        members=member_files,
-        installed=installed,
-    )
+    return locked_project(left_out, locked, pins, members=member_files, installed=installed)
