@@ -122,6 +122,15 @@ def answers_ready(container: Any) -> bool:
         return False
 
 
+def health_of(container: Any) -> str | None:
+    """The engine's health status, but `healthy` while it still says `starting` where the
+    image's own check answers now: up's readiness and status's, one rule."""
+    health = ((container.attrs.get("State") or {}).get("Health") or {}).get("Status")
+    if health == "starting" and container.status == "running" and answers_ready(container):
+        return "healthy"
+    return health
+
+
 def wait_healthy(
     client: Any, names: list[str], timeout: float, podman: bool = False
 ) -> dict[str, str]:
@@ -132,10 +141,7 @@ def wait_healthy(
             if podman:
                 run_podman_healthcheck(client, name)
             container = client.containers.get(name)
-            health = container.attrs.get("State", {}).get("Health", {}).get("Status")
-            if health == "starting" and not podman and answers_ready(container):
-                health = "healthy"
-            states[name] = health or container.status
+            states[name] = health_of(container) or container.status
         if all(state == "healthy" for state in states.values()):
             return states
         if any(state in ("unhealthy", "exited", "dead") for state in states.values()):

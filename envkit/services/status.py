@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from envkit.addresses import with_port
 from envkit.engine.client import containers, docker_client
-from envkit.engine.compose import answers_ready
+from envkit.engine.compose import health_of
 from envkit.engine.endpoint import current_endpoint
 from envkit.engine.facts import CDI_GPU_KIND
 from envkit.engine.gpu_use import read_gpu_use
@@ -80,12 +80,9 @@ def describe(container: Any | None, service: Service, use: GpuUse | None) -> dic
         return entry
     state = container.attrs.get("State") or {}
     seen = activity(container)
-    health = (state.get("Health") or {}).get("Status")
-    if health == "starting" and container.status == "running" and answers_ready(container):
-        health = "healthy"  # the engine's first probe is an interval away: asked now, as `up` does
     entry |= {
         "state": container.status,
-        "health": health,
+        "health": health_of(container),
         "exit_code": state.get("ExitCode") if container.status == "exited" else None,
         "ports": _ports(container),
         # The image id shows at a glance that every member runs the same (verified) image.
