@@ -36,8 +36,6 @@ class ImageMissingError(EnvkitError):
     """An image envkit needs is not on the engine: the user builds, pulls or loads it (exit 2,
     wherever it is found missing: build's base, up, lock, verify --image)."""
 
-    exit_code = EXIT_USAGE
-
 
 class FieldError(ValueError):
     """One value failed a check; `fix` tells the user what to write instead. Raised by field
@@ -78,8 +76,6 @@ def file_issue(
 
 class ConfigError(EnvkitError):
     """envkit.yaml is invalid. Holds every issue found so the user fixes them in one pass."""
-
-    exit_code = EXIT_USAGE
 
     def __init__(self, source: str, issues: list[ConfigIssue]) -> None:
         self.source = source

@@ -45,10 +45,6 @@ def _output(argv: List[str]) -> str:
     return done.stdout
 
 
-def apt_packages() -> Entries:
-    return parse_dpkg(_output(["dpkg-query", "-W", "-f", DPKG_FORMAT]))
-
-
 def parse_dpkg(listed: str) -> Entries:
     """dpkg-query's DPKG_FORMAT lines: `name:arch` -> (version, "-") of installed packages."""
     packages: Entries = {}
@@ -126,15 +122,11 @@ def torch_stack() -> Entries:
     return {key: (value,) for key, value in facts.items()}
 
 
-def native_arch() -> str:
-    return _output(["dpkg", "--print-architecture"]).strip() or "-"
-
-
 def capture(conda_prefix: Optional[str] = None) -> Tuple[Lock, str]:
     """This machine's installed state as lock sections, and dpkg's native architecture."""
     state = empty_lock()
-    state["apt"] = apt_packages()
+    state["apt"] = parse_dpkg(_output(["dpkg-query", "-W", "-f", DPKG_FORMAT]))
     state["pip"] = pip_packages()
     state["conda"] = conda_packages(conda_prefix)
     state["torch"] = torch_stack()
-    return state, native_arch()
+    return state, _output(["dpkg", "--print-architecture"]).strip() or "-"

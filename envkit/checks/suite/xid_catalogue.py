@@ -14,9 +14,6 @@ if _DATA is None:  # never an empty catalogue: every XID would read as unknown
     raise FileNotFoundError("xid_catalogue.json is missing beside xid_catalogue.py")
 _CATALOGUE = json.loads(_DATA)
 
-SOURCE: str = _CATALOGUE["source"]
-SOURCE_SHA256: str = _CATALOGUE["source_sha256"]
-
 # xid: (mnemonic, resolution bucket, description)
 XIDS: Dict[int, Tuple[str, str, str]] = {
     int(xid): (row[0], row[1], row[2]) for xid, row in _CATALOGUE["xids"].items()
