@@ -353,3 +353,39 @@ def test_a_locks_torch_from_pypi_is_the_environments_torch_with_its_cuda_label()
     assert lock.torch == ("2.6.0", "12.4")
     pinned = (("torch", "==2.5.1+cpu", "b" * 64),)
     assert CondaLockPackages("l", "pixi", "linux-64", (), pinned, None).torch == ("2.5.1", "cpu")
+
+
+def test_init_proposes_the_pixi_environment_whose_torch_is_a_cuda_build(tmp_path: Path) -> None:
+    """pixi's cpu/cuda feature pattern: the default environment's torch is a CPU build and
+    another environment's a CUDA one. init proposes the CUDA environment (a GPU environment is
+    what envkit builds), says why, and names the others; render installs that environment."""
+    from tests.helpers import envkit
+
+    text = (CORPUS / "pixi-pytorch-gpu" / "pixi.lock").read_text()
+    cuda_url = "linux-64/pytorch-2.8.0-cuda129_mkl_py313_h7947483_302.conda"
+    cpu_url = "linux-64/pytorch-2.8.0-cpu_mkl_py313_h0123456_2.conda"
+    head, packages = text.split("\npackages:\n", 1)
+    environment = head.split("environments:\n  default:\n", 1)[1]
+    entry = packages.split(f"- conda: https://conda.anaconda.org/conda-forge/{cuda_url}\n", 1)
+    described = entry[1].split("\n- ", 1)[0]
+    cpu_entry = f"- conda: https://conda.anaconda.org/conda-forge/{cpu_url}\n{described}\n"
+    (tmp_path / "pixi.lock").write_text(
+        "version: 6\nenvironments:\n  default:\n"
+        + environment.replace(cuda_url, cpu_url)
+        + "\n  gpu:\n"
+        + environment
+        + "\npackages:\n"
+        + cpu_entry
+        + packages
+    )
+    (tmp_path / "home").mkdir()
+    made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(tmp_path / "home")})
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "pixi.lock, environment gpu (torch 2.8.0, CUDA 12.9" in made.stdout, made.stdout
+    written = (tmp_path / "envkit.yaml").read_text()
+    assert "  environment: gpu   # its torch is a CUDA build" in written, written
+    assert "(environment gpu; conda.environment: one of default)" in written, written
+    rendered = envkit("render", cwd=tmp_path, env={"HOME": str(tmp_path / "home")})
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    explicit = (tmp_path / ".envkit" / "envkit" / "project" / "conda-explicit.txt").read_text()
+    assert cuda_url in explicit and cpu_url not in explicit

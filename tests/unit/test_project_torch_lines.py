@@ -397,6 +397,19 @@ def test_a_pin_older_than_any_release_is_said_and_the_file_kept(tmp_path: Path) 
     assert "torch>=99 does not admit torch 2.4.1" in render_refused(newer)
 
 
+def test_packages_pip_companions_on_a_pytorch_image_are_said_not_dropped_silently(
+    tmp_path: Path,
+) -> None:
+    """A pytorch image carries torchvision and torchaudio built for its torch: packages.pip's
+    are not installed over them, and render says so (before, they vanished without a word)."""
+    config = CONFIG.replace("flavor: cuda", "flavor: pytorch")
+    (tmp_path / "envkit.yaml").write_text(config + "packages:\n  pip: [einops, torchvision]\n")
+    dockerfile, said = _rendered(tmp_path)
+    assert "packages.pip: torchvision==0.19.1: the pytorch image carries its own" in said, said
+    pip_layer = dockerfile.split("# 9. Your pip packages", 1)[1].split("\n\n", 1)[0]
+    assert "einops" in pip_layer and "torchvision" not in pip_layer, pip_layer
+
+
 def test_envkit_yamls_own_pip_torch_older_than_the_table_is_said_too(tmp_path: Path) -> None:
     """One rule everywhere: packages.pip's torch==1.4 is said as a file's line is."""
     _, said = _rendered(_project(tmp_path, {}, "packages:\n  pip: [numpy, 'torch==1.4.0']\n"))

@@ -120,6 +120,7 @@ class _Decided:
     requirements_file: str | None
     conda_file: str | None
     conda_note: str  # the comment after conda.file
+    conda_environment: str | None  # a pixi.lock's environment other than its default
     agent_key: str | None  # ssh-agent's key, where no key file was found
     no_key: bool
 
@@ -137,8 +138,15 @@ def _conda_note(use: Candidate | None) -> str:
         return "its channels, dependencies and pip: entries"
     others = ", ".join(use.wish.environments)
     return "its linux-64 packages installed exactly" + (
-        f" (environment default; conda.environment: one of {others})" if others else ""
+        f" (environment {use.wish.environment}; conda.environment: one of {others})"
+        if others
+        else ""
     )
+
+
+def _environment(use: Candidate | None) -> str | None:
+    chosen = use.wish.environment if use is not None and use.kind == "conda-lock" else "default"
+    return None if chosen == "default" else chosen
 
 
 def _decided(
@@ -166,6 +174,7 @@ def _decided(
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
         conda_file=conda,
         conda_note=_conda_note(use),
+        conda_environment=_environment(use),
         agent_key=None if found.key_file else found.agent_key,
         no_key=not (found.key_file or found.agent_key),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -29,6 +29,9 @@ from envkit.plan.project.torch_lines import (
     conda_specifier,
     cuda_of,
 )
+
+if TYPE_CHECKING:
+    from envkit.plan.project.conda_locks import CondaLockPackages
 
 OTHER_FRAMEWORKS = (
     "tensorflow",
@@ -51,7 +54,8 @@ class TorchWish:
     none: bool = False  # another framework and no torch: torch: none
     said: str = ""  # where it came from, for init's message
     python: str | None = None  # a conda file's python=X.Y
-    environments: tuple[str, ...] = ()  # a pixi.lock's others than the default it installs
+    environments: tuple[str, ...] = ()  # a pixi.lock's others than the one it installs
+    environment: str = "default"  # the pixi.lock environment it installs
 
 
 def _text(path: Path) -> str:
@@ -160,13 +164,46 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
         first = exc.issues[0]
         more = f" (and {len(exc.issues) - 1} more)" if len(exc.issues) > 1 else ""
         return f"{where}:{first.line}: {first.problem}{more} (fix: {first.fix})"
+    chosen = "default"
+    if lock.kind == "pixi" and not _cuda_build(lock.torch):
+        chosen, lock = _gpu_environment(where, data, lines) or (chosen, lock)
     python = ".".join(lock.python.split(".")[:2]) if lock.python else None
-    others = tuple(e for e in data.get("environments") or () if e != "default") if data else ()
+    others = tuple(e for e in data.get("environments") or () if e != chosen) if data else ()
     torch = lock.torch
     if torch is None:
         return TorchWish(none=False, said="", python=python, environments=others)
     said = f"{where} (torch {torch[0]})"
-    return TorchWish(f"=={torch[0]}", torch[1], said=said, python=python, environments=others)
+    if chosen != "default":
+        said = f"{where}, environment {chosen} (torch {torch[0]}, CUDA {torch[1]}"
+        said += "; the default environment's torch is not a CUDA build)"
+    return TorchWish(
+        f"=={torch[0]}", torch[1], said=said, python=python, environments=others, environment=chosen
+    )
+
+
+def _cuda_build(torch: tuple[str, str | None] | None) -> bool:
+    return torch is not None and torch[1] not in (None, "cpu")
+
+
+def _gpu_environment(
+    where: str, data: dict[str, Any], lines: dict[Any, int]
+) -> tuple[str, CondaLockPackages] | None:
+    """The pixi.lock environment whose torch is a CUDA build (the newest CUDA where several
+    are: pixi's cpu/cuda feature pattern), for a lock whose default environment's is not: a GPU
+    environment is what envkit builds."""
+    from envkit.plan.project.conda_locks import read_conda_lock
+
+    found = []
+    for name in data.get("environments") or ():
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", str(name)):  # written into envkit.yaml
+            continue
+        try:
+            lock = read_conda_lock(where, data, lines, environment=str(name))
+        except ConfigError:
+            continue
+        if lock.torch is not None and _cuda_build(lock.torch):
+            found.append((compat.version_key(str(lock.torch[1])), str(name), lock))
+    return max(found, key=lambda item: item[:2])[1:] if found else None
 
 
 def from_conda(path: Path, folder: Path) -> TorchWish:

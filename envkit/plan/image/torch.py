@@ -170,12 +170,21 @@ def torch_plan(
     return TorchPlan(torch.version, build, False, str(index), source)
 
 
-def with_companions(plan: TorchPlan, wanted: tuple[str, ...]) -> TorchPlan:
-    """The torch plan with the companions the project's files ask for, installed beside torch
-    from its index (a pytorch image carries them already)."""
-    if plan.preinstalled or not wanted:
-        return plan
-    return replace(plan, companions=tuple(sorted(set(wanted))))
+def with_companions(
+    plan: TorchPlan, wanted: tuple[str, ...], inline: tuple[str, ...] = ()
+) -> tuple[TorchPlan, list[str]]:
+    """The torch plan with the companions the project's files and packages.pip (INLINE) ask
+    for, installed beside torch from its index; a pytorch image carries its own, said for
+    packages.pip's (a file's line says it in the rewritten file)."""
+    if plan.preinstalled:
+        carried = ", ".join(inline)
+        return plan, [
+            f"envkit.yaml: packages.pip: {carried}: the pytorch image carries its "
+            "own, built for its torch; not installed over it"
+        ] if inline else []
+    if not wanted:
+        return plan, []
+    return replace(plan, companions=tuple(sorted(set(wanted)))), []
 
 
 def torch_from_conda_lock(
