@@ -213,16 +213,6 @@ def _stress_on_cpu() -> None:
     _fake_gpus(2, "CPU stand-in")
 
 
-def _kmsg_from_env() -> None:
-    """The kernel log the watch reads, the uptime and the boot id its window is judged by:
-    files the test wrote, never the host's own."""
-    from envkit.checks.core import kernel_log
-
-    kernel_log.KMSG = os.environ.get("ENVKIT_TEST_KMSG", "/nonexistent/envkit-test-kmsg")
-    kernel_log.UPTIME = os.environ.get("ENVKIT_TEST_UPTIME", "/nonexistent/envkit-test-uptime")
-    kernel_log.BOOT_ID = os.environ.get("ENVKIT_TEST_BOOT_ID", "/nonexistent/envkit-test-boot")
-
-
 def _segfault() -> None:
     import os
     import signal
@@ -338,7 +328,6 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "busbw_slow": lambda: _busbw(20.0),
     "busbw_fast": lambda: _busbw(400.0),
     "stress_fault": _stress_fault,
-    "kmsg_from_env": _kmsg_from_env,
     "fake_gpu_x2_bench": lambda: _bench(FAST_MATMUL_S, gpus=2),
     "fake_gpu_x3_bench": lambda: _bench(FAST_MATMUL_S, gpus=3),
     # GPUs that are CPU devices with no published peak: the burn-in's own figures say nothing
