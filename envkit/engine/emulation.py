@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.errors import EnvkitError
-from envkit.platforms import architecture
+from envkit.platforms import architecture, known
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 REGISTER_FIX = (
@@ -28,6 +28,14 @@ class Emulation:
     platform: str
     registered: bool
     detail: str  # what was read, for people
+
+
+def emulated_platform(native: str, arch: str) -> str | None:
+    """The platform of an image of architecture ARCH (Docker's name: arm64) where an engine
+    that runs NATIVE (linux/amd64) runs it through the emulator, else None."""
+    if not known(arch) or architecture(arch).platform == native:
+        return None
+    return architecture(arch).platform
 
 
 def emulation(platform: str, binfmt: Path | None = None) -> Emulation:

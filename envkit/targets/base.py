@@ -48,6 +48,12 @@ class Target(Protocol):
         report's environment."""
         return []
 
+    @property
+    def timeout_scale(self) -> float:
+        """How much slower than native the checks run here (an image of another architecture,
+        run under emulation): every check's and the suite's timeout is stretched by it."""
+        return 1.0
+
     def put(self, data: bytes, remote_path: str) -> None: ...
 
     def run(self, argv: list[str], timeout: float) -> CommandResult: ...

@@ -16,17 +16,29 @@ LABEL = "io.envkit.verify"
 
 
 NO_GPU_RUNTIME = "could not select device driver"
+EMULATED = "runs under emulation"
+# QEMU's user-mode emulation runs an arm64 torch's kernels many times slower than native (on
+# the tests' x86 machine a CPU matmul search ran past its 60 s): the timeouts stretch, the
+# checks stay.
+EMULATION_SLOWDOWN = 10.0
 
 
 class ImageTarget(DockerTarget):
     def __init__(self, image: str, name: str, options: TargetOptions) -> None:
         client = docker_client()
         self._notes: list[str] = []
+        self._scale = 1.0
         super().__init__(_start(client, image, options, self._notes), name=name, client=client)
+        if any(note.startswith(EMULATED) for note in self._notes):
+            self._scale = EMULATION_SLOWDOWN
 
     @property
     def notes(self) -> list[str]:
         return self._notes
+
+    @property
+    def timeout_scale(self) -> float:
+        return self._scale
 
     def close(self) -> None:
         with contextlib.suppress(Exception):  # best effort; remove_throwaways catches the rest
@@ -45,9 +57,16 @@ def _start(client: Any, image: str, options: TargetOptions, notes: list[str]) ->
         kwargs["entrypoint"] = ["sleep", "infinity"]
     if options.shm_size:
         kwargs["shm_size"] = options.shm_size
+    from envkit.engine.emulation import emulated_platform
     from envkit.engine.facts import engine_facts, run_container
 
     facts = engine_facts(client)
+    foreign = emulated_platform(facts.platform, str(inspected.attrs.get("Architecture") or ""))
+    if foreign:
+        notes.append(
+            f"{EMULATED}: a {foreign} image on a {facts.platform} engine "
+            f"(timeouts x{EMULATION_SLOWDOWN:g})"
+        )
     if options.gpus:
         try:
             gpus = [DeviceRequest(count=-1, capabilities=[["gpu"]])]

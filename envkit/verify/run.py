@@ -8,6 +8,7 @@ import posixpath
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,7 @@ def run_on_target(
     """Ship the bundle, run it with the target's python, bring the report back. Everything
     envkit spends on the target, connection excepted, stays within `timeout` + GRACE_S."""
     started = time.monotonic()
+    settings = replace(settings, timeout_scale=settings.timeout_scale * target.timeout_scale)
     limit = timeout or SUITE_TIMEOUT_S * settings.timeout_scale
     remote = _remote_dir()
     if on_started is not None:

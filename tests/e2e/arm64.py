@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shlex
 import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,16 +27,20 @@ from tests.e2e.workers import made_once
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 ENTRY = BINFMT / "qemu-aarch64"
 ARM64_BASE = "envkit-test/debian-arm64:bookworm"
-ARM64_RECIPE = "3"
-# What the amd64 base has (tests/e2e/images.py), less what only its other tests use. py3compile
-# is diverted while the packages are configured (byte-compiling torch under the emulator would
-# take minutes); the host's own Python 3.11 compiles them instead at the end, natively: bytecode
-# is the same on every architecture, and the base's Python is bookworm's 3.11 too.
-ARM64_PACKAGES = (
-    "python3,python3-torch,python3-numpy,python3-venv,openssh-server,ca-certificates,sudo"
-)
-# openssh-server's postinst makes host keys unless they exist: made natively first (the RSA
-# one takes the emulator most of a minute), and deleted with the rest at the end.
+ARM64_RECIPE = "4"
+# What the amd64 base has (tests/e2e/images.py), less what only its other tests use, and with
+# torch from PyPI instead of Debian's python3-torch: bookworm's libtorch depends on about 300
+# packages (ffmpeg, OpenCV...), and dpkg installing them under the emulator took most of ten
+# minutes at 0.7 s a package (decompression was not the cost: uncompressed .debs took as long).
+# PyPI's aarch64 wheels of a CPU-only torch are unpacked natively instead, by the host's uv with
+# the target's platform and Python, byte-compiled by the host (bytecode is the same on every
+# architecture; bookworm's Python is 3.11, as the host's).
+ARM64_PACKAGES = "python3,python3-venv,openssh-server,ca-certificates,sudo"
+ARM64_TORCH = ("torch==2.5.1", "numpy==1.26.4")
+# py3compile is diverted while the packages are configured (byte-compiling under the emulator
+# is slow); the host's Python compiles them natively at the end. openssh-server's postinst makes
+# host keys unless they exist: made natively first (the RSA one takes the emulator most of a
+# minute), and deleted with the rest at the end.
 NO_PY3COMPILE = (
     'chroot "$1" dpkg-divert --quiet --local --rename --add /usr/bin/py3compile; '
     'ln -s /bin/true "$1/usr/bin/py3compile"; mkdir -p "$1/etc/ssh"; '
@@ -47,6 +53,20 @@ RESTORE = (
     '/usr/bin/python3 -m compileall -q -j 0 -s "$1" -p / "$1/usr/lib/python3/dist-packages" '
     '"$1/usr/lib/python3.11" || true'
 )
+
+
+def _torch_natively() -> str:
+    """The customize hook that unpacks ARM64_TORCH into the root file system's site-packages
+    for /usr/local (Debian's Python reads it), with the uv beside this test run's Python."""
+    uv = shlex.quote(str(Path(sys.executable).with_name("uv")))
+    wanted = " ".join(shlex.quote(r) for r in ARM64_TORCH)
+    return (
+        f'{uv} pip install --quiet --target "$1/usr/local/lib/python3.11/dist-packages" '
+        "--python-platform aarch64-manylinux_2_28 --python-version 3.11 --only-binary :all: "
+        f"--compile-bytecode {wanted}"
+    )
+
+
 MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 MANIFEST_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
 
@@ -87,6 +107,7 @@ def ensure_arm64_base() -> str:
                     f"--include={ARM64_PACKAGES}",
                     f"--essential-hook={NO_PY3COMPILE}",
                     f"--customize-hook={RESTORE}",
+                    f"--customize-hook={_torch_natively()}",
                 ],
             )
     return ARM64_BASE
