@@ -18,9 +18,9 @@ from envkit.commands.init.torch_wish import (
     TorchWish,
     from_conda,
     from_conda_lock,
+    from_lines,
     from_pyproject,
     from_requirements,
-    from_setup_py,
     from_uv_lock,
 )
 from envkit.commands.ssh_config import agent_lines
@@ -260,7 +260,7 @@ def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:
         )
         return
     pip = tuple(r for r in setup.requires if requirement_name(r) not in TORCH_NAMES)
-    wish = from_setup_py(setup.requires)
+    wish = from_lines([], "setup.py", list(setup.requires))
     found.append(Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions))
 
 

@@ -21,7 +21,12 @@ from envkit.files import read_regular
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import file_limit
-from envkit.plan.project.requirement_lines import logical_lines
+from envkit.plan.project.requirement_lines import (
+    INCLUDE_OPTIONS,
+    INDEX_OPTIONS,
+    logical_lines,
+    option_of,
+)
 from envkit.plan.project.torch_lines import (
     TorchContext,
     applies,
@@ -65,11 +70,11 @@ def _text(path: Path) -> str:
         return ""
 
 
-def _from_requirements(names: list[str], where: str, lines: list[str]) -> TorchWish:
+def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
     torch, cuda = None, None
     for line in lines:
         build = INDEX_BUILD.search(line)
-        if build and line.startswith(("-i", "--index-url", "--extra-index-url", "-f", "--find")):
+        if build and line.startswith(INDEX_OPTIONS):
             cuda = cuda_of(build.group(1))
             continue
         try:
@@ -106,16 +111,12 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
             except ConfigError:
                 return TorchWish()  # render says why, at its line
         for _, _, line in logical_lines(text):
-            include = re.match(r"(-r|--requirement|-c|--constraint)[ =]*(\S+)", line)
-            if include:
-                queue.append((current.parent / include.group(2)).resolve())
+            option, value = option_of(line) if line.startswith("-") else ("", "")
+            if option in INCLUDE_OPTIONS:  # read as the plan reads it: -r x, --requirement=x
+                queue.append((current.parent / value).resolve())
             else:
                 lines.append(line)
-    return _from_requirements([], path.relative_to(folder).as_posix(), lines)
-
-
-def from_setup_py(requires: tuple[str, ...]) -> TorchWish:
-    return _from_requirements([], "setup.py", list(requires))
+    return from_lines([], path.relative_to(folder).as_posix(), lines)
 
 
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
@@ -124,10 +125,10 @@ def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
             deps = poetry_dependencies(data, ())
         except (ValueError, TypeError, AttributeError):  # render then says why, at its line
             return TorchWish()
-        return _from_requirements([], where, [d.requirement for d in deps if d.requirement])
+        return from_lines([], where, [d.requirement for d in deps if d.requirement])
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
     wanted = [str(d) for d in (project or {}).get("dependencies") or ()]
-    return _from_requirements([], where, wanted)
+    return from_lines([], where, wanted)
 
 
 def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
@@ -222,7 +223,7 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
     names: list[str] = []
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and isinstance(item.get("pip"), list):
-            pip = _from_requirements(names, where, [str(line) for line in item["pip"]])
+            pip = from_lines(names, where, [str(line) for line in item["pip"]])
             torch, cuda = torch or (pip.specifier and ("pip", pip.specifier)), cuda or pip.cuda
             continue
         _, name, rest = conda_parts(str(item))

@@ -96,7 +96,7 @@ def logical_lines(text: str) -> list[tuple[int, int, str]]:
     return lines
 
 
-def _option(line: str) -> tuple[str, str]:
+def option_of(line: str) -> tuple[str, str]:
     """("--name", "value") of an option line: "-r x", "--requirement=x", "-rx"."""
     if line.startswith("--"):
         name, _, value = line.partition("=") if "=" in line.split()[0] else line.partition(" ")
@@ -146,7 +146,7 @@ class RequirementsFile:
         return "\n".join(lines) + ("\n" if self.text.endswith("\n") or lines else "")
 
     def _option_line(self, first: int, last: int, line: str) -> None:
-        name, value = _option(line)
+        name, value = option_of(line)
         if name in INCLUDE_OPTIONS and not value:
             self._issue(first, line, f"{name} names no file", f"write the file after {name}")
         elif name in INCLUDE_OPTIONS:
