@@ -196,7 +196,8 @@ def _gpu_environment(
 
     found = []
     for name in data.get("environments") or ():
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", str(name)):  # written into envkit.yaml
+        # default's was read already; a name is written into envkit.yaml only where plain
+        if name == "default" or not re.fullmatch(r"[A-Za-z0-9._-]+", str(name)):
             continue
         try:
             lock = read_conda_lock(where, data, lines, environment=str(name))
