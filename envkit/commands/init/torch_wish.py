@@ -19,8 +19,8 @@ from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, FieldError
 from envkit.files import read_regular
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
-from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import file_limit
+from envkit.plan.project.pyproject import project_requirements
 from envkit.plan.project.requirement_lines import (
     INCLUDE_OPTIONS,
     INDEX_OPTIONS,
@@ -120,15 +120,10 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
 
 
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
-    if is_poetry_only(data):
-        try:
-            deps = poetry_dependencies(data, ())
-        except (ValueError, TypeError, AttributeError):  # render then says why, at its line
-            return TorchWish()
-        return from_lines([], where, [d.requirement for d in deps if d.requirement])
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
-    wanted = [str(d) for d in (project or {}).get("dependencies") or ()]
-    return from_lines([], where, wanted)
+    try:  # the requirements render installs, read by the plan's own reader
+        return from_lines([], where, [str(r) for r in project_requirements(where, "", data, ())])
+    except ConfigError:  # render then says why, at its line
+        return TorchWish()
 
 
 def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:

@@ -144,8 +144,11 @@ def is_workspace_root(data: dict[str, Any]) -> bool:
     return isinstance(tool, dict) and isinstance((tool.get("uv") or {}).get("workspace"), dict)
 
 
-def _wanted(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]) -> list[str]:
-    """[project].dependencies (or a Poetry project's) and the named extras' requirements."""
+def project_requirements(
+    name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]
+) -> list[str]:
+    """[project].dependencies (or a Poetry project's) and the named extras' requirements (init
+    reads the torch a project asks for from them too)."""
     if is_poetry_only(data):
         return _from_poetry(name, text, data, extras)
     project = data.get("project")
@@ -317,7 +320,7 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     if lock_file == "uv.lock" and _dynamic(data.get("project") or {}):  # the lock holds them
         asked, wanted = [], _Wanted([], [], False)
     else:
-        asked = _wanted(name, text, data, section.extras)
+        asked = project_requirements(name, text, data, section.extras)
         wanted = _check_wanted(name, text, asked, context)
     pyproject = ProjectFile(name, text)
     sources = package_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts))
