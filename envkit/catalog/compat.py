@@ -182,6 +182,16 @@ def cuda_choices(
     return sorted(found or (), key=version_key)
 
 
+def buildable_cuda(version: str | None, cuda: str) -> bool:
+    """Whether torch VERSION's CUDA build can be the image's (a pytorch/pytorch image or an
+    nvidia/cuda base for it; "cpu" always): a fix `cuda: X` that render would then accept."""
+    table = load_table()
+    torch = table.torch.get(version or "")
+    if cuda == "cpu" or torch is None:
+        return cuda == "cpu"
+    return cuda in {*cuda_choices(table, torch, "pytorch"), *cuda_choices(table, torch, "cuda")}
+
+
 def _on_arm(archs: tuple[str, ...]) -> str:
     return " on linux/arm64" if "arm64" in archs else ""
 

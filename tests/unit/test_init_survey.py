@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import envkit
 
 
@@ -182,6 +184,34 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
     assert "requirements: [requirements-gpu.txt]" in (folder / "envkit.yaml").read_text()
 
 
+@pytest.mark.parametrize(
+    ("files", "said"),
+    [
+        # an image recipe COPYs the file elsewhere, under its own name (MONAI's Dockerfile)
+        ({"requirements-gpu.txt": "tqdm\n", "Dockerfile": "FROM python:3.11\nCOPY "
+          "requirements-gpu.txt /tmp/\nRUN pip install -r /tmp/requirements-gpu.txt\n"},
+         "uses requirements-gpu.txt (found here; the project installs it: Dockerfile:3)"),
+        # a Makefile runs in its own folder
+        ({"env/requirements-gpu.txt": "tqdm\n", "env/Makefile": "all:\n\tpip install -r "
+          "requirements-gpu.txt\n"}, "the project installs it: env/Makefile:2"),
+        # a docs Makefile installs the docs' environment, not the project's
+        ({"docs/requirements.txt": "sphinx\n", "docs/Makefile": "html:\n\tpip install -r "
+          "requirements.txt\n"}, "uses requirements.txt (found here; precedence"),
+        ({"Pipfile": '[dev-packages]\nnumpy = "*"\n'},
+         "not used: Pipfile: it names no package but 1 dev ones (`pipenv install -d`)"),
+    ],
+)  # fmt: skip
+def test_a_recipes_install_line_is_read_where_it_runs(
+    tmp_path: Path, files: dict[str, str], said: str
+) -> None:
+    folder = tmp_path / "project"
+    for name, text in {"requirements.txt": "six\n", **files}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    shown = _init(folder)
+    assert said in shown, shown
+
+
 def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
     tmp_path: Path,
 ) -> None:
@@ -212,6 +242,31 @@ def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
     assert "numpy" in environment and "einops" in environment, "the file's other packages stay"
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("environment.yaml", "dependencies:\n  - cudatoolkit=10.2\n  - pytorch=1.7.0\n  - pip:\n"
+         "    - omegaconf==2.0.0\n", "environment.yaml:2: cudatoolkit=10.2: envkit cannot build"),
+        ("requirements.txt", "-f https://download.pytorch.org/whl/torch_stable.html\n"
+         "torch==1.7.1+cu101\ntimm==0.4.12\n", "requirements.txt:2: torch==1.7.1+cu101: no"),
+    ],
+)  # fmt: skip
+def test_a_cuda_pin_no_image_can_carry_keeps_the_file_with_one_that_can(
+    tmp_path: Path, name: str, text: str, line: str
+) -> None:
+    """Issue 47, as taming-transformers has it: a CUDA envkit can build no image of (10.2, 10.1)
+    is not proposed (the nearest release's default is), and the file is kept, said at its line."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    said = _init(folder)
+    assert f"uses {name}" in said, said
+    config = (folder / "envkit.yaml").read_text()
+    assert 'torch: "1.11.0"' in config and 'cuda: "10.' not in config, config
+    rendered = envkit("render", cwd=folder, env={"HOME": str(tmp_path / "home")})
+    assert rendered.returncode == 0 and line in rendered.stdout + rendered.stderr, rendered
+
+
 def test_an_old_torch_gets_its_python_and_cuda_sources_get_nvcc(tmp_path: Path) -> None:
     """Issue 47, as StyleGAN3 has it: with --flavor cuda (envkit installs Python), a conda file
     whose torch predates envkit's default Python 3.11 (pytorch=1.9.1 under `python >= 3.8`)
@@ -234,3 +289,39 @@ def test_an_old_torch_gets_its_python_and_cuda_sources_get_nvcc(tmp_path: Path) 
     assert "base variant devel, with nvcc: ops/bias_act.cu" in made.stdout, made.stdout
     rendered = envkit("render", cwd=folder, env={"HOME": str(home)})
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+
+
+@pytest.mark.parametrize(
+    ("requires", "python"), [(">=3.8,<3.10", "3.9"), ("^3.10,<3.11", "3.10"), (">=3.9", None)]
+)
+def test_requires_python_without_envkits_default_gets_one_it_admits(
+    tmp_path: Path, requires: str, python: str | None
+) -> None:
+    """cleanrl's `requires-python = ">=3.8,<3.11"` (or Poetry's `python`): the image's Python
+    is one the project admits (the cuda flavor, where envkit installs Python), not 3.11."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text(
+        f'[project]\nname = "x"\nversion = "0.1"\nrequires-python = "{requires}"\n'
+        'dependencies = ["torch==2.4.1", "six"]\n'
+    )
+    _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    if python is None:  # envkit's default admitted: the pytorch image, its own Python
+        assert "flavor: pytorch" in config and "version:" not in config, config
+    else:
+        assert "flavor: cuda" in config and f'version: "{python}"' in config, config
+
+
+def test_a_cpu_torch_asks_no_gpu_of_the_engine_or_of_verify(tmp_path: Path) -> None:
+    """keras's requirements.txt takes torch from the CPU index: the config then asks no GPU
+    (`gpus: all` would fail `up` on a machine without one, `require_gpu` every verify)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text(
+        "--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.5.1\nnumpy\n"
+    )
+    _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert 'cuda: "cpu"' in config and "gpus: none" in config, config
+    assert "require_gpu: false" in config

@@ -59,7 +59,7 @@ def test_the_files_travel_into_the_context_and_each_gets_its_layer(project: Path
     [
         ("reqs/base.txt", "numpy>=1 ; python_version >= '3.8' and\n", "reqs/base.txt:1: not a"),
         ("requirements.txt", "-r reqs/base.txt\n--index-url http://x\n", "requirements.txt:2:"),
-        ("requirements.txt", "numpy --no-binary :all:\n", "the option --no-binary"),
+        ("requirements.txt", "numpy -C x=y\n", "-C on a requirement's line: a build setting"),
         ("requirements.txt", "-r ../../outside.txt\n", "leaves the project"),
         ("apt.txt", "tree\nnot_a;package\n", "apt.txt:2:"),
         ("environment.yml", "dependencies:\n  - numpy\n  - numpy;rm\n", "environment.yml:3:"),
@@ -72,6 +72,28 @@ def test_what_a_file_holds_is_checked_with_its_own_line(
     _config(project, "conda:\n  file: environment.yml\n")
     stderr = render_refused(project)
     assert said in stderr, stderr
+
+
+def test_an_option_pip_ignores_on_a_requirements_line_is_said_and_the_file_kept(
+    project: Path,
+) -> None:
+    """pip ignores --no-binary (any option but a build setting) on a requirement's line
+    (OpenMMLab's `albumentations>=0.3.2 --no-binary qudida,albumentations`): the build does
+    too, the line's requirement and hashes kept, said at its line; the file is not lost."""
+    digest = "a" * 64
+    (project / "requirements.txt").write_text(
+        f"six\nalbumentations>=0.3.2 --no-binary qudida,albumentations --hash=sha256:{digest}\n"
+    )
+    _config(project)
+    done = envkit("render", cwd=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "requirements.txt:2: --no-binary qudida,albumentations: pip ignores an option on a "
+        "requirement's line" in done.stdout + done.stderr
+    ), done
+    copied = (project / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
+    assert f"albumentations>=0.3.2 --hash=sha256:{digest}\n" in copied, copied
+    assert "--no-binary" not in copied
 
 
 @pytest.mark.parametrize(

@@ -421,3 +421,30 @@ def test_a_spaced_conda_bound_keeps_its_upper_bound(tmp_path: Path) -> None:
     files = {"environment.yml": "dependencies:\n  - pytorch >= 2.0 , < 2.3\n  - numpy\n"}
     stderr = render_refused(_project(tmp_path, files, "conda:\n  file: environment.yml\n"))
     assert "environment.yml:2:" in stderr and "does not admit torch 2.4.1" in stderr, stderr
+
+
+def test_a_cuda_build_no_setting_could_give_is_said_and_the_file_kept(tmp_path: Path) -> None:
+    """Issue 47: a +cuXYZ label or a conda CUDA pin for which envkit can build no image of the
+    configured torch (no `cuda:` would meet it) is said at its line and the file kept; one a
+    `cuda:` setting would meet stays refused (above); a CUDA range is met by any CUDA in it."""
+    files = {"requirements.txt": "numpy\ntorch==2.4.1+cu101\n"}
+    _, said = _rendered(_project(tmp_path, files, REQUIREMENTS))
+    assert (
+        "requirements.txt:2: torch==2.4.1+cu101: torch 2.4.1 has no cu101 build envkit can "
+        "build; installed instead: torch 2.4.1 (CUDA 12.4)" in said
+    ), said
+    conda = "conda:\n  file: environment.yml\n"
+    files = {
+        "environment.yml": "dependencies:\n  - cudatoolkit=10.2\n  - pytorch=2.4.1\n  - numpy\n"
+    }
+    _, said = _rendered(_project(tmp_path / "old", files, conda))
+    assert (
+        "environment.yml:2: cudatoolkit=10.2: envkit cannot build torch 2.4.1 with the CUDA" in said
+    )
+    assert "numpy" in (tmp_path / "old" / ".envkit" / "environment.yml").read_text()
+    files = {"environment.yml": "dependencies:\n  - pytorch>=2.3\n  - pytorch-cuda>=11.6\n"}
+    _, said = _rendered(_project(tmp_path / "range", files, conda))
+    assert "pytorch-cuda>=11.6: CUDA 12.4 comes with envkit's torch build" in said, said
+    files = {"environment.yml": "dependencies:\n  - pytorch=2.4.1\n  - pytorch-cuda=11.8\n"}
+    stderr = render_refused(_project(tmp_path / "other", files, conda))
+    assert "pytorch-cuda=11.8 asks for CUDA 11.8" in stderr and 'set `cuda: "11.8"`' in stderr

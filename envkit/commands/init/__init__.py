@@ -123,6 +123,7 @@ class _Decided:
     conda_environment: str | None  # a pixi.lock's environment other than its default
     agent_key: str | None  # ssh-agent's key, where no key file was found
     no_key: bool
+    cpu_only: bool  # cuda: cpu: no GPU asked of the engine, none required by verify
 
 
 def _devel(use: Candidate | None, found: Survey) -> str | None:
@@ -177,6 +178,7 @@ def _decided(
         conda_environment=_environment(use),
         agent_key=None if found.key_file else found.agent_key,
         no_key=not (found.key_file or found.agent_key),
+        cpu_only=proposal.cuda == "cpu",
     )
 
 
@@ -225,11 +227,7 @@ def _starter(
     notebook: bool,
     members: tuple[tuple[str, str], ...],
 ) -> str:
-    flavor = request.flavor
-    if proposal.torch == "none" and flavor == "pytorch":
-        flavor = "cuda"  # pytorch/pytorch images carry torch
-    if chosen is not None and chosen.kind == "conda-lock" and flavor == "pytorch":
-        flavor = "cuda"  # a locked environment of its own, not over the image's conda
+    flavor = _flavor(request.flavor, proposal, chosen)
     alternatives = [f"left out {why}" for why in left]
     alternatives += [
         f"not used: {c.shown}: {c.hint}"
@@ -257,6 +255,23 @@ def _starter(
             **vars(_decided(flavor, proposal, python, chosen, found)),
         )
     )
+
+
+def _flavor(asked: str, proposal: _Proposal, chosen: Candidate | None) -> str:
+    """The pytorch flavor where it fits, else cuda: a pytorch/pytorch image carries torch and
+    its own conda and Python."""
+    if asked != "pytorch" or (proposal.torch != "none" and chosen is None):
+        return asked
+    python = chosen.wish.python if chosen is not None else None
+    misfits = (
+        proposal.torch == "none",
+        chosen is not None and chosen.kind == "conda-lock",  # a locked environment of its own
+        # requires-python without envkit's default: a Python envkit installs
+        chosen is not None
+        and chosen.kind in (*PROJECT_LOCKS, "pyproject")
+        and python not in (None, DEFAULT_PYTHON),
+    )
+    return "cuda" if any(misfits) else asked
 
 
 def _python(proposal: _Proposal, wished: str | None) -> str:

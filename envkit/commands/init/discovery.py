@@ -162,8 +162,13 @@ class Installed:
     where: str  # the recipe's line that installs it: `.devcontainer/Dockerfile:4`
 
 
+SIDE_FOLDERS = re.compile(r"docs?|tests?|ci|benchmarks?|examples?", re.IGNORECASE)
+
+
 def _is_recipe(path: Path, folder: Path) -> bool:
     relative = path.relative_to(folder)
+    if any(SIDE_FOLDERS.fullmatch(part) for part in relative.parts[:-1]):
+        return False  # docs/Makefile installs the docs' environment, not the project's
     return bool(
         RECIPE.search(path.name)
         or path.name in RECIPES
@@ -179,11 +184,16 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     for path in paths:
         if not _is_recipe(path, folder) or not path.is_file() or OURS in _head(path)[:300]:
             continue
+        # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
+        # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
+        bases = (path.parent, folder) if path.name in RECIPES else (folder, path.parent)
         for number, line in enumerate(_head(path).splitlines(), 1):
             for kind, pattern in INSTALLS.items():
                 for named in pattern.findall(line):
-                    for base in (folder, path.parent):  # a COPY'd root, or the recipe's folder
-                        target = (base / named).resolve()
+                    for base in bases:
+                        target = (base / named.lstrip("/")).resolve()
+                        if named.startswith("/") and not target.is_file():
+                            target = (base / Path(named).name).resolve()
                         if target.is_file() and target.is_relative_to(root):
                             file = target.relative_to(root).as_posix()
                             where = f"{path.relative_to(folder).as_posix()}:{number}"

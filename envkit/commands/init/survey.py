@@ -7,8 +7,9 @@ machine)."""
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from envkit.commands.init.discovery import installed_by_recipes, unused_files, u
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,
+    admitted_python,
     from_conda,
     from_conda_lock,
     from_lines,
@@ -142,11 +144,8 @@ def _project_candidates(
     if not isinstance(project, dict) and not readable:
         unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
         return []
-    locked = (
-        [Candidate(lock_name, ("pyproject.toml", lock_name), from_uv_lock(lock, lock_name))]
-        if lock
-        else []
-    )
+    locked_wish = replace(from_uv_lock(lock or {}, lock_name), python=admitted_python(pyproject))
+    locked = [Candidate(lock_name, ("pyproject.toml", lock_name), locked_wish)] if lock else []
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
         if lock_name != "uv.lock" or not locked:  # only uv's lock holds what the build decided
             unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
@@ -233,9 +232,23 @@ def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
     except ConfigError:
         lines = "?"  # a candidate still: render says why, at its line
     if not any(line and not line.startswith("#") for line in lines.splitlines()):
-        unusable.append(f"{name}: it names no package")
+        dev = _dev_packages(folder / name)
+        unusable.append(
+            f"{name}: it names no package"
+            + (f" but {dev} dev ones (`pipenv install -d`): move them to [packages]" if dev else "")
+        )
         return []
     return [Candidate("requirements", (name,), from_requirements(folder / name, folder))]
+
+
+def _dev_packages(path: Path) -> int:
+    """How many packages a Pipfile's [dev-packages] (a Pipfile.lock's develop) names."""
+    try:
+        text = path.read_text(errors="replace")
+        data = json.loads(text) if path.name.endswith(".lock") else toml_loads(text)
+        return len(data.get("develop") or data.get("dev-packages") or {})
+    except (ValueError, TOMLDecodeError, AttributeError, TypeError):
+        return 0
 
 
 def _names_a_package(path: Path) -> bool:

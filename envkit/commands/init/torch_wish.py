@@ -6,7 +6,7 @@ cpuonly; and whether the project runs without torch (TensorFlow, JAX)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,19 +121,43 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
 
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
     try:  # the requirements render installs, read by the plan's own reader
-        return from_lines([], where, [str(r) for r in project_requirements(where, "", data, ())])
+        wish = from_lines([], where, [str(r) for r in project_requirements(where, "", data, ())])
     except ConfigError:  # render then says why, at its line
-        return TorchWish()
+        wish = TorchWish()
+    return replace(wish, python=admitted_python(data))
+
+
+PYTHONS = ("3.11", "3.12", "3.10", "3.13", "3.9")  # envkit's default first, then the nearest
+
+
+def admitted_python(data: dict[str, Any]) -> str | None:
+    """The Python pyproject.toml's requires-python (or Poetry's `python`) admits, envkit's
+    default first (spleeter's <3.12: 3.11; cleanrl's <3.11: 3.10); None where it says none."""
+    from poetry.core.constraints.version import Version, parse_constraint
+
+    project, tool = data.get("project") or {}, data.get("tool") or {}
+    poetry = (tool.get("poetry") or {}).get("dependencies") or {} if isinstance(tool, dict) else {}
+    asked = project.get("requires-python") if isinstance(project, dict) else None
+    asked = asked or (poetry.get("python") if isinstance(poetry, dict) else None)
+    try:  # PEP 440's ranges and Poetry's ^ and ~ alike
+        constraint = parse_constraint(str(asked)) if isinstance(asked, str) else None
+    except ValueError:
+        return None
+    return next((p for p in PYTHONS if constraint and constraint.allows(Version.parse(p))), None)
 
 
 def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
-    for package in lock.get("package") or ():
-        if isinstance(package, dict) and package.get("name") == "torch":
+    """uv.lock's, poetry.lock's or pdm.lock's torch; no torch and another framework (spleeter's
+    TensorFlow) is torch: none, as a file naming them is."""
+    packages = [p for p in lock.get("package") or () if isinstance(p, dict)]
+    for package in packages:
+        if package.get("name") == "torch":
             version = str(package.get("version", ""))
             cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
             said = f"{where} locks torch {version}"
             return TorchWish(f"=={version.split('+')[0]}", cuda, said=said)
-    return TorchWish()
+    none = any(canonicalize_name(str(p.get("name"))) in OTHER_FRAMEWORKS for p in packages)
+    return TorchWish(none=none, said=f"{where} locks no torch" if none else "")
 
 
 def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
@@ -229,8 +253,8 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
         elif name in TORCH_NAMES:
             specifier = conda_specifier(rest)
             torch = ("conda", str(specifier) if specifier is not None else "")
-        elif name in ("pytorch-cuda", "cudatoolkit", "cuda-version") and rest:
-            cuda = cuda or ".".join(rest.lstrip("=<>!~").split(".")[:2]).rstrip("*.")
+        elif name in ("pytorch-cuda", "cudatoolkit", "cuda-version") and re.match(r"=*\d", rest):
+            cuda = cuda or ".".join(rest.lstrip("=").split(".")[:2]).rstrip("*.")  # a pin
         elif name in ("cpuonly", "pytorch-cpu"):
             cuda = "cpu"
     if not torch:
@@ -252,8 +276,7 @@ def _nearest(wish: TorchWish, releases: list[str]) -> tuple[str | None, str | No
     if pinned is None:
         return None, None, f"{wish.said}: no torch release envkit's table knows admits it"
     chosen = compat.nearest(releases, pinned.group(0))
-    builds = compat.load_table().torch[chosen].cuda
-    cuda = wish.cuda if wish.cuda == "cpu" or wish.cuda in builds else None
+    cuda = wish.cuda if wish.cuda and compat.buildable_cuda(chosen, wish.cuda) else None
     return chosen, cuda, f"{wish.said}, which no release envkit can build admits: {NEAREST}"
 
 
@@ -274,10 +297,10 @@ def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
     # release with the CUDA build the file asks for.
     default = compat.version_key(table.default_torch)
     settled = [r for r in admitted if compat.version_key(r) <= default] or admitted
-    with_build = [r for r in settled if wish.cuda in table.torch[r].cuda]
+    with_build = [r for r in settled if wish.cuda and compat.buildable_cuda(r, wish.cuda)]
     chosen = (with_build or settled)[0]
     cuda = wish.cuda
-    if cuda and cuda != "cpu" and cuda not in table.torch[chosen].cuda:
-        note = f"torch {chosen} has no CUDA {cuda} build; its default is proposed"
+    if cuda and not compat.buildable_cuda(chosen, cuda):
+        note = f"torch {chosen} has no CUDA {cuda} build envkit can build; its default is proposed"
         cuda = None
     return chosen, cuda, note

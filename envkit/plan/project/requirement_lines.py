@@ -27,6 +27,9 @@ INCLUDE_OPTIONS = dict.fromkeys(("-r", "--requirement"), "requirement") | dict.f
 INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 KEPT_OPTIONS = ("--pre", "--prefer-binary", "--only-binary", "--no-binary", "--require-hashes")
 LINE_OPTIONS = ("--hash",)  # options a requirement's own line may carry
+# pip's per-requirement build settings: applied to the line's package, which envkit's install
+# would not do
+REQUIREMENT_OPTIONS = ("--config-settings", "-C", "--global-option", "--install-option")
 VCS = ("git+", "hg+", "svn+", "bzr+")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -262,7 +265,7 @@ class RequirementsFile:
         )
 
     def _requirement_line(self, first: int, last: int, line: str) -> None:
-        text = self._without_hashes(first, line)
+        text = self._without_hashes(first, last, line)
         if text is None:
             return
         if text.startswith(VCS) or re.match(r"[a-z][a-z0-9+.-]*://", text) or text[:1] in "./":
@@ -307,13 +310,21 @@ class RequirementsFile:
             )
         self._replace(first, last, f"# envkit: {verdict.why}")
 
-    def _without_hashes(self, first: int, line: str) -> str | None:
-        """The requirement of a line without its --hash options; None where another option is
-        on the line (said)."""
-        text, stray = _split_hashes(line)
-        if stray is not None:
-            self._issue(first, line, f"the option {stray} is not taken on a line", "keep --hash")
+    def _without_hashes(self, first: int, last: int, line: str) -> str | None:
+        """The requirement of a line without its --hash options; None where it carries a build
+        setting (said). pip ignores any other option on a requirement's line (--no-binary, -i):
+        the build does too, and says so."""
+        text, hashes, stray = _split_hashes(line)
+        if stray and stray[0].split("=")[0] in REQUIREMENT_OPTIONS:
+            problem = f"{stray[0]} on a requirement's line: a build setting envkit does not pass"
+            self._issue(first, line, problem, "install the package in build.steps with it")
             return None
+        if stray:
+            self.reading.notes.append(
+                f"{self.name}:{first}: {' '.join(stray)}: pip ignores an option on a "
+                "requirement's line (one applies on a line of its own); installed without it"
+            )
+            self._replace(first, last, " ".join([text, *hashes]))
         return text
 
     def _url_line(self, line: int, text: str, url: str) -> None:
@@ -339,21 +350,23 @@ class RequirementsFile:
                 self._issue(line, text, verdict.why, verdict.fix)
 
 
-def _split_hashes(line: str) -> tuple[str, str | None]:
-    """(the requirement of a line without its --hash options, `--hash=sha256:…` or `--hash
-    sha256:…` as pip's option parser takes both; the first other option on it, or None)."""
+def _split_hashes(line: str) -> tuple[str, list[str], list[str]]:
+    """(the requirement of a line, its --hash options as pip's parser takes them (`--hash=…`
+    or `--hash …`), the words of any other option after it)."""
     kept: list[str] = []
+    hashes: list[str] = []
+    stray: list[str] = []
     words = iter(line.split())
     for word in words:
         if word == "--hash":
-            next(words, None)
+            hashes += [word, next(words, "")]
         elif word.startswith(LINE_OPTIONS):
-            continue
-        elif word.startswith("-") and kept:
-            return " ".join(kept), word
+            hashes.append(word)
+        elif stray or (word.startswith("-") and kept):
+            stray.append(word)
         else:
             kept.append(word)
-    return " ".join(kept), None
+    return " ".join(kept), hashes, stray
 
 
 def _wheel_name(url: str) -> str | None:

@@ -100,26 +100,17 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     if (name not in TORCH_NAMES and name not in COMPANIONS) or not applies(requirement, context):
         return _torch_only(requirement, name, context) or Verdict("keep")
     line = str(requirement)
-    if context.none:
-        return Verdict(
-            "refuse",
-            f"{line} needs torch, and envkit.yaml says torch: none",
-            "set `torch:` (and `cuda:`) to install one, or drop the line",
-        )
-    if requirement.url:
-        return Verdict(
-            "refuse",
-            f"{line} installs {name} from a URL: its CUDA build is unchecked",
-            "set `torch:` and `cuda:`: envkit installs torch and its companions from the "
-            "PyTorch index",
-        )
+    refused = _refused_outright(requirement, name, context)
+    if refused is not None:
+        return refused
     if context.version is None:
         if name in TORCH_NAMES:
             return Verdict("drop", f"torch comes with the base image; {line} not installed over it")
         return Verdict("keep")
     specifier, labels = _split_local(requirement.specifier)
-    if labels and context.wheel and labels != {context.wheel}:
-        asked = ", ".join(sorted(labels))
+    asked = ", ".join(sorted(labels))
+    other_build = bool(labels and context.wheel and labels != {context.wheel})
+    if other_build and compat.buildable_cuda(context.version, cuda_of(asked)):
         return Verdict(
             "refuse",
             f"{line} asks for the {asked} build; envkit installs {context.said()}",
@@ -130,6 +121,9 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
         wanted = _in_series(specifier, wanted)
     if wanted is None or not specifier.contains(wanted, prereleases=True):
         return _not_admitted(line, name, specifier, wanted, context)
+    if other_build:  # no `cuda:` could give torch this build: said, and the file kept
+        why = f"{line}: torch {context.version} has no {asked} build envkit can build"
+        return Verdict("drop", f"{why}; installed instead: {context.said()}", said=True)
     if name in TORCH_NAMES:
         return Verdict("drop", f"{line}: envkit's torch layer installs {context.said()}")
     return Verdict(
@@ -137,6 +131,23 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
         f"{line}: installed beside torch from its index ({name}=={wanted})",
         companion=f"{name}=={wanted}",
     )
+
+
+def _refused_outright(requirement: Requirement, name: str, context: TorchContext) -> Verdict | None:
+    if context.none:
+        return Verdict(
+            "refuse",
+            f"{requirement} needs torch, and envkit.yaml says torch: none",
+            "set `torch:` (and `cuda:`) to install one, or drop the line",
+        )
+    if requirement.url:
+        return Verdict(
+            "refuse",
+            f"{requirement} installs {name} from a URL: its CUDA build is unchecked",
+            "set `torch:` and `cuda:`: envkit installs torch and its companions from the "
+            "PyTorch index",
+        )
+    return None
 
 
 def _not_admitted(
@@ -340,19 +351,15 @@ def _judge_conda_cuda(spec: str, name: str, rest: str, context: TorchContext) ->
         same = Version(asked).release[:2] == Version(context.build).release[:2]
     except InvalidVersion:
         same = False
-    built = {c for r in compat.load_table().torch.values() for c in r.cuda}
-    if not same and asked not in built:  # no `cuda:` could meet it: said, not lost
-        return Verdict(
-            "drop",
-            f"{spec}: no torch envkit can build has a CUDA {asked} build; installed instead: "
-            f"{context.said()}",
-            said=True,
-        )
-    if not same:
+    admits = conda_specifier(rest)  # a range (pytorch-cuda>=11.6) is met by any CUDA in it
+    if same or (admits is not None and admits.contains(context.build, prereleases=True)):
+        return Verdict("drop", f"{spec}: CUDA {context.build} comes with envkit's torch build")
+    if compat.buildable_cuda(context.version, asked):
         return Verdict(
             "refuse",
             f"{spec} asks for CUDA {asked}; envkit installs {context.said()}",
-            f'set `cuda: "{asked}"` in envkit.yaml (if torch {context.version} has that '
-            "build: `envkit compat`), or change the line",
+            f'set `cuda: "{asked}"` in envkit.yaml, or change the line',
         )
-    return Verdict("drop", f"{spec}: CUDA {asked} comes with envkit's torch build")
+    # no `cuda:` could give this torch that CUDA (no build, or no image of it): said, not lost
+    why = f"{spec}: envkit cannot build torch {context.version} with the CUDA it asks for"
+    return Verdict("drop", f"{why}; installed instead: {context.said()}", said=True)
