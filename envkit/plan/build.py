@@ -166,13 +166,17 @@ def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:
 
 
 def _members(loaded: LoadedSpec, project: PythonProject | None) -> tuple[str, ...]:
-    """A uv workspace's members' folders, installed editable with the project itself
-    (python.install: editable), as `uv sync` has them."""
+    """The lock's packages from the project's own folders, and a uv workspace's members'
+    with the project itself (python.install: editable): installed editable at first start,
+    as `uv sync` has them."""
     section = loaded.spec.python
-    if project is None or not isinstance(section, PythonSection) or section.install != "editable":
+    if project is None:
         return ()
     prefix = "" if project.folder == "." else f"{project.folder}/"
-    return tuple(prefix + folder for folder in project.installed if folder != ".")
+    local = tuple(prefix + folder for _, folder in project.local)  # path sources: always, as -e
+    if not isinstance(section, PythonSection) or section.install != "editable":
+        return local
+    return (*local, *(prefix + folder for folder in project.installed if folder != "."))
 
 
 def _editable_folders(loaded: LoadedSpec, from_files: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -323,7 +323,7 @@ def test_a_pixi_locks_pypi_wheels_by_url_and_git_packages_are_installed(tmp_path
     ("key", "body", "said"),
     [
         ("../elsewhere", "  name: elsewhere\n  version: 1.0\n", "taken from the path ../elsewhere"),
-        ("git+https://github.com/a/b", "  name: b\n  version: 1.0\n", "not pinned to a commit"),
+        ("git+https://github.com/a/b", "  name: b\n  version: 1.0\n", "pinned to a commit"),
         ("./wheels/x-1.0-py3-none-any.whl", "  name: x\n  version: 1.0\n", "a file by path"),
         ("ssh://git@host/x", "  name: x\n  version: 1.0\n", "not plain https"),
         (

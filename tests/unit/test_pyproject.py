@@ -61,6 +61,48 @@ def test_a_lock_is_installed_exactly_with_hashes_and_the_extra(tmp_path: Path) -
     ]
 
 
+def test_a_locks_git_package_installs_at_its_commit_beside_the_hashed_lock(tmp_path: Path) -> None:
+    """prime-rl's uv.lock takes one package from git: it is installed at the commit the lock
+    resolved (git has no sha256), the rest still hashed; before, the whole lock was refused.
+    An unpinned git source stays refused at its line."""
+    project = _project(tmp_path, "uvproj", CPU)
+    commit = "65486e4383f9f411da95937451205d3c7b61b9e1"
+    text = (project / "uv.lock").read_text()
+    six = text[text.index('name = "six"') : text.index("[[package]]", text.index('name = "six"'))]
+    git = f"https://github.com/benjaminp/six.git?rev=1.16.0#{commit}"
+    pinned = f'name = "six"\nversion = "1.16.0"\nsource = {{ git = "{git}" }}\n\n'
+    (project / "uv.lock").write_text(text.replace(six, pinned))
+    dockerfile = _rendered(project)
+    installed = "--no-deps --index-url https://pypi.org/simple 'six @ git+https://github.com/"
+    assert f"{installed}benjaminp/six.git@{commit}'" in dockerfile, dockerfile
+    exported = _exported(project, dockerfile)
+    assert exported == [("colorama", "0.4.6"), ("tqdm", "4.70.1")], "six from git, not the lock"
+    (project / "uv.lock").write_text(text.replace(six, pinned.replace(f"#{commit}", "")))
+    shutil.rmtree(project / ".envkit")
+    assert "the lock takes six from git" in render_refused(project)
+
+
+def test_a_locks_package_from_a_folder_of_the_project_is_editable_at_first_start(
+    tmp_path: Path,
+) -> None:
+    """prime-rl's uv.lock takes a package from a folder of the project (`{ editable = "deps/x"
+    }`): it is installed editable from the mounted workspace at first start, as `uv sync` has
+    it, and left out of the export; a folder outside the project stays refused at its line."""
+    project = _project(tmp_path, "uvproj", CPU)
+    (project / "vendor" / "six").mkdir(parents=True)
+    text = (project / "uv.lock").read_text()
+    six = text[text.index('name = "six"') : text.index("[[package]]", text.index('name = "six"'))]
+    local = 'name = "six"\nversion = "1.16.0"\nsource = { editable = "vendor/six" }\n\n'
+    (project / "uv.lock").write_text(text.replace(six, local))
+    dockerfile = _rendered(project)
+    assert _exported(project, dockerfile) == [("colorama", "0.4.6"), ("tqdm", "4.70.1")]
+    entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()
+    assert "for folder in /workspace/vendor/six ;" in entrypoint, entrypoint
+    (project / "uv.lock").write_text(text.replace(six, local.replace("vendor", "../vendor")))
+    shutil.rmtree(project / ".envkit")
+    assert "the lock takes six from editable ../vendor/six" in render_refused(project)
+
+
 def test_a_locked_torch_comes_from_envkits_torch_layer_not_the_lock(tmp_path: Path) -> None:
     project = _project(tmp_path, "uvtorch", TORCH)
     dockerfile = _rendered(project)
@@ -343,9 +385,9 @@ def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Pat
     each member's pyproject.toml is in the context where uv looks for it, and `uv export`
     writes the locked dependencies of the root and the members it reaches, as `uv sync` has
     them, the members themselves left to the workspace; member c, only behind the root's
-    extra `tools`, is not installed, nor its dependency by path (which no hash can check, so
-    choosing the extra is refused at its line); init proposes it and says nothing of the
-    members' files as unused."""
+    extra `tools`, is not installed, nor its dependency by path (a folder of the project:
+    choosing the extra installs it editable at first start, as a member); init proposes it
+    and says nothing of the members' files as unused."""
     project = _project(tmp_path, "uvworkspace", CPU)
     dockerfile = _rendered(project)
     for member in ("a", "b", "c"):
@@ -371,10 +413,11 @@ def test_a_uv_workspace_installs_every_members_locked_dependencies(tmp_path: Pat
     entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()
     assert "for folder in /workspace/packages/a /workspace/packages/b /workspace ;" in entrypoint
     assert "missing_requirements.py hatchling" in dockerfile
-    shutil.rmtree(project / ".envkit")
     (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n  extras: [tools]\n")
-    said = render_refused(project)
-    assert "uv.lock:" in said and "the lock takes localdep from directory vendor/localdep" in said
+    dockerfile = _rendered(project)
+    assert "--no-emit-package localdep" in dockerfile
+    entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()
+    assert "/workspace/vendor/localdep" in entrypoint, entrypoint
 
 
 PDM = """[project]

@@ -168,12 +168,15 @@ def project_layer(kit: Kit) -> Layer | None:
     else:
         copy.insert(0, copy_programs("drop_requirements.py"))
         export = _exported_by_manager(kit, project)
-    install = (*WITHOUT_CONSTRAINTS, *kit.command, "--no-deps", "--require-hashes")
+    install = (*WITHOUT_CONSTRAINTS, *kit.command, "--no-deps")
+    indexes = kit.install.indexes(sources=project.sources)
     commands = (
         f"cd {shlex.quote(project.target)}",
         *export,
-        f"{words((*install, *kit.install.indexes(sources=project.sources)))} -r {LOCKED}",
+        f"{words((*install, '--require-hashes', *indexes))} -r {LOCKED}",
         f"rm {LOCKED}",
+        # the lock's git packages: each at the commit it resolved (git has no sha256 to check)
+        *([words((*install, *indexes, *project.git))] if project.git else []),
     )
     return Layer(comments, (*copy, hadolint(OWN, run(kit.cache, *commands))))
 

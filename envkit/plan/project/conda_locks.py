@@ -328,19 +328,26 @@ def _by_path(
 def _git(
     reading: _Reading, loc: tuple[str | int, ...], name: str, source: str
 ) -> list[tuple[str, str, str]]:
-    """pixi's `git+https://HOST/PATH?rev=R#COMMIT` as pip's `NAME @ git+https://HOST/PATH@COMMIT`:
-    the commit the lock resolved, which is the package's checksum."""
-    url, _, commit = source.partition("#")
+    pin = git_pin(source)
+    if pin is None:
+        fix = "relock (pixi pins each git package to the commit it resolved)"
+        problem = f"{name}'s git source is not plain https pinned to a commit"
+        reading.refuse(loc, source, problem, fix)
+        return []
+    return [(name, pin, "")]
+
+
+def git_pin(source: str) -> str | None:
+    """pixi's `git+https://HOST/PATH?rev=R#COMMIT` (uv.lock's without git+) as pip's
+    ` @ git+https://HOST/PATH@COMMIT`: the commit the lock resolved, which is the package's
+    checksum; None where it is not pinned to a commit or not plain https."""
+    url, _, commit = source.removeprefix("git+").partition("#")
     url, _, query = url.partition("?")
     sub = parse_qs(query).get("subdirectory", [""])[0]  # a package inside the repository
-    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not SAFE_URL.fullmatch(url):
-        fix = "relock (pixi pins each git package to the commit it resolved)"
-        reading.refuse(loc, source, f"{name}'s git source is not pinned to a commit", fix)
-        return []
-    if sub and not re.fullmatch(r"[A-Za-z0-9._/-]+", sub):
-        reading.refuse(loc, source, f"{name}'s git subdirectory is not a plain path", "relock")
-        return []
-    return [(name, f" @ {url}@{commit}" + (f"#subdirectory={sub}" if sub else ""), "")]
+    plain = SAFE_URL.fullmatch(url) and re.fullmatch(r"[A-Za-z0-9._/-]*", sub)
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit) or not plain:
+        return None
+    return f" @ git+{url}@{commit}" + (f"#subdirectory={sub}" if sub else "")
 
 
 def through_mirror(

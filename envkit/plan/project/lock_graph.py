@@ -20,7 +20,11 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a requirement string's name
 
 
 def line_of(text: str, needle: str, default: int = 1) -> int:
-    return next((n for n, line in enumerate(text.splitlines(), 1) if needle in line), default)
+    """The first line that starts with NEEDLE (a package's own `name = "torch"`, not an
+    override's `{ name = "torch", … }` above it), else the first that holds it."""
+    lines = list(enumerate(text.splitlines(), 1))
+    starts = (n for n, line in lines if line.lstrip().startswith(needle))
+    return next(starts, next((n for n, line in lines if needle in line), default))
 
 
 def lock_error(name: str, text: str, needle: str, problem: str, fix: str) -> ConfigError:

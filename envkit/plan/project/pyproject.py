@@ -8,11 +8,13 @@ with --no-deps --require-hashes, so nothing is resolved again and every file is 
 torch stays envkit's to pin (its CUDA build is checked): a torch the project asks for must admit
 the torch envkit installs, a locked torch must be that release, and the lock's torch with what
 only torch needs (its CUDA libraries, triton) is not installed again from the lock. Everything is
-checked here, at plan time, with the file's own line: a stale lock, a workspace, a package the
-lock takes from a local path or git (not in the build context, or without a hash)."""
+checked here, at plan time, with the file's own line: a stale lock, a package the lock takes
+from outside the project or from git unpinned. A git package pinned to its commit installs at
+it; one from a folder of the project is installed editable at first start, as a member is."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from packaging.utils import canonicalize_name
 from envkit.config.python_section import PythonSection
 from envkit.errors import ConfigError, ConfigIssue, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.conda_locks import git_pin
 from envkit.plan.project.lock_graph import (
     check_torch,
     companion_pins,
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 
 LOC = ("python", "project")
 HASHED_SOURCES = ("registry", "url")  # files the lock names with their sha256
+FOLDER_SOURCES = ("editable", "directory")  # a folder (of the project: editable at first start)
 RELOCK = "run `uv lock` in the project and commit uv.lock"
 POETRY = "fix the entry as `poetry check` says"
 
@@ -65,6 +69,8 @@ class PythonProject:
     installed: tuple[str, ...] = ()  # the members' folders (the lock's) the project installs
     notes: tuple[str, ...] = ()  # torch's lines left to envkit's torch layer, each at its line
     sources: tuple[str, ...] = ()  # pip's options for the project's own (package_sources.py)
+    git: tuple[str, ...] = ()  # the lock's git packages, `NAME @ git+URL@COMMIT`: no sha256
+    local: tuple[tuple[str, str], ...] = ()  # (name, folder) from the project's own folders
 
     @property
     def target(self) -> str:
@@ -80,7 +86,8 @@ class PythonProject:
             args += ["--all-packages"]  # dependencies, as `uv sync --all-packages` has them
         for extra in self.extras:
             args += ["--extra", extra]
-        for name in self.not_from_lock:
+        git = (line.split(" @ ")[0] for line in self.git)
+        for name in (*self.not_from_lock, *git, *(name for name, _ in self.local)):
             args += ["--no-emit-package", name]
         return tuple(args)
 
@@ -255,24 +262,38 @@ def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, 
         raise lock_error(name, text, "requires-dist", problem, RELOCK)
 
 
-def _check_sources(name: str, text: str, versions: list[dict[str, Any]]) -> None:
+def _check_sources(
+    name: str, text: str, versions: list[dict[str, Any]]
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """(the lock's git packages as pip's requirements at their commits, its packages from a
+    folder of the project with that folder: installed editable at first start, as `uv sync`
+    has them); any other source without a sha256 (outside the project, unpinned git) refused."""
+    git, folders = [], []
     for package in versions:
         source = package.get("source") or {}
         kind = next(iter(source), "")
-        if kind not in HASHED_SOURCES:
+        pin = git_pin(str(source["git"])) if kind == "git" else None
+        local = posixpath.normpath(str(source[kind])) if kind in FOLDER_SOURCES else ""
+        if pin is not None:
+            git.append(f"{package['name']}{pin}")
+        elif local and local != ".." and not local.startswith(("../", "/")):
+            folders.append((str(package["name"]), local))
+        elif kind not in HASHED_SOURCES:
             where = f"{kind} {source.get(kind, '')}".strip() or "nowhere"
             problem = f"the lock takes {package['name']} from {where}: not a file with a sum the "
             problem += "build can check"
             fix = "publish it to an index (or a URL), or install it in build.steps"
             raise lock_error(name, text, f'name = "{package["name"]}"', problem, fix)
+    return git, folders
 
 
 def _from_lock(
     name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
-) -> tuple[tuple[str, ...], int, dict[str, str], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[tuple[str, ...], int, dict[str, str], tuple[str, ...], tuple[str, ...], Any]:
     """(the lock's packages not installed from it, how many it installs, the workspace's
     members and their folders, the folders of those the project installs, its companions of
-    torch pinned), after every check.
+    torch pinned, (its git packages at their commits, its packages from the project's own
+    folders)), after every check.
     A workspace's members are not installed from the lock: what they depend on is."""
     lock = _toml(name, text)
     if lock.get("version") != 1:
@@ -300,10 +321,15 @@ def _from_lock(
     every, kept = reached(packages, start, {root, *installed})
     if "torch" in every:
         check_torch(name, text, packages["torch"], context, "`uv add torch==<it>`")
+    git: list[str] = []
+    local: list[tuple[str, str]] = []
     for package_name in sorted(kept):
-        _check_sources(name, text, packages.get(package_name, []))
-    folders = tuple(sorted(installed.values()))
-    return tuple(sorted(every - kept)), len(kept), members, folders, companion_pins(packages, every)
+        pinned, folders = _check_sources(name, text, packages.get(package_name, []))
+        git, local = git + pinned, local + folders
+    installed_folders = tuple(sorted(installed.values()))
+    pins = companion_pins(packages, every)
+    by_source = (tuple(git), tuple(local))
+    return tuple(sorted(every - kept)), len(kept), members, installed_folders, pins, by_source
 
 
 def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProject | None:
@@ -360,7 +386,7 @@ def _uv_locked(
 ) -> PythonProject:
     """The project with its uv.lock: what the lock installs, a workspace's members' files."""
     try:
-        left_out, locked, members, installed, pins = _from_lock(
+        left_out, locked, members, installed, pins, (git, local) = _from_lock(
             lock.path, lock.text, data.get("project") or {}, section.extras, context
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
@@ -369,4 +395,13 @@ def _uv_locked(
         ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
         for folder in sorted(set(members.values()) - {"."})
     )
-    return locked_project(left_out, locked, pins, members=member_files, installed=installed)
+    return locked_project(
+        left_out,
+        locked,
+        pins,
+        bool(git),
+        members=member_files,
+        installed=installed,
+        git=git,
+        local=local,
+    )
