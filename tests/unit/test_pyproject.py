@@ -58,7 +58,7 @@ def test_a_lock_is_installed_exactly_with_hashes_and_the_extra(tmp_path: Path) -
         ("colorama", "0.4.6"),
         ("six", "1.16.0"),
         ("tqdm", "4.70.1"),  # the lock's version, not the newest tqdm>=4.60 allows
-    ]
+    ], "no dependency group: not dev's pytest, nor default-groups' docs (idna)"
 
 
 def test_a_locks_git_package_installs_at_its_commit_beside_the_hashed_lock(tmp_path: Path) -> None:

@@ -80,7 +80,13 @@ class PythonProject:
     @property
     def export_args(self) -> tuple[str, ...]:
         """`uv export`'s arguments: the lock as hashed requirement lines, nothing resolved."""
-        args = ["--frozen", "--no-dev", "--no-emit-workspace", "--no-header", "--no-annotate"]
+        args = [
+            "--frozen",
+            "--no-default-groups",
+            "--no-emit-workspace",
+            "--no-header",
+            "--no-annotate",
+        ]
         args += ["--format", "requirements.txt"]
         if self.members and "." not in self.installed:  # a virtual root: every member's
             args += ["--all-packages"]  # dependencies, as `uv sync --all-packages` has them
