@@ -107,13 +107,11 @@ def test_a_setup_py_is_read_without_running_it(tmp_path: Path) -> None:
 def test_a_setup_py_whose_requirements_live_elsewhere_is_said_not_read_as_empty(
     tmp_path: Path,
 ) -> None:
-    """setup(**cfg), or install_requires in setup.cfg: not a setup.py without dependencies."""
+    """setup(**cfg), or a file not Python 3: not a setup.py without dependencies. A bare
+    setup() takes setup.cfg's install_requires, as setuptools does (and says the file no
+    more); a setup.cfg of tools' settings only is not an environment file."""
     for name, files in {
         "kwargs": {"setup.py": "from setuptools import setup\ncfg = {}\nsetup(**cfg)\n"},
-        "cfg": {
-            "setup.py": "from setuptools import setup\nsetup()\n",
-            "setup.cfg": "[options]\ninstall_requires =\n    six\n",
-        },
         "py2": {"setup.py": "print 'hello'\n"},
     }.items():
         folder = tmp_path / name
@@ -122,6 +120,23 @@ def test_a_setup_py_whose_requirements_live_elsewhere_is_said_not_read_as_empty(
             (folder / file).write_text(text)
         said = _init(folder)
         assert "uses setup.py" not in said and "not used: setup.py: " in said, (name, said)
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    (folder / "setup.cfg").write_text("[options]\ninstall_requires =\n    six  # why\n    tqdm\n")
+    said = _init(folder)
+    assert "uses setup.py" in said and "setup.cfg" not in said, said
+    assert 'pip: ["six", "tqdm"]' in (folder / "envkit.yaml").read_text()
+    (folder / "setup.cfg").write_text("[isort]\nprofile = black\n")
+    (folder / "envkit.yaml").unlink()
+    assert "setup.cfg" not in _init(folder)
+
+
+def test_a_project_without_an_environment_file_is_told_so(tmp_path: Path) -> None:
+    folder = tmp_path / "nanogpt"
+    folder.mkdir()
+    (folder / "train.py").write_text("import torch\n")
+    assert "found no environment file to use" in _init(folder)
 
 
 def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_path: Path) -> None:
@@ -152,7 +167,7 @@ def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_pat
     config = (folder / "envkit.yaml").read_text()
     # with no file under a usual name, one under its own is taken (a conda file before
     # requirements); every other one is named with how to use it
-    assert "uses environment-dev.yml (found here; no file under a usual name)" in said, said
+    assert "uses environment-dev.yml (found here; no usable file under a usual name)" in said, said
     assert "file: environment-dev.yml" in config
     for name in [n for n in list(files)[:10] if n != "environment-dev.yml"]:
         assert f"not used: {name}: " in said, (name, said)

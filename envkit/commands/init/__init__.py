@@ -321,10 +321,17 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
     lines = []
     if chosen is not None:
         how = f"the project installs it: {chosen.because}" if chosen.because else ""
-        how = how or ("no file under a usual name" if chosen.hint else f"precedence {PRECEDENCE}")
+        usual = "no usable file under a usual name"
+        how = how or (usual if chosen.hint else f"precedence {PRECEDENCE}")
         lines.append(f"uses {chosen.shown} (found here; {how})")
         if chosen.wish.said:
             lines.append(f"torch from {chosen.wish.said}")
+    else:
+        lines.append(
+            "found no environment file to use (requirements, pyproject.toml, a conda file or "
+            "lock, setup.py): the image gets torch and no packages of the project's; list them "
+            "under packages.pip"
+        )
     if found.apt_file:
         lines.append(f"uses {found.apt_file} (found here)")
     if devel := _devel(chosen, found):

@@ -41,8 +41,8 @@ MANAGER_FILES = {
     ),
     "pixi.toml": "pixi's manifest: envkit installs its lock, pixi.lock (`pixi lock` makes it)",
     "setup.cfg": (
-        "setup.cfg's install_requires are not read: list them in a requirements file with "
-        "`-e .`, or in pyproject.toml's [project]"
+        "setup.cfg's install_requires are read with the setup.py beside it; without one, list "
+        "them in a requirements file with `-e .`, or in pyproject.toml's [project]"
     ),
     "devcontainer.json": (
         "the project's own dev container: envkit takes from it only the files it installs "
@@ -80,6 +80,8 @@ def _why(path: Path, folder: Path) -> str | None:
     name, parts = path.name, path.relative_to(folder).parts
     in_requirements_folder = len(parts) > 1 and REQUIREMENTS_FOLDER.search(parts[-2])
     suffix = path.suffix.lower()
+    if name == "setup.cfg" and "install_requires" not in _head(path):
+        return None  # tools' settings only (isort's): not an environment file
     if name in MANAGER_FILES:
         return MANAGER_FILES[name]
     if "conda" in name.lower() and (suffix == ".lock" or "lock" in path.stem.lower()):

@@ -8,6 +8,7 @@ file, built in a loop) is not read: init says so."""
 from __future__ import annotations
 
 import ast
+import configparser
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,8 @@ class SetupPy:
 
 def read_setup_py(path: Path) -> SetupPy:
     """The file's literal install_requires and CUDA extensions, or why they are not read: a file
-    that is not Python 3, a list computed when it runs, keywords passed as **kwargs, or
-    dependencies in setup.cfg."""
+    that is not Python 3, a list computed when it runs, or keywords passed as **kwargs; a
+    setup() naming none takes setup.cfg's."""
     try:
         tree = ast.parse(read_regular(path, file_limit(), "setup.py").decode("utf-8"))
     except (FieldError, UnicodeDecodeError, SyntaxError, ValueError) as exc:
@@ -38,15 +39,25 @@ def read_setup_py(path: Path) -> SetupPy:
         or (isinstance(n, ast.Attribute) and n.attr == "CUDAExtension")
         for n in ast.walk(tree)
     )
-    cfg = path.parent / "setup.cfg"
-    if cfg.is_file() and "install_requires" in cfg.read_text(errors="replace"):
-        return SetupPy(None, cuda, "its install_requires is in setup.cfg")
     if len(calls) != 1:
         return SetupPy(None, cuda, "no single setup(...) call to read")
     requires = _install_requires(calls[0], _constants(tree))
     if requires is None:
         return SetupPy(None, cuda, "its install_requires is decided when it runs")
-    return SetupPy(requires, cuda)
+    return SetupPy(requires or _setup_cfg(path.parent / "setup.cfg"), cuda)
+
+
+def _setup_cfg(path: Path) -> tuple[str, ...]:
+    """setup.cfg's [options] install_requires, one per line as setuptools reads them where
+    setup() names none (SAM's and MONAI's setup.py is a bare `setup()`); () without one."""
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(read_regular(path, file_limit(), "setup.cfg").decode("utf-8"))
+    except (FieldError, UnicodeDecodeError, configparser.Error):
+        return ()
+    value = parser.get("options", "install_requires", fallback="")
+    lines = (line.split("#", 1)[0].strip() for line in value.splitlines())
+    return tuple(line for line in lines if line and not line.startswith("file:"))
 
 
 def _called(node: ast.Call) -> str:
