@@ -340,3 +340,17 @@ def test_a_cpu_torch_asks_no_gpu_of_the_engine_or_of_verify(tmp_path: Path) -> N
     config = (folder / "envkit.yaml").read_text()
     assert 'cuda: "cpu"' in config and "gpus: none" in config, config
     assert "require_gpu: false" in config
+
+
+def test_a_jax_without_a_cuda_extra_is_said_to_run_on_the_cpu(tmp_path: Path) -> None:
+    """big_vision's requirements name jax and flax, no jax[cuda12]: a CPU jaxlib on a GPU box."""
+    for name, text, said in (
+        ("cpu", "jax\nflax\n", True),
+        ("gpu", "jax[cuda12]>=0.4\nflax\n", False),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "requirements.txt").write_text(text)
+        shown = _init(folder)
+        assert ("a CPU jaxlib; jax[cuda12] runs on the GPU" in shown) is said, shown
+        assert 'torch: "none"' in (folder / "envkit.yaml").read_text()

@@ -84,11 +84,16 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
         if not applies(requirement, LINUX):
             continue  # a line for another system (sys_platform == 'darwin')
         names.append(canonicalize_name(requirement.name))
+        if any("cuda" in extra for extra in requirement.extras):  # jax[cuda12]: a GPU jaxlib
+            names.append(f"{names[-1]}-cuda")
         if canonicalize_name(requirement.name) in TORCH_NAMES and torch is None:
             torch = requirement
     if torch is None:
         none = any(name in OTHER_FRAMEWORKS for name in names)
-        return TorchWish(none=none, said=f"{where} names no torch" if none else "")
+        said = f"{where} names no torch" if none else ""
+        if "jax" in names and not any(n.startswith("jax-cuda") for n in names):
+            said += " (its jax has no CUDA extra: a CPU jaxlib; jax[cuda12] runs on the GPU)"
+        return TorchWish(none=none, said=said)
     labels = {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}
     if labels:
         cuda = cuda_of(sorted(labels)[0])
