@@ -354,3 +354,20 @@ def test_a_jax_without_a_cuda_extra_is_said_to_run_on_the_cpu(tmp_path: Path) ->
         shown = _init(folder)
         assert ("a CPU jaxlib; jax[cuda12] runs on the GPU" in shown) is said, shown
         assert 'torch: "none"' in (folder / "envkit.yaml").read_text()
+
+
+def test_torch_only_in_an_extra_proposes_that_extra(tmp_path: Path) -> None:
+    """`pip install .[cu121]` (hatch's features): torch only in optional-dependencies. init
+    proposes the extra with the newest CUDA build as python.extras, and its torch."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "x"\nversion = "0.1"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\ncpu = ["torch==2.4.1"]\n'
+        'cu121 = ["torch==2.4.1+cu121", "einops"]\ncu118 = ["torch==2.4.1+cu118"]\n'
+    )
+    said = _init(folder)
+    assert "torch from pyproject.toml [cu121]: torch==2.4.1+cu121" in said, said
+    config = (folder / "envkit.yaml").read_text()
+    assert 'torch: "2.4.1"' in config and 'cuda: "12.1"' in config, config
+    assert 'extras: ["cu121"]' in config

@@ -115,6 +115,7 @@ class _Decided:
     torch_note: str  # the comment after `torch:`
     python_version: str | None  # None: a pytorch image's own Python (CUDA builds)
     python_project: str | None  # `project: .`'s comment: pyproject.toml (and uv.lock)
+    python_extras: tuple[str, ...]  # the extras holding its torch build (`pip install .[cu121]`)
     python_line: str | None  # `python: "X"` where there is no project to name
     setup_py: Candidate | None  # its install_requires become packages.pip
     requirements_file: str | None
@@ -170,6 +171,7 @@ def _decided(
         torch_note=note,
         python_version=version,
         python_project=project,
+        python_extras=use.wish.extras if use is not None and kind == "pyproject" else (),
         python_line=version if project is None else None,
         setup_py=use if kind == "setup.py" else None,
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,

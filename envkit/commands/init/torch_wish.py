@@ -61,6 +61,7 @@ class TorchWish:
     python: str | None = None  # a conda file's python=X.Y
     environments: tuple[str, ...] = ()  # a pixi.lock's others than the one it installs
     environment: str = "default"  # the pixi.lock environment it installs
+    extras: tuple[str, ...] = ()  # pyproject's extras that hold its torch (python.extras)
 
 
 def _text(path: Path) -> str:
@@ -126,10 +127,33 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
 
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
     try:  # the requirements render installs, read by the plan's own reader
-        wish = from_lines([], where, [str(r) for r in project_requirements(where, "", data, ())])
+        wish = _with_extras(data, where, ())
+        if not wish.said:  # no torch, no other framework: is torch in an extra?
+            wish = _from_extras(data, where) or wish
     except ConfigError:  # render then says why, at its line
         wish = TorchWish()
     return replace(wish, python=admitted_python(data))
+
+
+def _with_extras(data: dict[str, Any], where: str, extras: tuple[str, ...]) -> TorchWish:
+    wanted = [str(r) for r in project_requirements(where, "", data, extras)]
+    wish = from_lines([], f"{where} [{','.join(extras)}]" if extras else where, wanted)
+    return replace(wish, extras=extras)
+
+
+def _from_extras(data: dict[str, Any], where: str) -> TorchWish | None:
+    """Where torch is only in an extra (`pip install .[cu121]`, hatch's features): the extra
+    whose torch pin is the newest CUDA build, else the first pinning torch, as python.extras
+    (one by URL is left: its build is unchecked)."""
+    project, tool = data.get("project") or {}, data.get("tool") or {}
+    named = project.get("optional-dependencies") if isinstance(project, dict) else None
+    named = named or ((tool.get("poetry") or {}).get("extras") if isinstance(tool, dict) else None)
+    wishes = [_with_extras(data, where, (str(extra),)) for extra in named or ()]
+    found = [w for w in wishes if w.specifier and re.fullmatch(r"[\w.-]+", w.extras[0])]
+    gpu = [w for w in found if w.cuda not in (None, "cpu")]
+    return max(gpu, key=lambda w: compat.version_key(str(w.cuda)), default=None) or next(
+        iter(found), None
+    )
 
 
 PYTHONS = ("3.11", "3.12", "3.10", "3.13", "3.9")  # envkit's default first, then the nearest
