@@ -10,6 +10,7 @@ import typer
 
 from envkit.catalog import compat as catalog
 from envkit.catalog.mirrors import load_presets
+from envkit.config.choices import FLAVORS
 from envkit.errors import EnvkitError, FieldError
 
 
@@ -84,9 +85,6 @@ def show_arch_table(table: catalog.CompatTable, arch: str, as_json: bool) -> Non
         images = ", ".join(f"cuda{c}" for c in builds.images) or "none"
         out.add_row(version, ", ".join(builds.cuda) or "none", _pypi_build(builds.pypi), images)
     Console().print(out)
-
-
-FLAVORS = ("pytorch", "cuda", "custom")
 
 
 def show_resolution(request: CompatRequest, arch: str) -> None:

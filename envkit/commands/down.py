@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from envkit.commands import terminal_input
+from envkit.commands import confirm_by_name
 from envkit.engine.client import containers, docker_client
 from envkit.engine.compose import run_compose, use_sdk
 from envkit.engine.facts import engine_facts
@@ -33,19 +33,11 @@ def confirm_deletion(project: str, found: list[VolumeInfo], yes: bool) -> None:
     listing = "; ".join(
         f"{v.name} ({v.kind}{' of ' + v.member if v.member else ''}, {_size(v)})" for v in found
     )
-    if yes:
-        sys.stderr.write(f"deleting {listing} (--yes)\n")
-        return
     fix = (
         "`envkit backup` first; then `envkit down --volumes` on a terminal (type the project's "
         "name), or add --yes in a script"
     )
-    ask = terminal_input()
-    if ask is None:
-        raise EnvkitError(f"--volumes would delete {listing}: nothing was deleted", fix)
-    sys.stderr.write(f"--volumes deletes {listing}.\n")
-    if ask(f"Type the project's name ({project}) to delete them: ").strip() != project:
-        raise EnvkitError("the name did not match: nothing was deleted", fix)
+    confirm_by_name("--volumes", listing, ("project's name", project), yes, fix)
 
 
 def run(request: DownRequest) -> int:

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from envkit.commands import terminal_input
+from envkit.commands import confirm_by_name
 from envkit.commands.backup import DEFAULT_FOLDER
 from envkit.engine.client import containers, docker_client, require_image
 from envkit.engine.volumes import project_volumes
@@ -67,19 +67,7 @@ def run(request: MemberRemoveRequest) -> int:
 
 def _confirm(request: MemberRemoveRequest, volume: str, size: str) -> None:
     name = request.name
-    what = f"{volume} ({size}), {name}'s home"
-    if request.yes:
-        sys.stderr.write(f"deleting {what} (--yes)\n")
-        return
-    ask = terminal_input()
+    backup = "not backed up (--no-backup)" if request.no_backup else "backed up first"
+    what = f"{volume} ({size}), {name}'s home, {backup}"
     fix = f"on a terminal type {name} to confirm, or add --yes in a script"
-    if ask is None:
-        raise EnvkitError(f"--delete-home would delete {what}: nothing was deleted", fix)
-    backup = (
-        "not backed up (--no-backup)"
-        if request.no_backup
-        else f"backed up to {request.backup_to} first"
-    )
-    sys.stderr.write(f"--delete-home deletes {what}; it is {backup}.\n")
-    if ask(f"Type the member's name ({name}) to delete it: ").strip() != name:
-        raise EnvkitError("the name did not match: nothing was deleted", fix)
+    confirm_by_name("--delete-home", what, ("member's name", name), request.yes, fix)

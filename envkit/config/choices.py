@@ -3,9 +3,10 @@ the plan, the commands and the cluster code are typed with them (no `str  # a | 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Flavor = Literal["pytorch", "cuda", "custom"]
+FLAVORS: tuple[str, ...] = get_args(Flavor)
 Variant = Literal["runtime", "devel"]
 CudnnMajor = Literal["8", "9"]
 UbuntuRelease = Literal["18.04", "20.04", "22.04", "24.04"]

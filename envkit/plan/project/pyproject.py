@@ -39,7 +39,7 @@ from envkit.plan.project.lock_graph import (
 )
 from envkit.plan.project.manager_locks import EXPORTERS, read_manager_lock
 from envkit.plan.project.package_sources import package_sources
-from envkit.plan.project.poetry import is_poetry_only, poetry_dependencies
+from envkit.plan.project.poetry import POETRY_CHECK, is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader
 from envkit.plan.project.requirement_lines import VCS
 from envkit.plan.project.torch_lines import TorchContext, judge_pip
@@ -51,7 +51,6 @@ LOC = ("python", "project")
 HASHED_SOURCES = ("registry", "url")  # files the lock names with their sha256
 FOLDER_SOURCES = ("editable", "directory")  # a folder (of the project: editable at first start)
 RELOCK = "run `uv lock` in the project and commit uv.lock"
-POETRY = "fix the entry as `poetry check` says"
 
 
 @dataclass(frozen=True)
@@ -137,7 +136,9 @@ def _from_poetry(name: str, text: str, data: dict[str, Any], extras: tuple[str, 
         raise in_file(name, line, problem, "name one of them in python.extras") from None
     except (ValueError, TypeError, AttributeError) as exc:  # poetry-core's own refusal
         line = line_of(text, "[tool.poetry.dependencies]")
-        raise in_file(name, line, f"Poetry cannot read its dependencies: {exc}", POETRY) from None
+        raise in_file(
+            name, line, f"Poetry cannot read its dependencies: {exc}", POETRY_CHECK
+        ) from None
     issues = [
         file_issue(name, _line_of_key(text, d.name), d.name, *d.why.split(" | ", 1))
         for d in found
