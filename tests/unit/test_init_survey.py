@@ -371,3 +371,26 @@ def test_torch_only_in_an_extra_proposes_that_extra(tmp_path: Path) -> None:
     config = (folder / "envkit.yaml").read_text()
     assert 'torch: "2.4.1"' in config and 'cuda: "12.1"' in config, config
     assert 'extras: ["cu121"]' in config
+
+
+def test_an_unpinned_torch_takes_the_release_the_projects_own_image_builds_on(
+    tmp_path: Path,
+) -> None:
+    """yolov5: requirements.txt asks torch>=1.8.0 and its Dockerfile builds on
+    pytorch/pytorch:2.8.0-cuda12.8: the release its team runs, not envkit's default; a file
+    whose range excludes that image's torch keeps its own proposal."""
+    for name, pin, proposed in (("runs", "torch>=1.8.0", "2.4.1"), ("excludes", "torch<2.4", "")):
+        folder = tmp_path / name
+        (folder / "docker").mkdir(parents=True)
+        (folder / "requirements.txt").write_text(f"{pin}\nnumpy\n")
+        (folder / "docker" / "Dockerfile").write_text(
+            "FROM pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime\n"
+            "COPY requirements.txt .\nRUN pip install -r requirements.txt\n"
+        )
+        said = _init(folder)
+        config = (folder / "envkit.yaml").read_text()
+        if proposed:
+            assert "docker/Dockerfile:1 builds on pytorch/pytorch:2.4.1" in said, said
+            assert 'torch: "2.4.1"' in config and 'cuda: "12.1"' in config, config
+        else:
+            assert "builds on" not in said and 'torch: "2.4.1"' not in config, config

@@ -178,6 +178,24 @@ def _is_recipe(path: Path, folder: Path) -> bool:
     )
 
 
+BASE_TORCH = re.compile(
+    r"^FROM\s+(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)", re.I
+)
+
+
+def recipe_torch(folder: Path, paths: list[Path]) -> tuple[str, str, str] | None:
+    """(torch, CUDA, the line) of the pytorch/pytorch image the project's own recipe builds
+    on (yolov5's `FROM pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime`), the first found."""
+    for path in paths:
+        if not RECIPE.search(path.name) or not _is_recipe(path, folder):
+            continue
+        for number, line in enumerate(_head(path).splitlines(), 1):
+            if found := BASE_TORCH.match(line.strip()):
+                where = f"{path.relative_to(folder).as_posix()}:{number}"
+                return found.group(1), found.group(2), where
+    return None
+
+
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     """The environment files the project's own Dockerfile, dev container or Makefile installs,
     in the order met, each with the line that does; only files that are in the project."""

@@ -13,7 +13,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from envkit.commands.init.discovery import installed_by_recipes, unused_files, usable_kind, walk
+from packaging.specifiers import SpecifierSet
+
+from envkit.commands.init.discovery import (
+    installed_by_recipes,
+    recipe_torch,
+    unused_files,
+    usable_kind,
+    walk,
+)
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,
@@ -290,6 +298,19 @@ def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
     return []
 
 
+def _on_recipes_base(candidate: Candidate, base: tuple[str, str, str]) -> Candidate:
+    """A file that pins no torch release (yolov5's torch>=1.8.0) takes the one the project's
+    own image builds on, where the file admits it: the release its team runs, not envkit's."""
+    wish = candidate.wish
+    if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
+        return candidate
+    version, cuda, where = base
+    if not SpecifierSet(wish.specifier or "").contains(version, prereleases=True):
+        return candidate
+    said = f"{wish.said or candidate.shown}; {where} builds on pytorch/pytorch:{version}"
+    return replace(candidate, wish=replace(wish, specifier=f"=={version}", cuda=cuda, said=said))
+
+
 def survey(folder: Path, home: Path) -> Survey:
     def first(names: tuple[str, ...]) -> str | None:
         return next((n for n in names if (folder / n).is_file()), None)
@@ -307,6 +328,8 @@ def survey(folder: Path, home: Path) -> Survey:
         skipped.append(f"~/.ssh/{name}: {why}")
     paths = walk(folder)  # the project's files, walked once
     candidates, unusable = _candidates(folder, paths)
+    base = recipe_torch(folder, paths)
+    candidates = [_on_recipes_base(c, base) for c in candidates] if base else candidates
     # CUDA sources need nvcc wherever they are compiled: a setup.py's extension, or
     # torch.utils.cpp_extension.load at run time (StyleGAN3's ops) in the container
     cuda = next((p.relative_to(folder).as_posix() for p in paths if p.suffix == ".cu"), None)
