@@ -148,7 +148,8 @@ def _from_extras(data: dict[str, Any], where: str) -> TorchWish | None:
     project, tool = data.get("project") or {}, data.get("tool") or {}
     named = project.get("optional-dependencies") if isinstance(project, dict) else None
     named = named or ((tool.get("poetry") or {}).get("extras") if isinstance(tool, dict) else None)
-    wishes = [_with_extras(data, where, (str(extra),)) for extra in named or ()]
+    extras = named if isinstance(named, dict) else {}
+    wishes = [_with_extras(data, where, (str(extra),)) for extra in extras]
     found = [w for w in wishes if w.specifier and re.fullmatch(r"[\w.-]+", w.extras[0])]
     gpu = [w for w in found if w.cuda not in (None, "cpu")]
     return max(gpu, key=lambda w: compat.version_key(str(w.cuda)), default=None) or next(
