@@ -52,6 +52,8 @@ def test_no_combination_ends_in_a_traceback(flavor: str, tmp_path: Path) -> None
         ('cuda: "cpu"\nbase:\n  flavor: custom\n  image: debian:bookworm\ntorch: "2.4.1"\n',
          "debian:bookworm", "whl/cpu torch==2.4.1"),
         ('torch: "none"\nbase:\n  flavor: cuda\n', "nvidia/cuda:", None),
+        # TensorFlow 2.12's CUDA, which no torch in the table is built for: its image, as asked
+        ('torch: "none"\ncuda: "11.8"\nbase:\n  flavor: cuda\n', "nvidia/cuda:11.8.0-", None),
         ('torch: "none"\ncuda: "cpu"\nbase:\n  flavor: cuda\n', "python:3.11-slim-bookworm", None),
     ],
 )  # fmt: skip

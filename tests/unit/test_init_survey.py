@@ -394,3 +394,18 @@ def test_an_unpinned_torch_takes_the_release_the_projects_own_image_builds_on(
             assert 'torch: "2.4.1"' in config and 'cuda: "12.1"' in config, config
         else:
             assert "builds on" not in said and 'torch: "2.4.1"' not in config, config
+
+
+def test_a_file_a_requirements_file_includes_is_used_with_it_not_said_unused(
+    tmp_path: Path,
+) -> None:
+    """OpenMMLab's requirements.txt is `-r requirements/runtime.txt` and `-r optional.txt`:
+    those are installed with it (render copies them), not "not used"; mminstall.txt is."""
+    folder = tmp_path / "project"
+    (folder / "requirements").mkdir(parents=True)
+    (folder / "requirements.txt").write_text("-r requirements/runtime.txt\n")
+    (folder / "requirements" / "runtime.txt").write_text("einops\n")
+    (folder / "requirements" / "mminstall.txt").write_text("mmengine\n")
+    said = _init(folder)
+    assert "uses requirements.txt" in said and "requirements/runtime.txt" not in said, said
+    assert "not used: requirements/mminstall.txt" in said

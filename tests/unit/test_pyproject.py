@@ -565,3 +565,13 @@ def test_a_locks_companions_of_torch_come_from_the_torch_layer_at_the_locks_vers
     assert kept == {"timm", "pillow", "pyyaml"}
     assert every - kept == {"torchvision", "torch", "numpy", "sympy"}
     assert companion_pins(packages, every) == ("torchvision==0.20.1",)
+
+
+def test_a_workspace_member_not_checked_out_is_said_at_the_locks_line(tmp_path: Path) -> None:
+    """prime-rl's members under deps/ are git submodules: a clone without them is told so (and
+    how to check them out), not asked to point python.project elsewhere."""
+    project = _project(tmp_path, "uvworkspace", CPU)
+    (project / "packages" / "a" / "pyproject.toml").unlink()
+    said = render_refused(project)
+    assert re.search(r"uv\.lock:\d+: the workspace member packages/a has no pyproject", said), said
+    assert "git submodule update --init" in said

@@ -192,7 +192,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {"setup.cfg"} if any(c.kind == "setup.py" for c in found) else set()
-    taken |= {name for c in found for name in c.files}
+    taken |= {name for c in found for name in (*c.files, *c.wish.read)}
     if lock and lock_name == "uv.lock":  # a uv workspace's members' files are its own
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}

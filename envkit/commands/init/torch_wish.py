@@ -62,6 +62,7 @@ class TorchWish:
     environments: tuple[str, ...] = ()  # a pixi.lock's others than the one it installs
     environment: str = "default"  # the pixi.lock environment it installs
     extras: tuple[str, ...] = ()  # pyproject's extras that hold its torch (python.extras)
+    read: tuple[str, ...] = ()  # a requirements file and its -r includes: used with it
 
 
 def _text(path: Path) -> str:
@@ -122,7 +123,9 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
                 queue.append((current.parent / value).resolve())
             else:
                 lines.append(line)
-    return from_lines([], path.relative_to(folder).as_posix(), lines)
+    wish = from_lines([], path.relative_to(folder).as_posix(), lines)
+    inside = [p for p in seen if p.is_relative_to(folder.resolve())]
+    return replace(wish, read=tuple(p.relative_to(folder.resolve()).as_posix() for p in inside))
 
 
 def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:

@@ -86,8 +86,14 @@ def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
         return None
     table = compat.load_table()
     newest = compat.resolve_torch(table, None)
+    archs = archs_of(loaded)
     try:
-        return compat.resolve_cuda(table, newest, spec.cuda, flavor="cuda", archs=archs_of(loaded))
+        if spec.cuda is None:  # the default torch's default: its newest libraries
+            return compat.resolve_cuda(table, newest, None, flavor="cuda", archs=archs)
+        # any CUDA with an nvidia/cuda image: TensorFlow 2.12 wants 11.8, whatever torch has
+        asked = table.cuda.get(spec.cuda) or CudaRelease(spec.cuda, None, "", None, "", "", ())
+        compat.nvidia_cuda_image(asked, spec.base.variant, None, archs)
+        return asked
     except FieldError as exc:
         raise loaded.error(("cuda",), exc, spec.cuda) from None
 

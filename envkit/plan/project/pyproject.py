@@ -398,9 +398,15 @@ def _uv_locked(
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
         raise in_file(lock.path, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None
+    folders = sorted(set(members.values()) - {"."})
+    for folder in folders:  # a git submodule not checked out: said as that, at the lock's line
+        if not (reader.root / prefix / folder / "pyproject.toml").is_file():
+            problem = f"the workspace member {folder} has no pyproject.toml in the project"
+            fix = "check it out (a git submodule: `git submodule update --init`), or relock"
+            raise lock_error(lock.path, lock.text, f'"{folder}"', problem, fix)
     member_files = tuple(
         ProjectFile(*reader.read(LOC, f"{prefix}{folder}/pyproject.toml", "pyproject.toml"))
-        for folder in sorted(set(members.values()) - {"."})
+        for folder in folders
     )
     return locked_project(
         left_out,
