@@ -236,12 +236,13 @@ def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
     """A Pipfile.lock (with the locks) or Pipfile (with requirements); an empty one is said."""
     if not (folder / name).is_file():
         return []
+    text = (folder / name).read_text(errors="replace")
     try:
-        lines = pipenv_requirements(name, (folder / name).read_text(errors="replace"))
+        lines = pipenv_requirements(name, text)
     except ConfigError:
         lines = "?"  # a candidate still: render says why, at its line
     if not any(line and not line.startswith("#") for line in lines.splitlines()):
-        dev = _dev_packages(folder / name)
+        dev = _dev_packages(name, text)
         unusable.append(
             f"{name}: it names no package"
             + (f" but {dev} dev ones (`pipenv install -d`): move them to [packages]" if dev else "")
@@ -250,11 +251,10 @@ def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
     return [Candidate("requirements", (name,), from_requirements(folder / name, folder))]
 
 
-def _dev_packages(path: Path) -> int:
+def _dev_packages(name: str, text: str) -> int:
     """How many packages a Pipfile's [dev-packages] (a Pipfile.lock's develop) names."""
     try:
-        text = path.read_text(errors="replace")
-        data = json.loads(text) if path.name.endswith(".lock") else toml_loads(text)
+        data = json.loads(text) if name.endswith(".lock") else toml_loads(text)
         return len(data.get("develop") or data.get("dev-packages") or {})
     except (ValueError, TOMLDecodeError, AttributeError, TypeError):
         return 0

@@ -91,9 +91,13 @@ def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
         if spec.cuda is None:  # the default torch's default: its newest libraries
             return compat.resolve_cuda(table, newest, None, flavor="cuda", archs=archs)
         # any CUDA with an nvidia/cuda image: TensorFlow 2.12 wants 11.8, whatever torch has
-        asked = table.cuda.get(spec.cuda) or CudaRelease(spec.cuda, None, "", None, "", "", ())
-        compat.nvidia_cuda_image(asked, spec.base.variant, None, archs)
-        return asked
+        imaged = [c for c, r in table.cuda.items() if r.full and all(r.ubuntu_on(a) for a in archs)]
+        if spec.cuda not in imaged:
+            raise FieldError(
+                f"nvidia/cuda has no CUDA {spec.cuda} image envkit knows of",
+                f"choose {', '.join(sorted(imaged, key=compat.version_key))}",
+            )
+        return table.cuda[spec.cuda]
     except FieldError as exc:
         raise loaded.error(("cuda",), exc, spec.cuda) from None
 

@@ -296,7 +296,14 @@ def _check_sources(
 
 def _from_lock(
     name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
-) -> tuple[tuple[str, ...], int, dict[str, str], tuple[str, ...], tuple[str, ...], Any]:
+) -> tuple[
+    tuple[str, ...],
+    int,
+    dict[str, str],
+    tuple[str, ...],
+    tuple[str, ...],
+    tuple[tuple[str, ...], tuple[tuple[str, str], ...]],
+]:
     """(the lock's packages not installed from it, how many it installs, the workspace's
     members and their folders, the folders of those the project installs, its companions of
     torch pinned, (its git packages at their commits, its packages from the project's own
