@@ -22,6 +22,16 @@ def _init(folder: Path, **env: str) -> str:
     return made.stdout
 
 
+def _made(tmp_path: Path, files: dict[str, str]) -> tuple[str, str]:
+    """init's output and the envkit.yaml it wrote, in a project holding FILES."""
+    folder = tmp_path / "project"
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    said = _init(folder)
+    return said, (folder / "envkit.yaml").read_text()
+
+
 def test_every_file_found_is_used_or_said_not_used_with_why(tmp_path: Path) -> None:
     folder = tmp_path / "project"
     (folder / "binder").mkdir(parents=True)
@@ -314,14 +324,11 @@ def test_requires_python_without_envkits_default_gets_one_it_admits(
 ) -> None:
     """cleanrl's `requires-python = ">=3.8,<3.11"` (or Poetry's `python`): the image's Python
     is one the project admits (the cuda flavor, where envkit installs Python), not 3.11."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "pyproject.toml").write_text(
+    pyproject = (
         f'[project]\nname = "x"\nversion = "0.1"\nrequires-python = "{requires}"\n'
         'dependencies = ["torch==2.4.1", "six"]\n'
     )
-    _init(folder)
-    config = (folder / "envkit.yaml").read_text()
+    _, config = _made(tmp_path, {"pyproject.toml": pyproject})
     if python is None:  # envkit's default admitted: the pytorch image, its own Python
         assert "flavor: pytorch" in config and "version:" not in config, config
     else:
@@ -331,13 +338,8 @@ def test_requires_python_without_envkits_default_gets_one_it_admits(
 def test_a_cpu_torch_asks_no_gpu_of_the_engine_or_of_verify(tmp_path: Path) -> None:
     """keras's requirements.txt takes torch from the CPU index: the config then asks no GPU
     (`gpus: all` would fail `up` on a machine without one, `require_gpu` every verify)."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "requirements.txt").write_text(
-        "--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.5.1\nnumpy\n"
-    )
-    _init(folder)
-    config = (folder / "envkit.yaml").read_text()
+    cpu = "--extra-index-url https://download.pytorch.org/whl/cpu\ntorch==2.5.1\nnumpy\n"
+    _, config = _made(tmp_path, {"requirements.txt": cpu})
     assert 'cuda: "cpu"' in config and "gpus: none" in config, config
     assert "require_gpu: false" in config
 
@@ -359,16 +361,13 @@ def test_a_jax_without_a_cuda_extra_is_said_to_run_on_the_cpu(tmp_path: Path) ->
 def test_torch_only_in_an_extra_proposes_that_extra(tmp_path: Path) -> None:
     """`pip install .[cu121]` (hatch's features): torch only in optional-dependencies. init
     proposes the extra with the newest CUDA build as python.extras, and its torch."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "pyproject.toml").write_text(
+    pyproject = (
         '[project]\nname = "x"\nversion = "0.1"\ndependencies = ["numpy"]\n'
         '[project.optional-dependencies]\ncpu = ["torch==2.4.1"]\n'
         'cu121 = ["torch==2.4.1+cu121", "einops"]\ncu118 = ["torch==2.4.1+cu118"]\n'
     )
-    said = _init(folder)
+    said, config = _made(tmp_path, {"pyproject.toml": pyproject})
     assert "torch from pyproject.toml [cu121]: torch==2.4.1+cu121" in said, said
-    config = (folder / "envkit.yaml").read_text()
     assert 'torch: "2.4.1"' in config and 'cuda: "12.1"' in config, config
     assert 'extras: ["cu121"]' in config
 
