@@ -64,6 +64,7 @@ class CompatTable:
     cuda: dict[str, CudaRelease]
     torch: dict[str, TorchRelease]
     default_torch: str
+    tensorflow: dict[str, str]  # TensorFlow major.minor -> the CUDA its GPU wheels were built for
 
 
 def version_key(text: str) -> tuple[int, ...]:
@@ -142,6 +143,7 @@ def load_table() -> CompatTable:
         cuda=cuda,
         torch=torch,
         default_torch=str(raw["defaults"]["torch"]),
+        tensorflow={str(k): str(v) for k, v in raw.get("tensorflow", {}).items()},
     )
 
 

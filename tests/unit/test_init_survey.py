@@ -408,3 +408,43 @@ def test_a_file_a_requirements_file_includes_is_used_with_it_not_said_unused(
     said = _init(folder)
     assert "uses requirements.txt" in said and "requirements/runtime.txt" not in said, said
     assert "not used: requirements/mminstall.txt" in said
+
+
+def test_a_tensorflow_project_gets_the_cuda_its_tensorflow_was_built_for(tmp_path: Path) -> None:
+    """spleeter's TensorFlow is torch: none; its CUDA is the one TensorFlow's tested build
+    configurations name (11.8 for 2.12), not the default torch's newest (TF 2.12 cannot load
+    CUDA 12's libraries); a CPU TensorFlow asks for none."""
+    for name, text, cuda in (
+        ("tf212", "tensorflow==2.12.0\nnumpy\n", 'cuda: "11.8"'),
+        ("tfcpu", "tensorflow-cpu==2.15.0\n", None),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "requirements.txt").write_text(text)
+        shown = _init(folder)
+        config = (folder / "envkit.yaml").read_text()
+        assert 'torch: "none"' in config, config
+        if cuda is None:
+            assert "\ncuda:" not in config, config
+        else:
+            assert cuda in config and "TensorFlow 2.12 was built for CUDA 11.8" in shown, shown
+
+
+def test_a_tensorflow_pin_maps_to_the_nearest_cuda_with_an_image_of_its_major() -> None:
+    """Read in process, through the table: 2.5's CUDA 11.2 has no nvidia/cuda image here, 11.3
+    of the same major carries its libraries; 1.15's CUDA 10.0 none; a range takes its newest
+    release; a release past the table is said; a uv.lock's locked release is read as a pin."""
+    from packaging.requirements import Requirement
+
+    from envkit.commands.init.torch_wish import from_lines, from_uv_lock, tensorflow_cuda
+
+    assert tensorflow_cuda(Requirement("tensorflow>=2.5,<2.6")) == ("2.5", "11.3")
+    assert tensorflow_cuda(Requirement("tensorflow-gpu==1.15.5")) == ("1.15", None)
+    assert tensorflow_cuda(Requirement("tensorflow>=2.12,<2.16")) == ("2.15", "12.4")
+    newer = from_lines([], "requirements.txt", ["tensorflow==2.99.0"])
+    assert "tensorflow==2.99.0 is not in envkit's table, the nearest release is" in newer.said
+    lock = {"package": [{"name": "tensorflow", "version": "2.16.1"}, {"name": "numpy"}]}
+    wish = from_uv_lock(lock, "uv.lock")
+    assert (wish.none, wish.cuda) == (True, "12.4"), wish
+    said = "TensorFlow 2.16 was built for CUDA 12.3 (12.4 is the nearest with an image)"
+    assert said in wish.said, wish

@@ -13,18 +13,22 @@ from typing import Any
 
 def _comments() -> dict[str, str]:
     """compat.yaml's own comments as the table ships them (their one copy is there): the
-    opening block, the blocks under `cuda:` and `torch:`, and the block above `defaults:`."""
+    opening block, the blocks under `cuda:` and `torch:`, and those above `defaults:` and
+    `tensorflow:`."""
     lines = (pkgutil.get_data("envkit.catalog", "compat.yaml") or b"").decode().splitlines()
 
     def block(found: Iterable[str]) -> str:
         return "\n".join(itertools.takewhile(lambda line: line.lstrip().startswith("#"), found))
 
-    above = block(reversed(lines[: lines.index("defaults:")])).splitlines()
+    def above(name: str) -> str:
+        return "\n".join(reversed(block(reversed(lines[: lines.index(name)])).splitlines()))
+
     return {
         "header": block(lines),
         "cuda": block(lines[lines.index("cuda:") + 1 :]),
         "torch": block(lines[lines.index("torch:") + 1 :]),
-        "defaults": "\n".join(reversed(above)),
+        "defaults": above("defaults:"),
+        "tensorflow": above("tensorflow:"),
     }
 
 
@@ -57,6 +61,8 @@ def table_text(table: dict[str, Any]) -> str:
         lines.append(f"  {_flow(version)}: {_flow(ordered)}")
     lines += ["", comments["defaults"], "defaults:"]
     lines += [f"  torch: {_flow(str(table['defaults']['torch']))}", ""]
+    lines += [comments["tensorflow"], "tensorflow:"]  # by hand: the refresh keeps it as it is
+    lines += [f"  {_flow(k)}: {_flow(v)}" for k, v in table.get("tensorflow", {}).items()] + [""]
     return "\n".join(lines)
 
 

@@ -87,8 +87,8 @@ def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str
             said = note if note.endswith(NEAREST) else f"{said}; {note}"
     elif wish is not None and cuda is None:
         cuda = wish.cuda
-    if torch == "none":
-        return _Proposal("none", cuda if cuda == "cpu" else None, said)
+    if torch == "none":  # a CUDA the project's TensorFlow was built for, or the one asked
+        return _Proposal("none", cuda, said)
     try:
         release = compat.resolve_torch(table, torch)
         flavor = "custom" if request.flavor == "custom" else request.flavor

@@ -48,6 +48,7 @@ OTHER_FRAMEWORKS = (
     "tf-nightly",
     "keras",
 )
+TENSORFLOWS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")  # not tensorflow-hub & co
 LINUX = TorchContext(None, None, None)  # markers judged for a Linux box
 INDEX_BUILD = re.compile(r"download\.pytorch\.org/whl/(cu\d+|cpu)")
 
@@ -72,8 +73,55 @@ def _text(path: Path) -> str:
         return ""
 
 
+def tensorflow_cuda(requirement: Requirement) -> tuple[str, str | None]:
+    """(the newest TensorFlow release the table knows that REQUIREMENT admits, the CUDA to
+    propose for it): the one its wheels were built for, else the nearest newer CUDA of the same
+    major with an nvidia/cuda image (a major's libraries keep their sonames: 11.2 runs on
+    11.3's); None where no image can carry it (CUDA 10)."""
+    table = compat.load_table()
+    admitted = [
+        release
+        for release in table.tensorflow
+        if any(requirement.specifier.contains(f"{release}.{patch}") for patch in range(10))
+    ]
+    # a pin newer (or older) than the table: the nearest row, said so by the caller
+    release = max(admitted, key=compat.version_key, default=None)
+    release = release or compat.nearest(table.tensorflow, str(requirement.specifier) or "0")
+    built = table.tensorflow[release]
+    imaged = [
+        version
+        for version, row in table.cuda.items()
+        if row.full and row.ubuntu and version.split(".")[0] == built.split(".")[0]
+        if compat.version_key(version) >= compat.version_key(built)
+    ]
+    return release, min(imaged, key=compat.version_key, default=None)
+
+
+def _tensorflow_wish(tensorflow: Requirement | None, said: str) -> TorchWish:
+    """torch: none, with the CUDA the project's TensorFlow was built for."""
+    if tensorflow is None or canonicalize_name(tensorflow.name) == "tensorflow-cpu":
+        return TorchWish(none=True, said=said)
+    release, cuda = tensorflow_cuda(tensorflow)
+    built = compat.load_table().tensorflow[release]
+    if not any(tensorflow.specifier.contains(f"{release}.{patch}") for patch in range(10)):
+        said += f"; {tensorflow} is not in envkit's table, the nearest release is {release}"
+    said += f"; TensorFlow {release} was built for CUDA {built}"
+    said += f" ({cuda} is the nearest with an image)" if cuda and cuda != built else ""
+    said += "" if cuda else ", which no nvidia/cuda image envkit knows carries"
+    return TorchWish(none=True, cuda=cuda, said=said)
+
+
+def _without_torch(names: list[str], where: str, tensorflow: Requirement | None) -> TorchWish:
+    if not any(name in OTHER_FRAMEWORKS for name in names):
+        return TorchWish()
+    said = f"{where} names no torch"
+    if "jax" in names and not any(n.startswith("jax-cuda") for n in names):
+        said += " (its jax has no CUDA extra: a CPU jaxlib; jax[cuda12] runs on the GPU)"
+    return _tensorflow_wish(tensorflow, said)
+
+
 def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
-    torch, cuda = None, None
+    torch, cuda, tensorflow = None, None, None
     for line in lines:
         build = INDEX_BUILD.search(line)
         if build and line.startswith(INDEX_OPTIONS):
@@ -90,12 +138,10 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
             names.append(f"{names[-1]}-cuda")
         if canonicalize_name(requirement.name) in TORCH_NAMES and torch is None:
             torch = requirement
+        if canonicalize_name(requirement.name) in TENSORFLOWS and tensorflow is None:
+            tensorflow = requirement
     if torch is None:
-        none = any(name in OTHER_FRAMEWORKS for name in names)
-        said = f"{where} names no torch" if none else ""
-        if "jax" in names and not any(n.startswith("jax-cuda") for n in names):
-            said += " (its jax has no CUDA extra: a CPU jaxlib; jax[cuda12] runs on the GPU)"
-        return TorchWish(none=none, said=said)
+        return _without_torch(names, where, tensorflow)
     labels = {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}
     if labels:
         cuda = cuda_of(sorted(labels)[0])
@@ -190,7 +236,14 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
             said = f"{where} locks torch {version}"
             return TorchWish(f"=={version.split('+')[0]}", cuda, said=said)
     none = any(canonicalize_name(str(p.get("name"))) in OTHER_FRAMEWORKS for p in packages)
-    return TorchWish(none=none, said=f"{where} locks no torch" if none else "")
+    if not none:
+        return TorchWish()
+    found = [p for p in packages if canonicalize_name(str(p.get("name"))) in TENSORFLOWS]
+    try:  # the locked release: its CUDA
+        tensorflow = Requirement(f"{found[0]['name']}=={found[0]['version']}") if found else None
+    except (InvalidRequirement, KeyError):
+        tensorflow = None
+    return _tensorflow_wish(tensorflow, f"{where} locks no torch")
 
 
 def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
@@ -318,7 +371,7 @@ def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
     its CUDA build; a note where the wish cannot be met as asked."""
     table = compat.load_table()
     if wish.none:
-        return "none", None, ""
+        return "none", wish.cuda, ""
     releases = sorted(table.torch, key=compat.version_key, reverse=True)
     specifier = SpecifierSet(wish.specifier or "")
     admitted = [r for r in releases if specifier.contains(r, prereleases=True)]
