@@ -16,6 +16,10 @@ COMPLETE_VAR = "_ENVKIT_COMPLETE"  # as commands/completion.py's scripts set it
 
 
 def main() -> None:
+    # pydantic looks for plugins by reading every installed distribution's entry points at the
+    # first model it builds: a scan of site-packages on every start, for plugins envkit never
+    # uses. A user who wants one can still name it in this variable.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # typer handles usage errors (exit 2), --help and typer.Exit itself; envkit's own errors
     # propagate out of it and become one message and their exit code here.
     if COMPLETE_VAR in os.environ:  # the shell asking for completions (envkit completion)

@@ -40,9 +40,9 @@ def refusing(bad: Callable[[Any], object], problem: str, fix: str) -> AfterValid
 
 
 def matching(pattern: str, what: str, fix: str) -> AfterValidator:
-    compiled = re.compile(pattern)
+    # compiled at the first value checked (re's own cache), not at import: a config sets few
     return refusing(
-        lambda v: _CONTROL.search(v) or not compiled.fullmatch(v), f"not a valid {what}", fix
+        lambda v: _CONTROL.search(v) or not re.fullmatch(pattern, v), f"not a valid {what}", fix
     )
 
 
