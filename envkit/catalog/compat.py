@@ -6,9 +6,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal
+from importlib import resources
+from typing import Any, Literal
 
-from envkit.catalog._data import load_yaml
+import yaml
+
 from envkit.errors import FieldError
 
 
@@ -75,6 +77,12 @@ def version_key(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in found.group(0).split(".")) if found else ()
 
 
+def cuda_of(label: str) -> str:
+    """A wheel's local label as its CUDA version: cu124 -> 12.4, cu130 -> 13.0; cpu as it is."""
+    digits = label.removeprefix("cu")
+    return label if label == "cpu" or not digits.isdigit() else f"{digits[:-1]}.{digits[-1]}"
+
+
 def nearest(versions: Iterable[str], asked: str) -> str:
     """The version nearest ASKED, part by part (1.10.1 -> 1.11.0 before 2.0.0): the release to
     propose where none admits a pin."""
@@ -106,6 +114,16 @@ def _arch_builds(raw: dict[str, object] | None) -> ArchBuilds:
         pypi=_optional(raw.get("pypi")),
         images={str(k): int(v) for k, v in images.items()},
     )
+
+
+def load_yaml(name: str) -> dict[str, Any]:
+    """One of the YAML data files shipped inside the package (compat.yaml, mirrors.yaml)."""
+    text = resources.files("envkit.catalog").joinpath(name).read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader (C or Python)
+    if not isinstance(data, dict):
+        raise RuntimeError(f"envkit's catalog file {name} is damaged")
+    return data
 
 
 @cache

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 from urllib.parse import urlsplit
 
-from envkit.catalog._data import load_yaml
+from envkit.catalog.compat import load_yaml
 
 APT_ARCHIVES = ("debian", "debian-security", "ubuntu", "ubuntu-ports")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from envkit.catalog.compat import cuda_of
 from envkit.catalog.refresh import readings
 from envkit.catalog.refresh.fetch import RecordingFetcher, ReplayFetcher, SourceUnavailableError
 from envkit.catalog.refresh.merge import Readings, merge
@@ -168,7 +169,7 @@ def test_pypi_aarch64_wheels_are_judged_by_their_own_markers_recorded() -> None:
 
 
 def test_readings_parse_each_published_format() -> None:
-    assert readings.wheel_tag_cuda("cu102") == "10.2" and readings.wheel_tag_cuda("cu130") == "13.0"
+    assert cuda_of("cu102") == "10.2" and cuda_of("cu130") == "13.0"
     assert readings.pypi_cuda({"requires_dist": ["nvidia-cuda-runtime-cu11 (==11.7.99)"]}) == "11.7"
     toolkit = 'cuda-toolkit[cublas,cudart]==13.2.2; platform_system == "Linux"'
     assert readings.pypi_cuda({"requires_dist": [toolkit]}) == "13.2"

@@ -28,20 +28,15 @@ class Readings:
     problems: list[str] = field(default_factory=list)
 
 
-def _sorted_versions(items: Any) -> list[str]:
-    return sorted(items, key=version_key)
-
-
 def _new_cuda_row(version: str, cuda: dict[str, Any]) -> dict[str, Any]:
     """A CUDA release the torch rows use but the hand-kept part lacks: only what a rule gives.
     Minor-version compatibility makes the family floor the same within a major."""
     major = version.split(".")[0]
     same_major = [row for v, row in cuda.items() if v.split(".")[0] == major]
     floor = same_major[-1]["family_min_driver"] if same_major else None
-    wheel = "cu" + version.replace(".", "")
     return {
         "full": None,
-        "wheel": wheel,
+        "wheel": "cu" + version.replace(".", ""),
         "min_driver": None,
         "family_min_driver": floor,
         "cudnn_tag": "cudnn",
@@ -63,7 +58,7 @@ def _release_row(
         builds = set(readings.wheel_index["amd64"][version])
     if row.get("default_cuda"):
         builds.add(row["default_cuda"])
-    row["cuda"] = _sorted_versions(builds)
+    row["cuda"] = sorted(builds, key=version_key)
     if readings.images is not None:
         row["images"] = readings.images["amd64"].get(version, {})
     elif old is None:
@@ -82,7 +77,7 @@ def _arm64_row(
     row = copy.deepcopy(old) if old else {"cuda": [], "pypi": None, "images": {}}
     index = readings.wheel_index
     if index is not None and (version in index["arm64"] or version in index["amd64"]):
-        row["cuda"] = _sorted_versions(index["arm64"].get(version, set()))
+        row["cuda"] = sorted(index["arm64"].get(version, set()), key=version_key)
     if pypi is not None and (pypi.get("arm64_pypi") is not None or old is None):
         row["pypi"] = pypi.get("arm64_pypi")
     if readings.images is not None:
@@ -90,7 +85,7 @@ def _arm64_row(
     builds = set(row["cuda"])
     if row["pypi"] not in (None, "cpu"):  # PyPI's own CUDA build is one of them, as on x86-64
         builds.add(row["pypi"])
-    return {"cuda": _sorted_versions(builds), "pypi": row["pypi"], "images": row["images"]}
+    return {"cuda": sorted(builds, key=version_key), "pypi": row["pypi"], "images": row["images"]}
 
 
 def _extrapolated_images(builds: list[str], newest_old: dict[str, Any] | None) -> dict[str, int]:
@@ -108,11 +103,11 @@ def merge(previous: dict[str, Any], readings: Readings) -> dict[str, Any]:
     table = copy.deepcopy(previous)
     old_rows: dict[str, Any] = previous["torch"]
     versions = list(old_rows) if readings.pypi is None else list(readings.pypi)
-    newest_old = old_rows[_sorted_versions(old_rows)[-1]] if old_rows else None
+    newest_old = old_rows[sorted(old_rows, key=version_key)[-1]] if old_rows else None
     rows = {v: _release_row(v, old_rows.get(v), readings, newest_old) for v in versions}
-    table["torch"] = {v: rows[v] for v in _sorted_versions(rows)}
+    table["torch"] = {v: rows[v] for v in sorted(rows, key=version_key)}
     cuda = table["cuda"]
-    for version in _sorted_versions({c for row in rows.values() for c in row["cuda"]}):
+    for version in sorted({c for row in rows.values() for c in row["cuda"]}, key=version_key):
         if version not in cuda:
             cuda[version] = _new_cuda_row(version, cuda)
     if readings.ubuntus is not None:
@@ -121,16 +116,12 @@ def merge(previous: dict[str, Any], readings: Readings) -> dict[str, Any]:
                 row["ubuntu"] = readings.ubuntus["amd64"][version]
             if version in readings.ubuntus["arm64"]:
                 row["arm64_ubuntu"] = readings.ubuntus["arm64"][version]
-    table["cuda"] = {v: cuda[v] for v in _sorted_versions(cuda)}
+    table["cuda"] = {v: cuda[v] for v in sorted(cuda, key=version_key)}
     table["sources"] = _source_dates(previous.get("sources", {}), readings)
-    if _facts(table) != _facts(previous):
+    if (table["cuda"], table["torch"]) != (previous["cuda"], previous["torch"]):
         table["as_of"] = readings.date
         table["table_version"] = _next_version(str(previous["table_version"]), readings.date)
     return table
-
-
-def _facts(table: dict[str, Any]) -> tuple[Any, Any]:
-    return table["cuda"], table["torch"]
 
 
 def _source_dates(old: dict[str, str], readings: Readings) -> dict[str, str]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
-from envkit.catalog.compat import version_key
+from envkit.catalog.compat import cuda_of, version_key
 
 PYPI_URL = "https://pypi.org/pypi/torch/json"
 WHEEL_INDEX_URL = "https://download.pytorch.org/whl/torch/"
@@ -99,12 +99,6 @@ def pypi_cuda(facts: dict[str, Any], machine: str = "x86_64") -> str | None:
     return None
 
 
-def wheel_tag_cuda(tag: str) -> str:
-    """cu124 -> 12.4, cu130 -> 13.0, cu102 -> 10.2."""
-    digits = tag[2:]
-    return f"{digits[:-1]}.{digits[-1]}"
-
-
 def wheel_index_builds(html: str, machine: str = "x86_64") -> dict[str, set[str]]:
     """torch release -> its CUDA builds, from the PyTorch wheel index's Linux wheels of one
     architecture (x86_64, or aarch64: the Grace nodes' CUDA builds live only there). A wheel's
@@ -118,7 +112,7 @@ def wheel_index_builds(html: str, machine: str = "x86_64") -> dict[str, set[str]
     for folder, version, label in re.findall(pattern, html.replace("+", "%2B")):
         tag = label or (folder if folder.startswith("cu") else "")
         if tag:
-            builds.setdefault(version, set()).add(wheel_tag_cuda(tag))
+            builds.setdefault(version, set()).add(cuda_of(tag))
     return builds
 
 

@@ -35,24 +35,16 @@ def _pypi(fetcher: Fetcher, since: str, problems: list[str]) -> dict[str, dict[s
         except SourceUnavailableError as exc:
             problems.append(f"torch {version}'s wheel could not be read ({exc})")
             cuda = None
-        found[version] = {
-            "python": release.python,
-            "default_cuda": cuda,
-            "arm64_pypi": _arm_build(fetcher, version, release.arm_wheel_url, problems),
-        }
+        # What PyPI's aarch64 wheel is: its CUDA version, "cpu", or None where PyPI has none
+        # (or it could not be read: then the previous table's fact stays).
+        arm = None
+        if release.arm_wheel_url is not None:
+            try:
+                arm = read.pypi_cuda(fetcher.wheel(release.arm_wheel_url), "aarch64") or "cpu"
+            except SourceUnavailableError as exc:
+                problems.append(f"torch {version}'s aarch64 wheel could not be read ({exc})")
+        found[version] = {"python": release.python, "default_cuda": cuda, "arm64_pypi": arm}
     return found
-
-
-def _arm_build(fetcher: Fetcher, version: str, url: str | None, problems: list[str]) -> str | None:
-    """What PyPI's aarch64 wheel of a release is: its CUDA version, "cpu", or None where PyPI
-    has no aarch64 wheel (or it could not be read: then the previous table's fact stays)."""
-    if url is None:
-        return None
-    try:
-        return read.pypi_cuda(fetcher.wheel(url), "aarch64") or "cpu"
-    except SourceUnavailableError as exc:
-        problems.append(f"torch {version}'s aarch64 wheel could not be read ({exc})")
-        return None
 
 
 def _wheel_index(fetcher: Fetcher, problems: list[str]) -> dict[str, dict[str, set[str]]] | None:

@@ -15,6 +15,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from envkit.catalog import compat
+from envkit.catalog.compat import cuda_of
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, FieldError
 from envkit.files import read_regular
@@ -32,7 +33,6 @@ from envkit.plan.project.torch_lines import (
     applies,
     conda_parts,
     conda_specifier,
-    cuda_of,
 )
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from envkit.catalog.compat import cuda_of
 from envkit.config.load import Loc
 from envkit.errors import ConfigError, file_issue
 from envkit.names import CONDA_PACKAGE_FILE, PYPI_NAME
@@ -66,7 +67,7 @@ class CondaLockPackages:
         build string's (conda-forge's `cuda126_…`, the pytorch channel's `py3.10_cuda12.1_…`),
         else pytorch-cuda's, else the cuda-version package's (a floor, which may be newer than
         the build); "cpu" for a CPU build."""
-        found = {name: (version, build) for name, version, build in map(_parts, self.conda)}
+        found = {n: (v, b) for n, v, b in map(_parts, (url for url, _, _ in self.conda))}
         if "pytorch" not in found:
             return self._pypi_torch()
         version, build = found["pytorch"]
@@ -91,12 +92,9 @@ class CondaLockPackages:
                     version = parse_wheel_filename(unquote(pin.rsplit("/", 1)[-1]))[1]
             except (InvalidVersion, InvalidWheelFilename):
                 return None
-            label = str(version.local or "")
-            built = re.fullmatch(r"cu(\d{2,3})", label.split(".")[0])
-            cuda = "cpu" if label.startswith("cpu") else None
-            if built:
-                cuda = f"{built.group(1)[:-1]}.{built.group(1)[-1]}"
-            return version.base_version, cuda
+            label = str(version.local or "").split(".")[0]
+            cuda = cuda_of(label) if re.fullmatch(r"cu\d{2,3}", label) else None
+            return version.base_version, "cpu" if label.startswith("cpu") else cuda
         return None
 
 
@@ -258,18 +256,17 @@ def _pixi(
     return conda, pypi, python
 
 
-def _parts(entry: tuple[str, str, str]) -> tuple[str, str, str]:
+def _parts(url: str) -> tuple[str, str, str]:
     """(name, version, build) of a package from its file name."""
-    stem = entry[0].rsplit("/", 1)[-1].removesuffix(".conda").removesuffix(".tar.bz2")
+    stem = url.rsplit("/", 1)[-1].removesuffix(".conda").removesuffix(".tar.bz2")
     name, version, build = [*stem.rsplit("-", 2), "", ""][:3]
     return name, version, build
 
 
 def python_of(url: str | None) -> str | None:
     """The interpreter's version where URL is conda's python package (python-3.11.9-h...)."""
-    name, _, build = (url or "").rsplit("/", 1)[-1].rpartition("-")
-    package, _, version = name.rpartition("-")
-    return version if package == "python" and build else None
+    name, version, build = _parts(url or "")
+    return version if name == "python" and build else None
 
 
 def _pypi(

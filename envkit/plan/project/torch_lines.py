@@ -8,7 +8,7 @@ and cpuonly are read the same way."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
@@ -17,10 +17,11 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envkit.catalog import compat
-from envkit.catalog.compat import COMPANIONS, companions
+from envkit.catalog.compat import COMPANIONS, companions, cuda_of
 from envkit.config.rules import TORCH_NAMES
 
 CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
+TORCHES = frozenset({*TORCH_NAMES, *COMPANIONS})  # what envkit's torch layer installs
 # What only a CUDA torch needs, as a pip-compile lock pins it beside torch: the CUDA libraries
 # torch's wheels require (their Requires-Dist) and triton. Pinned for another torch build they
 # would conflict with the one envkit installs. Other nvidia-* packages (npp, nvcc, dali) are
@@ -61,7 +62,6 @@ class Verdict:
     fix: str = ""
     companion: str | None = None  # a requirement envkit's torch layer installs beside torch
     said: bool = False  # a drop render says aloud: the line asked what no setting can give
-    notes: list[str] = field(default_factory=list)
 
 
 TORCH_FIX = "set the top-level `torch:` (and `cuda:`) to what the line asks, or widen the line"
@@ -97,7 +97,7 @@ def _split_local(specifier: SpecifierSet) -> tuple[SpecifierSet, set[str]]:
 def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     """The verdict on one pip requirement (keep it unless it names torch or a companion)."""
     name = canonicalize_name(requirement.name)
-    if (name not in TORCH_NAMES and name not in COMPANIONS) or not applies(requirement, context):
+    if name not in TORCHES or not applies(requirement, context):
         return _torch_only(requirement, name, context) or Verdict("keep")
     line = str(requirement)
     refused = _refused_outright(requirement, name, context)
@@ -250,11 +250,6 @@ def _pinned(specifier: SpecifierSet) -> str | None:
     return exact[0] if len(exact) == 1 else None
 
 
-def cuda_of(label: str) -> str:
-    digits = label.removeprefix("cu")
-    return label if label == "cpu" or not digits.isdigit() else f"{digits[:-1]}.{digits[-1]}"
-
-
 CONDA_SPEC = re.compile(r"^(?:(?P<channel>[^:\s]+)::)?(?P<name>[A-Za-z0-9_.-]+)\s*(?P<rest>.*)$")
 
 
@@ -304,7 +299,7 @@ def judge_conda(spec: str, context: TorchContext) -> Verdict:
     if name not in (*TORCH_NAMES, *COMPANIONS, *CONDA_CUDA, "cpuonly", "pytorch-cpu"):
         return Verdict("keep")
     if context.none:
-        if name in (*TORCH_NAMES, *COMPANIONS):
+        if name in TORCHES:
             return Verdict(
                 "refuse",
                 f"{spec} needs torch, and envkit.yaml says torch: none",
