@@ -9,15 +9,13 @@ from __future__ import annotations
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from envkit.catalog.compat import COMPANIONS
 from envkit.config.load import LoadedSpec, Loc
-from envkit.config.rules import TORCH_NAMES
 from envkit.errors import FieldError
 from envkit.files import TOMLDecodeError, toml_loads
 from envkit.plan.project.project_files import ProjectReader
+from envkit.plan.project.torch_lines import TORCHES
 
 PEP517_DEFAULT = ("setuptools>=40.8.0", "wheel")
-TORCHISH = frozenset({*TORCH_NAMES, *COMPANIONS})
 
 
 def editable_backend(loaded: LoadedSpec, folders: tuple[str, ...], loc: Loc) -> tuple[str, ...]:
@@ -36,7 +34,7 @@ def editable_backend(loaded: LoadedSpec, folders: tuple[str, ...], loc: Loc) -> 
             wanted += PEP517_DEFAULT
     # torch and its companions are envkit's torch layer's (or the base's): never the backend's
     return tuple(
-        r for r in dict.fromkeys(wanted) if canonicalize_name(Requirement(r).name) not in TORCHISH
+        r for r in dict.fromkeys(wanted) if canonicalize_name(Requirement(r).name) not in TORCHES
     )
 
 

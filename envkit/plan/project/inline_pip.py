@@ -11,11 +11,10 @@ from __future__ import annotations
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from envkit.catalog.compat import COMPANIONS
 from envkit.config.load import LoadedSpec
-from envkit.config.rules import TORCH_NAMES, requirement_name
+from envkit.config.rules import requirement_name
 from envkit.errors import ConfigError
-from envkit.plan.project.torch_lines import TorchContext, judge_pip
+from envkit.plan.project.torch_lines import TORCHES, TorchContext, judge_pip
 
 
 def inline_companions(
@@ -30,7 +29,7 @@ def inline_companions(
     issues = []
     for index, entry in enumerate(loaded.spec.packages.pip):
         if not isinstance(entry, str):  # an entry with options keeps its own layer and index
-            if requirement_name(entry.name) in (*COMPANIONS, *TORCH_NAMES):
+            if requirement_name(entry.name) in TORCHES:
                 problem = f"{entry.name} with options of its own would replace torch's layer"
                 fix = "list it as a plain string: envkit installs and checks torch's build"
                 issues.append(loaded.issue(("packages", "pip", index), problem, fix, entry))
@@ -39,7 +38,7 @@ def inline_companions(
             requirement = Requirement(entry)
         except InvalidRequirement:
             continue  # the config's own validation judged the line
-        if canonicalize_name(requirement.name) not in (*COMPANIONS, *TORCH_NAMES):
+        if canonicalize_name(requirement.name) not in TORCHES:
             continue
         verdict = judge_pip(requirement, context)
         if verdict.action == "refuse":

@@ -12,9 +12,8 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from envkit.catalog.compat import COMPANIONS
-from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, in_file
-from envkit.plan.project.torch_lines import TorchContext
+from envkit.plan.project.torch_lines import TORCHES, TorchContext
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a requirement string's name
 
@@ -94,7 +93,7 @@ def reached(
     graph = _graph(packages)
     held = set(packages) - own
     every = _reachable(graph, start, frozenset()) & held
-    torch = frozenset(n for n in every if n in TORCH_NAMES or n in COMPANIONS)
+    torch = frozenset(every & TORCHES)
     return every, _reachable(graph, start, torch) & held
 
 

@@ -7,11 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from envkit.catalog.compat import COMPANIONS
-from envkit.config.rules import TORCH_NAMES
+from envkit.plan.project.torch_lines import TORCHES
 
-# torch and its companions come from envkit's torch layer whatever index the project names
-TORCHES = {*TORCH_NAMES, *COMPANIONS}
 POETRY_CHECK = "fix the entry as `poetry check` says"
 
 
@@ -55,6 +52,7 @@ def poetry_dependencies(data: dict[str, Any], extras: tuple[str, ...]) -> list[P
                 )
                 continue
             named = one.get("source") if isinstance(one, dict) else None
+            # torch and its companions come from envkit's torch layer whatever index is named
             if named and named not in sources and name.lower() not in TORCHES:
                 found.append(
                     PoetryDependency(

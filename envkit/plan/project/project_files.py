@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,12 +22,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from envkit.config.fields import AptPackage, Channel, CondaSpec
 from envkit.config.load import explain, parse_yaml
-from envkit.errors import ConfigError, ConfigIssue, FieldError, file_issue, in_file
+from envkit.errors import ConfigError, FieldError, file_issue, in_file
 from envkit.files import read_regular
 from envkit.plan.project.conda_explicit import is_explicit, read_explicit
 from envkit.plan.project.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
-from envkit.plan.project.requirement_lines import RequirementsFile
+from envkit.plan.project.requirement_lines import FileReading, RequirementsFile
 from envkit.plan.project.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
 
 if TYPE_CHECKING:
@@ -62,13 +62,18 @@ class RequirementsLayer:
 
 
 @dataclass(frozen=True)
+class CondaFile:
+    channels: tuple[str, ...]
+    dependencies: tuple[str, ...]
+    pip: tuple[str, ...]
+    lock: CondaLockPackages | None = None  # conda.file is a conda-lock.yml or pixi.lock
+
+
+@dataclass(frozen=True)
 class ProjectFiles:
     requirements: tuple[RequirementsLayer, ...] = ()
     apt: tuple[str, ...] = ()
-    conda_channels: tuple[str, ...] = ()
-    conda_dependencies: tuple[str, ...] = ()
-    conda_pip: tuple[str, ...] = ()
-    conda_lock: CondaLockPackages | None = None  # conda.file is a conda-lock.yml or pixi.lock
+    conda: CondaFile = CondaFile((), (), ())  # conda.file's
     companions: tuple[str, ...] = ()  # torchvision==X...: installed with envkit's torch
     editable: tuple[str, ...] = ()  # project folders installed editable at first start
     needs_git: bool = False  # a VCS requirement: git in the image
@@ -108,19 +113,8 @@ class ProjectReader:
             ) from None
 
 
-@dataclass
-class _Collected:
-    """What every file said, gathered before one error names every problem."""
-
-    issues: list[ConfigIssue] = field(default_factory=list)
-    companions: list[str] = field(default_factory=list)
-    editable: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    needs_git: bool = False
-
-
 def _requirements(
-    reader: ProjectReader, loc: Loc, top: str, context: TorchContext, found: _Collected
+    reader: ProjectReader, loc: Loc, top: str, context: TorchContext, found: FileReading
 ) -> RequirementsLayer:
     name, text = reader.read(loc, top, "requirements file")
     files: dict[str, str] = {}
@@ -159,7 +153,7 @@ def _requirements(
     return RequirementsLayer(name, tuple(ProjectFile(p, t) for p, t in files.items()))
 
 
-def _apt(reader: ProjectReader, relative: str, found: _Collected) -> tuple[str, ...]:
+def _apt(reader: ProjectReader, relative: str, found: FileReading) -> tuple[str, ...]:
     name, text = reader.read(("packages", "apt_file"), relative, "apt package list")
     packages = []
     for number, line in enumerate(text.splitlines(), 1):
@@ -171,16 +165,8 @@ def _apt(reader: ProjectReader, relative: str, found: _Collected) -> tuple[str, 
     return tuple(packages)
 
 
-@dataclass(frozen=True)
-class CondaFile:
-    channels: tuple[str, ...]
-    dependencies: tuple[str, ...]
-    pip: tuple[str, ...]
-    lock: CondaLockPackages | None = None
-
-
 def _conda(
-    reader: ProjectReader, relative: str, context: TorchContext, found: _Collected
+    reader: ProjectReader, relative: str, context: TorchContext, found: FileReading
 ) -> CondaFile:
     name, text = reader.read(("conda", "file"), relative, "conda environment file")
     explicit = is_explicit(text)  # `conda list --explicit`: packages by URL and checksum
@@ -228,7 +214,7 @@ def _conda(
 
 
 def _conda_dependency(
-    name: str, line: int, spec: str, context: TorchContext, found: _Collected
+    name: str, line: int, spec: str, context: TorchContext, found: FileReading
 ) -> str | None:
     """The dependency as the environment gets it, or None where envkit provides it."""
     _, package, rest = conda_parts(spec)
@@ -250,7 +236,7 @@ def _conda_dependency(
 
 
 def _conda_python(
-    name: str, line: int, spec: str, rest: str, context: TorchContext, found: _Collected
+    name: str, line: int, spec: str, rest: str, context: TorchContext, found: FileReading
 ) -> None:  # the image's own python= is put first by the plan (plan_conda)
     """A file's python spec is the image's Python's to meet, never applied over it: any spec
     conda reads (`=3.11`, `3.11.*`, `<3.13`, `>=3.9,<3.13`) that admits some release of the
@@ -287,7 +273,7 @@ def _admits_python(rest: str, python: str) -> bool | None:
 
 
 def _conda_pip(
-    name: str, items: Any, line: int, context: TorchContext, found: _Collected
+    name: str, items: Any, line: int, context: TorchContext, found: FileReading
 ) -> list[str]:
     """A conda file's pip: section, read as the requirements file conda hands pip."""
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
@@ -322,7 +308,7 @@ def check_as(name: str, line: int, item: Any, kind: Any) -> str:
 
 
 def _conda_list(
-    name: str, data: dict[str, Any], lines: dict[Any, int], key: str, kind: Any, found: _Collected
+    name: str, data: dict[str, Any], lines: dict[Any, int], key: str, kind: Any, found: FileReading
 ) -> list[str]:
     items = data.get(key) or []
     if not isinstance(items, list):
@@ -342,7 +328,7 @@ def _conda_list(
 def read_project_files(loaded: LoadedSpec, context: TorchContext) -> ProjectFiles:
     spec = loaded.spec
     reader = ProjectReader(loaded)
-    found = _Collected()
+    found = FileReading()
     requirements = tuple(
         _requirements(reader, ("packages", "requirements", index), path, context, found)
         for index, path in enumerate(spec.packages.requirements)
@@ -355,10 +341,7 @@ def read_project_files(loaded: LoadedSpec, context: TorchContext) -> ProjectFile
     return ProjectFiles(
         requirements,
         apt,
-        conda.channels,
-        conda.dependencies,
-        conda.pip,
-        conda_lock=conda.lock,
+        conda,
         companions=tuple(dict.fromkeys(found.companions)),
         editable=tuple(dict.fromkeys(found.editable)),
         needs_git=found.needs_git,

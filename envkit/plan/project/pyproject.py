@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envkit.config.python_section import PythonSection
-from envkit.errors import ConfigError, ConfigIssue, file_issue, in_file
+from envkit.errors import ConfigError, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
 from envkit.plan.project.conda_locks import git_pin
 from envkit.plan.project.lock_graph import (
@@ -41,7 +41,7 @@ from envkit.plan.project.manager_locks import EXPORTERS, read_manager_lock
 from envkit.plan.project.package_sources import package_sources
 from envkit.plan.project.poetry import POETRY_CHECK, is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader
-from envkit.plan.project.requirement_lines import VCS
+from envkit.plan.project.requirement_lines import VCS, FileReading
 from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
 if TYPE_CHECKING:
@@ -193,19 +193,14 @@ def project_requirements(
     return wanted
 
 
-@dataclass
-class _Wanted:
-    requirements: list[str]
-    companions: list[str]
-    needs_git: bool
-    notes: list[str] = field(default_factory=list)
-
-
-def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext) -> _Wanted:
-    """The requirements to install: each parsed as pip does (PEP 508, either quote style),
-    torch's and its companions' lines judged against envkit's torch; every problem at once."""
-    found = _Wanted([], [], False)
-    issues: list[ConfigIssue] = []
+def _check_wanted(
+    name: str, text: str, wanted: list[str], context: TorchContext
+) -> tuple[list[str], FileReading]:
+    """The requirements to install, and what the lines asked besides: each parsed as pip does
+    (PEP 508, either quote style), torch's and its companions' lines judged against envkit's
+    torch; every problem at once."""
+    requirements: list[str] = []
+    found = FileReading()
     for item in wanted:
         line = _line_of_string(text, str(item))
         try:
@@ -213,20 +208,20 @@ def _check_wanted(name: str, text: str, wanted: list[str], context: TorchContext
         except InvalidRequirement as exc:
             problem = f"not a requirement: {exc}"
             fix = "write it as PEP 508 does: NAME[extras] VERSIONS ; MARKERS, or NAME @ URL"
-            issues.append(file_issue(name, line, str(item)[:120], problem, fix))
+            found.issues.append(file_issue(name, line, str(item)[:120], problem, fix))
             continue
         found.needs_git |= bool(requirement.url and requirement.url.startswith(VCS))
         verdict = judge_pip(requirement, context)
         if verdict.action == "refuse":
-            issues.append(file_issue(name, line, str(item)[:120], verdict.why, verdict.fix))
+            found.issues.append(file_issue(name, line, str(item)[:120], verdict.why, verdict.fix))
         elif verdict.action == "keep":
-            found.requirements.append(str(requirement))
+            requirements.append(str(requirement))
         else:  # dropped from this install: said at its line, as a file's line is
             found.notes.append(f"{name}:{line}: {verdict.why}")
             found.companions += [verdict.companion] if verdict.companion else []
-    if issues:
-        raise ConfigError(name, issues)
-    return found
+    if found.issues:
+        raise ConfigError(name, found.issues)
+    return requirements, found
 
 
 def workspace_members(lock: dict[str, Any]) -> dict[str, str]:
@@ -357,11 +352,11 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     data = _toml(name, text)
     locks = (reader.root / f"{prefix}{lock}" for lock in ("uv.lock", *EXPORTERS))
     lock_file = next((p.name for p in locks if p.exists() or p.is_symlink()), None)
-    if lock_file == "uv.lock" and _dynamic(data.get("project") or {}):  # the lock holds them
-        asked, wanted = [], _Wanted([], [], False)
-    else:
+    asked, wanted = [], FileReading()
+    requirements: list[str] = []
+    if lock_file != "uv.lock" or not _dynamic(data.get("project") or {}):  # else the lock's
         asked = project_requirements(name, text, data, section.extras)
-        wanted = _check_wanted(name, text, asked, context)
+        requirements, wanted = _check_wanted(name, text, asked, context)
     pyproject = ProjectFile(name, text)
     sources = package_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts))
     if lock_file is None:
@@ -370,7 +365,7 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             pyproject,
             None,
             section.extras,
-            tuple(wanted.requirements),
+            tuple(requirements),
             (),
             0,
             tuple(dict.fromkeys(wanted.companions)),

@@ -16,10 +16,8 @@ from urllib.parse import unquote, urlsplit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from envkit.catalog.compat import COMPANIONS
-from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigIssue, file_issue
-from envkit.plan.project.torch_lines import TorchContext, Verdict, judge_pip
+from envkit.plan.project.torch_lines import TORCHES, TorchContext, Verdict, judge_pip
 
 INCLUDE_OPTIONS = dict.fromkeys(("-r", "--requirement"), "requirement") | dict.fromkeys(
     ("-c", "--constraint"), "constraint"
@@ -52,14 +50,14 @@ TORCH_INDEX_PACKAGES = frozenset(
 
 @dataclass
 class FileReading:
-    """What one file's lines asked, besides the rewritten text."""
+    """What one file's lines asked, besides the rewritten text (what every file of a project
+    asked, gathered before one error names every problem: plan/project/project_files.py)."""
 
     issues: list[ConfigIssue] = field(default_factory=list)
     includes: list[tuple[int, str]] = field(default_factory=list)  # (line, relative path)
     companions: list[str] = field(default_factory=list)  # torch's, to install beside it
     editable: list[str] = field(default_factory=list)  # folders, relative to the file's
     needs_git: bool = False
-    dropped: int = 0
     notes: list[str] = field(default_factory=list)  # said by render, each with its line
 
 
@@ -132,21 +130,18 @@ class RequirementsFile:
                 self._option_line(first, last, line)
             else:
                 self._requirement_line(first, last, line)
-        return self._rewritten(), self.reading
+        lines = self.text.splitlines()
+        for (first, last), text in self.rewrites.items():
+            lines[first - 1] = text
+            for number in range(first, last):
+                lines[number] = ""  # the continuation lines of a replaced line
+        return "\n".join(lines) + ("\n" if self.text.endswith("\n") or lines else ""), self.reading
 
     def _issue(self, line: int, value: str, problem: str, fix: str) -> None:
         self.reading.issues.append(file_issue(self.name, line, value[:120], problem, fix))
 
     def _replace(self, first: int, last: int, text: str) -> None:
         self.rewrites[(first, last)] = text
-
-    def _rewritten(self) -> str:
-        lines = self.text.splitlines()
-        for (first, last), text in self.rewrites.items():
-            lines[first - 1] = text
-            for number in range(first, last):
-                lines[number] = ""  # the continuation lines of a replaced line
-        return "\n".join(lines) + ("\n" if self.text.endswith("\n") or lines else "")
 
     def _option_line(self, first: int, last: int, line: str) -> None:
         name, value = option_of(line)
@@ -205,7 +200,7 @@ class RequirementsFile:
             except InvalidRequirement:
                 continue
             name = canonicalize_name(requirement.name)
-            if name in TORCH_NAMES or name in COMPANIONS:
+            if name in TORCHES:
                 continue
             if name in TORCH_INDEX_PACKAGES or any("+" in s.version for s in requirement.specifier):
                 return True
@@ -297,7 +292,6 @@ class RequirementsFile:
     ) -> None:
         """A line envkit's torch layer stands for: a comment in the file, said aloud where
         it asked what no setting can give or named extras the layer does not install."""
-        self.reading.dropped += 1
         if verdict.companion:
             self.reading.companions.append(verdict.companion)
         if verdict.said:
