@@ -15,7 +15,7 @@ from envkit.files import read_utf8
 from envkit.lock.requested import check_matches
 from envkit.lock.validate import OFFICIAL_CONDA, problems
 from envkit.plan import Plan
-from envkit.plan.models.locked import LockedPlan
+from envkit.plan.models.plan import LockedPlan
 
 LOCK_LIMIT = 32 * 1024 * 1024  # a lock of a large CUDA image is well under 1 MB
 SHOWN = 10  # refusals listed at once

@@ -128,7 +128,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         ssh=ssh,
         runtime=_runtime_plan(spec),
         services=plan_services(loaded, host.uid, host.gid),
-        verify=_verify_plan(loaded, _require_gpu(spec)),
+        verify=_verify_plan(loaded),
         slurm=_slurm_plan(loaded),
         notebook=plan_notebook(loaded.spec),
         install=plan_install(spec.build, python.bin_dir, pip, base_image, ca_bundle),
@@ -137,18 +137,11 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         registry=spec.registry,
         steps=_steps(spec, host),
         workspace=_workspace(loaded),
-        editable=_editable(loaded, editable),
+        editable=tuple(dict.fromkeys(p for _, p in _editable_folders(loaded, editable))),
         project_dir=str(loaded.path.parent.resolve()),
         platforms=tuple(spec.platforms or ()),
         signing_key=_signing_key(loaded),
     )
-
-
-def _require_gpu(spec: Spec) -> bool:
-    """verify.require_gpu, else whether the box asks for GPUs at all."""
-    if spec.verify.require_gpu is not None:
-        return spec.verify.require_gpu
-    return spec.runtime.gpus != "none" and spec.cuda != "cpu"
 
 
 def _workspace(loaded: LoadedSpec) -> WorkspacePlan | None:
@@ -200,10 +193,6 @@ def _editable_folders(loaded: LoadedSpec, from_files: tuple[str, ...]) -> list[t
             path = (Path(workspace.target) / relative).as_posix().rstrip("/")
             found.append((folder, path.replace("/./", "/").removesuffix("/.")))
     return found
-
-
-def _editable(loaded: LoadedSpec, from_files: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(path for _, path in _editable_folders(loaded, from_files)))
 
 
 def _with_backend(
@@ -266,9 +255,12 @@ def _slurm_plan(loaded: LoadedSpec) -> SlurmPlan:
     )
 
 
-def _verify_plan(loaded: LoadedSpec, require_gpu: bool) -> VerifyPlan:
+def _verify_plan(loaded: LoadedSpec) -> VerifyPlan:
     spec = loaded.spec
     checks_dir = spec.verify.checks_dir
+    require_gpu = spec.verify.require_gpu
+    if require_gpu is None:  # whether the box asks for GPUs at all
+        require_gpu = spec.runtime.gpus != "none" and spec.cuda != "cpu"
     return VerifyPlan(
         require_gpu=require_gpu,
         expected_gpus=spec.verify.expected_gpus,

@@ -33,7 +33,7 @@ from envkit.plan.image.conda_layers import (
 )
 from envkit.plan.image.install import CLASSIC_DOCKERFILE, DOCKERFILE
 from envkit.plan.image.layers import dockerfile_layers
-from envkit.plan.models.locked import LockedPlan
+from envkit.plan.models.plan import LockedPlan
 from envkit.plan.project.conda_locks import CondaLockPackages
 from envkit.render.template_cache import template_cache
 from envkit.runtime import BUILD_PROGRAMS
@@ -53,12 +53,6 @@ EXECUTABLE = frozenset(
 )
 
 
-def template_root() -> Path:
-    """Wheels carry the templates in envkit/_templates; a checkout has them at its root."""
-    packaged = PACKAGE / "_templates"
-    return packaged if packaged.is_dir() else PACKAGE.parent
-
-
 def _json_string(value: object) -> str:
     """One line, every quote and backslash escaped, non-ASCII as \\u escapes. It is also a valid
     YAML double-quoted scalar: nothing inside can start new YAML, and no character YAML forbids
@@ -72,8 +66,10 @@ def _json_file(settings: dict[str, object]) -> str:
 
 def template_loader() -> jinja2.FileSystemLoader:
     """Where every envkit template is found: the root templates, then templates/ (the HTML
-    report's environment, envkit/report/html.py, loads through it too)."""
-    root = template_root()
+    report's environment, envkit/report/html.py, loads through it too). Wheels carry them in
+    envkit/_templates; a checkout has them at its root."""
+    packaged = PACKAGE / "_templates"
+    root = packaged if packaged.is_dir() else PACKAGE.parent
     return jinja2.FileSystemLoader([str(root), str(root / "templates")])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, replace
 
-from envkit.addresses import parse_mapping
+from envkit.addresses import is_wildcard, parse_mapping
 from envkit.config.load import LoadedSpec, Loc
 from envkit.config.model import Spec
 from envkit.errors import ConfigError, ConfigIssue, FieldError
@@ -120,8 +120,8 @@ def member_keys(loaded: LoadedSpec, index: int) -> tuple[str, ...]:
 def _same_socket(one: tuple[str, int, str], other: tuple[str, int, str]) -> bool:
     """Two publications need the same host socket: same port and protocol, and the same address
     or a wildcard (no address: Docker binds every IPv4 and IPv6 one)."""
-    wild = ("0.0.0.0", "::")  # noqa: S104 - compared, not bound
-    return one[1:] == other[1:] and (one[0] == other[0] or one[0] in wild or other[0] in wild)
+    wild = is_wildcard(one[0]) or is_wildcard(other[0])
+    return one[1:] == other[1:] and (one[0] == other[0] or wild)
 
 
 def _check_ports(loaded: LoadedSpec, services: list[Service]) -> None:

@@ -243,16 +243,11 @@ def spec_digest(spec: ContainerSpec) -> str:
 
 def container_spec(plan: Plan, service: Service, to_project: str = "..") -> ContainerSpec:
     """TO_PROJECT: envkit.yaml's folder seen from the build context (compose's own folder)."""
-    spec = _spec(plan, service, to_project)
-    return dataclasses.replace(spec, labels=(*spec.labels, (SPEC_LABEL, spec_digest(spec))))
-
-
-def _spec(plan: Plan, service: Service, to_project: str) -> ContainerSpec:
     labels = (*plan.image.labels, ("io.envkit.service", service.name))
     if service.member:
-        labels += (("io.envkit.member", service.member),)
+        labels += ((MEMBER_LABEL, service.member),)
     runtime = plan.runtime
-    return ContainerSpec(
+    spec = ContainerSpec(
         service=service,
         build_network_host=runtime.build_network == "host",
         image=plan.image.tag,
@@ -265,6 +260,7 @@ def _spec(plan: Plan, service: Service, to_project: str) -> ContainerSpec:
         labels=labels,
         gpus=_gpus(service.gpus),
     )
+    return dataclasses.replace(spec, labels=(*spec.labels, (SPEC_LABEL, spec_digest(spec))))
 
 
 def named_volumes(plan: Plan) -> tuple[NamedVolume, ...]:

@@ -32,7 +32,6 @@ class PublicKey:
     kind: str
     blob: str  # base64, as in authorized_keys
     comment: str
-    bits: int | None  # for RSA
 
     @property
     def line(self) -> str:
@@ -51,13 +50,6 @@ def _read_string(blob: bytes, offset: int) -> tuple[bytes, int]:
     if end > len(blob):
         raise ValueError("truncated")
     return blob[offset + 4 : end], end
-
-
-def _rsa_bits(blob: bytes) -> int:
-    _, offset = _read_string(blob, 0)
-    _exponent, offset = _read_string(blob, offset)
-    modulus, _ = _read_string(blob, offset)
-    return int.from_bytes(modulus, "big").bit_length()
 
 
 def _refuse_unknown_type(text: str) -> None:
@@ -99,15 +91,16 @@ def parse_public_key(text: str) -> PublicKey:
         raise FieldError("the key's type does not match its body", fix)
     if not _COMMENT.fullmatch(comment):
         raise FieldError("the key's comment has control or non-ASCII characters", fix)
-    bits = None
     if kind == "ssh-rsa":
         try:
-            bits = _rsa_bits(blob)
+            _exponent, offset = _read_string(blob, _read_string(blob, 0)[1])
+            modulus, _ = _read_string(blob, offset)
         except ValueError:
             raise FieldError("the RSA key's body is damaged", fix) from None
+        bits = int.from_bytes(modulus, "big").bit_length()
         if bits < MIN_RSA_BITS:
             raise FieldError(
                 f"RSA key of {bits} bits is too weak (minimum {MIN_RSA_BITS})",
                 "make an ed25519 key: ssh-keygen -t ed25519",
             )
-    return PublicKey(kind=kind, blob=b64, comment=comment, bits=bits)
+    return PublicKey(kind=kind, blob=b64, comment=comment)

@@ -66,15 +66,8 @@ def notebook_publications(notebook: NotebookPlan, service: Service) -> list[Publ
     """The service's JupyterLab and TensorBoard ports, on every address of notebook.bind."""
     if not notebook.enabled or service.notebook_port is None:
         return []
-    found = [
-        Publication(a, service.notebook_port, CONTAINER_PORT, "notebook.port")
-        for a in notebook.bind
-    ]
+    ports = [(service.notebook_port, CONTAINER_PORT, "notebook.port")]
     if service.tensorboard_port is not None:
-        found += [
-            Publication(
-                a, service.tensorboard_port, TENSORBOARD_CONTAINER_PORT, "notebook.tensorboard.port"
-            )
-            for a in notebook.bind
-        ]
-    return found
+        board = TENSORBOARD_CONTAINER_PORT
+        ports.append((service.tensorboard_port, board, "notebook.tensorboard.port"))
+    return [Publication(a, *port) for port in ports for a in notebook.bind]

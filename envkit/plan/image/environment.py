@@ -9,12 +9,13 @@ from dataclasses import replace
 from envkit.catalog import compat
 from envkit.catalog.compat import TorchRelease
 from envkit.config.load import LoadedSpec
+from envkit.config.pip_package import PipPackage
 from envkit.config.python_section import python_version
 from envkit.errors import FieldError
 from envkit.plan.image.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, choose_bootstrap
 from envkit.plan.image.mirrors import CondaRc, plan_condarc
-from envkit.plan.image.pip_options import split_pip
-from envkit.plan.image.torch import DEFAULT_PYTHON
+from envkit.plan.image.pip_options import OwnPip
+from envkit.plan.image.torch import DEFAULT_PYTHON, cpu_python
 from envkit.plan.models.plan import CONDA_PREFIX, VENV_PREFIX, CondaPlan, PackagesPlan, PythonPlan
 from envkit.plan.project.conda_locks import CondaLockPackages, through_mirror
 from envkit.plan.project.project_files import ProjectFiles
@@ -41,7 +42,7 @@ def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
         venv_env = (*_path(f"{VENV_PREFIX}/bin"), ("VIRTUAL_ENV", VENV_PREFIX))
         return PythonPlan("venv", f"{VENV_PREFIX}/bin", None, venv_env)
     if version is None and torch is not None:
-        version = DEFAULT_PYTHON if DEFAULT_PYTHON in torch.python else torch.python[-1]
+        version = cpu_python(loaded, torch)  # the default, where torch supports it
     if version is not None and torch is not None:
         try:
             compat.check_python(torch, version)
@@ -69,20 +70,20 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
             spec.mirrors,
             conda,
             base_has_conda=python.provider == "image-conda",
-            file_channels=files.conda_channels,
+            file_channels=files.conda.channels,
         )
     except FieldError as exc:
         raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
-    deps = [*(conda.dependencies if conda else ()), *files.conda_dependencies, *spec.packages.conda]
+    deps = [*(conda.dependencies if conda else ()), *files.conda.dependencies, *spec.packages.conda]
     if python.version is not None:
         deps.insert(0, f"python={python.version}")
-    pip = (*(conda.pip if conda else ()), *files.conda_pip)
+    pip = (*(conda.pip if conda else ()), *files.conda.pip)
     if pip and "pip" not in deps:
         deps.append("pip")
     in_image = python.provider in ("image-conda", "miniforge")
     custom_url = conda.installer_url if conda else None
     update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
-    lock = _routed_lock(loaded, python, files.conda_lock, rc) if files.conda_lock else None
+    lock = _routed_lock(loaded, python, files.conda.lock, rc) if files.conda.lock else None
     bootstrap = (
         choose_bootstrap(rc.routed, custom_url is not None)
         if python.provider == "miniforge"
@@ -90,10 +91,10 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
     )
     channels = _channels(
         conda.channels if conda and "channels" in conda.model_fields_set else None,
-        files.conda_channels,
+        files.conda.channels,
     )
     if bootstrap == "rattler":
-        _refuse_unrouted(loaded, channels, files.conda_channels, rc)
+        _refuse_unrouted(loaded, channels, files.conda.channels, rc)
     return CondaPlan(
         in_image=in_image,
         bootstrap=bootstrap,
@@ -225,6 +226,9 @@ def plan_packages(
     """MOVED: the packages.pip entries the torch layer installs (torch's companions)."""
     git = files.needs_git or (project is not None and project.needs_git)
     system, user = _apt_packages(loaded, python, conda, files, git)
-    entries = loaded.spec.packages.pip
-    pip, own = split_pip(tuple(e for i, e in enumerate(entries) if i not in moved))
+    entries = [e for i, e in enumerate(loaded.spec.packages.pip) if i not in moved]
+    pip = tuple(e for e in entries if isinstance(e, str))  # one layer's worth
+    own = tuple(  # the entries with options, a layer each
+        OwnPip(e.name, e.no_build_isolation, e.index) for e in entries if isinstance(e, PipPackage)
+    )
     return PackagesPlan(system, user, pip, files.requirements, project, own)

@@ -122,9 +122,7 @@ class InstallPlan:
     def uv_options(self, urls: list[str] | None = None) -> tuple[str, ...]:
         """uv's spelling of URLS (the mirror's by default), whatever installs the packages."""
         urls = urls or [self.pip.index_url, *self.pip.extra_index_urls]
-        args = ["--index-url", urls[0]]
-        for url in urls[1:]:
-            args += ["--extra-index-url", url]
+        args = ["--index-url", urls[0], *(w for u in urls[1:] for w in ("--extra-index-url", u))]
         if len(urls) > 1:
             # pip's rule: the best version across every index. uv's default (the first index
             # that has the name) would let the mirror's torch shadow the PyTorch index's build.
@@ -140,9 +138,7 @@ class InstallPlan:
         return self._pip_options([self.pip.index_url, *self.pip.extra_index_urls])
 
     def _pip_options(self, urls: list[str]) -> tuple[str, ...]:
-        args = ["--index-url", urls[0]]
-        for url in urls[1:]:
-            args += ["--extra-index-url", url]
+        args = ["--index-url", urls[0], *(w for u in urls[1:] for w in ("--extra-index-url", u))]
         for host in self.pip.trusted_hosts:
             args += ["--trusted-host", host]
         if self.ca_bundle:

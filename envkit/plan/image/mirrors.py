@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
-from envkit.catalog.mirrors import AptMirror, CondaMirror, MirrorPreset, load_presets
+from envkit.catalog.mirrors import APT_ARCHIVES, AptMirror, CondaMirror, MirrorPreset, load_presets
 from envkit.config.model import Conda, Mirrors
 from envkit.errors import FieldError
 
@@ -83,20 +83,12 @@ class CondaRc:
         return bool(self.custom_channels or self.default_channels)
 
 
-def preset_of(mirrors: Mirrors) -> MirrorPreset:
-    return load_presets()[mirrors.preset]
-
-
-def _apt_source(mirrors: Mirrors, preset: MirrorPreset) -> tuple[AptMirror | None, str, bool]:
-    if mirrors.apt is not None:
-        archives = ("debian", "debian-security", "ubuntu", "ubuntu-ports")
-        return AptMirror(mirrors.apt.rstrip("/"), archives), f"custom ({mirrors.apt})", True
-    return preset.apt, preset.title, preset.documented
-
-
 def plan_apt(mirrors: Mirrors) -> AptPlan:
-    preset = preset_of(mirrors)
-    source, title, documented = _apt_source(mirrors, preset)
+    preset = load_presets()[mirrors.preset]
+    source, title, documented = preset.apt, preset.title, preset.documented
+    if mirrors.apt is not None:
+        source = AptMirror(mirrors.apt.rstrip("/"), APT_ARCHIVES)
+        title, documented = f"custom ({mirrors.apt})", True
     if source is None:
         return AptPlan(mirror_title=None, families=(), documented=True)
     families = []
@@ -125,20 +117,17 @@ def plan_apt(mirrors: Mirrors) -> AptPlan:
     return AptPlan(mirror_title=title, families=tuple(families), documented=documented)
 
 
-def _host(url: str) -> str:
-    return urlsplit(url).netloc
-
-
 def plan_pip(mirrors: Mirrors) -> PipPlan:
-    preset = preset_of(mirrors)
+    preset = load_presets()[mirrors.preset]
     index = mirrors.pip or preset.pip or "https://pypi.org/simple"
     title = f"custom ({mirrors.pip})" if mirrors.pip else preset.title
     urls = (index, *mirrors.extra_index_urls)
     # pip ignores a plain-http index unless its host is trusted; say so explicitly.
     trusted = list(mirrors.trusted_hosts)
     for url in urls:
-        if url.startswith("http://") and _host(url) not in trusted:
-            trusted.append(_host(url))
+        host = urlsplit(url).netloc
+        if url.startswith("http://") and host not in trusted:
+            trusted.append(host)
     return PipPlan(index, tuple(mirrors.extra_index_urls), tuple(trusted), title)
 
 
@@ -165,7 +154,7 @@ def plan_condarc(
     uses the mirror too. The channel list itself is the config's when it names one; else a base
     image's own is kept (a pytorch image's), and Miniforge's conda-forge is used. The project
     file's channels are routed too (they are in its environment, not the .condarc's list)."""
-    preset = preset_of(mirrors)
+    preset = load_presets()[mirrors.preset]
     explicit = conda is not None and "channels" in conda.model_fields_set
     channels = conda.channels if conda else ("conda-forge",)
     source = _conda_source(mirrors, preset, (*channels, *file_channels))

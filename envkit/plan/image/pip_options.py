@@ -9,8 +9,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from envkit.config.pip_package import PipPackage
-
 NETRC_SECRET = "envkit-netrc"  # noqa: S105 - the secret's name, not its value
 NETRC_ENV = "ENVKIT_NETRC"
 
@@ -35,15 +33,6 @@ class OwnPip:
     requirement: str
     no_build_isolation: bool
     index: str | None
-
-
-def split_pip(entries: tuple[str | PipPackage, ...]) -> tuple[tuple[str, ...], tuple[OwnPip, ...]]:
-    """(the plain requirements, one layer's worth; the entries with options, a layer each)."""
-    plain = tuple(e for e in entries if isinstance(e, str))
-    own = tuple(
-        OwnPip(e.name, e.no_build_isolation, e.index) for e in entries if isinstance(e, PipPackage)
-    )
-    return plain, own
 
 
 def netrc_file() -> Path | None:

@@ -18,7 +18,6 @@ from envkit.plan.image.install import InstallPlan
 from envkit.plan.image.mirrors import AptPlan, CondaRc, PipPlan
 from envkit.plan.image.pip_options import NETRC, OwnPip
 from envkit.plan.image.torch import TorchPlan
-from envkit.plan.models.locked import LockedPlan
 from envkit.plan.project.conda_locks import CondaLockPackages
 from envkit.plan.project.project_files import RequirementsLayer
 from envkit.plan.project.pyproject import PythonProject
@@ -182,6 +181,19 @@ class WorkspacePlan:
 
 
 @dataclass(frozen=True)
+class LockedPlan:
+    """What a locked build pins, as plain data the Dockerfile lays out (`envkit build --locked`).
+    envkit/lock/pins.py makes it from an envkit.lock and the plan; render only places it."""
+
+    base: str  # FROM: name@sha256:digest where the base came from a registry, else its name
+    apt: tuple[str, ...]  # name=version (name:arch=version for a foreign architecture)
+    conda_explicit: tuple[str, ...]  # url#md5 lines of the conda environment, in install order
+    pip: tuple[str, ...]  # requirement lines: name==version, with --hash=sha256:... where known
+    pip_hashed: bool  # every pip line carries its sums: install with --require-hashes
+    lock_text: str  # shipped in the image for the system.lock check
+
+
+@dataclass(frozen=True)
 class Plan:
     """Every decision between envkit.yaml and the rendered files, grouped by what it is about."""
 
@@ -213,9 +225,21 @@ class Plan:
     platforms: tuple[str, ...] = ()  # platforms: linux/amd64, linux/arm64; () = the engine's
     signing_key: str | None = None  # signing.verify: the team's cosign.pub, absolute
 
+    def login_dir(self, service: Service) -> str:
+        """Where `envkit shell` and `envkit exec` start: the project's workspace, else the
+        login's home (ssh.home, a mounted $HOME, or the entrypoint's /home/USER)."""
+        if self.workspace is not None:
+            return self.workspace.target
+        return os.path.expandvars(self.ssh.home) if self.ssh.home else f"/home/{service.user}"
+
     @property
-    def python_installs(self) -> bool:
-        """Whether a layer installs Python packages with the installer (uv is installed first)."""
+    def bootstraps_uv(self) -> bool:
+        """Whether the image brings uv in: a layer installs Python packages with the installer
+        (uv is installed first), or exports the project's uv.lock (the bundle carries its wheel
+        for an offline rebuild)."""
+        project = self.packages.project
+        if not (self.install.uses_uv or (project is not None and project.lock is not None)):
+            return False
         if self.locked is not None:
             return bool(self.locked.pip)  # the notebook's packages are among the lock's
         from_index = self.torch.version is not None and not self.torch.preinstalled
@@ -227,22 +251,6 @@ class Plan:
             or self.packages.build_backend
         )
         return from_index or packages or self.notebook.enabled
-
-    def login_dir(self, service: Service) -> str:
-        """Where `envkit shell` and `envkit exec` start: the project's workspace, else the
-        login's home (ssh.home, a mounted $HOME, or the entrypoint's /home/USER)."""
-        if self.workspace is not None:
-            return self.workspace.target
-        return os.path.expandvars(self.ssh.home) if self.ssh.home else f"/home/{service.user}"
-
-    @property
-    def bootstraps_uv(self) -> bool:
-        """Whether the image brings uv in: it installs the Python packages, or exports the
-        project's uv.lock (the bundle carries its wheel for an offline rebuild)."""
-        project = self.packages.project
-        return self.python_installs and (
-            self.install.uses_uv or (project is not None and project.lock is not None)
-        )
 
     @property
     def conda_prefix(self) -> str | None:
