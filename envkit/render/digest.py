@@ -15,15 +15,6 @@ LEFT_OUT = frozenset({"docker-compose.yml", ".dockerignore"})
 LEFT_OUT_DIRS = ("keys/",)
 
 
-def build_inputs(context: Mapping[str, str]) -> dict[str, str]:
-    """The files of a rendered context (relative path → text) that go into the build."""
-    return {
-        path: text
-        for path, text in context.items()
-        if path not in LEFT_OUT and not path.startswith(LEFT_OUT_DIRS)
-    }
-
-
 def context_digest(
     context: Mapping[str, str],
     build_args: Mapping[str, str] | None = None,
@@ -39,8 +30,9 @@ def context_digest(
         digest.update(f"{label}\0{len(data)}\0".encode())
         digest.update(data)
 
-    for path, text in sorted(build_inputs(context).items()):
-        part(f"file {path}", text.encode())
+    for path, text in sorted(context.items()):
+        if path not in LEFT_OUT and not path.startswith(LEFT_OUT_DIRS):
+            part(f"file {path}", text.encode())
     for key, value in sorted((build_args or {}).items()):
         part(f"arg {key}", value.encode())
     if lock_text is not None:

@@ -17,14 +17,10 @@ from envkit.render.write import (
     diff_project_files,
     remove_files,
     stage_context,
-    stage_project,
 )
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
-
-# Where envkit's earlier project files may be, for the stale check.
-PROJECT_PATTERN = f"{devcontainer.FOLDER}/**/devcontainer.json"
 
 
 @dataclass(frozen=True)
@@ -60,21 +56,21 @@ def write_outputs(outputs: Outputs, force: bool = False) -> tuple[RenderResult, 
     """Both roots in one transaction: a failure anywhere leaves every file as it was."""
     txn = Transaction()
     try:
-        context, stale = stage_context(outputs.context, outputs.context_dir, txn, force)
-        project = stage_project(
-            outputs.project, outputs.project_dir, PROJECT_PATTERN, devcontainer.is_ours, txn
-        )
+        context = stage_context(outputs.context, outputs.context_dir, txn, force)
+        project = diff_project_files(outputs.project, outputs.project_dir)
+        for rel in project.changed:
+            txn.stage(outputs.project_dir / rel, outputs.project[rel], executable=False)
         txn.commit()
     finally:
         txn.abort()
-    remove_files(outputs.context_dir, stale, root=outputs.context_dir)
-    remove_files(outputs.project_dir, project.stale, root=outputs.project_dir)
+    remove_files(outputs.context_dir, context.stale)
+    remove_files(outputs.project_dir, project.stale)
     return (
         RenderResult(
             outputs.context_dir,
             tuple(context.changed + context.foreign),
             tuple(context.unchanged),
-            tuple(stale),
+            tuple(context.stale),
             stray=tuple(context.stray),
         ),
         RenderResult(
@@ -90,9 +86,7 @@ def write_outputs(outputs: Outputs, force: bool = False) -> tuple[RenderResult, 
 def drift(outputs: Outputs) -> Drift:
     """What a fresh render would change on disk (the user's own project files excepted)."""
     context = diff_files(outputs.context, outputs.context_dir)
-    project = diff_project_files(
-        outputs.project, outputs.project_dir, PROJECT_PATTERN, devcontainer.is_ours
-    )
+    project = diff_project_files(outputs.project, outputs.project_dir)
     return Drift(
         [outputs.context_dir / rel for rel in context.changed + context.foreign]
         + [outputs.project_dir / rel for rel in project.changed],

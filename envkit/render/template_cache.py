@@ -21,15 +21,6 @@ CACHE_ENV = "ENVKIT_CACHE_DIR"
 OFF_ENV = "ENVKIT_NO_TEMPLATE_CACHE"  # set (to anything) to compile every time
 
 
-def cache_root() -> Path:
-    """The user's cache folder for envkit."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "envkit"
-
-
 def _private_folder(folder: Path) -> bool:
     """FOLDER exists (made if missing), is a real folder owned by this user, and nobody else can
     write to it."""
@@ -64,5 +55,7 @@ def template_cache() -> FileSystemBytecodeCache | None:
     """The bytecode cache to give the Jinja2 environment, or None where there is none to use."""
     if os.environ.get(OFF_ENV):
         return None
-    folder = cache_root() / "templates"
+    explicit, xdg = os.environ.get(CACHE_ENV), os.environ.get("XDG_CACHE_HOME")
+    root = Path(explicit) if explicit else (Path(xdg) if xdg else Path.home() / ".cache") / "envkit"
+    folder = root / "templates"
     return _QuietCache(str(folder), "%s.jinja-cache") if _private_folder(folder) else None

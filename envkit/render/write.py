@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from envkit.errors import EnvkitError
+from envkit.render.devcontainer import FOLDER, is_ours
 from envkit.render.files import EXECUTABLE
 
 MANIFEST = ".envkit-files"
+# Where envkit's earlier project files may be, for the stale check.
+PROJECT_PATTERN = f"{FOLDER}/**/devcontainer.json"
 T = TypeVar("T")
 
 
@@ -144,10 +147,9 @@ def diff_files(files: dict[str, str], out_dir: Path) -> FilesDiff:
     return diff
 
 
-def stage_context(
-    files: dict[str, str], out_dir: Path, txn: Transaction, force: bool
-) -> tuple[FilesDiff, list[str]]:
-    """Stage the context's new files and manifest; returns the diff and the files to delete."""
+def stage_context(files: dict[str, str], out_dir: Path, txn: Transaction, force: bool) -> FilesDiff:
+    """Stage the context's new files and manifest; returns the diff (its stale files: to
+    delete)."""
     diff = diff_files(files, out_dir)
     foreign = diff.foreign
     if foreign and not force:
@@ -163,13 +165,13 @@ def stage_context(
     manifest = "".join(f"{rel}\n" for rel in sorted(files))
     if _read(out_dir / MANIFEST) != manifest:
         txn.stage(out_dir / MANIFEST, manifest, executable=False)
-    return diff, diff.stale
+    return diff
 
 
-def remove_files(base: Path, rels: list[str], root: Path) -> None:
+def remove_files(root: Path, rels: list[str]) -> None:
     for rel in rels:
-        _guard(partial((base / rel).unlink, missing_ok=True), base / rel)
-        folder = (base / rel).parent
+        _guard(partial((root / rel).unlink, missing_ok=True), root / rel)
+        folder = (root / rel).parent
         try:  # its folders, where the file was the last thing in them
             while folder != root and folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
@@ -178,10 +180,8 @@ def remove_files(base: Path, rels: list[str], root: Path) -> None:
             pass  # an empty folder left behind is harmless
 
 
-def diff_project_files(
-    files: dict[str, str], root: Path, pattern: str, is_ours: Callable[[str], bool]
-) -> FilesDiff:
-    """`pattern` (a glob under `root`) finds envkit's earlier files for the stale check."""
+def diff_project_files(files: dict[str, str], root: Path) -> FilesDiff:
+    """PROJECT_PATTERN (a glob under `root`) finds envkit's earlier files for the stale check."""
     diff = FilesDiff()
     for rel, text in sorted(files.items()):
         current = _read(root / rel)
@@ -193,22 +193,9 @@ def diff_project_files(
             diff.foreign.append(rel)  # unreadable or not a file: not ours to replace
         else:
             diff.changed.append(rel)
-    for path in sorted(root.glob(pattern)):
+    for path in sorted(root.glob(PROJECT_PATTERN)):
         earlier = path.relative_to(root).as_posix()
         found = _read(path)
         if earlier not in files and found is not None and is_ours(found):
             diff.stale.append(earlier)
-    return diff
-
-
-def stage_project(
-    files: dict[str, str],
-    root: Path,
-    pattern: str,
-    is_ours: Callable[[str], bool],
-    txn: Transaction,
-) -> FilesDiff:
-    diff = diff_project_files(files, root, pattern, is_ours)
-    for rel in diff.changed:
-        txn.stage(root / rel, files[rel], executable=False)
     return diff
