@@ -1,5 +1,5 @@
-"""`envkit shell`, `envkit exec` and `envkit logs`: into a running container through the engine,
-no SSH key needed. Typer wiring only."""
+"""`envkit shell`, `envkit exec`, `envkit logs` and `envkit notebook url`: into a running
+container through the engine, no SSH key needed. Typer wiring only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from envkit.cli.options import ConfigOption, MemberArgument
+from envkit.cli.options import ConfigOption, MemberArgument, MemberOption
 
 
 def shell(member: MemberArgument = None, config: ConfigOption = None) -> None:
@@ -61,3 +61,22 @@ def logs(
 
     request = command.LogsRequest(config=config, member=member, follow=follow, tail=tail)
     raise typer.Exit(command.run(request))
+
+
+notebook_app = typer.Typer(
+    help="JupyterLab in the environment: the URL with its token."
+    "\n\n\b\nExample: envkit notebook url --member alice",
+    no_args_is_help=True,
+)
+
+
+@notebook_app.command("url", short_help="The notebook's URL with its token.")
+def url(config: ConfigOption = None, member: MemberOption = None) -> None:
+    """Print the notebook's URL with its token (and TensorBoard's), for a browser on this host or
+    at the end of the SSH tunnel `envkit ssh-config` sets up (LocalForward).
+
+    \b
+    Example: envkit notebook url --member alice"""
+    from envkit.commands import notebook as command
+
+    raise typer.Exit(command.run(command.NotebookUrlRequest(config=config, member=member)))

@@ -12,9 +12,9 @@ from importlib import import_module
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument
 
 from envkit import __version__
-from envkit.cli.arguments import show_arguments_by_name
 
 CONTEXT = {"max_content_width": 120, "help_option_names": ["-h", "--help"]}
 
@@ -54,7 +54,7 @@ SUB_APPS = (
     ("compat", "compat", "compat_app", "The CUDA/PyTorch/image/driver table."),
     ("history", "history", "history_app", "Recorded verify runs."),
     ("k8s", "k8s", "k8s_app", "Run the suite through Kubernetes."),
-    ("notebook", "notebook", "notebook_app", "JupyterLab: its URL and token."),
+    ("notebook", "box", "notebook_app", "JupyterLab: its URL and token."),
     ("member", "data", "member_app", "A departed member's container and home."),
 )
 NAMES = frozenset(entry[0] for entry in (*COMMANDS, *SUB_APPS))
@@ -77,6 +77,23 @@ def _main(
     Example: envkit init && envkit build && envkit up && envkit verify"""
 
 
+# How a positional argument shows in help, as click and the tools people use show it: its name
+# in words (LEFT, [MEMBER], LOG...), with no Python type after it. Typer 0.29 appends the type
+# (`LEFT <str>`) and wraps a required argument in braces (`{LEFT}`); these two methods of its
+# argument class are replaced once, in build_app, before any help is rendered.
+def _usage_name(self: Any) -> str:
+    name = str(self.display_name_raw)
+    if not self.required and not name.startswith("["):
+        name = f"[{name}]"
+    if self.nargs != 1 and not name.endswith("...") and " " not in name:
+        name += "..."
+    return name
+
+
+def _no_type(self: Any, ctx: Any) -> str:
+    return ""  # the argument's name (its metavar) already says what it takes
+
+
 def _member(module: str, attribute: str) -> Any:
     return getattr(import_module(f"envkit.cli.{module}"), attribute)
 
@@ -84,7 +101,8 @@ def _member(module: str, attribute: str) -> Any:
 def build_app(only: str | None = None) -> typer.Typer:
     """The app with every command, or with only the command or sub-app named ONLY (the same
     group, callback and settings, so its usage, help and errors read the same)."""
-    show_arguments_by_name()
+    TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+    TyperArgument.display_type_rich = _no_type  # type: ignore[method-assign]
     app = typer.Typer(
         name="envkit",
         help="One command from envkit.yaml to a running, verified GPU development environment.",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
-from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
 from envkit.addresses import canonical_address, check_mapping, distinct_addresses
 from envkit.catalog.mirrors import preset_names
@@ -26,6 +26,13 @@ from envkit.names import IMAGE_REF, REGISTRY_REPO
 # Characters no rendered value may carry: they end or continue Dockerfile instructions (newline,
 # backslash) or break out of quoting.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+class Strict(BaseModel):
+    """The base of every envkit.yaml section: frozen, and an unknown key is an error (a typo in
+    a field name must not pass silently)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 def refusing(bad: Callable[[Any], object], problem: str, fix: str) -> AfterValidator:
@@ -157,6 +164,32 @@ HostName = Annotated[
     str,
     matching(
         r"[A-Za-z0-9.-]+(?::[0-9]{1,5})?", "host name", "give a bare host, e.g. 'pypi.example.org'"
+    ),
+]
+# The `notebook:` section's: pinned releases, a kernel's name, a log folder under the login
+# home (no `..` segment: it must stay inside).
+PipVersion = Annotated[
+    str,
+    matching(
+        r"[0-9]+(?:\.[0-9]+){0,3}(?:(?:a|b|rc)[0-9]+)?",
+        "release number",
+        "pin an exact release, e.g. '4.3.4'",
+    ),
+]
+KernelName = Annotated[
+    str,
+    matching(
+        r"[a-z0-9][a-z0-9_.-]{0,63}",
+        "kernel name",
+        "use lowercase letters, digits, '.', '-' and '_' (Jupyter's kernelspec names), e.g. 'lab'",
+    ),
+]
+LogDir = Annotated[
+    str,
+    matching(
+        r"(?!\.\.?(?:/|$))[A-Za-z0-9_.+-]+(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.+-]+)*",
+        "log folder",
+        "give a folder relative to the login home, e.g. runs or experiments/tb",
     ),
 ]
 # Accounts a Debian or Ubuntu image already has (base-passwd, openssh, systemd, the ubuntu

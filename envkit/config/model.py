@@ -40,9 +40,12 @@ from envkit.config.fields import (
     HostName,
     HttpUrl,
     ImageRef,
+    KernelName,
+    LogDir,
     LoginHome,
     MinorVersion,
     PipRequirement,
+    PipVersion,
     PixiEnvironment,
     Port,
     PortMapping,
@@ -56,7 +59,7 @@ from envkit.config.fields import (
     UserName,
     Volume,
 )
-from envkit.config.notebook_fields import KernelName, LogDir, PipVersion
+from envkit.config.fields import Strict as _Strict
 from envkit.config.pip_package import PipEntry
 from envkit.config.python_section import PythonField
 from envkit.config.slurm_fields import (
@@ -66,7 +69,6 @@ from envkit.config.slurm_fields import (
     SlurmName,
     SlurmTime,
 )
-from envkit.config.strict import Strict as _Strict
 from envkit.config.team import Team
 from envkit.config.verify_section import Verify
 from envkit.config.workspace_section import Workspace, WorkspaceField

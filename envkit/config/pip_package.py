@@ -9,8 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
 
-from envkit.config.fields import PipRequirement, matching
-from envkit.config.strict import Strict
+from envkit.config.fields import PipRequirement, Strict, matching
 from envkit.errors import FieldError
 
 

@@ -7,8 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Discriminator, Field, Tag
 
-from envkit.config.fields import PythonVersion, check_project_path, matching
-from envkit.config.strict import Strict
+from envkit.config.fields import PythonVersion, Strict, check_project_path, matching
 
 
 def _check_folder(value: str) -> str:

@@ -9,7 +9,7 @@ from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from envkit.config.choices import TeamMode
 from envkit.config.fields import AccountId, GpuRequest, MemorySize, Port, UserName
-from envkit.config.strict import Strict as _Strict
+from envkit.config.fields import Strict as _Strict
 from envkit.durations import parse_duration
 from envkit.errors import FieldError
 

@@ -16,7 +16,7 @@ from envkit.config.fields import (
     ThresholdId,
     XidCode,
 )
-from envkit.config.strict import Strict as _Strict
+from envkit.config.fields import Strict as _Strict
 from envkit.errors import FieldError
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from envkit.config.strict import Strict
+from envkit.config.fields import Strict
 from envkit.errors import FieldError
 
 

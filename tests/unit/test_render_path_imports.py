@@ -22,7 +22,7 @@ print("HEAVY=" + ",".join(heavy))
 others = sorted(
     m for m in sys.modules
     if m.startswith(("envkit.cli.", "envkit.verify", "envkit.targets", "envkit.metrics"))
-    and m not in ("envkit.cli.entry", "envkit.cli.registry", "envkit.cli.arguments",
+    and m not in ("envkit.cli.entry", "envkit.cli.registry",
                   "envkit.cli.project", "envkit.cli.options", "envkit.cli.complete")
 )
 print("OTHERS=" + ",".join(others))

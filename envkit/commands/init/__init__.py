@@ -18,9 +18,9 @@ from envkit.catalog.mirrors import preset_names
 from envkit.commands.init.questions import ask
 from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
 from envkit.commands.init.torch_wish import NEAREST, release_for
+from envkit.commands.schema import SCHEMA_FILE, schema_text
 from envkit.config.choices import FLAVORS
 from envkit.config.fields import ProjectName
-from envkit.config.schema import SCHEMA_FILE, schema_text
 from envkit.errors import ConfigError, EnvkitError, FieldError
 from envkit.render.files import make_environment
 

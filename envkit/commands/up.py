@@ -1,12 +1,13 @@
 """`envkit up`: start the environment and wait until sshd is healthy; twice changes nothing.
-
-keeping.py, beside it, is what `up` alone does so that no member's work is lost."""
+A recreate that would throw away what a member installed by hand is named and asked about (or
+refused in a script without --yes), so that no member's work is lost."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ from typing import Any
 from docker.errors import ImageNotFound
 
 from envkit.commands import build, terminal_input
-from envkit.commands.up.keeping import guard
 from envkit.config.rules import missing_keys
 from envkit.engine.client import docker_client, running_containers
 from envkit.engine.compose import run_compose, taken_ports, use_sdk, wait_healthy
@@ -116,6 +116,31 @@ def _image_ready(
             "`envkit up --build` builds it here (or `envkit build`)"
             + ("" if registry else "; with registry: set, `envkit up` pulls a pushed one"),
         )
+
+
+def guard(at_risk: list[tuple[str, Any]], yes: bool, ask: Callable[[str], str] | None) -> None:
+    """Say what a recreate would lose; go on only with --yes or a yes at the terminal."""
+    if not at_risk:
+        return
+    lines = [f"{changes.describe(who)}" for who, changes in at_risk]
+    who = ", ".join(sorted({who for who, _ in at_risk}))
+    text = (
+        "; ".join(lines)
+        + ". They are not in envkit.yaml and go with this recreate (homes, the workspace and "
+        "the shared cache stay)"
+    )
+    fix = (
+        "add them to envkit.yaml (packages.apt, packages.pip), or keep the container as it is: "
+        f"`envkit up --keep-running {who.split(', ')[0]}`; `envkit up --yes` recreates anyway"
+    )
+    if yes:
+        sys.stderr.write(f"note: {text}; recreating (--yes)\n")
+        return
+    if ask is None:
+        raise EnvkitError(text, fix)
+    sys.stderr.write(f"{text}.\n{fix}\n")
+    if ask("Recreate anyway? [y/N] ").strip().lower() not in ("y", "yes"):
+        raise EnvkitError("nothing was recreated", fix)
 
 
 def _signed_here(tag: str, key: str | None) -> bool:
