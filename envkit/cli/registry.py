@@ -1,6 +1,7 @@
 """Every command and sub-app, by name, with its one-line summary and where it lives; and the
 app built from them: all of them (help, completion, an unknown name) or only the one a command
-line names, so `envkit render` does not import the modules of the twenty-four others.
+line names, so `envkit render` does not import the modules of the twenty-four others; and
+the commands about the app itself (--version, `envkit completion`).
 
 Help is click's plain formatter (no boxes): paragraphs reflowed to the terminal, up to 120
 columns, examples kept as written (`\\b`), boolean options shown as flags, every value named in
@@ -47,7 +48,7 @@ COMMANDS = (
     ("backup", "data", "backup", "Back up members' homes (and the shared cache)."),
     ("restore", "data", "restore", "Put a backup back into its volume."),
     ("schema", "project", "schema", "Print the JSON Schema of envkit.yaml."),
-    ("completion", "completion", "completion", "Shell completion for bash, zsh or fish."),
+    ("completion", "registry", "completion", "Shell completion for bash, zsh or fish."),
 )
 # (name, module under envkit.cli, Typer object, summary)
 SUB_APPS = (
@@ -92,6 +93,26 @@ def _usage_name(self: Any) -> str:
 
 def _no_type(self: Any, ctx: Any) -> str:
     return ""  # the argument's name (its metavar) already says what it takes
+
+
+def completion(
+    shell: Annotated[
+        str | None, typer.Argument(metavar="[SHELL]", help="bash, zsh or fish (default: $SHELL's).")
+    ] = None,
+    install: Annotated[
+        bool,
+        typer.Option("--install", help="Write it where the shell reads completions, not stdout."),
+    ] = False,
+) -> None:
+    """Print the shell completion script for bash, zsh or fish, or install it (--install).
+    It completes commands, options, members, verify's targets and check ids.
+
+    \b
+    Example: envkit completion zsh --install
+             source <(envkit completion bash)"""
+    from envkit.commands import completion as command
+
+    raise typer.Exit(command.run(command.CompletionRequest(shell=shell, install=install)))
 
 
 def _member(module: str, attribute: str) -> Any:

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from envkit.engine.client import docker_client
 from envkit.engine.terminal import InContainer, docker_cli, exec_argv, exec_sdk, run_cli
 from envkit.errors import EnvkitError
-from envkit.services.containers import chosen_service, is_member, running_container
-from envkit.services.project import load_project
+from envkit.services.project import chosen_service, is_member, load_project, running_container
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,6 +11,7 @@ from envkit.cluster.k8s import plan_k8s, render_k8s
 from envkit.commands import OURS
 from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
+from envkit.files import write_atomically
 from envkit.services.project import load_project
 from envkit.services.sharing import build_platforms, pushed_reference
 from envkit.verify.request import K8sRequest
@@ -46,9 +47,7 @@ def run(request: K8sRenderRequest) -> int:
             )
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(folder / name)
+        write_atomically(folder / name, text)
     sys.stdout.write(
         f"wrote {', '.join(sorted(files))} to {folder}\n"
         f"next: kubectl apply -f {folder}/configmap.yaml -f {folder}/job.yaml "

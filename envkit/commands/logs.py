@@ -6,8 +6,7 @@ import sys
 from dataclasses import dataclass
 
 from envkit.engine.client import docker_client
-from envkit.services.containers import chosen_service, existing_container
-from envkit.services.project import load_project
+from envkit.services.project import chosen_service, existing_container, load_project
 
 
 @dataclass(frozen=True, kw_only=True)

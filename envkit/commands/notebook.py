@@ -7,12 +7,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from docker.errors import NotFound
-
 from envkit.engine.client import docker_client
 from envkit.errors import EnvkitError
 from envkit.plan.box.notebook import TOKEN_FILE
-from envkit.services.project import load_project
+from envkit.services.project import existing_container, load_project
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,12 +40,7 @@ def run(request: NotebookUrlRequest) -> int:
             f"pass --member (one of: {', '.join(plan.members)})",
         )
     service = services[0]
-    try:
-        container = docker_client().containers.get(service.container_name)
-    except NotFound:
-        raise EnvkitError(
-            f"{service.container_name} is not running", "start it with `envkit up`"
-        ) from None
+    container = existing_container(docker_client(), service)
     read = container.exec_run(["cat", TOKEN_FILE], user="root")
     token = read.output.decode("utf-8", "replace").strip()
     if read.exit_code != 0 or not token:

@@ -39,8 +39,7 @@ def run(request: PushRequest) -> int:
     image = shared_image(project, registry, rendered, platforms=platforms)
     locals_ = local_images(project, platforms)
     if len(locals_) > 1:
-        _refuse_locked(request.locked, platforms)
-        _refuse_signed(request.sign, platforms)
+        _refuse_one_platform_flags(request, platforms)
         from envkit.engine.platform_index import require_cli
 
         require_cli()  # before the first push: no half-published tags
@@ -61,17 +60,6 @@ def run(request: PushRequest) -> int:
         sign_pushed(signer, f"{image.repository}@{digest}", say)
         sys.stdout.write(f"signed {image.repository}@{digest}\n")
     return 0
-
-
-def _refuse_signed(key: Path | None, platforms: tuple[str, ...]) -> None:
-    """An SBOM lists one platform's packages: the index of several would carry one that lies
-    about the others."""
-    if key is not None:
-        raise EnvkitError(
-            f"--sign signs one platform's image with its SBOM; this project builds "
-            f"{', '.join(platforms)}",
-            "push and sign each platform from a config that names one (platforms: [P])",
-        )
 
 
 def _signer(client: Any, project: Project, image: SharedImage, key: Path, local: str) -> Signer:
@@ -95,15 +83,21 @@ def _signer(client: Any, project: Project, image: SharedImage, key: Path, local:
     return prepare(project.plan, project.config, key, lock, text, image.tag, engine)
 
 
-def _refuse_locked(locked: bool, platforms: tuple[str, ...]) -> None:
-    """A lock holds one platform's packages: the images of several, each built from its own
-    lock, have no one set of inputs to be named by."""
-    if locked:
+def _refuse_one_platform_flags(request: PushRequest, platforms: tuple[str, ...]) -> None:
+    """A lock, and the SBOM --sign attaches, hold one platform's packages: the images of
+    several, each built from its own lock, have no one set of inputs to be named by, and an
+    index of them would carry an SBOM that lies about the others."""
+    builds = ", ".join(platforms)
+    if request.locked:
         raise EnvkitError(
-            "--locked pushes one platform's locked image; this project builds "
-            + ", ".join(platforms),
+            f"--locked pushes one platform's locked image; this project builds {builds}",
             "push the locked images by platform from a config that names one of them "
             "(platforms: [P]), or push the unlocked multi-platform build",
+        )
+    if request.sign is not None:
+        raise EnvkitError(
+            f"--sign signs one platform's image with its SBOM; this project builds {builds}",
+            "push and sign each platform from a config that names one (platforms: [P])",
         )
 
 

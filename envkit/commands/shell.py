@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from envkit.engine.client import docker_client
 from envkit.engine.terminal import InContainer, docker_cli, no_terminal_error, run_cli, shell_argv
-from envkit.services.containers import chosen_service, running_container
-from envkit.services.project import load_project
+from envkit.services.project import chosen_service, load_project, running_container
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,8 +13,7 @@ from typing import Any
 from envkit.engine.client import docker_client
 from envkit.engine.compose import answers_ready
 from envkit.errors import EngineUnreachableError
-from envkit.services.containers import chosen_service, existing_container
-from envkit.services.project import load_project
+from envkit.services.project import chosen_service, existing_container, load_project
 
 
 def _ready(container: Any, deadline: float) -> bool:

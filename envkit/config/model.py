@@ -55,11 +55,11 @@ from envkit.config.fields import (
     RegistryRepo,
     Sha256,
     ShmSize,
+    Strict,
     TorchVersion,
     UserName,
     Volume,
 )
-from envkit.config.fields import Strict as _Strict
 from envkit.config.pip_package import PipEntry
 from envkit.config.python_section import PythonField
 from envkit.config.slurm_fields import (
@@ -75,7 +75,7 @@ from envkit.config.workspace_section import Workspace, WorkspaceField
 from envkit.errors import FieldError
 
 
-class Base(_Strict):
+class Base(Strict):
     """Where the image starts from."""
 
     flavor: Flavor = Field(
@@ -101,7 +101,7 @@ class Base(_Strict):
         return self
 
 
-class Packages(_Strict):
+class Packages(Strict):
     """Packages added to the image, each ecosystem in its own cached layer."""
 
     apt: tuple[AptPackage, ...] = Field(
@@ -123,7 +123,7 @@ class Packages(_Strict):
     )
 
 
-class Conda(_Strict):
+class Conda(Strict):
     """A conda environment (environment.yml, or a conda-lock.yml / pixi.lock installed exactly).
     Where the base has no conda, envkit makes it: through the mirror with envkit-conda
     (py-rattler from the pip mirror), or with Miniforge for official upstreams."""
@@ -156,7 +156,7 @@ class Conda(_Strict):
     )
 
 
-class Mirrors(_Strict):
+class Mirrors(Strict):
     """Where apt, pip and conda download from: a preset, and per-ecosystem overrides."""
 
     preset: PresetName = Field(
@@ -193,7 +193,7 @@ class Mirrors(_Strict):
     )
 
 
-class Forwarding(_Strict):
+class Forwarding(Strict):
     """What SSH sessions may forward. Defaults suit a dev box: port forwards (`ssh -L`, VS Code
     Remote-SSH) on; agent and Unix-socket forwarding off unless asked."""
 
@@ -202,7 +202,7 @@ class Forwarding(_Strict):
     unix_sockets: bool = Field(False, description="Unix-domain socket forwarding.")
 
 
-class Ssh(_Strict):
+class Ssh(Strict):
     """SSH access: keys only, no root; the user is created at container start."""
 
     enabled: bool = Field(True, description="Run a hardened sshd in the container.")
@@ -242,7 +242,7 @@ class Ssh(_Strict):
     )
 
 
-class Runtime(_Strict):
+class Runtime(Strict):
     """How containers run: GPUs, shared memory, volumes, environment, ports."""
 
     gpus: GpuRequest = Field("all", description="all | none | a count | a list of device ids.")
@@ -277,7 +277,7 @@ class Runtime(_Strict):
         return self
 
 
-class TensorBoard(_Strict):
+class TensorBoard(Strict):
     """TensorBoard beside JupyterLab, published the same way (it has no login of its own)."""
 
     enabled: bool = Field(False, description="Run TensorBoard, supervised like JupyterLab.")
@@ -286,7 +286,7 @@ class TensorBoard(_Strict):
     port: Port = Field(6006, description="Host port (per-member mode: derived from it).")
 
 
-class Notebook(_Strict):
+class Notebook(Strict):
     """JupyterLab served from the environment, the environment's Python as a named kernel."""
 
     enabled: bool = Field(False, description="Serve JupyterLab from every container.")
@@ -304,7 +304,7 @@ class Notebook(_Strict):
     tensorboard: TensorBoard = TensorBoard()
 
 
-class BuildStep(_Strict):
+class BuildStep(Strict):
     """A command of the project's, run at build time in a layer of its own."""
 
     run: BuildCommand = Field(description="A bash command line, e.g. 'make -C tools install'.")
@@ -318,7 +318,7 @@ class BuildStep(_Strict):
     )
 
 
-class Build(_Strict):
+class Build(Strict):
     """How the image is built: the Python installer in the image and the engine's builder."""
 
     installer: Installer = Field(
@@ -339,7 +339,7 @@ class Build(_Strict):
     )
 
 
-class Signing(_Strict):
+class Signing(Strict):
     """Which images this team runs: only those its lead signed (`envkit push --sign KEY`)."""
 
     verify: ProjectPath | None = Field(
@@ -350,7 +350,7 @@ class Signing(_Strict):
     )
 
 
-class Slurm(_Strict):
+class Slurm(Strict):
     """How `envkit verify --slurm` runs the suite through the cluster's scheduler."""
 
     runtime: SlurmRuntime = Field(
@@ -394,7 +394,7 @@ class Slurm(_Strict):
         return self
 
 
-class Spec(_Strict):
+class Spec(Strict):
     """The whole of envkit.yaml."""
 
     name: ProjectName = Field(description="Names the image, containers and compose project.")

@@ -8,8 +8,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, WithJsonSchema, model_validator
 
 from envkit.config.choices import TeamMode
-from envkit.config.fields import AccountId, GpuRequest, MemorySize, Port, UserName
-from envkit.config.fields import Strict as _Strict
+from envkit.config.fields import AccountId, GpuRequest, MemorySize, Port, Strict, UserName
 from envkit.durations import parse_duration
 from envkit.errors import FieldError
 
@@ -27,7 +26,7 @@ IdleStop = Annotated[
 ]
 
 
-class Member(_Strict):
+class Member(Strict):
     """One team member: their login name, keys, and optionally their own port and UID."""
 
     name: UserName = Field(description="Login name (per-member mode) and label.")
@@ -48,7 +47,7 @@ class Member(_Strict):
     memory: MemorySize | None = Field(None, description="Per-member mode: e.g. '64g'.")
 
 
-class Team(_Strict):
+class Team(Strict):
     """A team sharing one image: one container for all, or one per member."""
 
     mode: TeamMode = Field(

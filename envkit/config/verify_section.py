@@ -13,14 +13,14 @@ from envkit.config.fields import (
     EnvKey,
     PeakFraction,
     ShmSize,
+    Strict,
     ThresholdId,
     XidCode,
 )
-from envkit.config.fields import Strict as _Strict
 from envkit.errors import FieldError
 
 
-class GpuExpectations(_Strict):
+class GpuExpectations(Strict):
     """What this site expects of its GPUs, where envkit's defaults (right for H100 SXM and PCIe,
     A100, L40S and consumer cards) do not fit: the gpu.* checks' rules (docs/gpu-health.md)."""
 
@@ -107,7 +107,7 @@ class GpuExpectations(_Strict):
         return self.model_dump(exclude_unset=True)
 
 
-class Verify(_Strict):
+class Verify(Strict):
     """What `envkit verify` demands of the environment."""
 
     require_gpu: bool | None = Field(None, description="Default: true unless runtime.gpus is none.")

@@ -1,7 +1,9 @@
 """What every command on a project starts from: envkit.yaml loaded, its plan made, and the two
 folders render writes to: the build context (.envkit beside the config, or --out) and the
 project folder (the config's own). Commands that also work without an envkit.yaml (verify,
-health, doctor) get the model's defaults instead (`configured` False), never a None."""
+health, doctor) get the model's defaults instead (`configured` False), never a None. And which
+of the project's containers a command means: the one in shared mode, the named member's in
+per-member mode (or the only one there is), with the running container itself, or the fix."""
 
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.errors import EnvkitError
+
 if TYPE_CHECKING:
     from envkit.config.load import LoadedSpec
     from envkit.plan import Plan
+    from envkit.plan.box.access import Service
     from envkit.verify.request import ChecksRequest
     from envkit.verify.resolve import RunSettings
 
@@ -79,3 +84,46 @@ def with_lock(project: Project, lock_file: Path | None) -> tuple[Project, Any]:
     lock, text = read_lock(path, conda_prefixes(project.plan))
     locked = locked_plan(lock, text, project.plan, path)
     return replace(project, plan=replace(project.plan, locked=locked)), lock
+
+
+def chosen_service(plan: Plan, member: str | None) -> Service:
+    services = list(plan.services)
+    if member is not None:
+        found = [s for s in services if member in (s.member, s.name, s.container_name)]
+        if not found:
+            known = ", ".join(s.member or s.name for s in services)
+            raise EnvkitError(f"{member!r} is not one of this project's containers", f"use {known}")
+        return found[0]
+    if len(services) > 1:
+        names = ", ".join(s.member or s.name for s in services)
+        raise EnvkitError(
+            "per-member mode: every member has a container of their own", f"name one: {names}"
+        )
+    return services[0]
+
+
+def existing_container(client: Any, service: Service) -> Any:
+    from docker.errors import NotFound
+
+    try:
+        return client.containers.get(service.container_name)
+    except NotFound:
+        raise EnvkitError(
+            f"{service.container_name} does not exist", "`envkit up` creates it"
+        ) from None
+
+
+def running_container(client: Any, service: Service) -> Any:
+    container = existing_container(client, service)
+    if container.status != "running":
+        raise EnvkitError(
+            f"{service.container_name} is {container.status}",
+            f"`envkit start {service.member or ''}`".replace(" `", "`").strip()
+            + " starts it (or `envkit up`)",
+        )
+    return container
+
+
+def is_member(plan: Plan, word: str) -> bool:
+    """Whether WORD names one of the project's containers (a member, or the shared one)."""
+    return any(word in (s.member, s.name, s.container_name) for s in plan.services)

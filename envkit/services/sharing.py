@@ -7,7 +7,7 @@ import contextlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from envkit.engine.registry import CONTEXT_LABEL, SharedImage
 from envkit.errors import EnvkitError
@@ -120,22 +120,17 @@ def shared_image(
     return SharedImage.of(registry, project.plan.project, context)
 
 
-class Prepared(NamedTuple):
-    project: Project
-    registry: str
-    rendered: dict[str, str]  # the build context, as render_project wrote it
-
-
-def prepared(request: ShareRequest) -> Prepared:
-    """The project rendered (with the lock's pins where --locked), and its registry. Every
-    refusal comes before the engine is asked or a file written."""
+def prepared(request: ShareRequest) -> tuple[Project, str, dict[str, str]]:
+    """The project (with the lock's pins where --locked), its registry, and the build context
+    as render_project wrote it. Every refusal comes before the engine is asked or a file
+    written."""
     project = load_project(request.config)
     registry = registry_of(project, request.registry)
     if registry is None:
         raise EnvkitError("no registry to share the image through", NO_REGISTRY_FIX)
     if request.locked:
         project, _ = with_lock(project, request.lock_file)
-    return Prepared(project, registry, render_project(project))
+    return project, registry, render_project(project)
 
 
 def fetch_shared(client: Any, project: Project, image: SharedImage, say: Any) -> Any | None:

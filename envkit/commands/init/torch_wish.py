@@ -251,7 +251,6 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
     Python); why not (its first problem) where envkit cannot install it; None where it is not
     a lock at all."""
     from envkit.config.load import parse_yaml
-    from envkit.errors import ConfigError
     from envkit.plan.project.conda_explicit import is_explicit, read_explicit
     from envkit.plan.project.conda_locks import lock_kind, read_conda_lock
 
@@ -315,7 +314,6 @@ def _gpu_environment(
 
 def from_conda(path: Path, folder: Path) -> TorchWish:
     from envkit.config.load import parse_yaml
-    from envkit.errors import ConfigError
 
     where = path.relative_to(folder).as_posix()
     try:
