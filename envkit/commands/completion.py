@@ -25,16 +25,12 @@ class CompletionRequest:
     install: bool = False
 
 
-def chosen_shell(given: str | None) -> str:
+def run(request: CompletionRequest) -> int:
+    given = request.shell
     shell = given or Path(os.environ.get("SHELL", "")).name
     if shell not in SHELLS:
         said = f"{given!r} is not" if given else f"$SHELL ({shell or 'unset'}) is not"
         raise EnvkitError(f"{said} a shell envkit completes", f"name one: {', '.join(SHELLS)}")
-    return shell
-
-
-def run(request: CompletionRequest) -> int:
-    shell = chosen_shell(request.shell)
     if not request.install:
         sys.stdout.write(
             get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"

@@ -1,8 +1,8 @@
 """`envkit init`: a commented starter envkit.yaml that validates as written.
 
-Its parts, which no other command uses, are beside it: survey.py (what the folder holds),
-torch_wish.py (the torch those files ask for), setup_py.py (a setup.py read without running
-it) and questions.py (what is asked at a terminal)."""
+Its parts, which no other command uses, are beside it: survey.py (what the folder holds, a
+setup.py read without running it), torch_wish.py (the torch those files ask for) and
+questions.py (what is asked at a terminal)."""
 
 from __future__ import annotations
 
@@ -39,12 +39,6 @@ class InitRequest:
     interactive: bool = False  # ask what no option said (a terminal, without --no-input)
 
 
-def _default_name(path: Path) -> str:
-    folder = path.resolve().parent.name.lower()
-    name = re.sub(r"[^a-z0-9_-]+", "-", folder).strip("-_")
-    return name[:63] or "my-env"
-
-
 def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise EnvkitError(
@@ -54,7 +48,8 @@ def _check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 def _project_name(name: str | None, path: Path) -> str:
-    project = name or _default_name(path)
+    folder = re.sub(r"[^a-z0-9_-]+", "-", path.resolve().parent.name.lower()).strip("-_")
+    project = name or folder[:63] or "my-env"  # the folder's name, as a project name
     try:
         TypeAdapter(ProjectName).validate_python(project)  # the same rule envkit.yaml's name obeys
     except ValidationError:
