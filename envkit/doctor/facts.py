@@ -7,7 +7,6 @@ look; nothing here judges."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from envkit.engine.volumes import VolumeInfo, project_volumes
 from envkit.errors import EnvkitError
 from envkit.plan.models.plan import Plan
 from envkit.platforms import PLATFORMS
+from envkit.processes import quiet_output
 from envkit.services.member_gpus import (
     GpusUnknownError,
     HostGpu,
@@ -117,9 +117,8 @@ def compose_version() -> tuple[str, str] | None:
     if legacy:
         candidates.append(([legacy, "version", "--short"], "v1"))
     for command, kind in candidates:
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=30)
-        if done.returncode == 0 and done.stdout.strip():
-            version = done.stdout.strip().lstrip("v")
+        version = (quiet_output(command, 30) or "").strip().lstrip("v")
+        if version:
             return ("v2" if version_key(version) >= (2,) else kind), version
     return None
 
@@ -128,10 +127,9 @@ def nvidia_smi() -> tuple[str, tuple[str, ...]] | None:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return None
-    query = [smi, "--query-gpu=driver_version,name", "--format=csv,noheader"]
-    done = subprocess.run(query, capture_output=True, text=True, check=False, timeout=60)
-    rows = [r.split(",", 1) for r in done.stdout.strip().splitlines() if "," in r]
-    if done.returncode != 0 or not rows:
+    out = quiet_output([smi, "--query-gpu=driver_version,name", "--format=csv,noheader"], 60)
+    rows = [r.split(",", 1) for r in (out or "").strip().splitlines() if "," in r]
+    if not rows:
         return None
     return rows[0][0].strip(), tuple(name.strip() for _, name in rows)
 

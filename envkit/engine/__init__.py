@@ -1,3 +1,3 @@
 """Talking to the Docker engine: building images, running the environment's containers.
 
-May import: plan, checks, addresses, platforms, errors."""
+May import: plan, checks, addresses, platforms, processes, errors."""

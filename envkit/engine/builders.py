@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -14,6 +13,7 @@ from typing import Any, Literal
 from envkit.engine.build import BuildOptions, BuildProgress, Reporter
 from envkit.errors import EnvkitError
 from envkit.plan.image.install import CLASSIC_DOCKERFILE, DOCKERFILE
+from envkit.processes import quiet_output
 
 BackendName = Literal["buildkit", "classic"]
 BUILDX_HINT = (
@@ -37,15 +37,8 @@ def buildx_version() -> str | None:
     docker = shutil.which("docker")
     if docker is None:
         return None
-    argv = [docker, "buildx", "version"]
     env = {**os.environ, "DOCKER_CLI_HINTS": "false"}
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=20, check=False, env=env
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return (done.stdout.strip() or None) if done.returncode == 0 else None
+    return (quiet_output([docker, "buildx", "version"], 20, env) or "").strip() or None
 
 
 def choose_backend(requested: str, podman: bool = False) -> Backend:

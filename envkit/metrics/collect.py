@@ -6,7 +6,6 @@ invented value is never presented as fresh."""
 from __future__ import annotations
 
 import contextlib
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from envkit.metrics import catalogue as c
 from envkit.metrics.exposition import Sample, sample
 from envkit.metrics.from_history import Jobs, history_samples
 from envkit.metrics.from_members import member_samples
+from envkit.processes import quiet_output
 
 HISTORY, MEMBERS = "history", "members"
 
@@ -67,12 +67,8 @@ def _users(jobs: list[str]) -> dict[str, str]:
     cannot answer (one call per reading, and only while jobs run)."""
     if not jobs:
         return {}
-    argv = ["squeue", "-h", "-j", ",".join(jobs), "-o", "%A %u"]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    pairs = [line.split() for line in done.stdout.splitlines()]
+    out = quiet_output(["squeue", "-h", "-j", ",".join(jobs), "-o", "%A %u"], timeout=10)
+    pairs = [line.split() for line in (out or "").splitlines()]
     return {pair[0]: pair[1] for pair in pairs if len(pair) == 2}
 
 

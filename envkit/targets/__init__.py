@@ -2,7 +2,7 @@
 `--target`'s help, every "not a target" message, and `open_target` are built from it. Adding a
 transport is one module plus one `Transport` entry here (see CONTRIBUTING.md).
 
-May import: engine, files, errors."""
+May import: engine, files, processes, errors."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from envkit.errors import EngineUnreachableError
+from envkit.processes import quiet_output
 from envkit.targets.base import CommandResult, Target, TargetDeadlineError
 
 CONNECT_TIMEOUT_S = 10  # TCP connect and the SSH handshake (OpenSSH's ConnectTimeout covers both)
@@ -139,12 +140,10 @@ class SshTarget(Target):
             )
 
     def _direct_address(self) -> tuple[str | None, int]:
-        try:
-            argv = ["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"]
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired):
+        out = quiet_output(["ssh", "-G", *self.options, "--", f"{self.user}@{self.host}"], 10)
+        if out is None:
             return None, self.port
-        settings = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+        settings = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
         if settings.get("proxyjump", "none") != "none" or "proxycommand" in settings:
             return None, self.port
         return settings.get("hostname", self.host), int(settings.get("port", self.port))
