@@ -71,9 +71,9 @@ def _base_facts(client: Any, name: str) -> Entries:
     }
 
 
-def _throwaway(image: str, work: Callable[[Target], T]) -> T:
-    """`work` on a throwaway container of `image`, removed afterwards."""
-    target = open_target(f"image://{image}", TargetOptions(run_id=secrets.token_hex(6)))
+def _on_target(url: str, work: Callable[[Target], T]) -> T:
+    """`work` on the target at URL, closed afterwards (an image:// one's container removed)."""
+    target = open_target(url, TargetOptions(run_id=secrets.token_hex(6)))
     try:
         return work(target)
     finally:
@@ -84,7 +84,7 @@ def _throwaway(image: str, work: Callable[[Target], T]) -> T:
 def _base_apt(name: str) -> set[str]:
     """`name:arch=version` of every package the base image itself has (it may lack python)."""
     argv = ["dpkg-query", "-W", "-f", DPKG_FORMAT]
-    listed = _throwaway(name, lambda target: target.run(argv, timeout=120))
+    listed = _on_target(f"image://{name}", lambda target: target.run(argv, timeout=120))
     return {f"{key}={values[0]}" for key, values in parse_dpkg(listed.stdout).items()}
 
 
@@ -110,16 +110,7 @@ def _as_arch(listed: set[str], arch: str) -> set[str]:
 
 def capture_state(url: str, conda_prefix: str | None) -> tuple[Lock, str]:
     """What a target holds (image:// as a throwaway), and dpkg's architecture there."""
-    if url.startswith("image://"):
-        image = url[len("image://") :]
-        captured = _throwaway(image, lambda target: capture_on_target(target, conda_prefix))
-    else:
-        target = open_target(url)
-        try:
-            captured = capture_on_target(target, conda_prefix)
-        finally:
-            with contextlib.suppress(Exception):  # closing is best effort
-                target.close()
+    captured = _on_target(url, lambda target: capture_on_target(target, conda_prefix))
     sections = captured["state"].items()  # the capture's JSON (lists) as lock sections (tuples)
     state = {section: {k: tuple(v) for k, v in entries.items()} for section, entries in sections}
     return state, str(captured["arch"])
