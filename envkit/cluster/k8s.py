@@ -182,14 +182,7 @@ def render_k8s(k8s: K8sPlan) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class _Npd:
-    image: str = NPD_IMAGE
-    condition: str = NPD_CONDITION
-    interval_s: int = HEALTH_INTERVAL_S
-
-
-NPD = _Npd()
+NPD = {"image": NPD_IMAGE, "condition": NPD_CONDITION, "interval_s": HEALTH_INTERVAL_S}
 MANIFESTS = (
     "configmap.yaml",
     "job.yaml",
