@@ -165,19 +165,22 @@ def _cache_dir() -> str:
     return os.environ.get("CONDA_PKGS_DIRS", "").split(",")[0] or CACHE
 
 
-def routed(specs: list[str], rc: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(SPECS with each `channel::name` channel spelled as its URL through .condarc, the URLs
-    those name): a spec's own channel goes through the mirror like the channel list does."""
+def routed(
+    channels: list[str], specs: list[str], rc: dict[str, Any]
+) -> tuple[list[str], list[str]]:
+    """(the URLs of CHANNELS and of the specs' own channels, SPECS with each `channel::name`
+    channel spelled as its URL through .condarc): a spec's own channel goes through the mirror
+    like the channel list does."""
+    urls = channel_urls(channels, rc)
     out: list[str] = []
-    urls: list[str] = []
     for spec in specs:
         channel, sep, rest = spec.partition("::")
         if sep and channel and "://" not in channel:
             url = channel_urls([channel], rc)[0]
-            urls.append(url)
+            urls += [url] if url not in urls else []
             spec = f"{url}::{rest}"
         out.append(spec)
-    return out, urls
+    return urls, out
 
 
 async def _fresh_on_304(call: Callable[[], Awaitable[T]], what: str) -> T:
@@ -287,9 +290,7 @@ def run_pip(prefix: Path, requirements: list[str]) -> None:
 async def create(prefix: Path, environment: Path) -> None:
     channels, specs, pip = read_environment(environment)
     rc = read_condarc()
-    urls = channel_urls([*channels, *(rc.get("channels") or [])], rc)
-    specs, own = routed(specs, rc)
-    urls += [url for url in own if url not in urls]
+    urls, specs = routed([*channels, *(rc.get("channels") or [])], specs, rc)
     print(f"envkit-conda: solving {len(specs)} specs from {', '.join(urls)}", flush=True)
     records = await solve(urls, specs)
     await install(records, prefix)
@@ -395,9 +396,7 @@ async def add(prefix: Path, specs: list[str]) -> None:
     is preferred at its installed version, so only what SPECS need changes; rattler's install
     removes whatever the solution leaves out."""
     rc = read_condarc()
-    urls = channel_urls(list(rc.get("channels") or ["conda-forge"]), rc)
-    specs, own = routed(specs, rc)
-    urls += [url for url in own if url not in urls]
+    urls, specs = routed(list(rc.get("channels") or ["conda-forge"]), specs, rc)
     installed = installed_records(prefix)
     kept = [record.name.normalized for record in installed]
     await install(await solve(urls, [*kept, *specs], installed), prefix, installed)
