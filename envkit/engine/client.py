@@ -138,10 +138,6 @@ def ours(project: str) -> dict[str, list[str]]:
     return {"label": [f"{PROJECT_LABEL}={project}", SERVICE_LABEL]}
 
 
-def project_volumes(project: str) -> dict[str, list[str]]:
-    return {"label": [f"{PROJECT_LABEL}={project}"]}
-
-
 def containers(client: Any, project: str) -> list[Any]:
     """Every container `envkit up` made for the project, stopped ones included."""
     return list(client.containers.list(all=True, filters=ours(project)))

@@ -25,18 +25,13 @@ TargetRow = TypedDict(
 )
 
 
-class Unreachable(TypedDict):
-    target: str
-    message: str
-
-
 class CombinedReport(TypedDict):
     schema_version: int
     envkit_version: str
     summary: dict[str, int]  # the four counts, plus targets and unreachable
     per_target: list[TargetRow]
     targets: list[TargetReport]
-    unreachable: list[Unreachable]
+    unreachable: list[dict[str, str]]  # target, message
 
 
 def _row(target: str, counts: Counts, state: TargetState | None = None) -> TargetRow:
