@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envkit.errors import ClusterUnreachableError, EnvkitError
+from envkit.processes import quiet_output
 
 if TYPE_CHECKING:
     from envkit.cluster.slurm_job import SlurmJob
@@ -105,12 +106,11 @@ def check_runtime(job: SlurmJob) -> None:
 def cancel(name: str, wait_s: float = 15.0) -> bool:
     """scancel by the run's unique job name, then wait until squeue no longer lists it; whether
     it is gone."""
-    subprocess.run(["scancel", "--name", name], capture_output=True, timeout=30, check=False)
+    quiet_output(["scancel", "--name", name], timeout=30)
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        argv = ["squeue", "-h", "--name", name, "-o", "%i"]
-        listed = subprocess.run(argv, capture_output=True, text=True, timeout=15, check=False)
-        if listed.returncode == 0 and not listed.stdout.strip():
+        listed = quiet_output(["squeue", "-h", "--name", name, "-o", "%i"], timeout=15)
+        if listed is not None and not listed.strip():
             return True
         time.sleep(0.2)
     return False

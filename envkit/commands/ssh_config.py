@@ -7,7 +7,6 @@ note says which key to use."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from envkit.engine.endpoint import current_endpoint
 from envkit.errors import FieldError
 from envkit.files import read_regular
 from envkit.plan.box.keys import parse_public_key
+from envkit.processes import quiet_output
 from envkit.render.ssh_config import Identity, connect_host, ssh_config_blocks
 from envkit.services.project import load_project
 
@@ -90,13 +90,7 @@ def local_keys(home: Path) -> dict[str, str]:
 
 def agent_lines() -> list[str]:
     """The public keys the SSH agent holds (`ssh-add -L`), none where there is no agent."""
-    try:
-        listed = subprocess.run(
-            ["ssh-add", "-L"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return listed.stdout.splitlines() if listed.returncode == 0 else []
+    return (quiet_output(["ssh-add", "-L"], timeout=5) or "").splitlines()
 
 
 def identity_for(authorized: tuple[str, ...], home: Path, agent: set[str]) -> Identity:
