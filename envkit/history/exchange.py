@@ -121,13 +121,7 @@ def _export_ids(history: History) -> list[int]:
 
 
 def _export_line(history: History, run: Run) -> str:
-    checks = [
-        (c, s, d, m)
-        for c, s, d, m in history._read(
-            "SELECT check_id, status, duration_s, message FROM checks WHERE run_id = ?", (run.id,)
-        )
-        if isinstance(c, str) and isinstance(s, str) and isinstance(m, str)
-    ]
+    checks = history.check_rows(run.id)
     metrics = history.metrics(run.id)
     row = {k: v for k, v in run.__dict__.items() if k != "id"}
     row["checks"] = [
