@@ -31,9 +31,7 @@ def bundle_image(bundle: Path, key: str | None, config_json: str) -> Path:
             "on GPU nodes, write the program without --bundle (the nodes' python and torch), "
             "or set verify.require_gpu: false for CPU nodes",
         )
-    listed = check_bundle(bundle, key)
-    if SQUASHFS not in listed:
-        raise EnvkitError(f"{bundle} carries no {SQUASHFS}", "make it with `envkit bundle`")
+    check_bundle(bundle, key, SQUASHFS)
     return (bundle / SQUASHFS).resolve()
 
 

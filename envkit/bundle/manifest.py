@@ -88,9 +88,10 @@ def _listed(folder: Path) -> dict[str, Entry]:
     return listed
 
 
-def check_bundle(folder: Path, key: str | None = None) -> dict[str, Entry]:
-    """FOLDER's files, each the size and sum its manifest says, and nothing else; with KEY
-    (signing.verify), the manifest signed by it first, so no file can be swapped with it."""
+def check_bundle(folder: Path, key: str | None = None, *needs: str) -> dict[str, Entry]:
+    """FOLDER's files, each the size and sum its manifest says, and nothing else, NEEDS among
+    them; with KEY (signing.verify), the manifest signed by it first, so no file can be swapped
+    with it."""
     if not folder.is_dir():
         raise EnvkitError(f"{folder} is not a folder", "name the folder `envkit bundle -o` made")
     if key is not None and (folder / MANIFEST).is_file():
@@ -119,6 +120,9 @@ def check_bundle(folder: Path, key: str | None = None) -> dict[str, Entry]:
             f"warning: {folder}'s manifest is signed, but nothing here checks the signature: "
             "set signing.verify to the team's cosign.pub\n"
         )
+    missing = [name for name in needs if name not in listed]
+    if missing:
+        raise EnvkitError(f"{folder} carries no {missing[0]}", "make it with `envkit bundle`")
     return listed
 
 

@@ -41,10 +41,7 @@ SOURCES = f"deb [trusted=yes] file:{OFFLINE}/debs ./\n"  # the manifest vouched 
 def checked_lock(bundle: Path, key: str | None) -> dict[str, Entry]:
     """The bundle checked against its manifest (signed by KEY where set): its files, a lock
     among them."""
-    listed = check_bundle(bundle, key)
-    if LOCK not in listed:
-        raise EnvkitError(f"{bundle} carries no {LOCK}", "make it with `envkit bundle`")
-    return listed
+    return check_bundle(bundle, key, LOCK)
 
 
 def offline_plan(plan: Plan, lock: Lock, bundle: Path, listed: dict[str, Entry]) -> Plan:

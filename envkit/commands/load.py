@@ -7,8 +7,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from envkit.errors import EnvkitError
-
 
 @dataclass(frozen=True, kw_only=True)
 class LoadRequest:
@@ -22,9 +20,7 @@ def run(request: LoadRequest) -> int:
     from envkit.services.project import project_or_defaults
 
     key = project_or_defaults(request.config).plan.signing_key
-    listed = check_bundle(request.bundle, key)
-    if "image.tar" not in listed:
-        raise EnvkitError(f"{request.bundle} carries no image.tar", "make it with `envkit bundle`")
+    check_bundle(request.bundle, key, "image.tar")
     client = docker_client()
     with (request.bundle / "image.tar").open("rb") as archive:
         loaded = client.images.load(archive)

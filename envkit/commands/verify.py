@@ -119,10 +119,7 @@ def _run(request: VerifyRequest, stdout: TextIO) -> int:
     if request.targets.bundle is not None:
         from envkit.bundle.manifest import check_bundle
 
-        if "rootfs.sqfs" not in check_bundle(request.targets.bundle, project.plan.signing_key):
-            raise EnvkitError(
-                f"{request.targets.bundle} carries no rootfs.sqfs", "make it with `envkit bundle`"
-            )
+        check_bundle(request.targets.bundle, project.plan.signing_key, "rootfs.sqfs")
     if project.plan.signing_key and request.targets.image is not None:
         from envkit.services.sharing import require_signed
 
