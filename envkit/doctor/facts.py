@@ -111,12 +111,10 @@ def _engine() -> tuple[EngineReading | None, EnvkitError | None]:
 
 
 def compose_version() -> tuple[str, str] | None:
-    docker = shutil.which("docker")
-    candidates = [([docker, "compose", "version", "--short"], "v2")] if docker else []
-    legacy = shutil.which("docker-compose")
-    if legacy:
-        candidates.append(([legacy, "version", "--short"], "v1"))
-    for command, kind in candidates:
+    for command, kind in (
+        (["docker", "compose", "version", "--short"], "v2"),
+        (["docker-compose", "version", "--short"], "v1"),
+    ):
         version = (quiet_output(command, 30) or "").strip().lstrip("v")
         if version:
             return ("v2" if version_key(version) >= (2,) else kind), version
@@ -124,10 +122,8 @@ def compose_version() -> tuple[str, str] | None:
 
 
 def nvidia_smi() -> tuple[str, tuple[str, ...]] | None:
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    out = quiet_output([smi, "--query-gpu=driver_version,name", "--format=csv,noheader"], 60)
+    query = ["nvidia-smi", "--query-gpu=driver_version,name", "--format=csv,noheader"]
+    out = quiet_output(query, 60)
     rows = [r.split(",", 1) for r in (out or "").strip().splitlines() if "," in r]
     if not rows:
         return None

@@ -5,7 +5,6 @@ builder asked for by name and not available is an error, never a silent fallback
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,11 +33,8 @@ class Backend:
 
 def buildx_version() -> str | None:
     """`docker buildx version`'s answer, or None where the CLI or its plugin is missing."""
-    docker = shutil.which("docker")
-    if docker is None:
-        return None
     env = {**os.environ, "DOCKER_CLI_HINTS": "false"}
-    return (quiet_output([docker, "buildx", "version"], 20, env) or "").strip() or None
+    return (quiet_output(["docker", "buildx", "version"], 20, env) or "").strip() or None
 
 
 def choose_backend(requested: str, podman: bool = False) -> Backend:

@@ -17,6 +17,7 @@ from envkit.addresses import is_ipv6, parse_mapping, with_port
 from envkit.errors import EngineUnreachableError, EnvkitError
 from envkit.plan.box.containers import HEALTHCHECK
 from envkit.plan.box.notebook import notebook_publications
+from envkit.processes import quiet_output
 
 if TYPE_CHECKING:
     from envkit.plan import Plan
@@ -24,10 +25,8 @@ if TYPE_CHECKING:
 
 def compose_command() -> list[str]:
     docker = shutil.which("docker")
-    if docker:
-        done = subprocess.run([docker, "compose", "version"], capture_output=True, check=False)
-        if done.returncode == 0:
-            return [docker, "compose"]
+    if docker and quiet_output([docker, "compose", "version"], timeout=30) is not None:
+        return [docker, "compose"]
     legacy = shutil.which("docker-compose")
     if legacy:
         return [legacy]
