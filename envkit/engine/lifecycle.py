@@ -19,7 +19,7 @@ from docker.errors import ImageNotFound, NotFound
 from envkit.engine.client import containers
 from envkit.engine.layer_changes import LayerChanges, read_changes
 from envkit.plan.box.access import Service
-from envkit.plan.box.containers import SPEC_LABEL, container_spec
+from envkit.plan.box.containers import MEMBER_LABEL, SPEC_LABEL, container_spec
 from envkit.plan.models.plan import Plan
 
 Action = Literal["create", "start", "keep", "recreate"]
@@ -53,12 +53,11 @@ class UpPlan:
             for p in self.planned
             if p.changes and p.action == "recreate"
         ]
-        found += [(_owner(d.container), d.changes) for d in self.departed]
+        found += [
+            (d.container.labels.get(MEMBER_LABEL) or d.container.name, d.changes)
+            for d in self.departed
+        ]
         return [(who, changes) for who, changes in found if changes]
-
-
-def _owner(container: Any) -> str:
-    return str(container.labels.get("io.envkit.member") or container.name)
 
 
 def _why(container: Any, wanted_spec: str, image_id: str | None) -> str:

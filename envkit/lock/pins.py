@@ -58,12 +58,6 @@ def conda_prefixes(plan: Plan) -> tuple[str, ...]:
     return (*OFFICIAL_CONDA, *rc.default_channels, *routed)
 
 
-def _base_line(lock: Lock) -> str:
-    name = lock["base"].get("image", ("-",))[0]
-    digest = lock["base"].get("digest", ("-",))[0]
-    return digest if digest != "-" else name
-
-
 def check_base(lock: Lock, client: Any, path: Path, by_id: bool = False) -> None:
     """A base with no registry digest (or, BY_ID, any base: an offline build's, loaded from a
     bundle) is pinned by its id: the same name must still be it."""
@@ -149,8 +143,9 @@ def locked_plan(lock: Lock, text: str, plan: Plan, path: Path) -> LockedPlan:
         )
     conda = tuple(values[1] for _, values in sorted(lock["conda"].items()) if values[1] != "-")
     pip, hashed = _pip_pins(lock)
+    digest = lock["base"].get("digest", ("-",))[0]  # FROM by digest, else by name
     return LockedPlan(
-        base=_base_line(lock),
+        base=digest if digest != "-" else lock["base"].get("image", ("-",))[0],
         apt=apt_pins(lock),
         conda_explicit=conda,
         pip=pip,

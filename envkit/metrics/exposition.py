@@ -42,10 +42,6 @@ def escape_label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
 def _number(value: float) -> str:
     if math.isnan(value):
         return "NaN"
@@ -63,7 +59,8 @@ def render(samples: Iterable[Sample], openmetrics: bool = False) -> str:
         written = by_family.get(family.name)
         if not written:
             continue
-        lines.append(f"# HELP {family.name} {_escape_help(family.help)}")
+        help_text = family.help.replace("\\", "\\\\").replace("\n", "\\n")  # \\ and newline only
+        lines.append(f"# HELP {family.name} {help_text}")
         lines.append(f"# TYPE {family.name} gauge")
         for labels, value in written.items():
             inside = ",".join(f'{name}="{escape_label(text)}"' for name, text in labels)

@@ -19,7 +19,7 @@ from envkit.report import check_order
 
 if TYPE_CHECKING:
     from envkit.checks.core.contract import CheckResult, TargetReport
-    from envkit.verify.combine import CombinedReport, TargetRow
+    from envkit.verify.combine import CombinedReport
 
 TEMPLATE = "report/report.html.j2"
 COLOURS = {
@@ -187,11 +187,6 @@ def _matrix(reports: list[TargetReport]) -> list[tuple[str, list[CheckResult | N
     ]
 
 
-def _time(row: TargetRow) -> str:
-    seconds = row.get("seconds")
-    return "" if seconds is None else f"{seconds:.1f}s"
-
-
 def to_html(combined: CombinedReport, history: History | None = None) -> str:
     reports = combined["targets"]
     counts = {"targets": 0, "unreachable": 0, **combined["summary"]}
@@ -209,7 +204,10 @@ def to_html(combined: CombinedReport, history: History | None = None) -> str:
         schema_version=combined.get("schema_version"),
         history=_history(history),
         counts=counts,
-        per_target=[(row, _time(row)) for row in combined.get("per_target", [])],
+        per_target=[
+            (row, f"{row['seconds']:.1f}s" if "seconds" in row else "")
+            for row in combined.get("per_target", [])
+        ],
         unreachable=combined.get("unreachable", []),
         colours=_Colours(COLOURS),
         targets=[r["target"] for r in reports],

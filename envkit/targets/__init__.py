@@ -32,10 +32,6 @@ class Transport:
     opens: Callable[[TargetUrl, TargetOptions], Target]
 
 
-def _anything(rest: str) -> str | None:
-    return None
-
-
 def _named(rest: str) -> str | None:
     return None if rest.strip() else "a name is missing after ://"
 
@@ -96,7 +92,7 @@ SQUASHFS = "charliecloud://IMAGE.sqfs (also apptainer://, enroot://)"  # three r
 TRANSPORTS: dict[str, Transport] = {
     t.scheme: t
     for t in (
-        Transport("local", "local://", False, True, _anything, _open_local),
+        Transport("local", "local://", False, True, lambda rest: None, _open_local),
         Transport("docker", "docker://CONTAINER", True, False, _named, _open_docker),
         Transport("ssh", "ssh://USER@HOST[:PORT]", True, False, _ssh_address, _open_ssh),
         Transport("image", "image://IMAGE", True, False, _named, _open_image),

@@ -26,10 +26,6 @@ def _value(report: TargetReport, key: str) -> str:
     return json.dumps(report["environment"].get(key), sort_keys=True)
 
 
-def _node(report: TargetReport) -> str:
-    return report["target"].rsplit("/", 1)[-1]
-
-
 def disagreements(reports: list[TargetReport]) -> dict[str, list[str]]:
     """For each node, what it has that the majority of the run does not (empty: it agrees)."""
     found: dict[str, list[str]] = {r["target"]: [] for r in reports}
@@ -42,7 +38,9 @@ def disagreements(reports: list[TargetReport]) -> dict[str, list[str]]:
         for report in reports:
             mine = _value(report, key)
             if tie:
-                others = ", ".join(f"{_node(r)}: {_value(r, key)}" for r in reports)
+                others = ", ".join(
+                    f"{r['target'].rsplit('/', 1)[-1]}: {_value(r, key)}" for r in reports
+                )
                 found[report["target"]].append(f"{label} differs with no majority ({others})")
             elif mine != top:
                 found[report["target"]].append(
