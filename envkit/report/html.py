@@ -7,6 +7,7 @@ templates/report/report.html.j2 lays it out, loaded as envkit's other templates 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from html import escape as _html_escape
 from typing import TYPE_CHECKING
 
@@ -38,13 +39,6 @@ def escape(value: object, quote: bool = True) -> str:
     """HTML-escaped, and every character an XML or HTML page cannot carry shown escaped
     (checks/core/text.py): a report is one well-formed page whatever the targets said."""
     return _html_escape(for_xml(value), quote)
-
-
-class _Colours(dict[str, str]):
-    """COLOURS, and grey for a status it has none for."""
-
-    def __missing__(self, status: str) -> str:
-        return "#656d76"
 
 
 class _Escaped(str):
@@ -209,7 +203,7 @@ def to_html(combined: CombinedReport, history: History | None = None) -> str:
             for row in combined.get("per_target", [])
         ],
         unreachable=combined.get("unreachable", []),
-        colours=_Colours(COLOURS),
+        colours=defaultdict(lambda: "#656d76", COLOURS),  # grey for a status it has none for
         targets=[r["target"] for r in reports],
         matrix=_matrix(reports),
         peak_chart=_peak_chart(reports),

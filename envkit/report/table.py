@@ -43,12 +43,11 @@ def _per_target_table(rows: list[TargetRow]) -> Any:
         table.add_column(column, justify="left" if column in ("target", "state") else "right")
     colour = {"passed": "green", "failed": "bold red", "unreachable": "bold red"}
     for row in rows:
-        seconds = row.get("seconds")
         table.add_row(
             plain(row["target"]),
             f"[{colour[row['state']]}]{row['state']}[/]",
             *(str(row[k]) for k in ("pass", "fail", "error", "skip")),
-            "" if seconds is None else f"{seconds:.1f}s",
+            f"{row['seconds']:.1f}s" if "seconds" in row else "",
         )
     return table
 
