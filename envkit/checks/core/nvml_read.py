@@ -49,8 +49,8 @@ NVLINK5_FIELDS = {
     221: "symbol_errors",
 }
 ECC_COUNTERS = (
-    ("volatile_corrected", 0, 0),
     ("volatile_uncorrected", 1, 0),
+    ("volatile_corrected", 0, 0),
     ("aggregate_corrected", 0, 1),
     ("aggregate_uncorrected", 1, 1),
 )  # (name, memory error type, counter type)
@@ -346,7 +346,7 @@ def processes(nvml: Nvml, handle: Any) -> List[Dict[str, int]]:
 
 class NvmlGpus(Nvml):
     """An NVML session that reads snapshots and samples: the source the gpu checks and the
-    watch use (core/gpus.py)."""
+    watch use (core/smi.py's `open_gpus`)."""
 
     def snapshot(self, index: int) -> Dict[str, Any]:
         """Everything the gpu checks judge, for one GPU."""

@@ -11,18 +11,13 @@ import os
 from typing import Any, Dict, List
 
 from ..core.context import Context
+from ..core.nvml_read import ECC_COUNTERS
 from ..core.registry import CheckFailed, check
 from . import gpu_rules
 from .hardware import cannot_read, expectation, judge_each, snapshots, unreadable, who
 
 RETIRED_PAGES_LIMIT = 60  # NVIDIA's replacement criterion for page retirement (pre-Ampere)
 ROW_REMAP_UNCORRECTABLE_WARN = 512  # DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE: the health watch warns
-ECC_COUNTERS = (
-    "volatile_uncorrected",
-    "volatile_corrected",
-    "aggregate_corrected",
-    "aggregate_uncorrected",
-)
 
 
 @check(
@@ -41,7 +36,8 @@ def ecc(ctx: Context) -> str:
         if not enabled:
             return "disabled (nvidia-smi -e 1 turns it on)"
         gpu = snap["index"]
-        unread = unreadable(snap, [*(f"ecc_{n}" for n in ECC_COUNTERS), "sram_threshold_exceeded"])
+        counters = [f"ecc_{name}" for name, _, _ in ECC_COUNTERS]
+        unread = unreadable(snap, [*counters, "sram_threshold_exceeded"])
         problems.extend(f"{who(snap)}: NVML cannot read {u}" for u in unread)
         uncorrected = snap.get("ecc_volatile_uncorrected")
         if uncorrected is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from ..core.context import Context
+from ..core.nvml_read import NVLINK5_FIELDS, NVLINK_COUNTERS
 from ..core.registry import check
 from . import hardware, skus, topology
 from .hardware import NO_LOAD, expectation, field, judge_each, observations, unreadable, who
@@ -19,22 +20,12 @@ PCIE_FIELDS = ("pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width", "pcie
 # 100+ per second"; below that DCGM warns. Replay and recovery fail at one.
 NVLINK_CRC_PER_S = 100.0
 NVLINK_CRC = ("crc_flit", "crc_data")
-NVLINK_ANY_RISE_FAILS = (
-    "replay",
-    "recovery",
-    "malformed_packets",
-    "buffer_overruns",
-    "rx_errors",
-    "rx_remote_errors",
-    "rx_general_errors",
-    "local_link_integrity_errors",
-    "tx_discards",
-    "recoveries_failed",
-    "recovery_events",
-    "effective_errors",
-    "symbol_errors",
-)
 NVLINK_RISE_WARNS = ("recoveries_successful",)
+# Every NVLink counter NVML reads (core/nvml_read.py); all but CRC and those above fail at one.
+NVLINK_COUNTER_NAMES = (*(name for name, _ in NVLINK_COUNTERS), *NVLINK5_FIELDS.values())
+NVLINK_ANY_RISE_FAILS = tuple(
+    name for name in NVLINK_COUNTER_NAMES if name not in (*NVLINK_CRC, *NVLINK_RISE_WARNS)
+)
 
 
 @check(
@@ -275,10 +266,9 @@ def _judge_counters(
 def _nvlink_rises(before: List[Dict[str, Any]], links: List[Dict[str, Any]]) -> Dict[str, int]:
     after = {link["link"]: link for link in links}
     rose: Dict[str, int] = {}
-    names = ("crc_flit", "crc_data", *NVLINK_ANY_RISE_FAILS, *NVLINK_RISE_WARNS)
     for link in before:
         later = after.get(link["link"], {})
-        for name in names:
+        for name in NVLINK_COUNTER_NAMES:
             first, last = link.get(name), later.get(name)
             if first is not None and last is not None and last > first:
                 rose[f"link {link['link']} {name}"] = int(last - first)
