@@ -1,16 +1,18 @@
-"""The fallback where libnvidia-ml.so.1 cannot be loaded but nvidia-smi runs: the same snapshot
-fields, read through `nvidia-smi --query-gpu`. It cannot see NVLink, the NVSwitch fabric, the
-InfoROM, temperature limits or XID events: those fields are marked "nvml_only", and the checks
-that need them skip saying so (never pass)."""
+"""The GPUs' own state from the best source this target has (`open_gpus`): NVML through its
+library (core/nvml_read.py), else the fallback here, where libnvidia-ml.so.1 cannot be loaded but
+nvidia-smi runs: the same snapshot fields, read through `nvidia-smi --query-gpu`. It cannot see
+NVLink, the NVSwitch fabric, the InfoROM, temperature limits or XID events: those fields are
+marked "nvml_only", and the checks that need them skip saying so (never pass)."""
 
 from __future__ import annotations
 
 import re
 import shutil
 import subprocess
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .nvml import Unavailable
+from .nvml_read import NvmlGpus
 
 NVML_ONLY = ("nvlinks", "fabric", "inforom", "slowdown_temp", "shutdown_temp", "gpu_max_temp")
 TIMEOUT_S = 20
@@ -175,3 +177,16 @@ class Smi:
 
     def close(self) -> None:
         """Nothing is held open between nvidia-smi runs."""
+
+
+def open_gpus() -> Union[NvmlGpus, Smi]:
+    """The GPUs' own state from the best source this target has: NVML through its library, else
+    nvidia-smi (fewer fields; checks that need the rest skip saying why). An open source (close
+    it when done), or Unavailable naming what is missing."""
+    try:
+        return NvmlGpus.open()
+    except Unavailable as library:
+        try:
+            return Smi.open()
+        except Unavailable as smi:
+            raise Unavailable(f"{library}; {smi}") from None

@@ -13,9 +13,9 @@ import time
 from typing import Any, Dict, List, Optional
 
 from ..core import kernel_log
-from ..core.gpus import open_gpus
 from ..core.node_state import NodeState
 from ..core.nvml import NvmlError, Unavailable, XidListener, reason_names
+from ..core.smi import open_gpus
 
 SAMPLE_S = 0.2
 LOADED_UTILIZATION = 50  # % busy: the benches and the burn-in keep a GPU far above this

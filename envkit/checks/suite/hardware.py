@@ -8,9 +8,9 @@ import json
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from ..core.context import Context
-from ..core.gpus import open_gpus
 from ..core.nvml import Unavailable
 from ..core.registry import CheckFailed, Skip
+from ..core.smi import open_gpus
 
 UNSUPPORTED = ("not_supported", "nvml_only", "function_not_found")
 # Why a GPU's clocks or link were not judged: only a loaded GPU's are the run's (idle links
