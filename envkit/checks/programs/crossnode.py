@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 import traceback
 from datetime import timedelta
 from typing import Any, List, Tuple
 
+from ..core.context import Context
 from ..core.contract import Metric, Status, check_result
 from ..suite.distributed import busbw_gbs, ddp_weights_agree, exact_allreduce, time_allreduce
+from .health import node_name
 
 CHECK_ID = "multigpu.cross_node"
 STEPS = 3
@@ -43,16 +44,7 @@ def _measure(torch: Any, dist: Any) -> Tuple[Status, str, List[Metric]]:
     busbw = busbw_gbs(size, seconds, world)
     dist.barrier()
     dist.destroy_process_group()
-    metric: Metric = {
-        "name": "cross_node_busbw",
-        "value": round(busbw, 3),
-        "unit": "GB/s",
-        "peak": None,
-        "fraction_of_peak": None,
-        "threshold": None,
-        "minimum": None,
-        "maximum": None,
-    }
+    metric = Context({}).metric("cross_node_busbw", round(busbw, 3), "GB/s")
     where = f"{world} processes on {nodes or '?'} node{'' if nodes == 1 else 's'} over {backend}"
     if not exact:
         return "fail", f"all-reduce across {where} gave a wrong sum", [metric]
@@ -79,7 +71,7 @@ def main(out_dir: str) -> int:
             traceback.format_tb(exc.__traceback__)[-2:]
         )
     if os.environ.get("LOCAL_RANK", "0") == "0":  # one result per node
-        node = os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+        node = node_name(None)
         result = check_result(
             CHECK_ID, status, round(time.perf_counter() - started, 3), message, metrics
         )
