@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 KMSG = "/dev/kmsg"
 UPTIME = "/proc/uptime"
@@ -24,13 +24,12 @@ XID_LINE = re.compile(
 DRIVER_LOADED = re.compile(r"NVRM: loading NVIDIA UNIX")
 
 
-class Record:
+class Record(NamedTuple):
     """One kernel-log record: sequence number, seconds since boot, text."""
 
-    __slots__ = ("at_s", "seq", "text")
-
-    def __init__(self, seq: int, at_s: float, text: str) -> None:
-        self.seq, self.at_s, self.text = seq, at_s, text
+    seq: int
+    at_s: float
+    text: str
 
 
 def boot_id() -> str:

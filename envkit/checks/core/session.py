@@ -198,10 +198,7 @@ def run_checks(
 
 
 def summarize(results: list[CheckResult]) -> Counts:
-    tally: dict[str, int] = {"pass": 0, "fail": 0, "skip": 0, "error": 0}
-    for result in results:
-        tally[result["status"]] = tally.get(result["status"], 0) + 1
     counts = empty_counts()
-    counts["pass"], counts["fail"] = tally["pass"], tally["fail"]
-    counts["skip"], counts["error"] = tally["skip"], tally["error"]
+    for result in results:
+        counts[result["status"]] += 1
     return counts

@@ -106,20 +106,17 @@ def _add(
 Change = Tuple[str, str, str, str]  # section, name, locked value, value now ("-" for none)
 
 
-def _version(section: str, values: Tuple[str, ...]) -> str:
-    # What identifies an installed thing: apt/pip versions, conda version-build, torch facts.
-    # (apt's origin and pip's installer/hashes say where it came from, not what it is.)
-    return values[0]
-
-
 def drift(locked: Lock, now: Lock) -> List[Change]:
     """Every installed thing that differs, section by section, sorted."""
     changes: List[Change] = []
     for section in STATE_SECTIONS:
         before, after = locked.get(section, {}), now.get(section, {})
         for name in sorted(set(before) | set(after)):
-            old = _version(section, before[name]) if name in before else "-"
-            new = _version(section, after[name]) if name in after else "-"
+            # What identifies an installed thing, its first value: apt/pip versions, conda
+            # version-build, torch facts (apt's origin and pip's installer/hashes say where it
+            # came from, not what it is).
+            old = before[name][0] if name in before else "-"
+            new = after[name][0] if name in after else "-"
             if old != new:
                 changes.append((section, name, old, new))
     return changes

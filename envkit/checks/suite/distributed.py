@@ -22,12 +22,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def join_local(dist: Any, backend: str, port: int, rank: int, world: int, timeout_s: int) -> None:
-    """Join this machine's process group of WORLD ranks, rank 0 listening on PORT."""
-    address, wait = f"tcp://127.0.0.1:{port}", timedelta(seconds=timeout_s)
-    dist.init_process_group(backend, init_method=address, rank=rank, world_size=world, timeout=wait)
-
-
 def in_processes(
     mp_context: Any, target: Any, argsets: List[Tuple[Any, ...]], join_s: float
 ) -> List[Any]:
@@ -118,7 +112,8 @@ def _rank_main(work: Any, rank: int, world: int, backend: str, port: int, queue:
     try:
         if backend == "nccl":
             torch.cuda.set_device(rank)
-        join_local(dist, backend, port, rank, world, timeout_s=120)
+        url, wait = f"tcp://127.0.0.1:{port}", timedelta(seconds=120)  # rank 0 listens on it
+        dist.init_process_group(backend, init_method=url, rank=rank, world_size=world, timeout=wait)
         device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
         queue.put(work(torch, dist, device, rank, world))
         dist.destroy_process_group()
