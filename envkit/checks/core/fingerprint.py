@@ -113,8 +113,8 @@ def _nvml_identities() -> dict[str, Any]:
     """Each GPU's VBIOS from NVML (None where NVML cannot be loaded: nodes of one job must agree
     on it, verify/agreement.py), and each GPU's identity as NVML names it (index, UUID, PCI bus
     id, product name): `envkit metrics` labels a GPU's series with them, as dcgm-exporter does."""
-    from .nvml import Nvml, NvmlError, Unavailable
-    from .nvml_read import pci_info
+    from .nvml import Nvml, Unavailable
+    from .nvml_read import Reading, identity
 
     try:
         nvml = Nvml.open()
@@ -124,21 +124,12 @@ def _nvml_identities() -> dict[str, Any]:
     identities: list[dict[str, Any]] = []
     try:
         for index, handle in enumerate(nvml.handles):
-            try:
-                versions.append(nvml.text("nvmlDeviceGetVbiosVersion", handle))
-            except NvmlError as exc:
-                versions.append(f"({exc.name})")
-            identity: dict[str, Any] = {"index": index}
-            for key, function in (("uuid", "nvmlDeviceGetUUID"), ("name", "nvmlDeviceGetName")):
-                try:
-                    identity[key] = nvml.text(function, handle)
-                except NvmlError:
-                    identity[key] = None
-            try:
-                identity["bus_id"] = pci_info(nvml, handle)["bus_id"]
-            except NvmlError:
-                identity["bus_id"] = None
-            identities.append(identity)
+            reading = Reading(index)
+            identity(nvml, handle, reading)
+            found, errors = reading.values, reading.values["errors"]
+            versions.append(found["vbios"] if "vbios" in found else f"({errors['vbios']})")
+            named = {key: found.get(key) for key in ("uuid", "name", "bus_id")}
+            identities.append({"index": index, **named})
         return {"vbios": versions, "nvml_gpus": identities}
     finally:
         nvml.close()

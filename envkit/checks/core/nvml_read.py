@@ -81,7 +81,7 @@ def _reader(nvml: Nvml, function: str, handle: Any, *codes: int) -> Callable[[],
     return lambda: nvml.uint(function, handle, *args)
 
 
-def _identity(nvml: Nvml, handle: Any, reading: Reading) -> None:
+def identity(nvml: Nvml, handle: Any, reading: Reading) -> None:
     reading.take("name", lambda: nvml.text("nvmlDeviceGetName", handle))
     reading.take("uuid", lambda: nvml.text("nvmlDeviceGetUUID", handle))
     reading.take("vbios", lambda: nvml.text("nvmlDeviceGetVbiosVersion", handle))
@@ -353,7 +353,7 @@ class NvmlGpus(Nvml):
         if index in self.lost:
             return {"index": index, "errors": {"handle": self.lost[index]}}
         handle, reading = self.handles[index], Reading(index)
-        _identity(self, handle, reading)
+        identity(self, handle, reading)
         _memory_health(self, handle, reading)
         _links(self, handle, reading)
         _thermal(self, handle, reading)
