@@ -87,17 +87,12 @@ def verdict_of_bucket(bucket: str, xid: int) -> str:
 
 
 def _mask_matches(mask: Optional[str], value: int) -> bool:
+    """MASK's bits ('-': any) against VALUE's lowest len(MASK) bits, the highest first."""
     if not mask:
         return False
     bits = mask.strip()
-    width = len(bits)
-    for position, want in enumerate(bits):
-        if want == "-":
-            continue
-        bit = (value >> (width - 1 - position)) & 1
-        if str(bit) != want:
-            return False
-    return True
+    have = format(value & ((1 << len(bits)) - 1), f"0{len(bits)}b")
+    return all(want in ("-", bit) for want, bit in zip(bits, have))
 
 
 def decode_nvlink5(xid: int, text: str, driver_major: Optional[int]) -> Tuple[str, str]:
@@ -120,10 +115,8 @@ def decode_nvlink5(xid: int, text: str, driver_major: Optional[int]) -> Tuple[st
             if row[8] and _mask_matches(row[6] if version == 1 else row[7], intr_info):
                 bucket, label = row[8], f"{label}, action 2"
             return BUCKET_VERDICTS.get(bucket, "fail"), f"{label}: {bucket}"
-    word = severity.lower()
-    if word in ("nonfatal", "non-fatal"):
-        return "warn", f"{unit} {severity} (no decode row; the line's own severity)"
-    return "fail", f"{unit} {severity} (no decode row; the line's own severity)"
+    verdict = "warn" if severity.lower() in ("nonfatal", "non-fatal") else "fail"
+    return verdict, f"{unit} {severity} (no decode row; the line's own severity)"
 
 
 def recovery_action(text: Optional[str]) -> Optional[int]:
