@@ -92,11 +92,6 @@ class Context:
         value = (self.config.get("thresholds") or {}).get(check_id)
         return float(value) if value is not None else DEFAULT_THRESHOLDS.get(check_id)
 
-    @property
-    def gpu_expectations(self) -> dict[str, Any]:
-        """verify.gpu: what this site expects of its GPUs (PCIe, NVLinks, XID classes...)."""
-        return dict(self.config.get("gpu") or {})
-
     def gpu_count(self) -> int:
         """The GPUs torch sees (0 for a project without torch: nothing to compare with)."""
         if self.config.get("torch") is False:

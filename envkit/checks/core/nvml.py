@@ -108,10 +108,6 @@ class _FieldValue(ctypes.Structure):
     ]
 
 
-class _Utilization(ctypes.Structure):
-    _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
-
-
 class _EventData(ctypes.Structure):
     _fields_ = [
         ("device", ctypes.c_void_p),

@@ -18,7 +18,6 @@ from .nvml import (
     _FabricInfo,
     _PciInfo,
     _ProcessInfo,
-    _Utilization,
     field,
     field_values,
 )
@@ -314,9 +313,9 @@ def _reasons(nvml: Nvml, handle: Any) -> int:
 
 
 def utilization(nvml: Nvml, handle: Any) -> int:
-    rates = _Utilization()
-    nvml.call("nvmlDeviceGetUtilizationRates", handle, ctypes.byref(rates))
-    return int(rates.gpu)
+    rates = (ctypes.c_uint * 2)()  # nvmlUtilization_t: gpu, memory
+    nvml.call("nvmlDeviceGetUtilizationRates", handle, rates)
+    return int(rates[0])
 
 
 def processes(nvml: Nvml, handle: Any) -> List[Dict[str, int]]:

@@ -5,7 +5,7 @@ overrides per site. Python 3.8 syntax."""
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 # Clock-event reasons that mean the hardware slowed itself (DCGM's health watch treats these as
 # faults); the others (idle, application clocks, sync boost, the software power cap, display
@@ -18,12 +18,6 @@ FAULT_REASONS = ("hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
 PCIE_LANE_GBS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 # GB/s per NVLink and direction, by NVML's NVLink version (1.0, 2.0, 2.2, 3.0, 3.1, 4.0, 5.0).
 NVLINK_LINK_GBS = {1: 20.0, 2: 25.0, 3: 25.0, 4: 25.0, 5: 25.0, 6: 25.0, 7: 50.0}
-
-
-def pcie_rate_gbs(generation: Optional[int], width: Optional[int]) -> Optional[float]:
-    if not generation or not width or generation not in PCIE_LANE_GBS:
-        return None
-    return PCIE_LANE_GBS[generation] * width
 
 
 # Variables that change what the suite measures (serialised launches, an injected profiler or

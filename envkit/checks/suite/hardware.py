@@ -116,19 +116,21 @@ def judge_each(
 
 
 def expectation(ctx: Context, key: str, default: Any = None) -> Any:
-    value = ctx.gpu_expectations.get(key)
+    """verify.gpu's KEY: what this site expects of its GPUs (PCIe, NVLinks, XID classes...)."""
+    value = (ctx.config.get("gpu") or {}).get(key)
     return default if value is None else value
 
 
 def busiest_link_rate(snap: Dict[str, Any], pcie_only: bool = False) -> Optional[float]:
     """GB/s one direction: the GPU's active NVLinks (unless pcie_only), else its PCIe link as
     trained (width) at its maximum generation (idle links drop their generation, not width)."""
-    from .gpu_rules import NVLINK_LINK_GBS, pcie_rate_gbs
+    from .gpu_rules import NVLINK_LINK_GBS, PCIE_LANE_GBS
 
     links = [link for link in (snap.get("nvlinks") or []) if link.get("active")]
     if links and not pcie_only:
         return sum(NVLINK_LINK_GBS.get(int(link.get("version") or 4), 25.0) for link in links)
-    return pcie_rate_gbs(snap.get("pcie_max_gen"), snap.get("pcie_width"))
+    generation, width = snap.get("pcie_max_gen"), snap.get("pcie_width")
+    return PCIE_LANE_GBS[generation] * width if generation in PCIE_LANE_GBS and width else None
 
 
 def link_rates(torch: Any, count: int, pcie_only: bool) -> Dict[int, Optional[float]]:
