@@ -15,7 +15,7 @@ import pytest
 from envkit.checks.core import kernel_log
 from envkit.checks.core.node_state import NodeState
 from envkit.checks.suite import skus, xid_rules
-from envkit.checks.suite.xid_catalogue import XIDS
+from envkit.checks.suite.xid_rules import XIDS
 from tests.helpers import REPO
 
 

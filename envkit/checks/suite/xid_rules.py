@@ -1,18 +1,40 @@
-"""XID verdicts from NVIDIA's catalogue (suite/xid_catalogue.py, generated from the workbook):
-each XID's resolution bucket decides, a site's lists (verify.gpu.xid_warn / xid_fail) win,
-and the catalogue's own workflows are followed where a line carries what they need: XID 154
-by the recovery action it names, NVLink-5 XIDs 144-150 by the decode sheet, XID 45 by whether
-another XID came with it, an application-class XID repeated on one GPU as possible hardware,
-and a reset-class XID older than the GPU's last reset as resolved.
+"""XID verdicts from NVIDIA's catalogue (xid_catalogue.json beside this module, generated from
+the workbook by scripts/gen_xid_table.py): each XID's resolution bucket decides, a site's lists
+(verify.gpu.xid_warn / xid_fail) win, and the catalogue's own workflows are followed where a
+line carries what they need: XID 154 by the recovery action it names, NVLink-5 XIDs 144-150 by
+the decode sheet, XID 45 by whether another XID came with it, an application-class XID repeated
+on one GPU as possible hardware, and a reset-class XID older than the GPU's last reset as
+resolved.
 
 "fail" drains a node; "warn" is recorded and reported and fails nothing. Python 3.8 syntax."""
 
 from __future__ import annotations
 
+import json
+import pkgutil
 import re
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from .xid_catalogue import NVLINK5_DECODE, XIDS
+# The catalogue, read with pkgutil (from the package, or the checks' zip bundle). XIDs past it
+# (173-176) carry the driver's own mnemonic (nverror.h) and the bucket "unknown".
+_DATA = pkgutil.get_data(__package__ or "envkit.checks.suite", "xid_catalogue.json")
+if _DATA is None:  # never an empty catalogue: every XID would read as unknown
+    raise FileNotFoundError("xid_catalogue.json is missing beside xid_rules.py")
+_CATALOGUE = json.loads(_DATA)
+# xid: (mnemonic, resolution bucket, description)
+XIDS: Dict[int, Tuple[str, str, str]] = {
+    int(xid): (row[0], row[1], row[2]) for xid, row in _CATALOGUE["xids"].items()
+}
+# NVLink-5 decode sheet for XIDs 144-150: (xid, subcode, IntrInfo mask < R575, mask >= R575,
+# error status, bucket, action-2 mask < R575, action-2 mask >= R575, action 2, severity); '-' is
+# any bit, error statuses () any status
+Decode = Tuple[
+    int, str, str, str, Tuple[int, ...], str, Optional[str], Optional[str], Optional[str], str
+]
+NVLINK5_DECODE: Tuple[Decode, ...] = tuple(
+    (r[0], r[1], r[2], r[3], tuple(r[4]), r[5], r[6], r[7], r[8], r[9])
+    for r in _CATALOGUE["nvlink5_decode"]
+)
 
 # Bucket -> verdict. IGNORE and RESTART_APP: the application's, or nothing to do. Everything
 # that asks for a reset, a reboot, a workflow, an update or support fails, as does a bucket
