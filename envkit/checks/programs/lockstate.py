@@ -9,6 +9,7 @@ and the check always read the machine the same way.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import hashlib
@@ -107,18 +108,11 @@ def torch_stack() -> Entries:
         return {key: (value,) for key, value in facts.items()}
     facts["torch"] = str(torch.__version__)
     facts["cuda"] = str(torch.version.cuda or "-")
-    try:
-        cudnn = torch.backends.cudnn.version()
-        facts["cudnn"] = str(cudnn) if cudnn else "-"
-    except Exception:  # cuDNN is absent from CPU builds
-        facts["cudnn"] = "-"
-    try:
+    with contextlib.suppress(Exception):  # cuDNN is absent from CPU builds
+        facts["cudnn"] = str(torch.backends.cudnn.version() or "-")
+    with contextlib.suppress(Exception):  # NCCL is absent from CPU builds
         nccl = torch.cuda.nccl.version()
-        facts["nccl"] = (
-            ".".join(str(part) for part in nccl) if isinstance(nccl, tuple) else str(nccl)
-        )
-    except Exception:  # NCCL is absent from CPU builds
-        facts["nccl"] = "-"
+        facts["nccl"] = ".".join(map(str, nccl)) if isinstance(nccl, tuple) else str(nccl)
     return {key: (value,) for key, value in facts.items()}
 
 
