@@ -83,18 +83,6 @@ class _ProcessInfo(ctypes.Structure):
     ]
 
 
-class _FabricInfo(ctypes.Structure):
-    # nvmlGpuFabricInfo_t; `state` is one byte in nvml.h (an unsigned int in some bindings):
-    # the padding keeps either layout readable on little-endian hosts.
-    _fields_ = [
-        ("clusterUuid", ctypes.c_ubyte * 16),
-        ("status", ctypes.c_int),
-        ("cliqueId", ctypes.c_uint),
-        ("state", ctypes.c_ubyte),
-        ("_pad", ctypes.c_ubyte * 15),
-    ]
-
-
 class _FieldValue(ctypes.Structure):
     # nvmlFieldValue_t (40 bytes): the value union read as its widest member
     _fields_ = [

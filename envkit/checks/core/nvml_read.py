@@ -15,7 +15,6 @@ from .nvml import (
     VERSION_MISMATCH,
     Nvml,
     NvmlError,
-    _FabricInfo,
     _PciInfo,
     _ProcessInfo,
     field,
@@ -268,9 +267,12 @@ def _fabric(nvml: Nvml, handle: Any) -> Dict[str, int]:
             "status": int(ctypes.c_int.from_buffer(raw, 20).value),
             "health_mask": int(ctypes.c_uint.from_buffer(raw, 32).value),
         }
-    info = _FabricInfo()
-    nvml.call("nvmlDeviceGetGpuFabricInfo", handle, ctypes.byref(info))
-    return {"state": int(info.state), "status": int(info.status)}
+    # nvmlGpuFabricInfo_t: a 16-byte cluster UUID, status, clique id, then `state`: one byte in
+    # nvml.h (an unsigned int in some bindings): 40 bytes keep either layout readable on
+    # little-endian hosts.
+    raw = (ctypes.c_ubyte * 40)()
+    nvml.call("nvmlDeviceGetGpuFabricInfo", handle, raw)
+    return {"state": int(raw[24]), "status": int(ctypes.c_int.from_buffer(raw, 16).value)}
 
 
 def _c2c(nvml: Nvml, handle: Any) -> Dict[str, int]:
