@@ -28,14 +28,12 @@ class Context:
     @property
     def expected_torch(self) -> str | None:
         """The torch release envkit installed (None where the config did not choose one)."""
-        value = self.config.get("expected_torch")
-        return str(value) if value else None
+        return str(self.config.get("expected_torch") or "") or None
 
     @property
     def expected_cuda(self) -> str | None:
         """The CUDA build envkit installed: "13.0", or "cpu"; None where it chose none."""
-        value = self.config.get("expected_cuda")
-        return str(value) if value else None
+        return str(self.config.get("expected_cuda") or "") or None
 
     @property
     def min_shm(self) -> str:

@@ -163,15 +163,13 @@ class Nvml:
         if rc != SUCCESS:
             raise NvmlError(rc, function)
 
-    def uint(self, function: str, handle: Any, *args: Any) -> int:
-        value = ctypes.c_uint(0)
+    def uint(self, function: str, handle: Any, *args: Any, kind: Any = ctypes.c_uint) -> int:
+        value = kind(0)
         self.call(function, handle, *args, ctypes.byref(value))
         return int(value.value)
 
     def ull(self, function: str, handle: Any, *args: Any) -> int:
-        value = ctypes.c_ulonglong(0)
-        self.call(function, handle, *args, ctypes.byref(value))
-        return int(value.value)
+        return self.uint(function, handle, *args, kind=ctypes.c_ulonglong)
 
     def text(self, function: str, *handle: Any) -> str:
         buffer = ctypes.create_string_buffer(96)

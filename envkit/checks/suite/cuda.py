@@ -112,14 +112,13 @@ def driver_runtime(ctx: Context) -> str:
         raise Skip("could not ask libcuda for the driver's CUDA version")
     have = tuple(int(p) for p in supported.split("."))
     need = tuple(int(p) for p in str(runtime).split(".")[:2])
+    driver = fingerprint.driver_version()
     # Same major: minor-version compatibility lets an older driver run a newer minor runtime.
     ensure(
-        have[0] > need[0] or (have[0] == need[0]),
-        f"driver {fingerprint.driver_version()} supports CUDA {supported}; torch needs {runtime}: "
-        "upgrade the driver",
+        have[0] >= need[0],
+        f"driver {driver} supports CUDA {supported}; torch needs {runtime}: upgrade the driver",
     )
     note = "" if have >= need else " (minor-version compatibility: PTX JIT unavailable)"
-    driver = fingerprint.driver_version()
     return f"driver {driver} (CUDA {supported}) runs torch's CUDA {runtime}{note}"
 
 

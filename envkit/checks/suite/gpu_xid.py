@@ -4,6 +4,7 @@ window (from this node's previous run, else the last 2 h), each by NVIDIA's cata
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..core import kernel_log
@@ -42,10 +43,7 @@ def xid(ctx: Context) -> str:
     judged = xid_rules.judge(events, warn, fail, driver, live, kernel.get("driver_loaded_seq"))
     # Each XID counted per GPU and verdict (`envkit metrics` exports them by code, bucket and
     # verdict); an event whose GPU could not be told (a bus id no GPU has) has no GPU suffix.
-    counts: Dict[Tuple[int, int, str], int] = {}
-    for event, verdict, _ in judged:
-        key = (int(event["gpu"]), int(event["xid"]), verdict)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((int(e["gpu"]), int(e["xid"]), verdict) for e, verdict, _ in judged)
     for (gpu, code, verdict), count in sorted(counts.items()):
         suffix = f".gpu{gpu}" if gpu >= 0 else ""
         ctx.metric(f"xid_{code}_{verdict}{suffix}", float(count), "count")

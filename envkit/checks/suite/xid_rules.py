@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import pkgutil
 import re
+from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 # The catalogue, read with pkgutil (from the package, or the checks' zip bundle). XIDs past it
@@ -158,10 +159,7 @@ def judge(
     XID, None for NVML's events), seq (kernel log records only)."""
     warn, fail = set(warn), set(fail)
     live = live_actions or {}
-    counts: Dict[Tuple[int, int], int] = {}
-    for event in events:
-        key = (int(event["gpu"]), int(event["xid"]))
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter((int(event["gpu"]), int(event["xid"])) for event in events)
     judged = []
     for event in events:
         gpu, xid = int(event["gpu"]), int(event["xid"])
