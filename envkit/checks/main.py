@@ -51,22 +51,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _stop_on_term() -> None:
-    """SIGTERM (a deadline, Ctrl-C at envkit's end) unwinds like Ctrl-C: the session's finally
-    blocks kill the check workers' process groups, so a burn-in stops with the run."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         from .programs.run import run_suite, write_json
 
-        _stop_on_term()
+        # SIGTERM (a deadline, Ctrl-C at envkit's end) unwinds like Ctrl-C: the session's finally
+        # blocks kill the check workers' process groups, so a burn-in stops with the run.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             report = run_suite(json.loads(args.config), args.python)
         except KeyboardInterrupt:
