@@ -92,21 +92,16 @@ def reason_for(report: Dict[str, Any]) -> Optional[str]:
     return f"envkit: {first['id']}: {_first_line(str(first.get('message', '')))}{more}"
 
 
-def _unknown_reason(report: Dict[str, Any]) -> Optional[str]:
-    """Why the GPUs could not be judged at all (node-problem-detector's Unknown): no GPU was
-    read. Never healthy: a value that could not be read is not a pass."""
-    inventory = next((c for c in report.get("checks", []) if c.get("id") == "gpu.inventory"), None)
-    if inventory is None or inventory.get("status") != "pass":
-        why = _first_line(str((inventory or {}).get("message") or "gpu.inventory did not run"))
-        return f"envkit: no GPU read: {why}"
-    return None
-
-
-def _gpu_count(report: Dict[str, Any]) -> Optional[int]:
+def _gpus_read(report: Dict[str, Any]) -> Tuple[str, str]:
+    """A report with no failure: NO_GPU where no GPU was read (node-problem-detector's Unknown;
+    never healthy: a value that could not be read is not a pass), else HEALTHY and how many."""
     checks = report.get("checks", [])
     inventory: Dict[str, Any] = next((c for c in checks if c.get("id") == "gpu.inventory"), {})
+    if inventory.get("status") != "pass":
+        why = _first_line(str(inventory.get("message") or "gpu.inventory did not run"))
+        return NO_GPU, f"envkit: no GPU read: {why}"
     found = [m["value"] for m in inventory.get("metrics", []) if m.get("name") == "gpu_count"]
-    return int(found[0]) if found else None
+    return HEALTHY, f"envkit: {int(found[0]) if found else 'every'} GPU(s) healthy"
 
 
 def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[str, str]:
@@ -135,13 +130,7 @@ def judge_health(python: str, config: Dict[str, Any], timeout: float) -> Tuple[s
         with open(out) as handle:
             report = json.load(handle)
     reason = reason_for(report)
-    if reason is not None:
-        return UNHEALTHY, reason
-    unknown = _unknown_reason(report)
-    if unknown is not None:
-        return NO_GPU, unknown
-    count = _gpu_count(report)
-    return HEALTHY, f"envkit: {count if count is not None else 'every'} GPU(s) healthy"
+    return (UNHEALTHY, reason) if reason is not None else _gpus_read(report)
 
 
 def npd_message(line: str) -> str:
