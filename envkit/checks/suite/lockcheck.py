@@ -4,13 +4,11 @@ ships it at /etc/envkit/envkit.lock)."""
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from ..core.context import Context
 from ..core.registry import Skip, check, ensure
 from ..programs.lockfile import (
     IMAGE_LOCK_PATH,
-    Lock,
     LockFormatError,
     describe,
     drift,
@@ -37,7 +35,8 @@ def lock(ctx: Context) -> str:
         locked = parse_lock(text)
     except LockFormatError as exc:
         raise AssertionError(f"{path} cannot be read: {exc}") from None
-    now, _ = capture(_conda_prefix(locked))
+    prefix = locked["base"].get("conda-prefix", ("-",))[0]
+    now, _ = capture(None if prefix == "-" else prefix)
     changes = drift(locked, now)
     kept = [change for change in changes if not is_addition(change)]
     ctx.metric("lock_changes", float(len(kept)), "count")
@@ -47,8 +46,3 @@ def lock(ctx: Context) -> str:
     added = [change for change in changes if is_addition(change)]
     note = f"; {len(added)} added since: {describe(added, 5)}" if added else ""
     return f"{counted} locked packages as built{note}"
-
-
-def _conda_prefix(locked: Lock) -> Optional[str]:
-    prefix = locked["base"].get("conda-prefix", ("-",))[0]
-    return None if prefix == "-" else prefix

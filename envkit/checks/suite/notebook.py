@@ -11,7 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 from ..core.context import Context
 from ..core.location import program_text
@@ -44,13 +44,6 @@ def _answering(url: str, token: str, wait_s: float) -> Tuple[int, str]:
             time.sleep(0.5)
 
 
-def _settings() -> Dict[str, Any]:
-    if not os.path.exists(SETTINGS):
-        raise Skip("no notebook in this image (notebook.enabled is false in envkit.yaml)")
-    with open(SETTINGS) as handle:
-        return dict(json.load(handle))
-
-
 @check(
     "system.notebook",
     timeout_s=240,
@@ -59,7 +52,10 @@ def _settings() -> Dict[str, Any]:
 def notebook(ctx: Context) -> str:
     """Catches a notebook server that is down, answers without its token, or whose registered
     kernel cannot import torch or computes wrong."""
-    settings = _settings()
+    if not os.path.exists(SETTINGS):
+        raise Skip("no notebook in this image (notebook.enabled is false in envkit.yaml)")
+    with open(SETTINGS) as handle:
+        settings = dict(json.load(handle))
     base = f"http://127.0.0.1:{settings['port']}"
     try:
         with open(settings["token_file"]) as handle:
