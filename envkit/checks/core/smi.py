@@ -161,8 +161,7 @@ class Smi:
         else:
             values[group] = value
 
-    def sample(self, index: int) -> Dict[str, Any]:
-        return self.snapshot(index)
+    sample = snapshot  # one query reads every field: a sample is a snapshot
 
     def _processes(self, bus_id: Optional[str]) -> List[Dict[str, int]]:
         query = ["--query-compute-apps=pid,used_memory,gpu_bus_id", "--format=csv,noheader,nounits"]

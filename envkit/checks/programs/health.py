@@ -69,10 +69,8 @@ def _child_argv(python: str, config: Dict[str, Any], out: str) -> List[str]:
     """The suite from the same place this code runs from: the bundle, or the package folder."""
     from ..core.location import ROOT, python_code
 
-    args = ["run", "--config", json.dumps(config), "--out", out]
-    if ROOT.endswith(".zip"):
-        return [python, ROOT, *args]
-    return [python, "-c", python_code("main.main()"), *args]
+    program = [ROOT] if ROOT.endswith(".zip") else ["-c", python_code("main.main()")]
+    return [python, *program, "run", "--config", json.dumps(config), "--out", out]
 
 
 def _first_line(text: str) -> str:

@@ -96,14 +96,9 @@ def _listed(judged: List[Tuple[Dict[str, Any], str, str]]) -> str:
 
 
 def _sources(listener: str, kernel: Dict[str, Any], record: Dict[str, Any]) -> str:
-    said = []
     if listener.startswith("nvml"):
         # the watch's note, "nvml (not on GPU i: why)", names the GPUs NVML did not watch
-        said.append(f"NVML events during {record['seconds']:.0f} s{listener[len('nvml') :]}")
-    else:
-        said.append(listener)
-    if kernel.get("readable"):
-        said.append(f"the kernel log, {kernel.get('window')}")
-    else:
-        said.append(str(kernel.get("why")))
-    return "; ".join(said)
+        listener = f"NVML events during {record['seconds']:.0f} s{listener[len('nvml') :]}"
+    readable = kernel.get("readable")
+    log = f"the kernel log, {kernel.get('window')}" if readable else str(kernel.get("why"))
+    return f"{listener}; {log}"
