@@ -40,6 +40,8 @@ def run_user_checks(python: str, directory: str, timeout: float) -> list[CheckRe
 
 
 MAX_REPORT_BYTES = 64 << 20
+# A test case's outcome elements and their statuses, the first found deciding.
+OUTCOMES: dict[str, Status] = {"failure": "fail", "error": "error", "skipped": "skip"}
 
 
 def _parse(junit: Path) -> list[CheckResult]:
@@ -62,13 +64,8 @@ def _case(case: ET.Element) -> CheckResult:
         duration = float(case.get("time", 0) or 0)
     except ValueError:
         duration = 0.0
-    failure = case.find("failure")
-    if failure is None:
-        failure = case.find("error")
-    skipped = case.find("skipped")
-    if failure is not None:
-        status: Status = "fail" if failure.tag == "failure" else "error"
-        return _row(name, status, duration, (failure.get("message") or "")[:500])
-    if skipped is not None:
-        return _row(name, "skip", duration, (skipped.get("message") or "")[:500])
+    for tag, status in OUTCOMES.items():
+        found = case.find(tag)
+        if found is not None:
+            return _row(name, status, duration, (found.get("message") or "")[:500])
     return _row(name, "pass", duration, "")

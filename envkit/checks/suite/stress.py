@@ -51,12 +51,8 @@ def burn(ctx: Context) -> str:
         raise CheckFailed("the burn-in could not run: " + "; ".join(broken))
     faults = []
     for r in results:
-        ctx.metric(
-            f"stress_mismatches.gpu{r['gpu']}", float(r["mismatches"]), "results", maximum=0.0
-        )
-        ctx.metric(
-            f"stress_pattern_errors.gpu{r['gpu']}", float(r["pattern_errors"]), "words", maximum=0.0
-        )
+        for key, unit in (("mismatches", "results"), ("pattern_errors", "words")):
+            ctx.metric(f"stress_{key}.gpu{r['gpu']}", float(r[key]), unit, maximum=0.0)
         if r["mismatches"] or r["pattern_errors"]:
             faults.append(
                 f"GPU {r['gpu']}: {r['mismatches']} of {r['products']} products differ from the "
