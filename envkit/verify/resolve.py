@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, get_args
+from typing import TYPE_CHECKING, TypeVar, cast, get_args
 
 from envkit.checks.core.contract import DEFAULT_MIN_SHM, RunnerConfig
 from envkit.config.choices import Regressions, SlurmRuntime
@@ -47,26 +47,10 @@ class VerifySettings:
     torch: bool = True  # False: torch: none (the project has no torch; torch's checks skip)
 
     def runner_config(self, target: str, user_dir: str | None) -> RunnerConfig:
-        """The one place the runner's settings are made (contract.RunnerConfig)."""
-        return {
-            "target": target,
-            "require_gpu": self.require_gpu,
-            "expected_gpus": self.expected_gpus,
-            "min_shm": self.min_shm,
-            "thresholds": self.thresholds,
-            "bench": self.bench,
-            "only": list(self.only),
-            "skip": list(self.skip),
-            "expected_pip_index": self.expected_pip_index,
-            "expected_torch": self.expected_torch,
-            "expected_cuda": self.expected_cuda,
-            "expected_apt_any": list(self.expected_apt_any),
-            "timeout_scale": self.timeout_scale,
-            "user_checks_dir": user_dir,
-            "gpu": self.gpu,
-            "stress_s": self.stress_s,
-            "torch": self.torch,
-        }
+        """The one place the runner's settings are made (contract.RunnerConfig): every field
+        under its own name (tuples as JSON lists), the user checks' folder as put on TARGET."""
+        fields = {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+        return cast(RunnerConfig, {"target": target, **fields, "user_checks_dir": user_dir})
 
 
 @dataclass(frozen=True)
