@@ -177,3 +177,18 @@ def test_no_run_time_default_is_spelled_in_two_modules() -> None:
             if re.search(rf"^{name}(: [^=]+)? = ", text, re.M)
         ]
         assert defined == [home], f"{name} is defined in {defined}"
+
+
+def test_the_runners_settings_are_the_contracts_keys_and_json() -> None:
+    """runner_config is made from VerifySettings' own fields: each must be a key the runner's
+    contract (RunnerConfig) reads, under its own name, and the whole must travel as JSON."""
+    from envkit.checks.core.contract import RunnerConfig
+    from envkit.verify.resolve import VerifySettings
+
+    made = VerifySettings(only=("cuda.runtime",)).runner_config("docker://box", "/tmp/checks")
+    assert set(made) <= set(RunnerConfig.__annotations__), set(made) - set(
+        RunnerConfig.__annotations__
+    )
+    assert made["target"] == "docker://box" and made["user_checks_dir"] == "/tmp/checks"
+    assert made["only"] == ["cuda.runtime"]
+    assert json.loads(json.dumps(made)) == made
