@@ -4,7 +4,7 @@ the config is silent the model's default (verify/resolve.py does that, once)."""
 
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,5 +92,6 @@ class VerifyRequest:
     reports: ReportsRequest = ReportsRequest()
     history: HistoryRequest = HistoryRequest()
     slurm: SlurmRequest | None = None  # verify --slurm: one batch job instead of targets
-    # Labels the throwaway container of --image, so one abandoned at its deadline is found.
-    run_id: str = field(default_factory=lambda: secrets.token_hex(6))
+    # Labels the throwaway container of --image, so one abandoned at its deadline is found (what
+    # secrets.token_hex reads, without importing hashlib's OpenSSL into every `envkit --help`).
+    run_id: str = field(default_factory=lambda: os.urandom(6).hex())
