@@ -27,14 +27,11 @@ def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
     if spec.base.flavor == "pytorch" and (spec.cuda != "cpu" or spec.base.image is not None):
         if python_version(spec.python) is not None:
             where = ("python",) if isinstance(spec.python, str) else ("python", "version")
-            raise loaded.error(
-                where,
-                FieldError(
-                    "the pytorch/pytorch image fixes the Python version",
-                    "remove python, or use base.flavor: cuda to choose it",
-                ),
-                python_version(spec.python),
+            error = FieldError(
+                "the pytorch/pytorch image fixes the Python version",
+                "remove python, or use base.flavor: cuda to choose it",
             )
+            raise loaded.error(where, error, python_version(spec.python))
         return PythonPlan("image-conda", f"{CONDA_PREFIX}/bin", None, _path(f"{CONDA_PREFIX}/bin"))
     version = python_version(spec.python)
     wants_conda = spec.base.flavor == "cuda" or version is not None or spec.conda is not None
@@ -82,13 +79,10 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
         deps.append("pip")
     in_image = python.provider in ("image-conda", "miniforge")
     custom_url = conda.installer_url if conda else None
-    update = in_image and (python.provider == "miniforge" or bool(deps) or bool(pip))
+    miniforge = python.provider == "miniforge"
+    update = in_image and (miniforge or bool(deps) or bool(pip))
     lock = _routed_lock(loaded, python, files.conda.lock, rc) if files.conda.lock else None
-    bootstrap = (
-        choose_bootstrap(rc.routed, custom_url is not None)
-        if python.provider == "miniforge"
-        else None
-    )
+    bootstrap = choose_bootstrap(rc.routed, custom_url is not None) if miniforge else None
     channels = _channels(
         conda.channels if conda and "channels" in conda.model_fields_set else None,
         files.conda.channels,
@@ -122,36 +116,27 @@ def _routed_lock(
     config's Python is not the lock's."""
     spec = loaded.spec
     if "linux/arm64" in (spec.platforms or ()):
-        raise loaded.error(
-            ("conda", "file"),
-            FieldError(
-                f"{lock.source} is installed from its linux-64 packages; platforms: names "
-                "linux/arm64, whose image would need the lock's linux-aarch64 ones",
-                "build linux/arm64 from the environment.yml the lock was made from (conda.file), "
-                "or keep the conda lock to platforms: [linux/amd64]",
-            ),
-            lock.source,
+        error = FieldError(
+            f"{lock.source} is installed from its linux-64 packages; platforms: names "
+            "linux/arm64, whose image would need the lock's linux-aarch64 ones",
+            "build linux/arm64 from the environment.yml the lock was made from (conda.file), "
+            "or keep the conda lock to platforms: [linux/amd64]",
         )
+        raise loaded.error(("conda", "file"), error, lock.source)
     if python.provider != "miniforge":
-        raise loaded.error(
-            ("conda", "file"),
-            FieldError(
-                f"{lock.source} locks a whole environment; the base image's conda would get it "
-                "on top of its own packages",
-                "use base.flavor cuda or custom (envkit makes the locked environment)",
-            ),
-            lock.source,
+        error = FieldError(
+            f"{lock.source} locks a whole environment; the base image's conda would get it "
+            "on top of its own packages",
+            "use base.flavor cuda or custom (envkit makes the locked environment)",
         )
+        raise loaded.error(("conda", "file"), error, lock.source)
     wanted = python_version(spec.python)
     if wanted and lock.python and not (lock.python + ".").startswith(wanted + "."):
-        raise loaded.error(
-            ("python",),
-            FieldError(
-                f"{lock.source} locks Python {lock.python}; envkit.yaml asks for {wanted}",
-                f'set python: "{".".join(lock.python.split(".")[:2])}", or relock',
-            ),
-            wanted,
+        error = FieldError(
+            f"{lock.source} locks Python {lock.python}; envkit.yaml asks for {wanted}",
+            f'set python: "{".".join(lock.python.split(".")[:2])}", or relock',
         )
+        raise loaded.error(("python",), error, wanted)
     custom = dict(rc.custom_channels)
     conda = tuple(
         (through_mirror(url, custom, rc.default_channels), sha256, md5)
@@ -174,16 +159,13 @@ def _refuse_unrouted(
             continue
         where = ("conda", "file") if channel in from_file else ("conda", "channels")
         named = loaded.spec.conda.file if where[1] == "file" and loaded.spec.conda else None
-        raise loaded.error(
-            where,
-            FieldError(
-                f"channel {channel!r}{f' ({named})' if named else ''} does not go through "
-                f"the mirror ({rc.mirror_title}), which serves {', '.join(served)}",
-                "use a channel the mirror serves, give the channel's full URL, or set "
-                "mirrors.conda to a mirror that carries it",
-            ),
-            channel,
+        error = FieldError(
+            f"channel {channel!r}{f' ({named})' if named else ''} does not go through "
+            f"the mirror ({rc.mirror_title}), which serves {', '.join(served)}",
+            "use a channel the mirror serves, give the channel's full URL, or set "
+            "mirrors.conda to a mirror that carries it",
         )
+        raise loaded.error(where, error, channel)
 
 
 def _channels(configured: tuple[str, ...] | None, from_file: tuple[str, ...]) -> tuple[str, ...]:

@@ -74,14 +74,11 @@ def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
     the box is a CPU one or its base is the user's."""
     spec = loaded.spec
     if spec.base.flavor == "pytorch" and spec.base.image is None and spec.cuda != "cpu":
-        raise loaded.error(
-            ("torch",),
-            FieldError(
-                "pytorch/pytorch images carry torch",
-                "use base.flavor: cuda (a CUDA image without torch) or custom with base.image",
-            ),
-            NO_TORCH,
+        error = FieldError(
+            "pytorch/pytorch images carry torch",
+            "use base.flavor: cuda (a CUDA image without torch) or custom with base.image",
         )
+        raise loaded.error(("torch",), error, NO_TORCH)
     if spec.cuda == "cpu" or spec.base.image is not None:
         return None
     table = compat.load_table()
@@ -121,26 +118,20 @@ def base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease
     assert torch is not None or spec.torch == NO_TORCH
     if spec.base.flavor == "pytorch" and torch is not None:
         if spec.cudnn is not None and int(spec.cudnn) != torch.images[cuda.version]:
-            raise loaded.error(
-                ("cudnn",),
-                FieldError(
-                    f"the torch {torch.version} / CUDA {cuda.version} image ships cuDNN "
-                    f"{torch.images[cuda.version]}",
-                    "remove cudnn or match it",
-                ),
-                spec.cudnn,
+            error = FieldError(
+                f"the torch {torch.version} / CUDA {cuda.version} image ships cuDNN "
+                f"{torch.images[cuda.version]}",
+                "remove cudnn or match it",
             )
+            raise loaded.error(("cudnn",), error, spec.cudnn)
         return compat.pytorch_image(torch, cuda, spec.base.variant)
     tag_major = "8" if cuda.cudnn_tag == "cudnn8" else "9"
     if spec.cudnn is not None and spec.cudnn != tag_major:
-        raise loaded.error(
-            ("cudnn",),
-            FieldError(
-                f"nvidia/cuda {cuda.full} images ship cuDNN {tag_major}",
-                "remove cudnn or choose a CUDA version whose images ship the cuDNN you need",
-            ),
-            spec.cudnn,
+        error = FieldError(
+            f"nvidia/cuda {cuda.full} images ship cuDNN {tag_major}",
+            "remove cudnn or choose a CUDA version whose images ship the cuDNN you need",
         )
+        raise loaded.error(("cudnn",), error, spec.cudnn)
     try:
         return compat.nvidia_cuda_image(cuda, spec.base.variant, spec.base.ubuntu, archs_of(loaded))
     except FieldError as exc:
@@ -157,14 +148,11 @@ def torch_plan(
     wheel = cuda.wheel if cuda else "cpu"
     if spec.base.flavor == "pytorch" and spec.base.image is None and cuda is not None:
         if spec.torch_source != "auto":
-            raise loaded.error(
-                ("torch_source",),
-                FieldError(
-                    "torch comes with the pytorch/pytorch image",
-                    "remove torch_source, or use base.flavor: cuda or custom to install torch",
-                ),
-                spec.torch_source,
+            error = FieldError(
+                "torch comes with the pytorch/pytorch image",
+                "remove torch_source, or use base.flavor: cuda or custom to install torch",
             )
+            raise loaded.error(("torch_source",), error, spec.torch_source)
         return TorchPlan(torch.version, cuda.version if cuda else None, True, None)
     custom_index = spec.mirrors.pytorch_index is not None
     try:
@@ -175,9 +163,7 @@ def torch_plan(
         raise loaded.error(("torch_source",), exc, spec.torch_source) from None
     index = spec.mirrors.pytorch_index or f"https://download.pytorch.org/whl/{wheel}"
     build = cuda.version if cuda else "cpu"
-    if source == "pypi":
-        return TorchPlan(torch.version, build, False, None, source)
-    return TorchPlan(torch.version, build, False, str(index), source)
+    return TorchPlan(torch.version, build, False, None if source == "pypi" else str(index), source)
 
 
 def with_companions(
@@ -209,25 +195,19 @@ def torch_from_conda_lock(
     version, cuda = found
     asked = loaded.spec.torch
     if asked not in (None, NO_TORCH) and not (version + ".").startswith(str(asked) + "."):
-        raise loaded.error(
-            ("torch",),
-            FieldError(
-                f"{lock.source} installs pytorch {version}; envkit.yaml asks for torch {asked}",
-                f'set torch: "{version}" (or leave torch out), or relock the environment',
-            ),
-            str(asked),
+        error = FieldError(
+            f"{lock.source} installs pytorch {version}; envkit.yaml asks for torch {asked}",
+            f'set torch: "{version}" (or leave torch out), or relock the environment',
         )
+        raise loaded.error(("torch",), error, str(asked))
     wanted = loaded.spec.cuda
     if wanted and cuda and (wanted == "cpu") != (cuda == "cpu"):  # a GPU build asked of a CPU one
         built = "a CPU build" if cuda == "cpu" else f"built for CUDA {cuda}"
-        raise loaded.error(
-            ("cuda",),
-            FieldError(
-                f"{lock.source}'s pytorch {version} is {built}; envkit.yaml asks for cuda {wanted}",
-                f'set cuda: "{cuda}" (or leave cuda out), or relock the environment for it',
-            ),
-            str(wanted),
+        error = FieldError(
+            f"{lock.source}'s pytorch {version} is {built}; envkit.yaml asks for cuda {wanted}",
+            f'set cuda: "{cuda}" (or leave cuda out), or relock the environment for it',
         )
+        raise loaded.error(("cuda",), error, str(wanted))
     plan = TorchPlan(version, cuda or planned.cuda, True, None, source="conda-lock")
     return plan, [
         f"torch {version} comes from {lock.source} (the lock's own), checked in the image"

@@ -42,31 +42,24 @@ def _requires(name: str, text: str, loaded: LoadedSpec, loc: Loc) -> list[str]:
     try:
         table = toml_loads(text).get("build-system")
     except TOMLDecodeError as exc:
-        raise loaded.error(
-            loc, FieldError(f"{name} is not valid TOML ({exc})", "fix the file"), name
-        ) from None
+        error = FieldError(f"{name} is not valid TOML ({exc})", "fix the file")
+        raise loaded.error(loc, error, name) from None
     if not isinstance(table, dict) or "requires" not in table:
         return list(PEP517_DEFAULT)
     requires = table["requires"]
     if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
-        raise loaded.error(
-            loc,
-            FieldError(
-                f"{name}: [build-system] requires is not a list of requirement strings",
-                'write it as PEP 518 does: requires = ["setuptools>=61", "wheel"]',
-            ),
-            requires,
+        error = FieldError(
+            f"{name}: [build-system] requires is not a list of requirement strings",
+            'write it as PEP 518 does: requires = ["setuptools>=61", "wheel"]',
         )
+        raise loaded.error(loc, error, requires)
     for requirement in requires:
         try:
             Requirement(requirement)
         except InvalidRequirement as exc:
-            raise loaded.error(
-                loc,
-                FieldError(
-                    f"{name}: [build-system] requires {requirement!r} is not a requirement ({exc})",
-                    "fix the line in pyproject.toml",
-                ),
-                requirement,
-            ) from None
+            error = FieldError(
+                f"{name}: [build-system] requires {requirement!r} is not a requirement ({exc})",
+                "fix the line in pyproject.toml",
+            )
+            raise loaded.error(loc, error, requirement) from None
     return [str(Requirement(r)) for r in requires]

@@ -97,20 +97,16 @@ class ProjectReader:
             raise self.loaded.error(loc, outside, relative)
         name = target.relative_to(self.root).as_posix()
         if not SAFE_PATH.fullmatch(name):
-            raise self.loaded.error(
-                loc,
-                FieldError(f"{name} has characters envkit does not copy", "rename the file"),
-                relative,
-            )
+            unsafe = FieldError(f"{name} has characters envkit does not copy", "rename the file")
+            raise self.loaded.error(loc, unsafe, relative)
         try:
             data = read_regular(target, file_limit(), what, size_hint=limit_hint())
             return name, data.decode("utf-8")
         except FieldError as exc:
             raise self.loaded.error(loc, exc, relative) from None
         except UnicodeDecodeError:
-            raise self.loaded.error(
-                loc, FieldError(f"{what} {name} is not UTF-8 text", "save it as UTF-8"), relative
-            ) from None
+            not_utf8 = FieldError(f"{what} {name} is not UTF-8 text", "save it as UTF-8")
+            raise self.loaded.error(loc, not_utf8, relative) from None
 
 
 def _requirements(
@@ -125,9 +121,8 @@ def _requirements(
         if current in files:
             continue
         if len(files) >= MAX_FILES:
-            raise reader.loaded.error(
-                loc, FieldError(f"more than {MAX_FILES} included files", "flatten them"), top
-            )
+            too_many = FieldError(f"more than {MAX_FILES} included files", "flatten them")
+            raise reader.loaded.error(loc, too_many, top)
         if is_pipenv(current):  # a Pipfile(.lock): its lines, then read as any file's
             try:
                 body = pipenv_requirements(current, body)
