@@ -63,8 +63,7 @@ ProjectName = Annotated[
     ),
 ]
 PixiEnvironment = Annotated[
-    str,
-    matching(r"[a-z0-9-]{1,63}", "pixi environment", "as pixi.toml names it, e.g. 'cuda'"),
+    str, matching(r"[a-z0-9-]{1,63}", "pixi environment", "as pixi.toml names it, e.g. 'cuda'")
 ]
 ImageRef = Annotated[
     str,

@@ -198,7 +198,7 @@ def _torch_elsewhere(spec: Spec) -> Iterator[Rule]:
     fix = "set the top-level `torch:` (and `cuda:`): envkit installs, checks and pins that one"
     # packages.pip's torch is judged as a requirements file's is (plan/project/inline_pip.py)
     lists: list[tuple[Loc, tuple[str | PipPackage, ...], bool]] = [
-        (("packages", "conda"), spec.packages.conda, False),
+        (("packages", "conda"), spec.packages.conda, False)
     ]
     if spec.conda is not None:
         lists += [

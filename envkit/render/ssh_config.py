@@ -122,12 +122,11 @@ def ssh_config_blocks(
     address = "localhost" if jump else connect_host(plan, host)
     blocks = []
     for service in services:
-        user = service.user
         lines = [
             f"Host {service.container_name}",
             f"    HostName {address}",
             f"    Port {service.ssh_port}",
-            f"    User {user}",
+            f"    User {service.user}",
             *([f"    ProxyJump {jump}"] if jump else []),
             *_identity(identity if not isinstance(identity, dict) else identity.get(service.name)),
             "    StrictHostKeyChecking accept-new",

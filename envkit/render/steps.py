@@ -30,10 +30,8 @@ def instructions(dockerfile: str) -> list[str]:
     found, current = [], ""
     for raw in dockerfile.splitlines():
         line = raw.strip()
-        if not current and (not line or line.startswith("#")):
-            continue
-        if current and line.startswith("#"):  # a comment inside a continued instruction
-            continue
+        if line.startswith("#") or not (current or line):  # a comment (in a continued
+            continue  # instruction too), a blank line between instructions
         if line.endswith("\\"):
             current += line[:-1].strip() + " "
             continue
@@ -52,8 +50,7 @@ def _sources(instruction: str) -> list[str]:
         return []
     rest = body.group(2).strip()
     words = [str(w) for w in json.loads(rest)] if rest.startswith("[") else shlex.split(rest)
-    words = [w for w in words if not w.startswith("--")]
-    return words[:-1]
+    return [w for w in words if not w.startswith("--")][:-1]
 
 
 def _content(files: dict[str, str], source: str) -> str:

@@ -12,6 +12,7 @@ leaves the previous render as it was), then each is renamed into place."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -151,11 +152,9 @@ def stage_context(files: dict[str, str], out_dir: Path, txn: Transaction, force:
     """Stage the context's new files and manifest; returns the diff (its stale files: to
     delete)."""
     diff = diff_files(files, out_dir)
-    foreign = diff.foreign
-    if foreign and not force:
-        shown = ", ".join(foreign[:5]) + (
-            f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
-        )
+    if diff.foreign and not force:
+        more = len(diff.foreign) - 5
+        shown = ", ".join(diff.foreign[:5]) + (f" and {more} more" if more > 0 else "")
         raise OutputFolderError(
             f"{out_dir} already holds files envkit did not write: {shown}",
             "render into another folder (-o DIR), or run `envkit render --force` to replace them",
@@ -172,12 +171,11 @@ def remove_files(root: Path, rels: list[str]) -> None:
     for rel in rels:
         _guard(partial((root / rel).unlink, missing_ok=True), root / rel)
         folder = (root / rel).parent
-        try:  # its folders, where the file was the last thing in them
+        # its folders, where the file was the last thing in them (one left behind is harmless)
+        with contextlib.suppress(OSError):
             while folder != root and folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
                 folder = folder.parent
-        except OSError:
-            pass  # an empty folder left behind is harmless
 
 
 def diff_project_files(files: dict[str, str], root: Path) -> FilesDiff:

@@ -111,10 +111,9 @@ def companion_pins(packages: dict[str, list[dict[str, Any]]], every: set[str]) -
 def check_torch(
     name: str, text: str, versions: list[dict[str, Any]], context: TorchContext, relock: str
 ) -> None:
-    torch = context.version
     for package in versions:
         version = str(package.get("version", "")).split("+")[0]
-        if context.none or (torch is not None and version != torch):
+        if context.none or (context.version is not None and version != context.version):
             raise lock_error(
                 name,
                 text,

@@ -7,6 +7,7 @@ and cpuonly are read the same way."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -100,8 +101,7 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     if name not in TORCHES or not applies(requirement, context):
         return _torch_only(requirement, name, context) or Verdict("keep")
     line = str(requirement)
-    refused = _refused_outright(requirement, name, context)
-    if refused is not None:
+    if (refused := _refused_outright(requirement, name, context)) is not None:
         return refused
     if context.version is None:
         if name in TORCH_NAMES:
@@ -215,11 +215,9 @@ def _in_series(specifier: SpecifierSet, expected: str) -> str:
     """A companion pinned exactly to another patch of the release series built for this torch
     (torchvision 0.15.0 where 0.15.1 is the table's for torch 2.0.0): the pin, as written."""
     pinned = _pinned(specifier)
-    try:
+    with contextlib.suppress(InvalidVersion):
         if pinned and Version(pinned).release[:2] == Version(expected).release[:2]:
             return pinned
-    except InvalidVersion:
-        pass
     return expected
 
 
