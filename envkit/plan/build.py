@@ -106,6 +106,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
     ca_certs = plan_ca_certs(loaded)
     ca_bundle = SYSTEM_BUNDLE if ca_certs else None
     ssh, ssh_notes = plan_ssh(spec, host.ipv6)
+    packages = plan_packages(loaded, python, conda, files, project, moved)
     return Plan(
         project=spec.name,
         image=ImagePlan(
@@ -121,9 +122,7 @@ def make_plan(loaded: LoadedSpec, host: HostFacts | None = None) -> Plan:
         conda=conda,
         apt=apt,
         pip=pip,
-        packages=_with_backend(
-            loaded, plan_packages(loaded, python, conda, files, project, moved), editable
-        ),
+        packages=_with_backend(loaded, packages, editable),
         ca_certs=ca_certs,
         ssh=ssh,
         runtime=_runtime_plan(spec),
@@ -203,8 +202,7 @@ def _with_backend(
     if not folders:
         return packages
     spec = loaded.spec
-    section = spec.python
-    if isinstance(section, PythonSection) and section.install == "editable":
+    if isinstance(spec.python, PythonSection) and spec.python.install == "editable":
         loc: Loc = ("python", "project")
     elif spec.conda is not None and spec.conda.file:
         loc = ("conda", "file")

@@ -95,8 +95,7 @@ def _parse_all(loaded: LoadedSpec, entries: list[KeyEntry]) -> tuple[str, ...]:
                 issues.append(loaded.issue(entry.loc, problem, exc.fix))
     if issues:
         raise ConfigError(str(loaded.path), issues)
-    unique = dict.fromkeys(k.line for k in keys)  # keep order, drop repeats
-    return tuple(unique)
+    return tuple(dict.fromkeys(k.line for k in keys))  # keep order, drop repeats
 
 
 def admin_keys(loaded: LoadedSpec) -> tuple[str, ...]:
@@ -193,39 +192,38 @@ def plan_services(loaded: LoadedSpec, uid: int, gid: int) -> tuple[Service, ...]
     members = spec.team.members
     if spec.team.mode == "shared" or not members:
         keys = admins + tuple(k for i in range(len(members)) for k in member_keys(loaded, i))
-        shared = Service(
-            name=spec.name,
-            container_name=spec.name,
-            member=None,
-            user=spec.ssh.user,
-            uid=spec.ssh.uid or uid,
-            gid=spec.ssh.gid or gid,
-            ssh_port=spec.ssh.port,
-            keys_dir=f"keys/{spec.name}",
-            keys=tuple(dict.fromkeys(keys)),
-            gpus=spec.runtime.gpus,
-        )
-        services = [shared]
-    else:
-        services = []
-        for index, member in enumerate(members):
-            port = member.port or member_port(spec.ssh.port, member.name)
-            services.append(
-                Service(
-                    name=f"{spec.name}-{member.name}",
-                    container_name=f"{spec.name}-{member.name}",
-                    member=member.name,
-                    user=member.name,
-                    uid=member.uid or spec.ssh.uid or uid,
-                    gid=spec.ssh.gid or gid,
-                    ssh_port=port,
-                    keys_dir=f"keys/{spec.name}-{member.name}",
-                    keys=tuple(dict.fromkeys(admins + member_keys(loaded, index))),
-                    gpus=spec.runtime.gpus if member.gpus is None else member.gpus,
-                    cpus=member.cpus,
-                    memory=member.memory,
-                )
+        services = [
+            Service(
+                name=spec.name,
+                container_name=spec.name,
+                member=None,
+                user=spec.ssh.user,
+                uid=spec.ssh.uid or uid,
+                gid=spec.ssh.gid or gid,
+                ssh_port=spec.ssh.port,
+                keys_dir=f"keys/{spec.name}",
+                keys=tuple(dict.fromkeys(keys)),
+                gpus=spec.runtime.gpus,
             )
+        ]
+    else:
+        services = [
+            Service(
+                name=f"{spec.name}-{member.name}",
+                container_name=f"{spec.name}-{member.name}",
+                member=member.name,
+                user=member.name,
+                uid=member.uid or spec.ssh.uid or uid,
+                gid=spec.ssh.gid or gid,
+                ssh_port=member.port or member_port(spec.ssh.port, member.name),
+                keys_dir=f"keys/{spec.name}-{member.name}",
+                keys=tuple(dict.fromkeys(admins + member_keys(loaded, index))),
+                gpus=spec.runtime.gpus if member.gpus is None else member.gpus,
+                cpus=member.cpus,
+                memory=member.memory,
+            )
+            for index, member in enumerate(members)
+        ]
     services = [_with_notebook(spec, s) for s in services]
     _check_ports(loaded, services)
     return tuple(services)
