@@ -299,11 +299,10 @@ def torch_source(
     for arch in archs:
         pypi = torch.on(arch).pypi
         if requested == "pypi" and pypi != (wanted or "cpu"):
-            platform = f"linux/{arch}"
             carried = f"CUDA {pypi}" if pypi not in (None, "cpu") else (pypi or "no")
             asked = f"CUDA {wanted}" if wanted else "CPU-only"
             raise FieldError(
-                f"PyPI's torch {torch.version} for {platform} is the {carried} build, not the "
+                f"PyPI's torch {torch.version} for linux/{arch} is the {carried} build, not the "
                 f"{asked} one",
                 "set torch_source: pytorch-index (or auto)"
                 + (f', or cuda: "{pypi}"' if pypi not in (None, "cpu") and arch != "arm64" else ""),
@@ -341,8 +340,7 @@ def nvidia_cuda_image(
             f"nvidia/cuda {cuda.full} has no Ubuntu {ubuntu} image{_on_arm(archs)}",
             f"choose base.ubuntu {_or_list(bases)}",
         )
-    chosen = ubuntu or bases[0]
-    return f"nvidia/cuda:{cuda.full}-{cuda.cudnn_tag}-{variant}-ubuntu{chosen}"
+    return f"nvidia/cuda:{cuda.full}-{cuda.cudnn_tag}-{variant}-ubuntu{ubuntu or bases[0]}"
 
 
 def driver_verdict(cuda: CudaRelease, driver: str) -> tuple[str, str]:

@@ -152,10 +152,10 @@ class ReplayFetcher:
 
     def _answer(self, key: str) -> str:
         entry = self.answers.get(key)
-        if entry is None or "file" not in entry:
-            if entry is not None:
-                raise SourceUnavailableError(entry["error"])  # the error already names the URL
+        if entry is None:
             raise SourceUnavailableError(f"{key.split(' ', 1)[1]}: not in the recording")
+        if "file" not in entry:
+            raise SourceUnavailableError(entry["error"])  # the error already names the URL
         return (self.folder / entry["file"]).read_text(encoding="utf-8")
 
     def text(self, url: str, trim: Trim | None = None) -> str:

@@ -139,11 +139,8 @@ def on_arch(tags: dict[str, tuple[str, ...]], arch: str) -> list[str]:
 
 def pytorch_images(release: str, tags: list[str]) -> dict[str, int]:
     """CUDA version -> cuDNN major of the pytorch/pytorch runtime images of one release."""
-    images: dict[str, int] = {}
-    for tag in tags:
-        found = re.fullmatch(re.escape(release) + r"-cuda(\d+\.\d+)-cudnn(\d+)-runtime", tag)
-        if found:
-            images[found.group(1)] = int(found.group(2))
+    pattern = re.escape(release) + r"-cuda(\d+\.\d+)-cudnn(\d+)-runtime"
+    images = {m.group(1): int(m.group(2)) for tag in tags if (m := re.fullmatch(pattern, tag))}
     return dict(sorted(images.items(), key=lambda item: version_key(item[0])))
 
 
