@@ -178,8 +178,7 @@ def _pulled(
     if local is None:
         _say_to(request)("building here")
         return False
-    registry = shared.registry_host
-    _tagged(request, tag, local.id, f"pulled from {registry}; --build builds here")
+    _tagged(request, tag, local.id, f"pulled from {shared.registry_host}; --build builds here")
     if request.tag:
         repository, _, name = tag.rpartition(":")
         local.tag(repository, name)
@@ -236,7 +235,6 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
     request, project, backend, shared = build.request, build.project, build.backend, build.shared
     plan, out_dir = project.plan, project.context_dir
     tag = request.tag or plan.image.tag
-    reporter = _reporter(request)
     if request.json:
         sys.stdout.write(json.dumps({"event": "builder", "builder": backend.name}) + "\n")
     elif not request.quiet:
@@ -272,7 +270,7 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
     try:
         bundle = request.offline_from
         with offline_files(out_dir, bundle) if bundle else nullcontext():
-            progress = build_image(client, out_dir, options, reporter, backend)
+            progress = build_image(client, out_dir, options, _reporter(request), backend)
     except BuildFailedError as failed:
         _explain_missing_base(client, plan.locked.base if plan.locked else plan.image.base, failed)
         raise

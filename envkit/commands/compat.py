@@ -80,8 +80,7 @@ def show_arch_table(table: catalog.CompatTable, arch: str, as_json: bool) -> Non
     out = Table(
         "torch", "CUDA wheels (download.pytorch.org)", "PyPI's wheel", "images", title=title
     )
-    for version in reversed(list(rows)):
-        builds = rows[version]
+    for version, builds in reversed(rows.items()):
         images = ", ".join(f"cuda{c}" for c in builds.images) or "none"
         out.add_row(version, ", ".join(builds.cuda) or "none", _pypi_build(builds.pypi), images)
     Console().print(out)
@@ -129,8 +128,7 @@ def show_resolution(request: CompatRequest, arch: str) -> None:
     }
     if driver is not None:
         verdict, why = catalog.driver_verdict(chosen, driver)
-        result["driver_verdict"] = verdict
-        result["driver_explanation"] = why
+        result.update(driver_verdict=verdict, driver_explanation=why)
     if request.json:
         typer.echo(json.dumps(result, indent=2))
         return

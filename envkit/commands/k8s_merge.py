@@ -49,8 +49,7 @@ def _lines(paths: list[str]) -> list[tuple[str, str]]:
 
 def run(request: K8sMergeRequest) -> int:
     nodes, expect, outputs = request.nodes, request.expect, request.reports
-    paths = list(request.logs)
-    reports, skipped = reports_in(_lines(paths))
+    reports, skipped = reports_in(_lines(list(request.logs)))
     if not reports and not nodes and not expect:
         raise EnvkitError(
             "no envkit report in the logs given",

@@ -33,8 +33,9 @@ def run(request: K8sRenderRequest) -> int:
     if manifests.image is None and project.plan.registry is not None:
         # The pods pull the team's image by digest: exactly what was pushed, on every node.
         client = docker_client()
-        pushed = pushed_reference(client, project, project.plan.registry)
-        manifests = replace(manifests, image=pushed)
+        manifests = replace(
+            manifests, image=pushed_reference(client, project, project.plan.registry)
+        )
         platforms = build_platforms(project, client)  # the pushed image's architectures
     files = render_k8s(plan_k8s(project.plan, manifests, platforms))
     folder = out or project.project_dir / OUT_DIR

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 
@@ -22,13 +23,11 @@ def run(request: LogsRequest) -> int:
     service = chosen_service(plan, request.member)
     container = existing_container(docker_client(), service)
     tail = request.tail if request.tail is not None else "all"
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         if request.follow:
             for chunk in container.logs(stream=True, follow=True, tail=tail):
                 sys.stdout.buffer.write(chunk)
                 sys.stdout.buffer.flush()
         else:
             sys.stdout.buffer.write(container.logs(tail=tail))
-    except KeyboardInterrupt:
-        return 0
     return 0

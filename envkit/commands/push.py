@@ -106,8 +106,7 @@ def _check_built(
 ) -> None:
     what = f"`envkit build{' --locked' if locked else ''}`"
     local = require_image(client, tag, f"run {what} first, then `envkit push`")
-    built_from = local.labels.get(CONTEXT_LABEL)
-    if built_from != image.context:
+    if local.labels.get(CONTEXT_LABEL) != image.context:
         raise EnvkitError(
             f"{tag}{f' ({platform})' if platform else ''} was not built from what envkit.yaml "
             "renders now" + (" (--locked: with the lock's pins)" if locked else ""),

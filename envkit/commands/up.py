@@ -54,8 +54,7 @@ class UpRequest:
 
 
 def _check_ports(client: Any, plan: Plan) -> None:
-    taken = taken_ports(plan, running_containers(client, plan.project))
-    if taken:
+    if taken := taken_ports(plan, running_containers(client, plan.project)):
         raise EnvkitError(
             f"cannot publish host port {taken[0]}",
             "pick another port in envkit.yaml, or stop what holds it"
@@ -66,8 +65,7 @@ def _check_ports(client: Any, plan: Plan) -> None:
 
 def _require_keys(project: Project) -> None:
     """sshd with no key at all locks everyone out; say so before starting it, unless asked."""
-    rule = missing_keys(project.loaded.spec)
-    if rule is not None:
+    if (rule := missing_keys(project.loaded.spec)) is not None:
         raise ConfigError(str(project.config), [project.loaded.issue(*rule)])
 
 
@@ -122,10 +120,9 @@ def guard(at_risk: list[tuple[str, Any]], yes: bool, ask: Callable[[str], str] |
     """Say what a recreate would lose; go on only with --yes or a yes at the terminal."""
     if not at_risk:
         return
-    lines = [f"{changes.describe(who)}" for who, changes in at_risk]
     who = ", ".join(sorted({who for who, _ in at_risk}))
     text = (
-        "; ".join(lines)
+        "; ".join(changes.describe(who) for who, changes in at_risk)
         + ". They are not in envkit.yaml and go with this recreate (homes, the workspace and "
         "the shared cache stay)"
     )
@@ -277,23 +274,22 @@ def _report(
     remote: bool,
 ) -> dict[str, Any]:
     rekeyed = {name for name, sync in refreshed.items() if sync.refreshed}
-    containers = [
-        {
-            "name": s.container_name,
-            "member": s.member,
-            "state": states.get(s.container_name, "unknown"),
-            "user": s.user,
-            "ssh_port": s.ssh_port if plan.ssh.enabled else None,
-            "login": _login_hint(plan, s, remote) if plan.ssh.enabled else None,
-            "gpus": list(s.gpus) if isinstance(s.gpus, tuple) else s.gpus,
-            "keys_refreshed": s.container_name in rekeyed,
-        }
-        for s in plan.services
-    ]
     return {
         "image": plan.image.tag,
         "healthy": all(state == "healthy" for state in states.values()),
-        "containers": containers,
+        "containers": [
+            {
+                "name": s.container_name,
+                "member": s.member,
+                "state": states.get(s.container_name, "unknown"),
+                "user": s.user,
+                "ssh_port": s.ssh_port if plan.ssh.enabled else None,
+                "login": _login_hint(plan, s, remote) if plan.ssh.enabled else None,
+                "gpus": list(s.gpus) if isinstance(s.gpus, tuple) else s.gpus,
+                "keys_refreshed": s.container_name in rekeyed,
+            }
+            for s in plan.services
+        ],
         "removed": removed,
     }
 

@@ -140,8 +140,7 @@ def _run(request: VerifyRequest, stdout: TextIO) -> int:
         stdout=stdout,
     )
     code = exit_code(combined)
-    warn_only = settings.regressions == "warn"
-    if remembered and remembered.regressions and code == EXIT_OK and not warn_only:
+    if remembered and remembered.regressions and code == EXIT_OK and settings.regressions != "warn":
         return EXIT_CHECKS_FAILED  # a figure fell below its baseline: CI must see it
     return code
 
@@ -149,13 +148,12 @@ def _run(request: VerifyRequest, stdout: TextIO) -> int:
 def _on_targets(request: VerifyRequest, settings: RunSettings) -> Outcomes:
     urls = {url.url: url for url in _targets(request, settings)}
     inflight = _InFlight()
-    limit = _limit(request)
     try:
         outcomes = verify_many(
             list(urls),
             lambda url: _one(urls[url], request, settings, inflight),
             request.targets.parallel,
-            deadline=limit + GRACE_S,
+            deadline=_limit(request) + GRACE_S,
         )
     except KeyboardInterrupt:
         inflight.abort_all()

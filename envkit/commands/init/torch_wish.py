@@ -28,12 +28,7 @@ from envkit.plan.project.requirement_lines import (
     logical_lines,
     option_of,
 )
-from envkit.plan.project.torch_lines import (
-    TorchContext,
-    applies,
-    conda_parts,
-    conda_specifier,
-)
+from envkit.plan.project.torch_lines import TorchContext, applies, conda_parts, conda_specifier
 
 if TYPE_CHECKING:
     from envkit.plan.project.conda_locks import CondaLockPackages
