@@ -90,8 +90,7 @@ def export(
     Example: envkit history export runs.jsonl"""
     from envkit.commands import history_export as command
 
-    request = command.HistoryExportRequest(history_file=history_file, out=out)
-    raise typer.Exit(command.run(request))
+    raise typer.Exit(command.run(command.HistoryExportRequest(history_file=history_file, out=out)))
 
 
 @history_app.command("import", short_help="Merge another machine's runs.")

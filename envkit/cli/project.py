@@ -62,7 +62,6 @@ def init(
 
     from envkit.commands import init as command
 
-    interactive = not no_input and sys.stdin.isatty() and sys.stdout.isatty()
     request = command.InitRequest(
         path=Path(config or os.environ.get("ENVKIT_CONFIG") or "envkit.yaml"),
         name=name,
@@ -71,7 +70,7 @@ def init(
         cuda=cuda,
         flavor=flavor,
         force=force,
-        interactive=interactive,
+        interactive=not no_input and sys.stdin.isatty() and sys.stdout.isatty(),
     )
     raise typer.Exit(command.run(request))
 

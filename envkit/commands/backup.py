@@ -31,8 +31,7 @@ def chosen(found: list[VolumeInfo], members: tuple[str, ...], cache: bool) -> li
     homes = [v for v in found if v.kind == "home"]
     if members:
         known = {v.member for v in homes}
-        missing = [m for m in members if m not in known]
-        if missing:
+        if missing := [m for m in members if m not in known]:
             shown = ", ".join(sorted(m for m in known if m)) or "none yet"
             raise EnvkitError(
                 f"no home volume for {', '.join(missing)}", f"homes of this project: {shown}"

@@ -28,8 +28,7 @@ class HistoryDiffRequest:
 
 def _pick(history: History, ids: list[int], target: tuple[str, ...]) -> tuple[Run, Run]:
     if not ids:
-        pair = last_pass_and_latest(history, target)
-        if pair is None:
+        if (pair := last_pass_and_latest(history, target)) is None:
             raise EnvkitError(
                 "fewer than two recorded runs to compare", "run `envkit verify` again first"
             )
@@ -40,8 +39,7 @@ def _pick(history: History, ids: list[int], target: tuple[str, ...]) -> tuple[Ru
         if not 1 <= run_id <= MAX_RUN_ID:
             raise EnvkitError(f"run {run_id} cannot exist", "name run ids from `envkit history`")
     runs = [history.run(i) for i in ids]
-    missing = [str(i) for i, run in zip(ids, runs, strict=True) if run is None]
-    if missing:
+    if missing := [str(i) for i, run in zip(ids, runs, strict=True) if run is None]:
         raise EnvkitError(
             f"no run {', '.join(missing)} in history file {history.path}", "see `envkit history`"
         )

@@ -15,8 +15,7 @@ HOST = r"([A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,}|localhost|\d+\.\d+\.\d+\.\d+)"
 
 def _first_host(text: str, *patterns: str) -> str | None:
     for pattern in patterns:
-        found = re.search(pattern, text)
-        if found:
+        if found := re.search(pattern, text):
             return found.group(1)
     return None
 
@@ -151,8 +150,7 @@ def _last(versions: str, count: int = 8) -> str:
 def _conflict(text: str) -> str | None:
     found = re.search(r"(Because [^\n]*(?:\n\s+[^\n]+)*?unsatisfiable\.?)", text)
     if found:
-        sentence = " ".join(found.group(1).split())
-        return f"two requirements conflict: {sentence[:400]}"
+        return f"two requirements conflict: {' '.join(found.group(1).split())[:400]}"
     found = re.search(r"The conflict is caused by:\s*\n((?:\s+[^\n]+\n?){1,6})", text)
     if found:
         lines = "; ".join(line.strip() for line in found.group(1).splitlines() if line.strip())
@@ -202,7 +200,6 @@ def cause(log: Iterable[str]) -> str | None:
     """The failure's cause and its fix, or None where no rule knows the log."""
     text = "\n".join(log)
     for rule in RULES:
-        said = rule(text)
-        if said:
+        if said := rule(text):
             return said
     return None

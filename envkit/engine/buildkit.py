@@ -70,16 +70,14 @@ class PlainOutput:
         if vertex is None:
             return
         number, rest = int(vertex.group(1)), vertex.group(2)
-        step = STEP.match(rest)
-        if step is not None:
+        if (step := STEP.match(rest)) is not None:
             index = int(step.group(1))
             self.steps[number] = index
             self.headers[index] = shown(step.group(3))
             self.progress.total = int(step.group(2))
             return
         if number not in self.steps:
-            exported = EXPORTED.match(rest)
-            if exported:
+            if exported := EXPORTED.match(rest):
                 self.progress.export_s = float(exported.group(1))
             return  # BuildKit's own work: loading the Dockerfile, the context, metadata
         index = self.steps[number]
@@ -88,8 +86,7 @@ class PlainOutput:
             self._catch_up(report)
             return
         self._running(index, report)
-        done = DONE.match(rest)
-        if done:  # BuildKit's own figure for the step's run
+        if done := DONE.match(rest):  # BuildKit's own figure for the step's run
             self.progress.measured[index] = float(done.group(1))
         if rest.startswith("ERROR: "):
             self.error = rest.removeprefix("ERROR: ")

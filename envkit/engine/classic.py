@@ -34,8 +34,7 @@ def follow(stream: Iterable[dict[str, Any]], report: Reporter) -> BuildProgress:
 
 def _line(progress: BuildProgress, line: str, report: Reporter) -> None:
     line = SGR.sub("", line)
-    step = STEP.match(line)
-    if step:
+    if step := STEP.match(line):
         progress.total = int(step.group(2))
         begin_step(progress, int(step.group(1)), " ".join(step.group(3).split()), report)
     elif line.strip() == "---> Using cache" or line.startswith("--> Using cache "):
@@ -75,8 +74,7 @@ def build_classic(
         try:
             return follow(stream, report)
         finally:
-            close = getattr(stream, "close", None)
-            if close is not None:
+            if (close := getattr(stream, "close", None)) is not None:
                 close()
     except (DockerException, RequestException, StreamError) as exc:  # the engine broke off
         raise EngineUnreachableError(

@@ -3,6 +3,7 @@ or `docker-compose` (v1) where present; the status is read through the SDK by la
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -27,8 +28,7 @@ def compose_command() -> list[str]:
     docker = shutil.which("docker")
     if docker and quiet_output([docker, "compose", "version"], timeout=30) is not None:
         return [docker, "compose"]
-    legacy = shutil.which("docker-compose")
-    if legacy:
+    if legacy := shutil.which("docker-compose"):
         return [legacy]
     raise EngineUnreachableError(
         "neither `docker compose` (v2) nor `docker-compose` (>= 1.28) is installed",
@@ -104,10 +104,8 @@ def run_podman_healthcheck(client: Any, name: str) -> None:
     from docker.errors import DockerException
 
     url = f"{client.api.base_url}/v4.0.0/libpod/containers/{name}/healthcheck"
-    try:
+    with contextlib.suppress(DockerException):  # not yet started: the next poll asks again
         client.api._get(url)  # the SDK's own transport, on Podman's own path
-    except DockerException:
-        return  # not yet started: the next poll asks again
 
 
 def answers_ready(container: Any) -> bool:

@@ -42,20 +42,18 @@ def emulation(platform: str, binfmt: Path | None = None) -> Emulation:
     """Whether PLATFORM's programs run here through a registered emulator (F flag)."""
     binfmt = binfmt or BINFMT
     machine = architecture(platform).machine
-    entry = binfmt / f"qemu-{machine}"
     if not (binfmt / "status").exists():
         return Emulation(platform, False, f"binfmt_misc is not mounted at {binfmt}")
     try:
-        text = entry.read_text()
+        text = (binfmt / f"qemu-{machine}").read_text()
     except OSError:
         return Emulation(platform, False, f"no qemu-{machine} entry in {binfmt}")
     lines = text.splitlines()
-    enabled = bool(lines) and lines[0].strip() == "enabled"
     flags = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("flags:")), "")
     interpreter = next(
         (line.split(" ", 1)[1] for line in lines if line.startswith("interpreter")), "?"
     )
-    if not enabled:
+    if not lines or lines[0].strip() != "enabled":
         return Emulation(platform, False, f"qemu-{machine} is registered but disabled")
     if "F" not in flags:
         return Emulation(

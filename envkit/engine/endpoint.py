@@ -62,8 +62,7 @@ def _docker_config_dir() -> Path:
 
 
 def _current_context() -> str | None:
-    named = os.environ.get("DOCKER_CONTEXT")
-    if named:
+    if named := os.environ.get("DOCKER_CONTEXT"):
         return named
     try:
         config = json.loads((_docker_config_dir() / "config.json").read_text())
@@ -96,8 +95,7 @@ def _context_host(name: str) -> str:
 
 
 def current_endpoint() -> Endpoint:
-    host = os.environ.get("DOCKER_HOST")
-    if host:
+    if host := os.environ.get("DOCKER_HOST"):
         return Endpoint(host, "DOCKER_HOST")
     context = _current_context()
     if context and context != "default":

@@ -102,8 +102,7 @@ def read_changes(container: Any) -> LayerChanges:
             record = pattern.search(path)
             if record and kind == ADDED:
                 into.add(record.group(1).lower().replace("_", "-"))
-        conda = CONDA_RECORD.search(path)
-        if conda and kind == ADDED:
+        if (conda := CONDA_RECORD.search(path)) and kind == ADDED:
             found.conda.add(conda.group(1))
         if _is_package_file(path) or path in parents:
             continue

@@ -61,8 +61,7 @@ def libpod_spec(image: str, options: dict[str, Any], cdi_devices: list[str]) -> 
         spec["ipcns"] = {"nsmode": "host"}
     elif options.get("shm_size"):
         spec["shm_size"] = int(parse_bytes(options["shm_size"]))
-    health = options.get("healthcheck")
-    if health:
+    if health := options.get("healthcheck"):
         spec["healthconfig"] = {
             "Test": health["test"],
             "Interval": health["interval"],
@@ -77,8 +76,7 @@ def libpod_spec(image: str, options: dict[str, Any], cdi_devices: list[str]) -> 
         limits["memory"] = {"limit": int(parse_bytes(options["mem_limit"]))}
     if limits:
         spec["resource_limits"] = limits
-    policy = (options.get("restart_policy") or {}).get("Name")
-    if policy:
+    if policy := (options.get("restart_policy") or {}).get("Name"):
         spec["restart_policy"] = policy
     if options.get("ulimits"):
         spec["r_limits"] = [

@@ -26,8 +26,7 @@ def _elapsed(progress: BuildProgress) -> float:
 
 
 def _label(progress: BuildProgress, step: int) -> str:
-    width = len(str(progress.total))
-    return f"[{step:>{width}}/{progress.total}]"
+    return f"[{step:>{len(str(progress.total))}}/{progress.total}]"
 
 
 def _short(text: str) -> str:
@@ -48,8 +47,7 @@ def summary(progress: BuildProgress) -> str:
     )
     if progress.export_s:
         text += f", writing the layers {progress.export_s:.1f}s"
-    slow = slowest(progress)
-    if slow:
+    if slow := slowest(progress):
         text += "\nslowest: " + "; ".join(
             f"{_label(progress, step)} {seconds:.1f}s {_short(instruction)[:60]}"
             for step, seconds, instruction in slow
@@ -85,8 +83,7 @@ def console_reporter(
                 open_line["step"] = 0
             else:
                 close(progress)
-                label = _label(progress, progress.step)
-                out.write(f"{label} {_taken(progress, progress.step)}\n")
+                out.write(f"{_label(progress, progress.step)} {_taken(progress, progress.step)}\n")
         elif event == "done":
             close(progress)
             out.write(summary(progress))

@@ -115,9 +115,8 @@ def _follow(stream: Iterable[dict[str, Any]], image: SharedImage, action: str, s
             detail = chunk.get("errorDetail") or {}
             raise failure(image, action, str(chunk.get("error") or detail.get("message")))
         status = str(chunk.get("status", ""))
-        layer = chunk.get("id", "")
         if status in ("Pushed", "Layer already exists", "Pull complete", "Already exists"):
-            say(f"  {layer}: {status.lower()}")
+            say(f"  {chunk.get('id', '')}: {status.lower()}")
         aux = chunk.get("aux")
         if isinstance(aux, dict) and aux.get("Digest"):
             digest = str(aux["Digest"])

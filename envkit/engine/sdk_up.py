@@ -151,8 +151,7 @@ def _gpus(service: Service, facts: EngineFacts | None) -> dict[str, Any]:
         return {"device_requests": [DeviceRequest(driver="cdi", device_ids=cdi_names(gpus))]}
     count = -1 if gpus == "all" else gpus  # every GPU, or a count; else the devices named
     which = {"device_ids": list(gpus)} if isinstance(gpus, tuple) else {"count": count}
-    request = DeviceRequest(driver="nvidia", capabilities=[["gpu"]], **which)
-    return {"device_requests": [request]}
+    return {"device_requests": [DeviceRequest(driver="nvidia", capabilities=[["gpu"]], **which)]}
 
 
 def _environment(spec: ContainerSpec, remote: bool) -> dict[str, str]:
@@ -211,7 +210,6 @@ def sdk_up(client: Any, plan: Plan, out_dir: Path, facts: EngineFacts, decided: 
     they are (a stopped one keeps its writable layer), changed ones recreated, new ones made."""
     from docker.errors import APIError
 
-    remote = facts.remote
     for planned in decided.planned:
         service, existing = planned.service, planned.container
         if planned.action == "keep":
@@ -227,7 +225,7 @@ def sdk_up(client: Any, plan: Plan, out_dir: Path, facts: EngineFacts, decided: 
         options = run_options(plan, service, out_dir.resolve(), facts)
         # A remote engine's container gets its keys copied in between create and its first
         # start, where the entrypoint reads them.
-        prepare = partial(copy_keys, service=service, out_dir=out_dir) if remote else None
+        prepare = partial(copy_keys, service=service, out_dir=out_dir) if facts.remote else None
         try:
             run_container(client, plan.image.tag, options, facts, prepare)
         except APIError as exc:

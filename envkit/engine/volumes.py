@@ -93,8 +93,7 @@ def archive_of(client: Any, container: Any, path: str) -> Iterator[bytes]:
         return
     parent, _, name = path.rstrip("/").rpartition("/")
     command = ["tar", "-C", parent or "/", "--numeric-owner", "-cf", "-", name]
-    run = container.exec_run(command, stream=True, demux=True, user="root")
-    for out, _err in run.output:
+    for out, _err in container.exec_run(command, stream=True, demux=True, user="root").output:
         if out:
             yield out
 
@@ -140,10 +139,8 @@ class ChunkReader:
             if chunk is None:
                 break
             self.buffer += chunk
-        if size < 0:
-            data, self.buffer = self.buffer, b""
-        else:
-            data, self.buffer = self.buffer[:size], self.buffer[size:]
+        cut = len(self.buffer) if size < 0 else size
+        data, self.buffer = self.buffer[:cut], self.buffer[cut:]
         if data and self.sink is not None:
             self.sink(data)
         return data

@@ -171,8 +171,7 @@ def read_manifest(archive: Path) -> Manifest:
     path = manifest_path(archive)
     fix = f"restore an archive `envkit backup` wrote: {path.name} sits beside it"
     try:
-        data = json.loads(read_regular(path, MANIFEST_LIMIT, "backup manifest"))
-        return Manifest(**data)
+        return Manifest(**json.loads(read_regular(path, MANIFEST_LIMIT, "backup manifest")))
     except FieldError as exc:
         raise EnvkitError(exc.problem, fix) from None
     except (ValueError, TypeError) as exc:

@@ -56,11 +56,9 @@ def wants_host_gpus(project: Project) -> bool:
 
 
 def _field(project: Project, service: Service) -> tuple[str | int, ...]:
-    members = project.plan.members
-    spec_members = project.loaded.spec.team.members
     if service.member is not None:
-        index = members.index(service.member)
-        if spec_members[index].gpus is not None:
+        index = project.plan.members.index(service.member)
+        if project.loaded.spec.team.members[index].gpus is not None:
             return ("team", "members", index, "gpus")
     return ("runtime", "gpus")
 

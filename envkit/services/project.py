@@ -61,8 +61,7 @@ def _project(loaded: LoadedSpec, out: Path | None, configured: bool) -> Project:
 
     project_dir = loaded.path.parent
     context_dir = out if out is not None else project_dir / CONTEXT_DIR
-    plan = make_plan(loaded)
-    return Project(loaded.path, plan, context_dir, project_dir, loaded, configured)
+    return Project(loaded.path, make_plan(loaded), context_dir, project_dir, loaded, configured)
 
 
 def render_project(project: Project) -> dict[str, str]:

@@ -42,9 +42,8 @@ def assigned_gpus(container: Any, service: Service) -> list[str] | str:
             return "all"
         if request.get("Count"):
             return str(request["Count"])
-    cdi = [d for d in host.get("Devices") or () if CDI_GPU_KIND in str(d)]
-    if cdi:
-        return [str(d) for d in cdi]
+    if cdi := [str(d) for d in host.get("Devices") or () if CDI_GPU_KIND in str(d)]:
+        return cdi
     return "none" if service.gpus == "none" else []
 
 

@@ -184,8 +184,9 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
             found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
     for name in REQUIREMENTS:
         if (folder / name).is_file() and _names_a_package(folder / name):
-            wish = from_requirements(folder / name, folder)
-            found.append(Candidate("requirements", (name,), wish))
+            found.append(
+                Candidate("requirements", (name,), from_requirements(folder / name, folder))
+            )
         elif (folder / name).is_file():
             unusable.append(f"{name}: it names no package (comments and blank lines only)")
     found += _pipenv(folder, "Pipfile", unusable)

@@ -137,8 +137,7 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
             tensorflow = requirement
     if torch is None:
         return _without_torch(names, where, tensorflow)
-    labels = {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}
-    if labels:
+    if labels := {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}:
         cuda = cuda_of(sorted(labels)[0])
     specifier = ",".join(f"{s.operator}{s.version.split('+')[0]}" for s in torch.specifier)
     return TorchWish(specifier or None, cuda, said=f"{where}: {torch}")
@@ -230,8 +229,7 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
             cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
             said = f"{where} locks torch {version}"
             return TorchWish(f"=={version.split('+')[0]}", cuda, said=said)
-    none = any(canonicalize_name(str(p.get("name"))) in OTHER_FRAMEWORKS for p in packages)
-    if not none:
+    if not any(canonicalize_name(str(p.get("name"))) in OTHER_FRAMEWORKS for p in packages):
         return TorchWish()
     found = [p for p in packages if canonicalize_name(str(p.get("name"))) in TENSORFLOWS]
     try:  # the locked release: its CUDA
