@@ -448,3 +448,44 @@ def test_a_tensorflow_pin_maps_to_the_nearest_cuda_with_an_image_of_its_major() 
     assert (wish.none, wish.cuda) == (True, "12.4"), wish
     said = "TensorFlow 2.16 was built for CUDA 12.3 (12.4 is the nearest with an image)"
     assert said in wish.said, wish
+
+
+def test_a_requirement_lines_options_and_a_jax_without_cuda_are_read_as_pip_reads_them() -> None:
+    """grok-1's `jax[cuda12_pip]==0.4.25 -f URL` is a jax line (its option was read as part
+    of the requirement, so init proposed torch); flax alone brings a CPU jax, said as jax
+    alone is; alphafold's jaxlib==0.4.26+cuda12.cudnn89 is a GPU jaxlib, not said."""
+    from envkit.commands.init.torch_wish import from_lines
+
+    find = "jax[cuda12_pip]==0.4.25 -f https://storage.googleapis.com/jax-releases/j.html"
+    assert from_lines([], "requirements.txt", [find, "numpy"]).none
+    cpu = "(its jax has no CUDA extra: a CPU jaxlib"
+    assert cpu in from_lines([], "requirements.txt", ["flax", "optax"]).said
+    gpu = from_lines([], "r.txt", ["jax==0.4.26", "jaxlib==0.4.26+cuda12.cudnn89"])
+    assert gpu.none and cpu not in gpu.said, gpu
+
+
+def test_a_locks_torch_in_an_extra_proposes_that_extra() -> None:
+    """cosmos-curate's poetry.lock holds torch only under the extra `local`: without
+    python.extras, `poetry export` leaves torch and its fifty companions out. uv.lock says the
+    same in its project's entry."""
+    from envkit.commands.init.torch_wish import from_uv_lock
+
+    torch = {"name": "torch", "version": "2.7.0", "optional": True}
+    poetry = {"package": [{"name": "requests"}, torch], "extras": {"local": ["torch"]}}
+    assert from_uv_lock(poetry, "poetry.lock").extras == ("local",)
+    own = {"name": "demo", "optional-dependencies": {"gpu": [{"name": "torch"}]}}
+    assert from_uv_lock({"package": [own, torch]}, "uv.lock").extras == ("gpu",)
+    assert from_uv_lock({"package": [torch]}, "uv.lock").extras == ()
+
+
+def test_a_file_under_benchmarks_or_examples_is_never_the_projects_environment(
+    tmp_path: Path,
+) -> None:
+    """diffusers' setup.py computes its install_requires; init then took
+    benchmarks/requirements.txt as the project's environment. A file under docs/, tests/,
+    benchmarks/ or examples/ is said not used, never chosen."""
+    setup = "from setuptools import setup\nsetup(name='d', install_requires=deps_list('x'))\n"
+    files = {"setup.py": setup, "benchmarks/requirements.txt": "pandas\n"}
+    said, config = _made(tmp_path, files)
+    assert "not used: benchmarks/requirements.txt" in said, said
+    assert "benchmarks/requirements.txt" not in config.split("# not used")[0], config

@@ -166,7 +166,9 @@ def _decided(
         torch_note=note,
         python_version=version,
         python_project=project,
-        python_extras=use.wish.extras if use is not None and kind == "pyproject" else (),
+        python_extras=use.wish.extras
+        if use is not None and kind in (*PROJECT_LOCKS, "pyproject")
+        else (),
         python_line=version if project is None else None,
         setup_py=use if kind == "setup.py" else None,
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,

@@ -167,9 +167,16 @@ class Installed:
 SIDE_FOLDERS = re.compile(r"docs?|tests?|ci|benchmarks?|examples?", re.IGNORECASE)
 
 
+def aside(name: str) -> bool:
+    """Whether the file NAME (relative to the project) is in docs/, tests/, ci/, benchmarks/ or
+    examples/: their environments (docs/Makefile's, benchmarks/requirements.txt) are not the
+    project's own."""
+    return any(SIDE_FOLDERS.fullmatch(part) for part in Path(name).parts[:-1])
+
+
 def _is_recipe(path: Path, folder: Path) -> bool:
     relative = path.relative_to(folder)
-    if any(SIDE_FOLDERS.fullmatch(part) for part in relative.parts[:-1]):
+    if aside(relative.as_posix()):
         return False  # docs/Makefile installs the docs' environment, not the project's
     return bool(
         RECIPE.search(path.name)

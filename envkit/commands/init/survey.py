@@ -19,6 +19,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from envkit.commands.init.discovery import (
+    aside,
     installed_by_recipes,
     recipe_torch,
     unused_files,
@@ -200,8 +201,9 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
     others = unused_files(folder, taken, paths)
-    unusable += [f"{name}: {why}" for name, why in others if usable_kind(why) is None]
-    found += _under_own_names([(n, w) for n, w in others if usable_kind(w)], folder)
+    own = [(name, why) for name, why in others if usable_kind(why) and not aside(name)]
+    unusable += [f"{name}: {why}" for name, why in others if (name, why) not in own]
+    found += _under_own_names(own, folder)
     return found, unusable
 
 

@@ -110,7 +110,9 @@ def _without_torch(names: list[str], where: str, tensorflow: Requirement | None)
     if not any(name in OTHER_FRAMEWORKS for name in names):
         return TorchWish()
     said = f"{where} names no torch"
-    if "jax" in names and not any(n.startswith("jax-cuda") for n in names):
+    if {"jax", "jaxlib", "flax"} & {*names} and not any(
+        n.startswith("jax") and "cuda" in n for n in names
+    ):
         said += " (its jax has no CUDA extra: a CPU jaxlib; jax[cuda12] runs on the GPU)"
     return _tensorflow_wish(tensorflow, said)
 
@@ -122,14 +124,15 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
         if build and line.startswith(INDEX_OPTIONS):
             cuda = cuda_of(build.group(1))
             continue
-        try:
-            requirement = Requirement(line.split(" --hash")[0])
+        try:  # the requirement without its options (--hash, grok-1's `jax[cuda12] -f URL`)
+            requirement = Requirement(re.split(r"\s+-", line, maxsplit=1)[0])
         except InvalidRequirement:
             continue
         if not applies(requirement, LINUX):
             continue  # a line for another system (sys_platform == 'darwin')
         names.append(canonicalize_name(requirement.name))
-        if any("cuda" in extra for extra in requirement.extras):  # jax[cuda12]: a GPU jaxlib
+        # jax[cuda12] or alphafold's jaxlib==0.4.26+cuda12.cudnn89: a GPU jaxlib
+        if any("cuda" in part for part in (*requirement.extras, str(requirement.specifier))):
             names.append(f"{names[-1]}-cuda")
         if canonicalize_name(requirement.name) in TORCH_NAMES and torch is None:
             torch = requirement
@@ -228,7 +231,9 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
             version = str(package.get("version", ""))
             cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
             said = f"{where} locks torch {version}"
-            return TorchWish(f"=={version.split('+')[0]}", cuda, said=said)
+            extras = _locked_extras(lock, packages)
+            said += f" in the extra {extras[0]}" if extras else ""
+            return TorchWish(f"=={version.split('+')[0]}", cuda, said=said, extras=extras)
     if not any(canonicalize_name(str(p.get("name"))) in OTHER_FRAMEWORKS for p in packages):
         return TorchWish()
     found = [p for p in packages if canonicalize_name(str(p.get("name"))) in TENSORFLOWS]
@@ -237,6 +242,18 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     except (InvalidRequirement, KeyError):
         tensorflow = None
     return _tensorflow_wish(tensorflow, f"{where} locks no torch")
+
+
+def _locked_extras(lock: dict[str, Any], packages: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The extra a lock installs its torch with, where only one does (cosmos-curate's `local`):
+    poetry.lock's [extras] table, or uv.lock's project entry's optional-dependencies."""
+    named = lock.get("extras") if isinstance(lock.get("extras"), dict) else {}
+    for package in packages:  # uv: the project's own entry names its extras' packages
+        if isinstance(package.get("optional-dependencies"), dict) and not named:
+            wanted = package["optional-dependencies"].items()
+            named = {k: [d.get("name") for d in v if isinstance(d, dict)] for k, v in wanted}
+    extras = [str(e) for e, names in named.items() if isinstance(names, list) and "torch" in names]
+    return tuple(extras[:1]) if extras and re.fullmatch(r"[\w.-]+", extras[0]) else ()
 
 
 def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
