@@ -4,7 +4,6 @@ it can be shipped as one zip into any image with python+torch and run there with
 Check ids are a contract: groups cuda.*, tensor.*, autograd.*, multigpu.*, system.*, bench.*.
 
 May import: nothing of envkit; the standard library and torch only, since it runs from a
-zip inside any image.
-"""
+zip inside any image."""
 
 SCHEMA_VERSION = 1

@@ -3,8 +3,7 @@ envkit, and parsed as Python 3.8 by a test): the build context carries each file
 what differs per environment is data rendered beside it.
 
 May import: nothing of envkit; the standard library only, since its programs run inside images
-(conda_tool.py also py-rattler and ruamel.yaml, which its own venv in the image carries).
-"""
+(conda_tool.py also py-rattler and ruamel.yaml, which its own venv in the image carries)."""
 
 # The small programs the build itself runs (torch's check and constraints, what a build backend
 # lacks): copied into the image by each layer that runs one, and run as files there.

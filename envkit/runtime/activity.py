@@ -14,8 +14,7 @@ Standard library only, Python 3.6 syntax: it runs in any image with a python3. S
 build context as it is; where it looks (the state file, the notebook's token and port) is data
 beside it, activity.json, which render writes from the plan's constants.
 
-May import: nothing of envkit; the standard library only, since it runs inside the image.
-"""
+May import: nothing of envkit; the standard library only, since it runs inside the image."""
 
 import ctypes
 import json

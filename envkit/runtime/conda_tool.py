@@ -27,8 +27,7 @@ Runs in the image with the bootstrap venv's Python (3.10 or newer, py-rattler, r
 The default PREFIX is $CONDA_PREFIX (the image sets it to its environment).
 
 May import: nothing of envkit (it runs inside the image): the standard library, py-rattler and
-ruamel.yaml.
-"""
+ruamel.yaml."""
 
 from __future__ import annotations
 
@@ -417,8 +416,7 @@ def show(prefix: Path, explicit: bool) -> None:
     if explicit:
         print("@EXPLICIT")
         for row in rows:
-            digest = row.get("sha256") or row.get("md5") or ""
-            print(f"{row.get('url')}#{digest}")
+            print(f"{row.get('url')}#{row.get('sha256') or row.get('md5') or ''}")
         return
     for row in rows:
         channel = str(row.get("channel") or "").rstrip("/")

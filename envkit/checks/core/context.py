@@ -111,13 +111,12 @@ class Context:
     ) -> Metric:
         """Record a figure. threshold is the minimum acceptable fraction of peak; minimum and
         maximum bound the value itself. A passing check fails when a figure breaks a bound."""
-        fraction = value / peak if peak else None
         row: Metric = {
             "name": name,
             "value": value,
             "unit": unit,
             "peak": peak,
-            "fraction_of_peak": fraction,
+            "fraction_of_peak": value / peak if peak else None,
             "threshold": threshold,
             "minimum": minimum,
             "maximum": maximum,

@@ -90,8 +90,7 @@ def window(records: List[Record], cursor: Optional[Dict[str, Any]]) -> Tuple[int
     now = uptime_s()
     if now is None:
         return 0, "since boot (the uptime is unreadable)"
-    since = now - WINDOW_S
-    first = next((r.seq for r in records if r.at_s >= since), None)
+    first = next((r.seq for r in records if r.at_s >= now - WINDOW_S), None)
     hours = WINDOW_S / 3600
     if first is None:
         return (records[-1].seq + 1 if records else 0), f"the last {hours:g} h"
@@ -125,8 +124,7 @@ def nvidia_lines(
 
 def bus_key(text: str) -> Tuple[object, ...]:
     """(domain, bus, device) from NVML's 00000000:3B:00.0 and the kernel's 0000:3b:00 alike."""
-    parts = re.split(r"[:.]", text.strip())
     try:
-        return tuple(int(p, 16) for p in parts[:3])
+        return tuple(int(p, 16) for p in re.split(r"[:.]", text.strip())[:3])
     except ValueError:
         return (text,)

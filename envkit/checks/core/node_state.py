@@ -27,8 +27,7 @@ def now() -> str:
 
 
 def default_path() -> str:
-    chosen = os.environ.get(ENV)
-    if chosen:
+    if chosen := os.environ.get(ENV):
         return chosen
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         return "/var/lib/envkit/node-state.json"
@@ -79,8 +78,7 @@ class NodeState:
         """Writes the file; "" or why it could not be written."""
         partial = f"{self.path}.partial-{os.getpid()}"
         try:
-            folder = os.path.dirname(self.path)
-            if folder:
+            if folder := os.path.dirname(self.path):
                 os.makedirs(folder, exist_ok=True)
             with open(partial, "w") as handle:
                 json.dump(self.data, handle, indent=1, sort_keys=True)

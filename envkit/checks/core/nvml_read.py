@@ -83,8 +83,7 @@ def identity(nvml: Nvml, handle: Any, reading: Reading) -> None:
     reading.take("name", lambda: nvml.text("nvmlDeviceGetName", handle))
     reading.take("uuid", lambda: nvml.text("nvmlDeviceGetUUID", handle))
     reading.take("vbios", lambda: nvml.text("nvmlDeviceGetVbiosVersion", handle))
-    pci = reading.take("pci", lambda: pci_info(nvml, handle))
-    if pci:
+    if reading.take("pci", lambda: pci_info(nvml, handle)):
         reading.values.update(reading.values.pop("pci"))
     elif "pci" in reading.values["errors"]:
         reading.values["errors"]["bus_id"] = reading.values["errors"].pop("pci")

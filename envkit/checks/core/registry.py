@@ -42,8 +42,7 @@ class CheckSpec:
     needs_torch: bool = True
 
     def timeout_for(self, config: RunnerConfig) -> float:
-        extra = float(config.get("stress_s") or 0) if self.stress else 0.0
-        return self.timeout_s + extra
+        return self.timeout_s + (float(config.get("stress_s") or 0) if self.stress else 0.0)
 
     @property
     def group(self) -> str:
@@ -110,7 +109,6 @@ def select(
         if spec.stress and not stress:
             continue
         chosen.append(spec)
-    unknown = sorted({spec.group for spec in chosen} - set(groups))
-    if unknown:
+    if unknown := sorted({spec.group for spec in chosen} - set(groups)):
         raise ValueError(f"checks registered in groups the suite does not list: {unknown}")
     return sorted(chosen, key=lambda spec: list(groups).index(spec.group))

@@ -1,7 +1,6 @@
 """The parent side of a run (standard library only): it feeds check ids to a worker process
-(worker.py) and reads results from a dedicated pipe. A check that hangs past its timeout or
-crashes the worker becomes an `error`; the worker is replaced and the run goes on with the next
-check."""
+(worker.py) and reads results from a dedicated pipe. A check that hangs past its timeout or crashes
+the worker becomes an `error`; the worker is replaced and the run goes on with the next check."""
 
 from __future__ import annotations
 

@@ -144,8 +144,7 @@ class Smi:
         self, values: Dict[str, Any], name: str, cell: str, read: Callable[[str], Any]
     ) -> None:
         group, _, part = name.partition(".")
-        why = _reason(cell)
-        if why is not None:
+        if (why := _reason(cell)) is not None:
             values["errors"][group] = why
             values.pop(group, None)
             return

@@ -1,7 +1,6 @@
-"""The worker side of a run (imports torch): it imports the suite's modules it is told to, then
-runs the checks it is fed, one at a time, and reports each on its own pipe. The parent
-(session.py) owns timeouts and restarts: a check that hangs or kills this process costs only
-that check."""
+"""The worker side of a run (imports torch): it imports the suite's modules it is told to, then runs
+the checks it is fed, one at a time, and reports each on its own pipe. The parent (session.py) owns
+timeouts and restarts: a check that hangs or kills this process costs only that check."""
 
 from __future__ import annotations
 
@@ -39,10 +38,8 @@ def run_one(spec: Any, config: RunnerConfig) -> CheckResult:
         message = f"{type(exc).__name__}: {exc}\n" + "".join(
             traceback.format_tb(exc.__traceback__)[-3:]
         )
-    if status == "pass":
-        failing = judge_metrics(ctx.metrics)
-        if failing:
-            status, message = "fail", failing
+    if status == "pass" and (failing := judge_metrics(ctx.metrics)):
+        status, message = "fail", failing
     duration = round(time.perf_counter() - started, 4)
     return check_result(spec.id, status, duration, str(message), ctx.metrics)
 

@@ -203,8 +203,7 @@ def in_service(verdict: str, line: str, node: Optional[str]) -> Tuple[str, str]:
         _said(drain(node, _reason(held)) if node else None)
         return UNHEALTHY, held
     if node is not None:
-        unresumed = resume(node)
-        if unresumed:
+        if unresumed := resume(node):
             return UNHEALTHY, f"envkit: {unresumed}"
         service.update(out=False, returned_at=now(), returned_after=burn_in.get("run"))
         _said(

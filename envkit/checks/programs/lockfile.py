@@ -5,8 +5,7 @@ parses the lock inside the target, and envkit writes and reads the same format o
 
 The format (docs/lock.md) is made for diffs and review: `schema N`, then `[section]` blocks of
 one entry per line, whitespace-separated tokens, every section sorted by its first token.
-Lines starting with `#` are comments, skipped when read.
-"""
+Lines starting with `#` are comments, skipped when read."""
 
 from __future__ import annotations
 

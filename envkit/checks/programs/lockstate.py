@@ -4,8 +4,7 @@ torch stack (torch, CUDA, cuDNN, NCCL as torch reports them).
 
 Standard library only, Python 3.8: `envkit lock` and `envkit diff` run it inside the image or
 target (`python bundle.zip capture`), and the `system.lock` check runs it there too, so a lock
-and the check always read the machine the same way.
-"""
+and the check always read the machine the same way."""
 
 from __future__ import annotations
 

@@ -55,8 +55,7 @@ def run_suite(config: RunnerConfig, python: Optional[str] = None) -> TargetRepor
         environment = dict(
             environment, node_state=note or (record.get("node_state") or {}).get("path")
         )
-    user_checks = config.get("user_checks_dir")
-    if user_checks:
+    if user_checks := config.get("user_checks_dir"):
         timeout_s = float(config.get("user_checks_timeout_s", DEFAULT_USER_CHECKS_TIMEOUT_S))
         results += run_user_checks(interpreter, user_checks, timeout_s)
     return {

@@ -65,7 +65,6 @@ def _case(case: ET.Element) -> CheckResult:
     except ValueError:
         duration = 0.0
     for tag, status in OUTCOMES.items():
-        found = case.find(tag)
-        if found is not None:
+        if (found := case.find(tag)) is not None:
             return _row(name, status, duration, (found.get("message") or "")[:500])
     return _row(name, "pass", duration, "")

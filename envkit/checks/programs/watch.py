@@ -134,8 +134,7 @@ class Watch:
             return
         deadline = time.monotonic() + SAMPLE_S
         while time.monotonic() < deadline and not self.stopping.is_set():
-            left = max(1, int((deadline - time.monotonic()) * 1000))
-            event = self.listener.wait(left)
+            event = self.listener.wait(max(1, int((deadline - time.monotonic()) * 1000)))
             if event is not None:
                 gpu, xid = event
                 self.xids.append(

@@ -18,8 +18,7 @@ def _seed_examples(torch: Any, device: Any) -> None:
     want = [4.0 * i for i in range(4)]  # d/dx 2x·x = 4x, in plain Python
     ensure(x.grad.tolist() == want, f"grad of 2*dot(x,x) is {x.grad.tolist()}, not 4x")
     w = torch.ones(2, 2, device=device, requires_grad=True)
-    out = (3 * (w + 2) ** 2).mean()
-    out.backward()
+    (3 * (w + 2) ** 2).mean().backward()
     ensure(
         torch.allclose(w.grad, torch.full((2, 2), 4.5, device=device)),
         f"mean(3(x+2)^2) grad {w.grad}",
@@ -66,10 +65,8 @@ def detach_no_grad(ctx: Context) -> str:
     import torch
 
     x = torch.arange(4.0, requires_grad=True)
-    y = x * x
-    u = y.detach()
-    z = u * x
-    z.sum().backward()
+    u = (x * x).detach()
+    (u * x).sum().backward()
     ensure(torch.equal(x.grad, u), "detach: grad of u*x should be u")
     ensure(not u.requires_grad and u.grad_fn is None, "detach kept history")
     with torch.no_grad():

@@ -256,8 +256,7 @@ def host_device(ctx: Context) -> str:
 def _judged(rates: Dict[int, Optional[float]], measured: str) -> str:
     """MEASURED, where every link rate was read; else a Skip naming the GPUs (never a pass: the
     figure was not judged), its metrics kept in the report."""
-    unknown = [f"GPU {index}" for index, rate in rates.items() if not rate]
-    if unknown:
+    if unknown := [f"GPU {index}" for index, rate in rates.items() if not rate]:
         raise Skip(f"{measured}; not judged: no link rate for {', '.join(unknown)} (NVML)")
     return measured
 

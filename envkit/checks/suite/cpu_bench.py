@@ -106,8 +106,7 @@ def cpu_memcpy(ctx: Context) -> str:
     """Catches host memory copies that got slower (against history) or corrupt: GB/s moved."""
     import torch
 
-    count = COPY_BYTES // 4
-    src = torch.arange(count, dtype=torch.float32)
+    src = torch.arange(COPY_BYTES // 4, dtype=torch.float32)
     dst = torch.empty_like(src)
     best, reference = time_cpu(lambda: dst.copy_(src), warmup=2, iters=15)
     ensure(bool(torch.equal(dst, src)), "the copy differs from its source")

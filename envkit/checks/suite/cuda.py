@@ -30,9 +30,8 @@ def build(ctx: Context) -> str:
         )
     wanted = ctx.expected_cuda
     if wanted is not None:
-        same = built == wanted or built.startswith(wanted + ".")
         ensure(
-            same,
+            built == wanted or built.startswith(wanted + "."),
             f"torch {torch.__version__} is the {_build_name(built)}, not the {_build_name(wanted)}",
         )
     if built == "cpu":
@@ -105,8 +104,7 @@ def device_count(ctx: Context) -> str:
 )
 def driver_runtime(ctx: Context) -> str:
     """Catches a driver too old for torch's CUDA runtime (errors 803/804 later, at first use)."""
-    torch = devices.cuda_torch(ctx, NO_CUDA_SKIP)
-    runtime = torch.version.cuda
+    runtime = devices.cuda_torch(ctx, NO_CUDA_SKIP).version.cuda
     supported = fingerprint.driver_cuda_version()
     if supported is None:
         raise Skip("could not ask libcuda for the driver's CUDA version")

@@ -99,8 +99,7 @@ def on_local_ranks(work: Any, world: int, backend: str, method: str, join_s: flo
     port = free_port()  # one for all ranks: rank 0 listens on it
     ranks = [(work, rank, world, backend, port) for rank in range(world)]
     results = in_processes(mp.get_context(method), _rank_main, ranks, join_s)
-    errors = [result for result in results if isinstance(result, str)]
-    if errors:
+    if errors := [result for result in results if isinstance(result, str)]:
         raise CheckFailed(f"{backend} ranks failed: " + "; ".join(errors))
     return results
 

@@ -70,8 +70,7 @@ def inventory(ctx: Context) -> str:
                 "judged by this node's baseline, not by a near name"
             )
     names = ", ".join(_described(s) for s in snaps)
-    said = f"{len(snaps)} GPU(s) through {record['backend']}: {names}"
-    return "; ".join([said, *notes])
+    return "; ".join([f"{len(snaps)} GPU(s) through {record['backend']}: {names}", *notes])
 
 
 def _described(snap: Dict[str, Any]) -> str:
@@ -241,8 +240,7 @@ def processes(ctx: Context) -> str:
         if not found:
             return
         listed = ", ".join(f"pid {p['pid']} ({p['used_bytes'] / 2**20:.0f} MiB)" for p in found)
-        line = f"{who(snap)}: held before the run by {listed}"
-        (notes if allow else problems).append(line)
+        (notes if allow else problems).append(f"{who(snap)}: held before the run by {listed}")
 
     message = judge_each(record["before"], "processes", judge, "the GPU's process list")
     return message or "no process held GPU memory when the run began"

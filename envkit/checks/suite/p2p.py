@@ -65,8 +65,7 @@ def p2p(ctx: Context) -> str:
 
 def _copy(torch: Any, source: Any, target: Any, count: int, seed: int) -> Tuple[float, bool]:
     """Seconds per copy of COUNT floats SOURCE -> TARGET, and whether the copy is exact."""
-    generator = torch.Generator().manual_seed(seed)
-    values = torch.randn(count, generator=generator)
+    values = torch.randn(count, generator=torch.Generator().manual_seed(seed))
     with bench._on(torch, source):
         src = values.to(source)
         dst = torch.empty(count, device=target)

@@ -46,8 +46,7 @@ def burn(ctx: Context) -> str:
     burns = [(i, str(g), size, duration) for i, g in enumerate(gpus)]
     finished = in_processes(mp.get_context("spawn"), _burn_one, burns, join_s=30)
     results: List[Dict[str, Any]] = sorted(finished, key=lambda r: r["gpu"])
-    broken = [f"GPU {r['gpu']}: {r['error']}" for r in results if r["error"]]
-    if broken:
+    if broken := [f"GPU {r['gpu']}: {r['error']}" for r in results if r["error"]]:
         raise CheckFailed("the burn-in could not run: " + "; ".join(broken))
     faults = []
     for r in results:

@@ -3,6 +3,7 @@ the mirrors actually in effect."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -132,14 +133,12 @@ def _banner(wait_s: float, port: int = 22) -> str:
 
 def _sshd_settings() -> dict[str, str]:
     """Effective settings from `sshd -T` (as root), else from the config files in sshd's order."""
-    try:
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
         out = subprocess.run(
             ["/usr/sbin/sshd", "-T"], capture_output=True, text=True, timeout=10, check=False
         )
         if out.returncode == 0:
             return dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
     settings: dict[str, str] = {}
     files = [*sorted(Path("/etc/ssh/sshd_config.d").glob("*.conf")), Path("/etc/ssh/sshd_config")]
     for path in files:

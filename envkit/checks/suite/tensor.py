@@ -227,8 +227,7 @@ def device_roundtrip(ctx: Context) -> str:
     for device in devices.gpu_devices(ctx):
         back = data.to(device).to("cpu")
         ensure(back.tolist() == values, f"round trip through {device} changed the data")
-        y = torch.ones_like(counts, device=device)
-        summed = (counts.to(device) + y).cpu().tolist()
+        summed = (counts.to(device) + torch.ones_like(counts, device=device)).cpu().tolist()
         ensure(summed == plus_one, f"arithmetic on {device}: n + 1 is not n + 1")
     return "round trip exact and n + 1 right on every GPU"
 
@@ -241,8 +240,7 @@ MATMUL_SHAPE = (96, 128, 80)
 def _int_matrix(torch: Any, rows: int, cols: int, seed: int) -> Any:
     """Small integers: every product and partial sum is exact in float32 (and bf16 inputs are
     exact), so the reference below is exact whatever order a kernel sums in."""
-    generator = torch.Generator().manual_seed(seed)
-    return torch.randint(-4, 5, (rows, cols), generator=generator).float()
+    return torch.randint(-4, 5, (rows, cols), generator=torch.Generator().manual_seed(seed)).float()
 
 
 def python_matmul(a: List[List[float]], b: List[List[float]]) -> List[List[float]]:
@@ -254,8 +252,7 @@ def python_matmul(a: List[List[float]], b: List[List[float]]) -> List[List[float
 
 def max_error(got: List[List[float]], reference: List[List[float]]) -> Tuple[float, float]:
     error = max(abs(g - r) for grow, rrow in zip(got, reference) for g, r in zip(grow, rrow))
-    scale = max(abs(r) for row in reference for r in row)
-    return error, scale
+    return error, max(abs(r) for row in reference for r in row)
 
 
 def _matmul(torch: Any, a: Any, b: Any, dtype: Any, device: Any, tf32: bool) -> List[List[float]]:

@@ -46,8 +46,7 @@ def of(snaps: List[Dict[str, Any]], samples: List[Dict[str, Any]]) -> Dict[str, 
 
 
 def baseline_gpu(record: Dict[str, Any], snapshot: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    baseline = record.get("baseline") or {}
-    found = (baseline.get("gpus") or {}).get(gpu_key(snapshot))
+    found = ((record.get("baseline") or {}).get("gpus") or {}).get(gpu_key(snapshot))
     return found if isinstance(found, dict) else None
 
 

@@ -200,8 +200,7 @@ def _verdict(
             return "fail", f"{bucket}: NVML's event carries no line to decode"
         return decode_nvlink5(xid, text, driver_major)
     if bucket == "WORKFLOW_XID_45":
-        others = [e for e in events if int(e["gpu"]) == gpu and int(e["xid"]) != 45]
-        if others:
+        if others := [e for e in events if int(e["gpu"]) == gpu and int(e["xid"]) != 45]:
             return "warn", f"{bucket}: beside XID {others[0]['xid']}, which decides"
         return "fail", f"{bucket}: alone (restart the fabric manager)"
     if xid in REPEAT_WATCHED and counts.get((gpu, xid), 0) >= REPEAT_LIMIT:
