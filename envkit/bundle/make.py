@@ -62,8 +62,7 @@ def _save_images(client: Any, tag: str, base: str, say: Say) -> Iterator[bytes]:
 def require_tools(sif: bool) -> None:
     """What a bundle is made with, asked for before anything is read or written."""
     tools = ("ch-convert", "mksquashfs", *(("siftool",) if sif else ()))
-    missing = [tool for tool in tools if shutil.which(tool) is None]
-    if missing:
+    if missing := [tool for tool in tools if shutil.which(tool) is None]:
         raise EnvkitError(
             f"{' and '.join(missing)} not installed: the bundle's SquashFS is made with "
             "Charliecloud's ch-convert (and wrapped as a SIF by siftool)",

@@ -120,8 +120,7 @@ def check_bundle(folder: Path, key: str | None = None, *needs: str) -> dict[str,
             f"warning: {folder}'s manifest is signed, but nothing here checks the signature: "
             "set signing.verify to the team's cosign.pub\n"
         )
-    missing = [name for name in needs if name not in listed]
-    if missing:
+    if missing := [name for name in needs if name not in listed]:
         raise EnvkitError(f"{folder} carries no {missing[0]}", "make it with `envkit bundle`")
     return listed
 
@@ -130,8 +129,7 @@ def _statements_disagree(folder: Path, listed: dict[str, Entry]) -> list[str]:
     """What a bundle says of itself: the lock, its SBOM and the provenance all there, and the
     provenance naming this very lock (a lock swapped with a manifest made anew is caught by the
     signature; this catches a bundle put together from two builds)."""
-    problems = [f"{name}: missing" for name in STATEMENTS if name not in listed]
-    if problems:
+    if problems := [f"{name}: missing" for name in STATEMENTS if name not in listed]:
         return problems
     try:
         made = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))

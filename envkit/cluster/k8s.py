@@ -135,8 +135,7 @@ def _architectures(plan: Plan, platforms: tuple[str, ...] | None) -> tuple[str, 
     engine's, where envkit asked it), else `platforms:`, else this machine's."""
     from envkit.platforms import architecture, this_machine
 
-    chosen = platforms or plan.platforms or (this_machine(),)
-    return tuple(architecture(p).arch for p in chosen)
+    return tuple(architecture(p).arch for p in platforms or plan.platforms or (this_machine(),))
 
 
 def plan_k8s(plan: Plan, request: K8sRequest, platforms: tuple[str, ...] | None = None) -> K8sPlan:
@@ -148,7 +147,6 @@ def plan_k8s(plan: Plan, request: K8sRequest, platforms: tuple[str, ...] | None 
     monitor = replace(
         resolve(plan, True, ChecksRequest(bench=False)).in_environment, expected_gpus=None
     )
-    selector = (("nvidia.com/gpu.present", "true"),) if gpus else ()
     return K8sPlan(
         project=plan.project,
         name=re.sub(r"[^a-z0-9-]", "-", f"envkit-verify-{plan.project}")[:52].rstrip("-"),
@@ -159,7 +157,7 @@ def plan_k8s(plan: Plan, request: K8sRequest, platforms: tuple[str, ...] | None 
         interval_s=request.interval_s,
         timeout_s=request.timeout_s,
         shm_limit=_quantity(plan.runtime.shm_size),
-        node_selector=selector,
+        node_selector=(("nvidia.com/gpu.present", "true"),) if gpus else (),
         architectures=_architectures(plan, platforms),
         config_json=json.dumps(settings.runner_config(TARGET, None), sort_keys=True),
         monitor_config_json=json.dumps(monitor.runner_config(TARGET, None), sort_keys=True),

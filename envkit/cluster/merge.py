@@ -92,7 +92,6 @@ def merge(
     missing = {f"k8s://node/{node}": NEVER_REPORTED for node in nodes}
     for name in reports:
         missing.pop(name, None)
-    shortfall = (expect or 0) - len(reports) - len(missing)
-    for index in range(max(0, shortfall)):
+    for index in range(max(0, (expect or 0) - len(reports) - len(missing))):
         missing[f"k8s://node/unknown-{index + 1}"] = NEVER_REPORTED
     return combine(judge_nodes(list(reports.values())), missing)

@@ -30,8 +30,7 @@ def _not_installed(tool: str) -> ClusterUnreachableError:
 
 def require_client() -> None:
     """The client tools and a configuration they can read, before anything is written."""
-    missing = [tool for tool in CLIENT_TOOLS if shutil.which(tool) is None]
-    if missing:
+    if missing := [tool for tool in CLIENT_TOOLS if shutil.which(tool) is None]:
         raise _not_installed(missing[0])
     conf = os.environ.get("SLURM_CONF")
     if conf and not Path(conf).is_file():  # Slurm's tools would retry it for a minute
@@ -81,8 +80,7 @@ def split_usable(names: list[str]) -> dict[str, str]:
     for line in out.splitlines():
         name, _, state = line.partition("|")
         states.setdefault(name.strip(), state.strip())
-    unknown = [n for n in names if n not in states]
-    if unknown:
+    if unknown := [n for n in names if n not in states]:
         raise EnvkitError(
             f"Slurm has no node {', '.join(unknown)}", "see the node names with `sinfo -N`"
         )

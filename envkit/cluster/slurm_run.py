@@ -159,8 +159,7 @@ def _log_tail(folder: Path, node: str, step: str, lines: int = 3) -> str:
     path = folder / "logs" / f"{node}.{step}.log"
     if not path.exists():
         return ""
-    text = path.read_text(errors="replace").strip().splitlines()
-    return " | ".join(text[-lines:])
+    return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
 
 
 def missing_runtime(folder: Path, node: str) -> str | None:

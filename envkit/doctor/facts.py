@@ -1,8 +1,7 @@
-"""What `envkit doctor` learns about the host, gathered once into a frozen record before any
-finding is judged: the config, the engine and how it gives GPUs, Compose, buildx, the driver,
-free disk, the project's containers and ports, the members' GPUs and who holds them idle.
-Every reading keeps what went wrong with it (a `problem`), so a check can say why it could not
-look; nothing here judges."""
+"""What `envkit doctor` learns about the host, gathered once into a frozen record before any finding
+is judged: the config, the engine and how it gives GPUs, Compose, buildx, the driver, free disk, the
+project's containers and ports, the members' GPUs and who holds them idle. Every reading keeps what
+went wrong with it (a `problem`), so a check can say why it could not look; nothing here judges."""
 
 from __future__ import annotations
 

@@ -102,8 +102,7 @@ def check_builder(host: HostRecord) -> Finding:
                 "set build.builder to auto or classic: Podman builds with buildah",
             )
         return Finding("builder", "ok", "Podman builds with buildah (the classic build call)")
-    version = host.buildx
-    if version is not None:
+    if (version := host.buildx) is not None:
         used = "BuildKit" if wanted != "classic" else "the classic builder (build.builder)"
         return Finding("builder", "ok", f"{used}; docker buildx: {version}")
     if wanted == "buildkit":

@@ -114,8 +114,7 @@ def regressions(
             past = history.figures(run.target, check_id, name, run_id, BASELINE_RUNS)
             if len(past) < MIN_RUNS:
                 continue
-        verdict = judge(check_id, name, value, unit, past)
-        if verdict is not None:
+        if (verdict := judge(check_id, name, value, unit, past)) is not None:
             found.append(verdict)
     return found
 

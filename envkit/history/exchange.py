@@ -148,8 +148,7 @@ def export_lines(history: History) -> list[str]:
     lines = []
     for run_id in _export_ids(history):
         try:
-            run = history.run(run_id)
-            if run is not None:
+            if (run := history.run(run_id)) is not None:
                 lines.append(_export_line(history, run))
         except HistoryError as exc:
             history.skipped.append(f"run {run_id}: {exc.message}")

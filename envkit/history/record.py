@@ -38,14 +38,13 @@ def parse_baseline(value: str | None) -> Baseline:
 def _report_figures(path: Path) -> dict[str, Figures]:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        reports = document.get("targets", [document])
         return {
             str(report["target"]): {
                 (str(check["id"]), str(m["name"])): float(m["value"])
                 for check in report["checks"]
                 for m in check["metrics"]
             }
-            for report in reports
+            for report in document.get("targets", [document])
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise EnvkitError(
@@ -105,9 +104,8 @@ def remember(
     except Exception as exc:  # history is only a help: nothing of it decides the verdict
         # A file damaged in ways opening it does not show (corrupt pages, a missing table, a
         # row edited by hand): the run's own verdict and report files stand.
-        recorded = result.run_ids
         result = Remembered(
-            run_ids=recorded,
+            run_ids=result.run_ids,
             warning=f"history file {history.path} could not be used "
             f"({type(exc).__name__}: {exc}); the run's verdict stands",
         )

@@ -68,8 +68,7 @@ class HistoryError(EnvkitError):
 
 
 def default_path() -> Path:
-    chosen = os.environ.get(HISTORY_ENV)
-    if chosen:
+    if chosen := os.environ.get(HISTORY_ENV):
         return Path(chosen).expanduser()
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "envkit" / "history.sqlite3"
@@ -203,8 +202,7 @@ class History:
 
     def runs(self, target: str | tuple[str, ...] | None = None, limit: int = 20) -> list[Run]:
         targets = (target,) if isinstance(target, str) else tuple(target or ())
-        marks = ", ".join("?" for _ in targets)
-        where = f"WHERE target IN ({marks})" if targets else ""
+        where = f"WHERE target IN ({', '.join('?' for _ in targets)})" if targets else ""
         rows = self._read(
             f"SELECT {', '.join(RUN_COLUMNS)} FROM runs {where} ORDER BY id DESC LIMIT ?",  # noqa: S608 - names and placeholders only
             (*targets, limit),
@@ -352,7 +350,6 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
     gpus = env.get("gpus") or []
     models = sorted({str(g.get("name")) for g in gpus if isinstance(g, dict)})
     counts = report["summary"]
-    state = "failed" if counts.get("fail") or counts.get("error") else "passed"
     cursor = db.execute(
         "INSERT INTO runs (uid, started_at, target, state, duration_s, image_id,"
         " gpu_model, gpu_count, host, environment, summary)"
@@ -361,7 +358,7 @@ def _insert(db: sqlite3.Connection, report: dict[str, Any], uid: str) -> int:
             uid,
             report["started_at"],
             report["target"],
-            state,
+            "failed" if counts.get("fail") or counts.get("error") else "passed",
             float(report["duration_s"]),
             env.get("image_id"),
             ", ".join(models) or None,

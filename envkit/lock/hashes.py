@@ -38,8 +38,7 @@ def _files(index: str, name: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if "json" in kind:
         for entry in json.loads(body).get("files", []):
-            digest = (entry.get("hashes") or {}).get("sha256")
-            if digest:
+            if digest := (entry.get("hashes") or {}).get("sha256"):
                 found.append((entry["filename"], digest))
         return found
     for href in HREF.findall(body):

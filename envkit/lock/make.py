@@ -62,8 +62,7 @@ def _base_facts(client: Any, name: str) -> Entries:
     )
     digests = [d for d in image.attrs.get("RepoDigests") or [] if "@sha256:" in d]
     # The digest of the base's own repository (an image pulled under two names has two).
-    own = [d for d in digests if repository(d) == repository(name)]
-    digests = own or digests
+    digests = [d for d in digests if repository(d) == repository(name)] or digests
     return {
         "image": (name,),
         "id": (image.id,),

@@ -52,8 +52,7 @@ def requested(plan: Plan) -> Entries:
 
 
 def inputs_digest(plan: Plan) -> str:
-    text = format_lock({"requested": requested(plan)})
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(format_lock({"requested": requested(plan)}).encode()).hexdigest()
 
 
 def check_matches(lock_requests: Entries, plan: Plan, lock_path: str) -> None:

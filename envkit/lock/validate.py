@@ -188,8 +188,7 @@ def problems(lock: Lock, conda_prefixes: tuple[str, ...] | None = None) -> list[
 
 def repository(reference: str) -> str:
     """An image reference without its tag or digest (a registry's :port kept)."""
-    name = reference.split("@", 1)[0]
-    head, _, tail = name.rpartition("/")
+    head, _, tail = reference.split("@", 1)[0].rpartition("/")
     tail = tail.split(":", 1)[0]
     return f"{head}/{tail}" if head else tail
 

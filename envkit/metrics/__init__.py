@@ -5,5 +5,4 @@ GPU use (what `envkit status --json` has), in Prometheus' text exposition or Ope
 written for node_exporter's textfile collector, or served over HTTP; the alert rules and the
 Grafana dashboard generated from the same catalogue.
 
-May import: services, history, config, checks, files, addresses, processes, errors.
-"""
+May import: services, history, config, checks, files, addresses, processes, errors."""

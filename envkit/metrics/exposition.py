@@ -27,8 +27,7 @@ class Sample:
 def sample(family: Family, value: float, **labels: object) -> Sample:
     """A sample of FAMILY; labels whose value is None are left out (an absent label and an empty
     one are the same series to Prometheus), and every label must be one the family declares."""
-    unknown = set(labels) - set(family.labels)
-    if unknown:
+    if unknown := set(labels) - set(family.labels):
         raise ValueError(f"{family.name} has no label {sorted(unknown)}")
     kept = tuple(
         (name, str(labels[name])[:LABEL_VALUE_LIMIT])
@@ -60,8 +59,7 @@ def render(samples: Iterable[Sample], openmetrics: bool = False) -> str:
         if not written:
             continue
         help_text = family.help.replace("\\", "\\\\").replace("\n", "\\n")  # \\ and newline only
-        lines.append(f"# HELP {family.name} {help_text}")
-        lines.append(f"# TYPE {family.name} gauge")
+        lines += [f"# HELP {family.name} {help_text}", f"# TYPE {family.name} gauge"]
         for labels, value in written.items():
             inside = ",".join(f'{name}="{escape_label(text)}"' for name, text in labels)
             braced = f"{{{inside}}}" if inside else ""

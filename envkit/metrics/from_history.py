@@ -59,8 +59,7 @@ def run_samples(history: History, run: Run, jobs: Jobs | None = None) -> list[Sa
     once per Slurm job on it (JOBS, as dcgm-exporter repeats them), else once."""
     where = {"target": run.target, "Hostname": run.host}
     out = [sample(c.RUN_HEALTHY, run.state == "passed", **where)]
-    started = _epoch(run.started_at)
-    if started is not None:
+    if (started := _epoch(run.started_at)) is not None:
         out.append(sample(c.RUN_TIMESTAMP, started, **where))
     out.append(sample(c.RUN_DURATION, run.duration_s, **where))
     gpus = _identities(run)
@@ -126,8 +125,7 @@ def _figure_samples(
         else:
             labels = dict(where, check=check, figure=figure, unit=unit, gpu=gpu)
             out.append(sample(c.FIGURE, value, **labels))
-            peak = peaks.get((check, name))
-            if peak:
+            if peak := peaks.get((check, name)):
                 out.append(sample(c.FIGURE_OF_PEAK, value / peak, **labels))
             if gpu is not None and groups.get(check) == "bench":
                 bench.setdefault((check, figure, unit), {})[gpu] = value

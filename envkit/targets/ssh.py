@@ -57,9 +57,8 @@ class SshTarget(Target):
         self._probe()
 
     def _ssh(self, command: str, timeout: float, stdin: bytes | None = None) -> CommandResult:
-        argv = ["ssh", *self.options, "--", f"{self.user}@{self.host}", command]
         process = subprocess.Popen(
-            argv,
+            ["ssh", *self.options, "--", f"{self.user}@{self.host}", command],
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -89,8 +89,7 @@ def _judged_group(reports: list[TargetReport], mixed: bool) -> list[TargetReport
     kind = f" {_machine(reports[0])}" if mixed else ""
     judged = []
     for report in reports:
-        problems = odd[report["target"]]
-        if problems:
+        if problems := odd[report["target"]]:
             result = check_result(CHECK_ID, "fail", 0.0, "; ".join(problems), [])
         else:
             agreed = ", ".join(FIELDS.values())

@@ -36,10 +36,9 @@ class CombinedReport(TypedDict):
 
 def _row(target: str, counts: Counts, state: TargetState | None = None) -> TargetRow:
     """A target's counts and its verdict: STATE where given, else failed or passed by them."""
-    failed = counts["fail"] or counts["error"]
     return {
         "target": target,
-        "state": state or ("failed" if failed else "passed"),
+        "state": state or ("failed" if counts["fail"] or counts["error"] else "passed"),
         "pass": counts["pass"],
         "fail": counts["fail"],
         "skip": counts["skip"],

@@ -61,12 +61,9 @@ def abort_remote(target: Target, remote_dir: str) -> None:
 def _read_report(target: Target, result: CommandResult, limit: float) -> Any:
     _, marker, text = result.stdout.partition("\n" + REPORT_MARKER + "\n")
     if marker:
-        try:
+        with contextlib.suppress(ValueError):
             return json.loads(text)
-        except ValueError:
-            pass
-    died = target.diagnose()
-    if died is not None:
+    if (died := target.diagnose()) is not None:
         raise died
     if result.exit_code in (124, 137):  # timeout(1) ended it, the target itself being fine
         raise EnvkitError(
