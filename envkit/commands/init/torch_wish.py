@@ -247,7 +247,7 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
 def _locked_extras(lock: dict[str, Any], packages: list[dict[str, Any]]) -> tuple[str, ...]:
     """The extra a lock installs its torch with, where only one does (cosmos-curate's `local`):
     poetry.lock's [extras] table, or uv.lock's project entry's optional-dependencies."""
-    named = lock.get("extras") if isinstance(lock.get("extras"), dict) else {}
+    named = table if isinstance(table := lock.get("extras"), dict) else {}
     for package in packages:  # uv: the project's own entry names its extras' packages
         if isinstance(package.get("optional-dependencies"), dict) and not named:
             wanted = package["optional-dependencies"].items()
