@@ -112,8 +112,16 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
         assert got.returncode == 0, got.stderr
         assert _arch(f"{shared}:{tag}") == "arm64"
         report = tmp_path / "report.json"
+        # Under QEMU the suite may take up to its own deadline (30 min, stretched for
+        # emulation): the test waits that long, not the 15 min a native command gets.
         verified = envkit(
-            "verify", "--image", f"{shared}:{tag}", "--json-file", str(report), cwd=tmp_path
+            "verify",
+            "--image",
+            f"{shared}:{tag}",
+            "--json-file",
+            str(report),
+            cwd=tmp_path,
+            timeout=2400,
         )
         target = json.loads(report.read_text())["targets"][0]
         odd = [c for c in target["checks"] if c["status"] not in ("pass", "skip")]
