@@ -45,6 +45,7 @@ class VerifySettings:
     gpu: dict[str, object] = field(default_factory=dict)  # verify.gpu's expectations
     stress_s: float | None = None  # verify --stress: the burn-in's seconds
     torch: bool = True  # False: torch: none (the project has no torch; torch's checks skip)
+    emulated: bool = False  # the target runs under QEMU: its figures would measure the emulator
 
     def runner_config(self, target: str, user_dir: str | None) -> RunnerConfig:
         """The one place the runner's settings are made (contract.RunnerConfig): every field

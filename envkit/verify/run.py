@@ -87,7 +87,8 @@ def run_on_target(
     """Ship the bundle, run it with the target's python, bring the report back. Everything
     envkit spends on the target, connection excepted, stays within `timeout` + GRACE_S."""
     started = time.monotonic()
-    settings = replace(settings, timeout_scale=settings.timeout_scale * target.timeout_scale)
+    scale = target.timeout_scale  # above 1 only for an image of another platform, emulated
+    settings = replace(settings, timeout_scale=settings.timeout_scale * scale, emulated=scale > 1)
     limit = timeout or SUITE_TIMEOUT_S * settings.timeout_scale
     remote = _remote_dir()
     if on_started is not None:

@@ -101,6 +101,22 @@ def test_bench_checks_run_only_when_asked() -> None:
     )
 
 
+def test_under_emulation_the_benchmarks_skip_saying_why_and_the_other_checks_run(
+    run_checks: RunChecks,
+) -> None:
+    # What verify sets for an image of another platform run by QEMU (targets/image.py): a
+    # figure there times the emulator, so the CPU benchmarks skip; correctness is still judged.
+    only = ["bench.cpu_matmul", "bench.cpu_memcpy", "tensor.creation"]
+    report = run_checks(only, bench=True, emulated=True)
+    for check_id in ("bench.cpu_matmul", "bench.cpu_memcpy"):
+        status, message = status_of(report, check_id)
+        assert status == "skip" and "runs under emulation (QEMU)" in message, (status, message)
+        assert not next(c for c in report["checks"] if c["id"] == check_id)["metrics"]
+    assert status_of(report, "tensor.creation")[0] == "pass"
+    native = run_checks(["bench.cpu_memcpy"], bench=True)
+    assert status_of(native, "bench.cpu_memcpy")[0] == "pass", "natively it measures"
+
+
 def test_user_checks_join_the_report(run_checks: RunChecks, tmp_path: Path) -> None:
     (tmp_path / "test_mine.py").write_text(
         "import torch, pytest\n"

@@ -237,6 +237,29 @@ def test_a_recipes_install_line_is_read_where_it_runs(
     assert said in shown, shown
 
 
+def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_proposed(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: a project whose only environment is its Dockerfile's `pip install` line (a
+    continued line, options with values, pip's own upgrade, a local path) gets those packages,
+    torch and its CUDA from the line's own pin and index."""
+    recipe = (
+        "FROM python:3.11\nCOPY . /app\nRUN pip install -U pip setuptools && \\\n"
+        "    pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cu121"
+        ' torch==2.3.1 "transformers>=4.40" -c /app/constraints.txt einops -e . \\\n'
+        "    && python -m pip install tqdm==4.66.4 --target /opt/extra ./vendored\n"
+    )
+    said, config = _made(tmp_path, {"docker/Dockerfile": recipe, "train.py": "print(1)\n"})
+    assert "uses docker/Dockerfile (found here; the packages that docker/Dockerfile:3's" in said
+    assert "torch from docker/Dockerfile:3: torch==2.3.1" in said
+    assert 'torch: "2.3.1"' in config and 'cuda: "12.1"' in config
+    assert 'pip: ["transformers>=4.40", "einops", "tqdm==4.66.4"]   # found here' in config
+    # beside a requirements file, the file is taken and the recipe said not used
+    said, config = _made(tmp_path / "b", {"Dockerfile": recipe, "requirements.txt": "six\n"})
+    assert "uses requirements.txt" in said and "not used: Dockerfile (an alternative:" in said
+    assert "requirements: [requirements.txt]" in config
+
+
 def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
     tmp_path: Path,
 ) -> None:

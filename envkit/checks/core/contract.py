@@ -96,6 +96,7 @@ class RunnerConfig(TypedDict, total=False):
     gpu: Dict[str, Any]  # verify.gpu's expectations (PCIe, NVLinks, XID classes...)
     stress_s: Optional[float]
     torch: bool  # False: the project has no torch (torch: none); torch's checks skip
+    emulated: bool  # the target runs under QEMU: benchmarks skip (they would time the emulator)
     # Set by the suite itself or by tests, never by envkit's host side:
     gpu_watch: str  # the run's watch record, for the "after" checks
     lock_path: str

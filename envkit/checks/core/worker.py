@@ -15,6 +15,13 @@ from typing import Any, Dict, List
 from .contract import CheckResult, Metric, RunnerConfig, Status, check_result
 from .location import PACKAGE
 
+# A benchmark's figure on an image of another platform run by QEMU times the emulator (an arm64
+# matmul on an x86 machine runs many times slower than on an arm64 node), never the hardware.
+EMULATED = (
+    "the target runs under emulation (QEMU): a figure would time the emulator, not the hardware; "
+    "benchmark on a native node of its platform"
+)
+
 
 def run_one(spec: Any, config: RunnerConfig) -> CheckResult:
     from .context import Context
@@ -27,6 +34,8 @@ def run_one(spec: Any, config: RunnerConfig) -> CheckResult:
     try:
         if config.get("torch") is False and spec.needs_torch:
             raise Skip("envkit.yaml says torch: none: this environment has no torch to check")
+        if config.get("emulated") and spec.bench:
+            raise Skip(EMULATED)
         message = spec.func(ctx) or ""
         status = "pass"
     except Skip as exc:

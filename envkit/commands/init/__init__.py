@@ -112,7 +112,8 @@ class _Decided:
     python_project: str | None  # `project: .`'s comment: pyproject.toml (and uv.lock)
     python_extras: tuple[str, ...]  # the extras holding its torch build (`pip install .[cu121]`)
     python_line: str | None  # `python: "X"` where there is no project to name
-    setup_py: Candidate | None  # its install_requires become packages.pip
+    pip_listed: tuple[str, ...]  # setup.py's install_requires or a recipe's: packages.pip
+    pip_source: str | None  # where pip_listed was found, for its comment
     requirements_file: str | None
     conda_file: str | None
     conda_note: str  # the comment after conda.file
@@ -170,7 +171,8 @@ def _decided(
         if use is not None and kind in (*PROJECT_LOCKS, "pyproject")
         else (),
         python_line=version if project is None else None,
-        setup_py=use if kind == "setup.py" else None,
+        pip_listed=use.pip if use is not None else (),
+        pip_source=use.because if use and kind == "recipe" else "setup.py's install_requires",
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
         conda_file=conda,
         conda_note=_conda_note(use),
@@ -319,9 +321,8 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
     lines = []
     if chosen is not None:
-        how = f"the project installs it: {chosen.because}" if chosen.because else ""
         usual = "no usable file under a usual name"
-        how = how or (usual if chosen.hint else f"precedence {PRECEDENCE}")
+        how = chosen.because or (usual if chosen.hint else f"precedence {PRECEDENCE}")
         lines.append(f"uses {chosen.shown} (found here; {how})")
         if chosen.wish.said:
             lines.append(f"torch from {chosen.wish.said}")

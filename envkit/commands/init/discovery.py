@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from envkit.config.rules import requirement_name
 
 DEPTH = 5  # folders below the project's: deeper trees are vendored code, not its environment
 LIMIT = 20_000  # entries looked at, at most: a data folder of millions is not walked
@@ -45,7 +50,7 @@ MANAGER_FILES = {
         "them in a requirements file with `-e .`, or in pyproject.toml's [project]"
     ),
     "devcontainer.json": (
-        "the project's own dev container: envkit takes from it only the files it installs "
+        "the project's own dev container: envkit takes from it the files it installs "
         "(`pip install -r`, `conda env create -f`); copy its other installs into packages "
         "(or build.steps)"
     ),
@@ -102,9 +107,9 @@ def _why(path: Path, folder: Path) -> str | None:
         )
     if RECIPE.search(name):
         return (
-            "the project's own image recipe: envkit takes from it only the files it installs "
-            "(`pip install -r`, `conda env create -f`); copy its other installs into packages "
-            "(or build.steps)"
+            "the project's own image recipe: envkit takes from it the files it installs "
+            "(`pip install -r`, `conda env create -f`) and, with no other file, the packages its "
+            "`pip install` names; copy its other installs into packages (or build.steps)"
         )
     return None
 
@@ -227,3 +232,58 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                             found.setdefault(file, Installed(kind, file, where))
                             break
     return list(found.values())
+
+
+# `pip install` on a recipe's line (pip3, python -m pip, uv pip), up to the shell's next command
+PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+([^&;|]*)")
+VALUE_OPTION = re.compile(  # an option of pip install's that takes the next word as its value
+    r"-[rcetC]|--(requirement|constraint|editable|target|prefix|root|src|cache-dir|trusted-host|"
+    r"platform|python-version|config-settings|only-binary|no-binary|upgrade-strategy|"
+    r"progress-bar|timeout|retries|proxy)"
+)
+INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
+
+
+def recipe_pip(folder: Path, paths: list[Path]) -> tuple[str, list[str]] | None:
+    """(the line, its requirement lines) of the packages that the project's own recipe installs
+    by name (`RUN pip install --no-cache-dir transformers==4.41.0 einops`), the indexes it
+    names among them; None where no recipe names any."""
+    for path in paths:
+        if not _is_recipe(path, folder) or OURS in _head(path)[:300]:
+            continue
+        held, start = "", 0  # a line continued with a backslash, from the line it starts on
+        for number, line in enumerate(_head(path).splitlines(), 1):
+            held, start = held + " " + line.removesuffix("\\"), start or number
+            if line.endswith("\\"):
+                continue
+            lines = [r for found in PIP_INSTALL.findall(held) for r in _pip_arguments(found)]
+            if any(not r.startswith("-") for r in lines):
+                return f"{path.relative_to(folder).as_posix()}:{start}", lines
+            held, start = "", 0
+    return None
+
+
+def _pip_arguments(arguments: str) -> list[str]:
+    """pip install's ARGUMENTS as requirement-file lines: each package named (not a path, a URL
+    or a variable, nor pip's own tooling), each index option with its URL; other options
+    dropped."""
+    try:
+        tokens = iter(shlex.split(arguments, comments=True))
+    except ValueError:  # unbalanced quotes: not a line pip would run either
+        return []
+    lines = []
+    for token in tokens:
+        option, given, value = token.partition("=")
+        if option in INDEX_OPTIONS:
+            lines.append(f"{option} {value if given else next(tokens, '')}")
+        elif VALUE_OPTION.fullmatch(option) and not given:
+            next(tokens, None)
+        elif not token.startswith("-"):
+            try:
+                requirement = Requirement(token)
+            except InvalidRequirement:
+                continue
+            if requirement_name(token) not in TOOLING:
+                lines.append(str(requirement))
+    return lines

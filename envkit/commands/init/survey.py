@@ -21,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from envkit.commands.init.discovery import (
     aside,
     installed_by_recipes,
+    recipe_pip,
     recipe_torch,
     unused_files,
     usable_kind,
@@ -64,7 +65,8 @@ PROJECT_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock")  # beside pyproject.toml:
 KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
     "uv.lock, poetry.lock, pdm.lock > pixi.lock, conda-lock.yml > Pipfile.lock > "
-    "pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py"
+    "pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py > a recipe's "
+    "`pip install`"
 )
 
 
@@ -72,12 +74,13 @@ PRECEDENCE = (
 class Candidate:
     """One environment file (or pyproject.toml with its uv.lock) init could build from."""
 
-    kind: str  # a PROJECT_LOCKS name | pyproject | conda-lock | conda | requirements | setup.py
+    # a PROJECT_LOCKS name | pyproject | conda-lock | conda | requirements | setup.py | recipe
+    kind: str
     files: tuple[str, ...]  # as envkit.yaml names them, relative to its folder
     wish: TorchWish
-    pip: tuple[str, ...] = ()  # setup.py's install_requires, torch left to envkit
+    pip: tuple[str, ...] = ()  # setup.py's install_requires or a recipe's, torch left to envkit
     cuda_extensions: bool = False  # setup.py builds CUDA extensions: nvcc (the devel image)
-    because: str = ""  # the project's own line that installs it (ahead of any precedence)
+    because: str = ""  # the project's own line that installs it (the recipe's, ahead of others)
     hint: str = ""  # a file under its own name, taken last: why it was not, and how to use it
 
     @property
@@ -130,7 +133,7 @@ def _installed(folder: Path, paths: list[Path]) -> list[Candidate]:
     """The files the project's own Dockerfile, dev container or Makefile installs: the project
     says which of its alternatives it uses, so these come first."""
     return [
-        Candidate(i.kind, (i.file,), wish, because=i.where)
+        Candidate(i.kind, (i.file,), wish, because=f"the project installs it: {i.where}")
         for i in installed_by_recipes(folder, paths)
         if (wish := _wish_of(i.kind, folder / i.file, folder)) is not None
     ]
@@ -193,6 +196,12 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     found += _pipenv(folder, "Pipfile", unusable)
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
+    if listed := recipe_pip(folder, paths):  # packages by name on the recipe's pip line: last
+        where, lines = listed
+        pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
+        wish = from_lines([], where, lines)
+        because = f"the packages that {where}'s pip install names"
+        found.append(Candidate("recipe", (where.split(":")[0],), wish, pip, because=because))
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {"setup.cfg"} if any(c.kind == "setup.py" for c in found) else set()
