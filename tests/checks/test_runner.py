@@ -22,6 +22,19 @@ def test_a_collective_that_never_returns_becomes_an_error_with_a_hint(
     assert [c["id"] for c in report["checks"]] == ["multigpu.ddp", "system.shm"]
 
 
+def test_ranks_that_die_without_answering_fail_ddp_at_once_instead_of_hanging(
+    run_checks: RunChecks,
+) -> None:
+    # Each rank SIGKILLs itself in its first all-reduce (as a segfault would end it): nothing
+    # reaches the queue from it (the other may first see its peer gone and say so). The check
+    # says so when the ranks are gone, long before its timeout (scaled to 9 s here: an error
+    # "timed out" would mean the parent waited for them).
+    report = run_checks(["multigpu.ddp"], "ranks_killed", timeout_scale=0.05)
+    status, message = status_of(report, "multigpu.ddp")
+    assert status == "fail", (status, message)
+    assert "rank(s) ended before they answered" in message and "code -9" in message, message
+
+
 def test_a_crash_becomes_an_error_and_the_suite_goes_on(run_checks: RunChecks) -> None:
     report = run_checks(["tensor.creation", "tensor.attributes"], "segfault_in_eye")
     status, message = status_of(report, "tensor.creation")

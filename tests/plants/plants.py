@@ -7,6 +7,7 @@ hidden first) as on CI's machine without one, so the honesty suite also runs on 
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -131,6 +132,8 @@ def _allreduce(mode: str) -> None:
         def all_reduce(tensor: Any, *args: Any, **kwargs: Any) -> Any:
             if mode == "hang":
                 time.sleep(3600)
+            if mode == "killed":  # the rank dies without a word, as a segfault would end it
+                os.kill(os.getpid(), signal.SIGKILL)
             result = original(tensor, *args, **kwargs)
             tensor.add_(1)
             return result
@@ -317,6 +320,7 @@ PLANTS: dict[str, Callable[[], Any]] = {
     "no_nccl": _no_nccl,
     "allreduce_wrong": lambda: _allreduce("wrong"),
     "allreduce_hangs": lambda: _allreduce("hang"),
+    "ranks_killed": lambda: _allreduce("killed"),
     "bench_slow": lambda: _bench(1.0),
     "bench_slow_link": lambda: _bench((4 << 20) / 1e9),  # 1 GB/s over the link
     # device memory read + written at this many GB/s: 2 x 3 MiB per copy (the bench takes 3/4

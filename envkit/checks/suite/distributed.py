@@ -26,12 +26,24 @@ def in_processes(
     mp_context: Any, target: Any, argsets: List[Tuple[Any, ...]], join_s: float
 ) -> List[Any]:
     """target(*args, queue) in a process per entry of ARGSETS: what each put on the queue (in
-    the order they came), once every process was joined (at most JOIN_S each)."""
+    the order they came), once every process was joined (at most JOIN_S each). A process that
+    ended without answering (killed by a signal, a fork gone wrong) is said once every process
+    has ended, instead of the parent waiting on the queue until the check's timeout."""
     queue = mp_context.SimpleQueue()
     procs = [mp_context.Process(target=target, args=(*args, queue)) for args in argsets]
     for proc in procs:
         proc.start()
-    results = [queue.get() for _ in procs]
+    results: List[Any] = []
+    while len(results) < len(procs):
+        if not queue.empty():
+            results.append(queue.get())
+        elif all(proc.exitcode is not None for proc in procs) and queue.empty():  # some died
+            codes = [f"rank {n} exited with code {p.exitcode}" for n, p in enumerate(procs)]
+            missing = len(procs) - len(results)
+            results.append(f"{missing} rank(s) ended before they answered ({', '.join(codes)})")
+            break
+        else:
+            time.sleep(0.05)
     for proc in procs:
         proc.join(timeout=join_s)
     return results
