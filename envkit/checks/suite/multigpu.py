@@ -82,8 +82,10 @@ def ddp(ctx: Context) -> str:
         "torch.distributed is not available in this build",
     )
     world = gpus if backend == "nccl" else 2
-    # fork is cheap and fine while CUDA is untouched; NCCL ranks need fresh (spawned) processes.
-    method = "spawn" if backend == "nccl" or torch.cuda.is_initialized() else "fork"
+    # fork is cheap and fine while CUDA is untouched; NCCL ranks need fresh (spawned) processes,
+    # and so does QEMU's emulation, where a rank forked from the threaded worker hung for good.
+    fresh = backend == "nccl" or torch.cuda.is_initialized() or ctx.config.get("emulated")
+    method = "spawn" if fresh else "fork"
     results = on_local_ranks(_ddp_rank, world, backend, method, join_s=30)
     ensure(all(r["exact"] for r in results), f"{backend} all-reduce was not exact")
     ensure(all(r["grads_nonzero"] for r in results), "DDP produced zero gradients")
