@@ -201,11 +201,11 @@ def test_init_in_a_project_uses_its_files_and_writes_a_schema_for_editors(tmp_pa
     # is named as a commented-out alternative, apt.txt is used always.
     assert "file: environment.yml" in text and "apt_file: apt.txt" in text
     assert (
-        "# also here, not used (uv.lock, poetry.lock, pdm.lock > pixi.lock, conda-lock.yml > Pipfile.lock > pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py): requirements.txt"
+        "# also here, not used (uv.lock, poetry.lock, pdm.lock > pixi.lock, conda-lock.yml > Pipfile.lock > pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py > a recipe's `pip install`): requirements.txt"
         in text
     )
     assert "uses environment.yml (found here; precedence" in said
-    assert "not used: requirements.txt (an alternative" in said
+    assert "`pip install`): requirements.txt" in said
     rendered = envkit("render", cwd=folder, env={"HOME": str(tmp_path)})
     assert rendered.returncode == 0, rendered.stderr  # a fresh machine: no key, still renders
     assert "ssh-keygen -t ed25519" in said

@@ -49,9 +49,9 @@ def test_every_file_found_is_used_or_said_not_used_with_why(tmp_path: Path) -> N
     said = _init(folder)
     assert "uses environment.yml (found here" in said
     alternatives = ("environment.yaml", "requirements.txt", "binder/requirements.txt", "setup.py")
-    for alternative in alternatives:
-        assert f"not used: {alternative} (an alternative:" in said, (alternative, said)
-        assert "not used (" in (folder / "envkit.yaml").read_text()
+    listed = next(line for line in said.splitlines() if line.startswith("also here, not used ("))
+    assert listed.endswith("): " + ", ".join(alternatives)), listed
+    assert "# " + listed in (folder / "envkit.yaml").read_text()
     assert "not used: pyproject.toml: not valid TOML (" in said, said
     assert "not used: requirements-dev.txt: a requirements file under its own name" in said
 
@@ -205,7 +205,9 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
         "uses requirements-gpu.txt (found here; the project installs it: "
         ".devcontainer/Dockerfile:3)" in said
     ), said
-    assert "not used: pyproject.toml (an alternative:" in said
+    assert "not used (" in said and said.split("not used (")[1].split("\n")[0].endswith(
+        "): pyproject.toml"
+    ), said
     assert "requirements: [requirements-gpu.txt]" in (folder / "envkit.yaml").read_text()
 
 
@@ -254,9 +256,19 @@ def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_pro
     assert "torch from docker/Dockerfile:3: torch==2.3.1" in said
     assert 'torch: "2.3.1"' in config and 'cuda: "12.1"' in config
     assert 'pip: ["transformers>=4.40", "einops", "tqdm==4.66.4"]   # found here' in config
+    # a recipe that installs a file: the file, and what the same recipe installs by name
+    said, config = _made(tmp_path / "a", {"requirements.txt": "six\n", "docker/Dockerfile": (
+        "FROM python:3.11\nCOPY requirements.txt .\nRUN pip install -r requirements.txt -I\n"
+        "RUN pip install jupyterlab\n")})  # fmt: skip
+    assert (
+        "uses requirements.txt (found here; the project installs it: docker/Dockerfile:3)" in said
+    )
+    assert "packages.pip: jupyterlab (the packages that docker/Dockerfile:4's" in said
+    assert "requirements: [requirements.txt]" in config and 'pip: ["jupyterlab"]' in config
+    assert "not used: docker/Dockerfile" not in said, "it was read: not 'unused'"
     # beside a requirements file, the file is taken and the recipe said not used
     said, config = _made(tmp_path / "b", {"Dockerfile": recipe, "requirements.txt": "six\n"})
-    assert "uses requirements.txt" in said and "not used: Dockerfile (an alternative:" in said
+    assert "uses requirements.txt" in said and "`pip install`): Dockerfile\n" in said
     assert "requirements: [requirements.txt]" in config
 
 

@@ -172,7 +172,7 @@ def _decided(
         else (),
         python_line=version if project is None else None,
         pip_listed=use.pip if use is not None else (),
-        pip_source=use.because if use and kind == "recipe" else "setup.py's install_requires",
+        pip_source=use.pip_from if use is not None else None,
         requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
         conda_file=conda,
         conda_note=_conda_note(use),
@@ -229,13 +229,7 @@ def _starter(
     members: tuple[tuple[str, str], ...],
 ) -> str:
     flavor = _flavor(request.flavor, proposal, chosen)
-    alternatives = [f"left out {why}" for why in left]
-    alternatives += [
-        f"not used: {c.shown}: {c.hint}"
-        if c.hint
-        else f"also here, not used ({PRECEDENCE}): {c.shown}"
-        for c in _not_used(found, chosen, left)
-    ]
+    alternatives = [f"left out {why}" for why in left] + _alternatives(found, chosen, left)
     alternatives += [f"not used: {why}" for why in found.unusable]
     python = _python(proposal, chosen.wish.python if chosen else None)
     return (
@@ -309,13 +303,24 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
     with its reason already), nor one whose files the chosen one uses (pyproject.toml is
     used by its uv.lock's candidate)."""
     used = set(chosen.files) if chosen else set()
-    return [
+    others = [
         c
         for c in found.candidates
         if c is not chosen
         and not set(c.files) <= used
         and not any(why.startswith(c.shown + ":") for why in left)
-    ]
+    ]  # pyproject.toml alone is said with its lock, not again
+    return [c for c in others if not any(set(c.files) < set(o.files) for o in others)]
+
+
+def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
+    """The alternatives not taken: one line for those precedence decided between, one for each
+    under a name of its own (with how to use it)."""
+    others = _not_used(found, chosen, left)
+    said = [f"not used: {c.shown}: {c.hint}" for c in others if c.hint]
+    if plain := [c.shown for c in others if not c.hint]:
+        said.insert(0, f"also here, not used ({PRECEDENCE}): {', '.join(plain)}")
+    return said
 
 
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
@@ -326,6 +331,8 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
         lines.append(f"uses {chosen.shown} (found here; {how})")
         if chosen.wish.said:
             lines.append(f"torch from {chosen.wish.said}")
+        if chosen.pip:
+            lines.append(f"packages.pip: {', '.join(chosen.pip)} ({chosen.pip_from})")
     else:
         lines.append(
             "found no environment file to use (requirements, pyproject.toml, a conda file or "
@@ -336,13 +343,7 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
         lines.append(f"uses {found.apt_file} (found here)")
     if devel := _devel(chosen, found):
         lines.append(f"base variant devel, with nvcc: {devel}")
-    lines += [f"left out {why}" for why in left]
-    lines += [
-        f"not used: {c.shown}: {c.hint}"
-        if c.hint
-        else f"not used: {c.shown} (an alternative: {PRECEDENCE})"
-        for c in _not_used(found, chosen, left)
-    ]
+    lines += [f"left out {why}" for why in left] + _alternatives(found, chosen, left)
     lines += [f"not used: {why}" for why in found.unusable]
     lines += [f"skipped {why}" for why in found.skipped_keys]
     if found.key_file or found.agent_key:

@@ -19,6 +19,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from envkit.commands.init.discovery import (
+    Installed,
     aside,
     installed_by_recipes,
     recipe_pip,
@@ -81,6 +82,7 @@ class Candidate:
     pip: tuple[str, ...] = ()  # setup.py's install_requires or a recipe's, torch left to envkit
     cuda_extensions: bool = False  # setup.py builds CUDA extensions: nvcc (the devel image)
     because: str = ""  # the project's own line that installs it (the recipe's, ahead of others)
+    pip_from: str = ""  # where pip was found, for envkit.yaml's comment
     hint: str = ""  # a file under its own name, taken last: why it was not, and how to use it
 
     @property
@@ -129,14 +131,35 @@ def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | Non
     return None
 
 
-def _installed(folder: Path, paths: list[Path]) -> list[Candidate]:
+def _installed(folder: Path, installs: list[Installed]) -> list[Candidate]:
     """The files the project's own Dockerfile, dev container or Makefile installs: the project
-    says which of its alternatives it uses, so these come first."""
-    return [
-        Candidate(i.kind, (i.file,), wish, because=f"the project installs it: {i.where}")
-        for i in installed_by_recipes(folder, paths)
-        if (wish := _wish_of(i.kind, folder / i.file, folder)) is not None
-    ]
+    says which of its alternatives it uses, so these come first; with them, the packages the
+    same recipe installs by name (FinRL's `RUN pip install jupyterlab` after its `-r`)."""
+    found = []
+    for i in installs:
+        if (wish := _wish_of(i.kind, folder / i.file, folder)) is None:
+            continue
+        extra = _recipe_packages(folder, [folder / i.where.rsplit(":", 1)[0]])
+        pip, pip_from = (extra[1], _named_by(extra[0])) if extra else ((), "")
+        because = f"the project installs it: {i.where}"
+        found.append(Candidate(i.kind, (i.file,), wish, pip, because=because, pip_from=pip_from))
+    return found
+
+
+def _recipe_packages(
+    folder: Path, recipes: list[Path]
+) -> tuple[str, tuple[str, ...], list[str]] | None:
+    """(its line, the packages but torch, every requirement line) of the first `pip install`
+    line in RECIPES that names packages; None where none does."""
+    if (listed := recipe_pip(folder, recipes)) is None:
+        return None
+    where, lines = listed
+    pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
+    return where, pip, lines
+
+
+def _named_by(where: str) -> str:
+    return f"the packages that {where}'s pip install names"
 
 
 def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
@@ -173,7 +196,8 @@ def _project_candidates(
 
 
 def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[str]]:
-    found: list[Candidate] = _installed(folder, paths)
+    installs = installed_by_recipes(folder, paths)
+    found: list[Candidate] = _installed(folder, installs)
     unusable: list[str] = []
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock_name = next((n for n in PROJECT_LOCKS if (folder / n).is_file()), "uv.lock")
@@ -196,16 +220,21 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     found += _pipenv(folder, "Pipfile", unusable)
     if (folder / "setup.py").is_file():
         _setup_py(folder / "setup.py", found, unusable)
-    if listed := recipe_pip(folder, paths):  # packages by name on the recipe's pip line: last
-        where, lines = listed
-        pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
+    # last, the packages a recipe names on its pip line (one that installs a file: with it)
+    recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
+    if listed := _recipe_packages(folder, recipes):
+        where, pip, lines = listed
+        named = _named_by(where)
         wish = from_lines([], where, lines)
-        because = f"the packages that {where}'s pip install names"
-        found.append(Candidate("recipe", (where.split(":")[0],), wish, pip, because=because))
+        recipe = Candidate(
+            "recipe", (where.split(":")[0],), wish, pip, because=named, pip_from=named
+        )
+        found.append(recipe)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {"setup.cfg"} if any(c.kind == "setup.py" for c in found) else set()
     taken |= {name for c in found for name in (*c.files, *c.wish.read)}
+    taken |= {i.where.rsplit(":", 1)[0] for i in installs}  # it said which file: it was read
     if lock and lock_name == "uv.lock":  # a uv workspace's members' files are its own
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
@@ -297,7 +326,16 @@ def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:
         return
     pip = tuple(r for r in setup.requires if requirement_name(r) not in TORCH_NAMES)
     wish = from_lines([], "setup.py", list(setup.requires))
-    found.append(Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions))
+    found.append(
+        Candidate(
+            "setup.py",
+            ("setup.py",),
+            wish,
+            pip,
+            setup.cuda_extensions,
+            pip_from="setup.py's install_requires",
+        )
+    )
 
 
 def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
