@@ -108,7 +108,7 @@ def _packages_reach_the_build(folder: Path, config: dict, uses: str) -> None:  #
         explicit = (context / "envkit" / "project" / "conda-explicit.txt").read_text()
         assert explicit.count("\n") > 10 and "@EXPLICIT" in explicit, explicit[:500]
         return
-    if "environment" in uses or uses.startswith("conda"):
+    if uses.endswith((".yml", ".yaml")):  # a conda file, under any name
         wanted = yaml.safe_load((folder / uses).read_text())
         environment = (context / "environment.yml").read_text()
         names = [

@@ -239,6 +239,21 @@ def test_a_recipes_install_line_is_read_where_it_runs(
     assert said in shown, shown
 
 
+def test_a_pyproject_declaring_no_dependencies_yields_to_the_projects_requirements(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: a [project] table without dependencies is the package's metadata (Stability's
+    generative-models keeps its environment in requirements/pt2.txt): the file is used, the
+    pyproject said with how to install the package too; alone, it is still used."""
+    bare = '[project]\nname = "sgm"\ndynamic = ["version"]\nrequires-python = ">=3.8"\n'
+    said, config = _made(tmp_path, {"pyproject.toml": bare, "requirements/pt2.txt": "einops\n"})
+    assert "uses requirements/pt2.txt (found here" in said, said
+    assert "not used: pyproject.toml: its [project] declares no dependencies" in said
+    assert "requirements: [requirements/pt2.txt]" in config and "python:\n" not in config
+    said, config = _made(tmp_path / "alone", {"pyproject.toml": bare})
+    assert "uses pyproject.toml" in said and "project: ." in config
+
+
 def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_proposed(
     tmp_path: Path,
 ) -> None:

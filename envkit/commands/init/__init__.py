@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
@@ -236,7 +237,8 @@ def _starter(
         make_environment()
         .get_template("envkit.yaml.j2")
         .render(
-            name=project,
+            # a folder named off, yes or 2024 is a string to envkit, a bool or int to YAML
+            name=project if yaml.safe_load(project) == project else f'"{project}"',
             flavor=flavor,
             torch=proposal.torch,
             cuda=proposal.cuda,

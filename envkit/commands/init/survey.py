@@ -191,7 +191,11 @@ def _project_candidates(
     found = locked
     if isinstance(project, dict) or is_poetry_only(pyproject):  # not a virtual workspace root
         wish = from_pyproject(pyproject, "pyproject.toml")
-        found.append(Candidate("pyproject", ("pyproject.toml",), wish))
+        # Stability's generative-models: the package's metadata, its environment elsewhere
+        bare = isinstance(project, dict) and not project.get("dependencies") and not locked
+        hint = "its [project] declares no dependencies (the package alone): `python.project: .`"
+        hint = hint + " installs it too" if bare else ""
+        found.append(Candidate("pyproject", ("pyproject.toml",), wish, hint=hint))
     return found
 
 
@@ -206,7 +210,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     # a lock of the whole environment before a project's unlocked dependencies
     found += [c for c in project if c.kind == lock_name] + _conda_lock(folder, unusable)
     found += _pipenv(folder, "Pipfile.lock", unusable)
-    found += [c for c in project if c.kind != lock_name]
+    found += [c for c in project if c.kind != lock_name and not c.hint]
     for name in CONDA_FILES:  # every one found: the first is taken, the others are said
         if (folder / name).is_file():
             found.append(Candidate("conda", (name,), from_conda(folder / name, folder)))
@@ -241,7 +245,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     others = unused_files(folder, taken, paths)
     own = [(name, why) for name, why in others if usable_kind(why) and not aside(name)]
     unusable += [f"{name}: {why}" for name, why in others if (name, why) not in own]
-    found += _under_own_names(own, folder)
+    found += _under_own_names(own, folder) + [c for c in project if c.hint]
     return found, unusable
 
 
