@@ -91,10 +91,6 @@ def _usage_name(self: Any) -> str:
     return name
 
 
-def _no_type(self: Any, ctx: Any) -> str:
-    return ""  # the argument's name (its metavar) already says what it takes
-
-
 def completion(
     shell: Annotated[
         str | None, typer.Argument(metavar="[SHELL]", help="bash, zsh or fish (default: $SHELL's).")
@@ -123,7 +119,8 @@ def build_app(only: str | None = None) -> typer.Typer:
     """The app with every command, or with only the command or sub-app named ONLY (the same
     group, callback and settings, so its usage, help and errors read the same)."""
     TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
-    TyperArgument.display_type_rich = _no_type  # type: ignore[method-assign]
+    # No type after an argument: its name (its metavar) already says what it takes.
+    TyperArgument.display_type_rich = lambda self, ctx: ""  # type: ignore[method-assign]
     app = typer.Typer(
         name="envkit",
         help="One command from envkit.yaml to a running, verified GPU development environment.",

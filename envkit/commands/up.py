@@ -63,12 +63,6 @@ def _check_ports(client: Any, plan: Plan) -> None:
         )
 
 
-def _require_keys(project: Project) -> None:
-    """sshd with no key at all locks everyone out; say so before starting it, unless asked."""
-    if (rule := missing_keys(project.loaded.spec)) is not None:
-        raise ConfigError(str(project.config), [project.loaded.issue(*rule)])
-
-
 def _image_ready(
     client: Any,
     project: Project,
@@ -170,7 +164,9 @@ def run(request: UpRequest) -> int:
 
 def _up(request: UpRequest, report: dict[str, Any]) -> int:
     project = load_project(request.config)
-    _require_keys(project)
+    # sshd with no key at all locks everyone out; say so before starting it, unless asked.
+    if (rule := missing_keys(project.loaded.spec)) is not None:
+        raise ConfigError(str(project.config), [project.loaded.issue(*rule)])
     # Before anything is written or started: an id the host lacks stops here, counts become ids.
     project, gpu_note = with_host_gpus(project, current_endpoint().remote)
     if gpu_note:

@@ -120,7 +120,9 @@ def merge(previous: dict[str, Any], readings: Readings) -> dict[str, Any]:
     table["sources"] = _source_dates(previous.get("sources", {}), readings)
     if (table["cuda"], table["torch"]) != (previous["cuda"], previous["torch"]):
         table["as_of"] = readings.date
-        table["table_version"] = _next_version(str(previous["table_version"]), readings.date)
+        month = readings.date[:7].replace("-", ".")
+        prefix, _, serial = str(previous["table_version"]).rpartition(".")
+        table["table_version"] = f"{month}.{int(serial) + 1 if prefix == month else 1}"
     return table
 
 
@@ -132,9 +134,3 @@ def _source_dates(old: dict[str, str], readings: Readings) -> dict[str, str]:
         "docker_hub": readings.images is not None and readings.ubuntus is not None,
     }
     return {name: readings.date if ok else old.get(name, "never") for name, ok in answered.items()}
-
-
-def _next_version(old: str, today: str) -> str:
-    month = today[:7].replace("-", ".")
-    prefix, _, serial = old.rpartition(".")
-    return f"{month}.{int(serial) + 1 if prefix == month else 1}"
