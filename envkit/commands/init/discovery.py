@@ -14,6 +14,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 
 from envkit.config.rules import requirement_name
+from envkit.plan.project.requirement_lines import INDEX_OPTIONS
 
 DEPTH = 5  # folders below the project's: deeper trees are vendored code, not its environment
 LIMIT = 20_000  # entries looked at, at most: a data folder of millions is not walked
@@ -241,7 +242,6 @@ VALUE_OPTION = re.compile(  # an option of pip install's that takes the next wor
     r"platform|python-version|config-settings|only-binary|no-binary|upgrade-strategy|"
     r"progress-bar|timeout|retries|proxy)"
 )
-INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
 
 
