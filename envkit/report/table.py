@@ -27,6 +27,11 @@ def _detail(check: CheckResult) -> str:
     return " ".join(p for p in parts if p)
 
 
+def _counts(s: Any) -> str:
+    """The four counts of a summary, as both the per-target and the total line say them."""
+    return f"{s['pass']} passed, {s['fail']} failed, {s['error']} errors, {s['skip']} skipped"
+
+
 def plain(value: object) -> Any:
     """A Rich cell that shows `value` as it is: no markup, control characters escaped."""
     from rich.text import Text
@@ -84,18 +89,10 @@ def print_report(combined: CombinedReport, quiet: bool = False) -> None:
                 plain(_detail(check)),
             )
         console.print(table)
-        s = report["summary"]
-        console.print(
-            f"  {s['pass']} passed, {s['fail']} failed, {s['error']} errors, {s['skip']} skipped"
-            f" in {report.get('duration_s', 0):.1f}s"
-        )
+        console.print(f"  {_counts(report['summary'])} in {report.get('duration_s', 0):.1f}s")
     for item in combined.get("unreachable", []):
         console.print("[bold red]unreachable[/]", plain(f"{item['target']}: {item['message']}"))
     if len(combined.get("per_target", [])) > 1:
         console.print(_per_target_table(combined["per_target"]))
     total = combined["summary"]
-    console.print(
-        f"{total['pass']} passed, {total['fail']} failed, {total['error']} errors, "
-        f"{total['skip']} skipped "
-        f"on {total['targets']} target(s)"
-    )
+    console.print(f"{_counts(total)} on {total['targets']} target(s)")
