@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,14 @@ class LoadedSpec:
 
     def error(self, loc: Loc, problem: FieldError, value: object = None) -> ConfigError:
         return ConfigError(str(self.path), [self.issue(loc, problem.problem, problem.fix, value)])
+
+    @contextmanager
+    def blaming(self, loc: Loc, value: object = None) -> Iterator[None]:
+        """A FieldError raised inside is reported at LOC (with VALUE) as this file's error."""
+        try:
+            yield
+        except FieldError as exc:
+            raise self.error(loc, exc, value) from None
 
 
 def find_config(explicit: str | None) -> Path:

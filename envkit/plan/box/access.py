@@ -53,20 +53,17 @@ class KeyEntry:
 
 def _key_file_lines(loaded: LoadedSpec, loc: Loc, raw: str) -> list[KeyEntry]:
     path = loaded.user_path(raw)
-    try:
+    with loaded.blaming(loc, raw):
         data = read_regular(
             path, KEY_FILE_LIMIT, "key file", " (a .pub file, relative to envkit.yaml)"
         )
-    except FieldError as exc:
-        raise loaded.error(loc, exc, raw) from None
-    text = data.decode("utf-8", "replace")
-    if looks_private(text):
-        # Say which file, never what is in it.
-        problem = FieldError(
-            f"{path} holds a PRIVATE key; it was not read further or copied anywhere",
-            f"point to the public half instead, e.g. {path}.pub",
-        )
-        raise loaded.error(loc, problem, raw)
+        text = data.decode("utf-8", "replace")
+        if looks_private(text):
+            # Say which file, never what is in it.
+            raise FieldError(
+                f"{path} holds a PRIVATE key; it was not read further or copied anywhere",
+                f"point to the public half instead, e.g. {path}.pub",
+            )
     numbered = [
         (number, ln)
         for number, ln in enumerate(text.splitlines(), 1)

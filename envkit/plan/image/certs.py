@@ -22,33 +22,28 @@ class CaCert:
 
 
 def _read(loaded: LoadedSpec, index: int, raw: str) -> CaCert:
-    loc = ("mirrors", "ca_certificates", index)
     path = loaded.user_path(raw)
-    try:
-        text = read_regular(
-            path, CA_FILE_LIMIT, "CA certificate file", " (PEM, relative to envkit.yaml)"
-        ).decode("ascii")
-    except FieldError as exc:
-        raise loaded.error(loc, exc, raw) from None
-    except UnicodeDecodeError:
-        problem = FieldError(
-            f"{path} is not a PEM file (it holds non-ASCII bytes)",
-            "point to a PEM certificate file (-----BEGIN CERTIFICATE-----)",
-        )
-        raise loaded.error(loc, problem, raw) from None
-    if "PRIVATE KEY" in text:
-        problem = FieldError(
-            f"{path} holds a PRIVATE key; it was not copied anywhere",
-            "give only the CA's certificate (-----BEGIN CERTIFICATE-----)",
-        )
-        raise loaded.error(loc, problem, raw)
-    blocks = _PEM.findall(text)
-    if not blocks:
-        problem = FieldError(
-            f"{path} holds no PEM certificate",
-            "give a file with -----BEGIN CERTIFICATE----- blocks",
-        )
-        raise loaded.error(loc, problem, raw)
+    with loaded.blaming(("mirrors", "ca_certificates", index), raw):
+        try:
+            text = read_regular(
+                path, CA_FILE_LIMIT, "CA certificate file", " (PEM, relative to envkit.yaml)"
+            ).decode("ascii")
+        except UnicodeDecodeError:
+            raise FieldError(
+                f"{path} is not a PEM file (it holds non-ASCII bytes)",
+                "point to a PEM certificate file (-----BEGIN CERTIFICATE-----)",
+            ) from None
+        if "PRIVATE KEY" in text:
+            raise FieldError(
+                f"{path} holds a PRIVATE key; it was not copied anywhere",
+                "give only the CA's certificate (-----BEGIN CERTIFICATE-----)",
+            )
+        blocks = _PEM.findall(text)
+        if not blocks:
+            raise FieldError(
+                f"{path} holds no PEM certificate",
+                "give a file with -----BEGIN CERTIFICATE----- blocks",
+            )
     return CaCert(name=f"{index:02d}-envkit.crt", pem="\n".join(blocks) + "\n")
 
 

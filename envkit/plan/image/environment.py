@@ -41,10 +41,8 @@ def plan_python(loaded: LoadedSpec, torch: TorchRelease | None) -> PythonPlan:
     if version is None and torch is not None:
         version = cpu_python(loaded, torch)  # the default, where torch supports it
     if version is not None and torch is not None:
-        try:
+        with loaded.blaming(("python",), version):
             compat.check_python(torch, version)
-        except FieldError as exc:
-            raise loaded.error(("python",), exc, version) from None
     env_name = spec.conda.name if spec.conda and spec.conda.name else spec.name
     prefix = f"{CONDA_PREFIX}/envs/{env_name}"
     env: tuple[tuple[str, str], ...] = (
@@ -62,15 +60,13 @@ def _path(*dirs: str) -> tuple[tuple[str, str]]:
 def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> CondaPlan:
     spec = loaded.spec
     conda = spec.conda
-    try:
+    with loaded.blaming(("mirrors", "preset"), spec.mirrors.preset):
         rc = plan_condarc(
             spec.mirrors,
             conda,
             base_has_conda=python.provider == "image-conda",
             file_channels=files.conda.channels,
         )
-    except FieldError as exc:
-        raise loaded.error(("mirrors", "preset"), exc, spec.mirrors.preset) from None
     deps = [*(conda.dependencies if conda else ()), *files.conda.dependencies, *spec.packages.conda]
     if python.version is not None:
         deps.insert(0, f"python={python.version}")

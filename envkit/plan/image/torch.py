@@ -52,20 +52,16 @@ def resolve_torch(loaded: LoadedSpec) -> tuple[TorchRelease | None, CudaRelease 
         return None, None  # torch comes with the custom image (or from apt), not from envkit
     if spec.torch == NO_TORCH:
         return None, _cuda_without_torch(loaded)
-    try:
+    with loaded.blaming(("torch",), spec.torch):
         torch = compat.resolve_torch(table, spec.torch)
-    except FieldError as exc:
-        raise loaded.error(("torch",), exc, spec.torch) from None
     if spec.cuda == "cpu":
         return torch, None  # a CPU wheel on a Python base (CPU_BASE) or base.image
     # An explicit base.image brings its own base, whatever the flavor says of torch.
     flavor = "custom" if spec.base.image is not None else spec.base.flavor
     archs = archs_of(loaded)
-    try:
+    where = ("cuda",) if spec.cuda is not None else ("platforms",)
+    with loaded.blaming(where, spec.cuda or ", ".join(spec.platforms or ())):
         cuda = compat.resolve_cuda(table, torch, spec.cuda, flavor=flavor, archs=archs)
-    except FieldError as exc:
-        where = ("cuda",) if spec.cuda is not None else ("platforms",)
-        raise loaded.error(where, exc, spec.cuda or ", ".join(spec.platforms or ())) from None
     return torch, cuda
 
 
@@ -84,7 +80,7 @@ def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
     table = compat.load_table()
     newest = compat.resolve_torch(table, None)
     archs = archs_of(loaded)
-    try:
+    with loaded.blaming(("cuda",), spec.cuda):
         if spec.cuda is None:  # the default torch's default: its newest libraries
             return compat.resolve_cuda(table, newest, None, flavor="cuda", archs=archs)
         # any CUDA with an nvidia/cuda image: TensorFlow 2.12 wants 11.8, whatever torch has
@@ -95,8 +91,6 @@ def _cuda_without_torch(loaded: LoadedSpec) -> CudaRelease | None:
                 f"choose {', '.join(sorted(imaged, key=compat.version_key))}",
             )
         return table.cuda[spec.cuda]
-    except FieldError as exc:
-        raise loaded.error(("cuda",), exc, spec.cuda) from None
 
 
 def cpu_python(loaded: LoadedSpec, torch: TorchRelease | None) -> str:
@@ -132,10 +126,8 @@ def base_image(loaded: LoadedSpec, torch: TorchRelease | None, cuda: CudaRelease
             "remove cudnn or choose a CUDA version whose images ship the cuDNN you need",
         )
         raise loaded.error(("cudnn",), error, spec.cudnn)
-    try:
+    with loaded.blaming(("base", "ubuntu"), spec.base.ubuntu):
         return compat.nvidia_cuda_image(cuda, spec.base.variant, spec.base.ubuntu, archs_of(loaded))
-    except FieldError as exc:
-        raise loaded.error(("base", "ubuntu"), exc, spec.base.ubuntu) from None
 
 
 def torch_plan(
@@ -155,12 +147,10 @@ def torch_plan(
             raise loaded.error(("torch_source",), error, spec.torch_source)
         return TorchPlan(torch.version, cuda.version if cuda else None, True, None)
     custom_index = spec.mirrors.pytorch_index is not None
-    try:
+    with loaded.blaming(("torch_source",), spec.torch_source):
         source = compat.torch_source(
             torch, cuda, spec.torch_source, custom_index=custom_index, archs=archs_of(loaded)
         )
-    except FieldError as exc:
-        raise loaded.error(("torch_source",), exc, spec.torch_source) from None
     index = spec.mirrors.pytorch_index or f"https://download.pytorch.org/whl/{wheel}"
     build = cuda.version if cuda else "cpu"
     return TorchPlan(torch.version, build, False, None if source == "pypi" else str(index), source)

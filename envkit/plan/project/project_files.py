@@ -88,25 +88,21 @@ class ProjectReader:
     def read(self, loc: Loc, relative: str, what: str) -> tuple[str, str]:
         """(the project-relative path, the text) of a file envkit.yaml names at `loc`."""
         target = (self.root / relative).resolve()
-        if not target.is_relative_to(self.root):
-            outside = FieldError(
-                f"{relative} leaves the project (it resolves to {target})",
-                "keep the project's files inside the folder of envkit.yaml (copy it in rather "
-                "than link to it)",
-            )
-            raise self.loaded.error(loc, outside, relative)
-        name = target.relative_to(self.root).as_posix()
-        if not SAFE_PATH.fullmatch(name):
-            unsafe = FieldError(f"{name} has characters envkit does not copy", "rename the file")
-            raise self.loaded.error(loc, unsafe, relative)
-        try:
-            data = read_regular(target, file_limit(), what, size_hint=limit_hint())
-            return name, data.decode("utf-8")
-        except FieldError as exc:
-            raise self.loaded.error(loc, exc, relative) from None
-        except UnicodeDecodeError:
-            not_utf8 = FieldError(f"{what} {name} is not UTF-8 text", "save it as UTF-8")
-            raise self.loaded.error(loc, not_utf8, relative) from None
+        with self.loaded.blaming(loc, relative):
+            if not target.is_relative_to(self.root):
+                raise FieldError(
+                    f"{relative} leaves the project (it resolves to {target})",
+                    "keep the project's files inside the folder of envkit.yaml (copy it in "
+                    "rather than link to it)",
+                )
+            name = target.relative_to(self.root).as_posix()
+            if not SAFE_PATH.fullmatch(name):
+                raise FieldError(f"{name} has characters envkit does not copy", "rename the file")
+            try:
+                data = read_regular(target, file_limit(), what, size_hint=limit_hint())
+                return name, data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise FieldError(f"{what} {name} is not UTF-8 text", "save it as UTF-8") from None
 
 
 def _requirements(
