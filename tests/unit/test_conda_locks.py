@@ -242,7 +242,7 @@ def test_init_proposes_conda_locks_explicit_render(tmp_path: Path) -> None:
     home.mkdir()
     made = envkit("init", "--no-input", cwd=tmp_path, env={"HOME": str(home)})
     assert "uses conda-linux-64.lock (found here" in made.stdout, made.stdout
-    assert "not used: environment.yml (an alternative" in made.stdout
+    assert "`pip install`): environment.yml\n" in made.stdout
 
 
 def test_a_locks_cuda_is_the_one_its_torch_was_built_with_not_cuda_versions_floor(
