@@ -261,7 +261,8 @@ def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_pro
     continued line, options with values, pip's own upgrade, a local path) gets those packages,
     torch and its CUDA from the line's own pin and index."""
     recipe = (
-        "FROM python:3.11\nCOPY . /app\nRUN pip install -U pip setuptools && \\\n"
+        "FROM python:3.11\n# RUN pip install old-package\nRUN pip install -U pip setuptools && \\\n"
+        "    # a comment inside the RUN, dropped by Docker: pip install commented-out \\\n"
         "    pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cu121"
         ' torch==2.3.1 "transformers>=4.40" -c /app/constraints.txt einops -e . \\\n'
         "    && python -m pip install tqdm==4.66.4 --target /opt/extra ./vendored\n"
@@ -269,6 +270,7 @@ def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_pro
     said, config = _made(tmp_path, {"docker/Dockerfile": recipe, "train.py": "print(1)\n"})
     assert "uses docker/Dockerfile (found here; the packages that docker/Dockerfile:3's" in said
     assert "torch from docker/Dockerfile:3: torch==2.3.1" in said
+    assert "old-package" not in config and "commented-out" not in config
     assert 'torch: "2.3.1"' in config and 'cuda: "12.1"' in config
     assert 'pip: ["transformers>=4.40", "einops", "tqdm==4.66.4"]   # found here' in config
     # a recipe that installs a file: the file, and what the same recipe installs by name

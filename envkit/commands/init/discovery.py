@@ -254,6 +254,8 @@ def recipe_pip(folder: Path, paths: list[Path]) -> tuple[str, list[str]] | None:
             continue
         held, start = "", 0  # a line continued with a backslash, from the line it starts on
         for number, line in enumerate(_head(path).splitlines(), 1):
+            if line.lstrip().startswith("#"):
+                continue  # a comment (inside a continued RUN too, as Docker drops it)
             held, start = held + " " + line.removesuffix("\\"), start or number
             if line.endswith("\\"):
                 continue
