@@ -13,6 +13,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from envkit.config.rules import TORCH_NAMES as TORCHES
 from envkit.config.rules import requirement_name
 from envkit.plan.project.requirement_lines import INDEX_OPTIONS
 
@@ -245,15 +246,18 @@ VALUE_OPTION = re.compile(  # an option of pip install's that takes the next wor
 TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
 
 
-def recipe_pip(folder: Path, paths: list[Path]) -> tuple[str, list[str]] | None:
-    """(the line, its requirement lines) of the packages that the project's own recipe installs
-    by name (`RUN pip install --no-cache-dir transformers==4.41.0 einops`), the indexes it
-    names among them; None where no recipe names any."""
+NAMED_BY = "the packages that {}'s pip install names"  # the line, as init says it
+
+
+def recipe_pip(folder: Path, paths: list[Path]) -> tuple[str, tuple[str, ...], list[str]] | None:
+    """(the line, its packages but torch, every requirement line with the indexes it names) of
+    the packages that the project's own recipe installs by name (`RUN pip install
+    --no-cache-dir transformers==4.41.0 einops`); None where no recipe names any."""
     for path in paths:
-        if not _is_recipe(path, folder) or OURS in _head(path)[:300]:
+        if not _is_recipe(path, folder) or OURS in (head := _head(path))[:300]:
             continue
         held, start = "", 0  # a line continued with a backslash, from the line it starts on
-        for number, line in enumerate(_head(path).splitlines(), 1):
+        for number, line in enumerate(head.splitlines(), 1):
             if line.lstrip().startswith("#"):
                 continue  # a comment (inside a continued RUN too, as Docker drops it)
             held, start = held + " " + line.removesuffix("\\"), start or number
@@ -261,7 +265,8 @@ def recipe_pip(folder: Path, paths: list[Path]) -> tuple[str, list[str]] | None:
                 continue
             lines = [r for found in PIP_INSTALL.findall(held) for r in _pip_arguments(found)]
             if any(not r.startswith("-") for r in lines):
-                return f"{path.relative_to(folder).as_posix()}:{start}", lines
+                pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
+                return f"{path.relative_to(folder).as_posix()}:{start}", pip, lines
             held, start = "", 0
     return None
 

@@ -16,6 +16,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 
 from envkit.commands.init.discovery import (
+    NAMED_BY,
     Installed,
     aside,
     installed_by_recipes,
@@ -137,27 +138,11 @@ def _installed(folder: Path, installs: list[Installed]) -> list[Candidate]:
     for i in installs:
         if (wish := _wish_of(i.kind, folder / i.file, folder)) is None:
             continue
-        extra = _recipe_packages(folder, [folder / i.where.rsplit(":", 1)[0]])
-        pip, pip_from = (extra[1], _named_by(extra[0])) if extra else ((), "")
+        extra = recipe_pip(folder, [folder / i.where.rsplit(":", 1)[0]])
+        pip, pip_from = (extra[1], NAMED_BY.format(extra[0])) if extra else ((), "")
         because = f"the project installs it: {i.where}"
         found.append(Candidate(i.kind, (i.file,), wish, pip, because=because, pip_from=pip_from))
     return found
-
-
-def _recipe_packages(
-    folder: Path, recipes: list[Path]
-) -> tuple[str, tuple[str, ...], list[str]] | None:
-    """(its line, the packages but torch, every requirement line) of the first `pip install`
-    line in RECIPES that names packages; None where none does."""
-    if (listed := recipe_pip(folder, recipes)) is None:
-        return None
-    where, lines = listed
-    pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
-    return where, pip, lines
-
-
-def _named_by(where: str) -> str:
-    return f"the packages that {where}'s pip install names"
 
 
 def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
@@ -224,10 +209,9 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
         _setup_py(folder / "setup.py", found, unusable)
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
-    if listed := _recipe_packages(folder, recipes):
+    if listed := recipe_pip(folder, recipes):
         where, pip, lines = listed
-        named = _named_by(where)
-        wish = from_lines([], where, lines)
+        wish, named = from_lines([], where, lines), NAMED_BY.format(where)
         recipe = Candidate(
             "recipe", (where.split(":")[0],), wish, pip, because=named, pip_from=named
         )
