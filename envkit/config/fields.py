@@ -314,6 +314,7 @@ ThresholdId = Annotated[
         f"use one of {', '.join(THRESHOLD_CHECKS)} (see docs/checks.md)",
     ),
 ]
+Count = Annotated[int, Field(ge=0, strict=True)]  # strict: `true` is not 1
 XidCode = Annotated[int, Field(ge=1, le=999, strict=True)]  # NVIDIA's Xid numbers
 PeakFraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 Sha256 = Annotated[

@@ -10,6 +10,7 @@ from envkit.config.choices import PcieWidth, Persistence, Regressions
 from envkit.config.fields import (
     MAX_GPUS,
     AnyPath,
+    Count,
     EnvKey,
     PeakFraction,
     ShmSize,
@@ -36,11 +37,9 @@ class GpuExpectations(Strict):
         description="PCIe lanes (default: each GPU's own maximum; some platforms train "
         "x8 on purpose).",
     )
-    nvlinks: int | None = Field(
+    nvlinks: Count | None = Field(
         None,
-        ge=0,
         le=36,
-        strict=True,
         description="Active NVLinks per GPU (default: the SKU's "
         "count, e.g. 18 on H100 SXM; 12 or 0 on PCIe boards with or without a bridge).",
     )
@@ -56,29 +55,23 @@ class GpuExpectations(Strict):
         description="How far below the median of the "
         "node's other GPUs one GPU's benchmark may fall (default 0.15).",
     )
-    throttle_samples: int | None = Field(
+    throttle_samples: Count | None = Field(
         None,
-        ge=0,
-        strict=True,
         description="Samples under load with a hardware slowdown, thermal "
         "or power brake reason tolerated in a run (default 0).",
     )
-    nvlink_errors: int | None = Field(
+    nvlink_errors: Count | None = Field(
         None,
-        ge=0,
-        strict=True,
         description="NVLink replay, recovery and NVLink-5 error counts a GPU may add "
         "during a run (default 0; CRC errors are judged as a rate, 100/s).",
     )
-    pcie_samples: int | None = Field(
+    pcie_samples: Count | None = Field(
         None,
-        ge=0,
-        strict=True,
         description="Samples under load with the PCIe link below its rate tolerated in a run "
         "(default 1: load ramping up).",
     )
-    pcie_replays: int | None = Field(
-        None, ge=0, strict=True, description="PCIe replays tolerated in a run (default 80, DCGM's)."
+    pcie_replays: Count | None = Field(
+        None, description="PCIe replays tolerated in a run (default 80, DCGM's)."
     )
     allow_processes: bool = Field(
         False, description="Processes already holding GPU memory only warn (a shared GPU)."
@@ -111,8 +104,8 @@ class Verify(Strict):
     """What `envkit verify` demands of the environment."""
 
     require_gpu: bool | None = Field(None, description="Default: true unless runtime.gpus is none.")
-    expected_gpus: int | None = Field(
-        None, ge=0, le=MAX_GPUS, strict=True, description="Fewer visible GPUs is a failure."
+    expected_gpus: Count | None = Field(
+        None, le=MAX_GPUS, description="Fewer visible GPUs is a failure."
     )
     min_shm: ShmSize = Field(DEFAULT_MIN_SHM, description="Smallest acceptable /dev/shm.")
     thresholds: dict[ThresholdId, PeakFraction] = Field(
