@@ -46,6 +46,12 @@ def refusing(bad: Callable[[Any], object], problem: str, fix: str) -> AfterValid
     return AfterValidator(check)
 
 
+def by_shape(value: Any) -> str:
+    """The Discriminator of a union of a plain value and a mapping: a mistake is then reported
+    against the member the value is written as, not once per member."""
+    return "union:mapping" if isinstance(value, dict) else "union:value"
+
+
 def matching(pattern: str, what: str, fix: str) -> AfterValidator:
     # compiled at the first value checked (re's own cache), not at import: a config sets few
     return refusing(

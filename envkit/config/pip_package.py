@@ -5,11 +5,11 @@ building machine's netrc, handed to BuildKit as a secret (see docs/project-files
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator, Discriminator, Field, Tag, model_validator
 
-from envkit.config.fields import PipRequirement, Strict, matching
+from envkit.config.fields import PipRequirement, Strict, by_shape, matching
 from envkit.errors import FieldError
 
 
@@ -61,14 +61,9 @@ class PipPackage(Strict):
         return self
 
 
-def _which(value: Any) -> str:
-    return "union:package" if isinstance(value, dict) else "union:requirement"
-
-
 PipEntry = Annotated[
-    Annotated[PipRequirement, Tag("union:requirement")]
-    | Annotated[PipPackage, Tag("union:package")],
-    Discriminator(_which),
+    Annotated[PipRequirement, Tag("union:value")] | Annotated[PipPackage, Tag("union:mapping")],
+    Discriminator(by_shape),
 ]
 
 

@@ -3,11 +3,11 @@ pyproject.toml the image installs (and its uv.lock, exactly, when there is one).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Discriminator, Field, Tag
 
-from envkit.config.fields import PythonVersion, Strict, check_project_path, matching
+from envkit.config.fields import PythonVersion, Strict, by_shape, check_project_path, matching
 
 
 def _check_folder(value: str) -> str:
@@ -48,13 +48,9 @@ class PythonSection(Strict):
     )
 
 
-def _which(value: Any) -> str:
-    return "union:section" if isinstance(value, dict) else "union:version"
-
-
 PythonField = Annotated[
-    Annotated[PythonVersion, Tag("union:version")] | Annotated[PythonSection, Tag("union:section")],
-    Discriminator(_which),
+    Annotated[PythonVersion, Tag("union:value")] | Annotated[PythonSection, Tag("union:mapping")],
+    Discriminator(by_shape),
 ]
 
 
