@@ -223,9 +223,7 @@ def _is_union_tag(part: str | int) -> bool:
     # pydantic adds union member names ('literal['all','none']', 'int', 'tuple[...]') to locs,
     # and a discriminated union its tag (envkit's tags start with 'union:').
     return isinstance(part, str) and (
-        "[" in part
-        or part.startswith("union:")
-        or part in ("int", "str", "constrained-int", "function-after[check(), str]")
+        "[" in part or part.startswith("union:") or part in ("int", "str", "constrained-int")
     )
 
 
