@@ -159,6 +159,7 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 
 _TYPE_ERRORS = ("string_type", "int_type", "int_parsing", "bool_type", "bool_parsing", "float_type")
+_SHAPE_ERRORS = ("tuple_type", "list_type", "dict_type", "model_type", "string_type")
 
 
 def explain(error: ErrorDetails) -> tuple[str, str]:
@@ -191,15 +192,12 @@ def explain(error: ErrorDetails) -> tuple[str, str]:
         return f"wrong type ({error['msg']})", f"write a {word} here"
     if kind in ("less_than_equal", "greater_than_equal", "too_short", "too_long"):
         return error["msg"], "use a value inside that range"
-    if kind in ("tuple_type", "list_type", "dict_type", "model_type"):
+    if kind in _SHAPE_ERRORS:  # string_type is answered above, as a wrong type
         return (
             f"wrong shape ({error['msg']})",
             "see `envkit schema` or `envkit init` for the layout",
         )
     return error["msg"], "see `envkit schema` for what this field accepts"
-
-
-_SHAPE_ERRORS = ("tuple_type", "list_type", "dict_type", "model_type", "string_type")
 
 
 def _issues_from(exc: ValidationError, lines: dict[Loc, int]) -> list[ConfigIssue]:
