@@ -5,6 +5,7 @@ unset comes from envkit.yaml or the model's defaults (verify/resolve.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -170,8 +171,8 @@ def verify(
     partition: SlurmPartition = None,
     gpus_per_node: SlurmGpus = None,
     time: SlurmTime = None,
-    slurm_runtime: SlurmRuntimeOption = None,
-    wait: SlurmWait = None,
+    runtime: SlurmRuntimeOption = None,  # named as SlurmRequest's fields, which it fills
+    wait_s: SlurmWait = None,
     workdir: SlurmWorkdir = None,
 ) -> None:
     """Run the verification suite inside containers, over SSH, or on this machine; many targets
@@ -190,16 +191,8 @@ def verify_request(given: Mapping[str, Any]) -> VerifyRequest:
     """verify's options, by the names typer gives them, as the typed request."""
     from envkit.verify import request as r
 
-    asked = SlurmRequest(
-        nodes=given["nodes"],
-        nodelist=given["nodelist"],
-        partition=given["partition"],
-        gpus_per_node=given["gpus_per_node"],
-        time=given["time"],
-        runtime=given["slurm_runtime"],
-        wait_s=given["wait"],
-        workdir=given["workdir"],
-    )
+    # verify's --slurm options are named as the request's fields
+    asked = SlurmRequest(**{item.name: given[item.name] for item in fields(SlurmRequest)})
     if not given["slurm"]:
         _refuse_slurm_options(asked)
     return r.VerifyRequest(
@@ -250,8 +243,6 @@ def _stress_seconds(given: str | None) -> float | None:
 
 def _refuse_slurm_options(given: SlurmRequest) -> None:
     """A --slurm option without --slurm is a mistake worth naming, not something to ignore."""
-    from dataclasses import fields
-
     from envkit.errors import EnvkitError
 
     flags = {"wait_s": "wait", "gpus_per_node": "gpus-per-node", "runtime": "slurm-runtime"}
