@@ -67,6 +67,7 @@ class CompatTable:
     torch: dict[str, TorchRelease]
     default_torch: str
     tensorflow: dict[str, str]  # TensorFlow major.minor -> the CUDA its GPU wheels were built for
+    ngc_pytorch: dict[str, dict[str, str]]  # NGC PyTorch release (23.10) -> its torch and CUDA
 
 
 def version_key(text: str) -> tuple[int, ...]:
@@ -162,6 +163,7 @@ def load_table() -> CompatTable:
         torch=torch,
         default_torch=str(raw["defaults"]["torch"]),
         tensorflow={str(k): str(v) for k, v in raw.get("tensorflow", {}).items()},
+        ngc_pytorch={str(k): dict(v) for k, v in raw.get("ngc_pytorch", {}).items()},
     )
 
 

@@ -289,6 +289,24 @@ def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_pro
     assert "requirements: [requirements.txt]" in config
 
 
+def test_every_pip_line_of_a_recipe_is_read_and_its_mim_and_find_links_are_said(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: a Dockerfile that installs its packages one RUN at a time (mmpose's) gives
+    them all, not its first line's; `mim install` (OpenMMLab's wheels for the torch and CUDA)
+    and a -f page packages.pip cannot carry are said, never dropped in silence."""
+    recipe = (
+        "FROM python:3.11\nRUN pip install cython\nRUN pip install xtcocotools\n"
+        "RUN pip install openmim && mim install mmengine 'mmcv>=2.0.0'\n"
+        "RUN pip3 install jaxlib==0.4.26 -f https://storage.googleapis.com/jax-releases/x.html\n"
+    )
+    said, config = _made(tmp_path, {"Dockerfile": recipe})
+    assert "the packages that Dockerfile:2,3,4,5's pip install names" in said, said
+    assert 'pip: ["cython", "xtcocotools", "openmim", "jaxlib==0.4.26"]' in config, config
+    assert "its -f pages are not carried" in said, said
+    assert "not used: Dockerfile:4: `mim install mmengine 'mmcv>=2.0.0'`: not carried" in said
+
+
 def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(
     tmp_path: Path,
 ) -> None:
@@ -429,7 +447,7 @@ def test_an_unpinned_torch_takes_the_release_the_projects_own_image_builds_on(
 ) -> None:
     """yolov5: requirements.txt asks torch>=1.8.0 and its Dockerfile builds on
     pytorch/pytorch:2.8.0-cuda12.8: the release its team runs, not envkit's default; a file
-    whose range excludes that image's torch keeps its own proposal."""
+    whose range excludes that image's torch keeps its own release, on the image's CUDA."""
     for name, pin, proposed in (("runs", "torch>=1.8.0", "2.4.1"), ("excludes", "torch<2.4", "")):
         folder = tmp_path / name
         (folder / "docker").mkdir(parents=True)
@@ -440,11 +458,51 @@ def test_an_unpinned_torch_takes_the_release_the_projects_own_image_builds_on(
         )
         said = _init(folder)
         config = (folder / "envkit.yaml").read_text()
-        if proposed:
-            assert "docker/Dockerfile:1 builds on pytorch/pytorch:2.4.1" in said, said
-            assert 'torch: "2.4.1"' in config and 'cuda: "12.1"' in config, config
-        else:
-            assert "builds on" not in said and 'torch: "2.4.1"' not in config, config
+        assert "docker/Dockerfile:1 builds on pytorch/pytorch:2.4.1" in said, said
+        assert 'cuda: "12.1"' in config and "variant: devel" not in config, config
+        assert ('torch: "2.4.1"' in config) == bool(proposed), config
+
+
+@pytest.mark.parametrize(
+    ("recipe", "torch", "cuda"),
+    [
+        (  # mmpose: the image named through the ARG defaults it is written with, devel
+            'ARG PYTORCH="2.1.2"\nARG CUDA="12.1"\nARG CUDNN="8"\n'
+            "FROM pytorch/pytorch:${PYTORCH}-cuda${CUDA}-cudnn${CUDNN}-devel\n",
+            "2.1.2",
+            "12.1",
+        ),
+        (  # alphafold: nvidia/cuda's CUDA, its build stage devel, its runtime stage not
+            "ARG CUDA=11.8.0\nFROM nvidia/cuda:${CUDA}-cudnn8-devel-ubuntu22.04 AS build\n"
+            "FROM nvidia/cuda:${CUDA:-12.1.1}-cudnn8-runtime-ubuntu22.04\n",
+            None,
+            "11.8",
+        ),
+        (  # stylegan3: an NGC release, its torch and CUDA from compat.yaml's ngc_pytorch
+            "FROM nvcr.io/nvidia/pytorch:23.10-py3\n",
+            "2.1.0",
+            "12.2",
+        ),
+    ],
+)
+def test_the_projects_own_base_image_proposes_its_torch_cuda_and_the_devel_variant(
+    tmp_path: Path, recipe: str, torch: str | None, cuda: str
+) -> None:
+    """Issue 47: a Dockerfile's base image (its ARGs substituted) says the CUDA the team runs,
+    and a devel base that the project compiles with nvcc; a requirements file that leaves torch
+    open takes them. The CUDA proposed is the nearest envkit can build where it has no build of
+    the image's own (12.2 -> 12.1)."""
+    said, config = _made(
+        tmp_path,
+        {"requirements.txt": "torch>=2.0\neinops\n", "Dockerfile": recipe + "RUN echo\n"},
+    )
+    assert "Dockerfile:" in said and "builds on" in said, said
+    assert "variant: devel" in config, config
+    if torch:
+        assert f'torch: "{torch}"' in config, config
+    proposed = config.split('cuda: "')[1].split('"')[0]
+    assert proposed.split(".")[0] == cuda.split(".")[0], config
+    assert "einops" in (tmp_path / "project" / "requirements.txt").read_text()
 
 
 def test_a_file_a_requirements_file_includes_is_used_with_it_not_said_unused(

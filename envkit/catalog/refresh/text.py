@@ -13,8 +13,8 @@ from typing import Any
 
 def _comments() -> dict[str, str]:
     """compat.yaml's own comments as the table ships them (their one copy is there): the
-    opening block, the blocks under `cuda:` and `torch:`, and those above `defaults:` and
-    `tensorflow:`."""
+    opening block, the blocks under `cuda:` and `torch:`, and those above `defaults:`,
+    `tensorflow:` and `ngc_pytorch:`."""
     lines = (pkgutil.get_data("envkit.catalog", "compat.yaml") or b"").decode().splitlines()
 
     def block(found: Iterable[str]) -> str:
@@ -29,6 +29,7 @@ def _comments() -> dict[str, str]:
         "torch": block(lines[lines.index("torch:") + 1 :]),
         "defaults": above("defaults:"),
         "tensorflow": above("tensorflow:"),
+        "ngc_pytorch": above("ngc_pytorch:"),
     }
 
 
@@ -63,6 +64,8 @@ def table_text(table: dict[str, Any]) -> str:
     lines += [f"  torch: {_flow(str(table['defaults']['torch']))}", ""]
     lines += [comments["tensorflow"], "tensorflow:"]  # by hand: the refresh keeps it as it is
     lines += [f"  {_flow(k)}: {_flow(v)}" for k, v in table.get("tensorflow", {}).items()] + [""]
+    lines += [comments["ngc_pytorch"], "ngc_pytorch:"]  # by hand too
+    lines += [f"  {_flow(k)}: {_flow(v)}" for k, v in table.get("ngc_pytorch", {}).items()] + [""]
     return "\n".join(lines)
 
 

@@ -129,7 +129,7 @@ def _devel(use: Candidate | None, found: Survey) -> str | None:
         return "setup.py builds CUDA extensions (nvcc)"
     if found.cuda_source is not None:
         return f"{found.cuda_source}: CUDA sources, compiled by nvcc"
-    return None
+    return found.devel_base
 
 
 def _conda_note(use: Candidate | None) -> str:

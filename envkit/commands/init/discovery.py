@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def _why(path: Path, folder: Path) -> str | None:
     name, parts = path.name, path.relative_to(folder).parts
     in_requirements_folder = len(parts) > 1 and REQUIREMENTS_FOLDER.search(parts[-2])
     suffix = path.suffix.lower()
-    if name == "setup.cfg" and "install_requires" not in _head(path):
+    if name == "setup.cfg" and "install_requires" not in head(path):
         return None  # tools' settings only (isort's): not an environment file
     if name in MANAGER_FILES:
         return MANAGER_FILES[name]
@@ -121,11 +122,11 @@ def _is_conda_environment(path: Path, folder: Path) -> bool:
     with a top-level `dependencies:` key (a compose file, a CI workflow or a chart has none)."""
     named = path.relative_to(folder).with_suffix("").as_posix()
     return bool(CONDA_NAME.search(named)) and bool(
-        re.search(r"^dependencies\s*:", _head(path), re.MULTILINE)
+        re.search(r"^dependencies\s*:", head(path), re.MULTILINE)
     )
 
 
-def _head(path: Path) -> str:
+def head(path: Path) -> str:
     try:
         with path.open(encoding="utf-8", errors="replace") as opened:
             return opened.read(65_536)
@@ -142,7 +143,7 @@ def unused_files(folder: Path, taken: set[str], paths: list[Path]) -> list[tuple
         if name in taken or not path.is_file():
             continue
         why = _why(path, folder)
-        if why is not None and OURS not in _head(path)[:300]:  # not what envkit wrote
+        if why is not None and OURS not in head(path)[:300]:  # not what envkit wrote
             said.append((name, why))
     return said
 
@@ -181,7 +182,7 @@ def aside(name: str) -> bool:
     return any(SIDE_FOLDERS.fullmatch(part) for part in Path(name).parts[:-1])
 
 
-def _is_recipe(path: Path, folder: Path) -> bool:
+def is_recipe(path: Path, folder: Path) -> bool:
     relative = path.relative_to(folder)
     if aside(relative.as_posix()):
         return False  # docs/Makefile installs the docs' environment, not the project's
@@ -192,36 +193,18 @@ def _is_recipe(path: Path, folder: Path) -> bool:
     )
 
 
-BASE_TORCH = re.compile(
-    r"^FROM\s+(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)", re.I
-)
-
-
-def recipe_torch(folder: Path, paths: list[Path]) -> tuple[str, str, str] | None:
-    """(torch, CUDA, the line) of the pytorch/pytorch image the project's own recipe builds
-    on (yolov5's `FROM pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime`), the first found."""
-    for path in paths:
-        if not RECIPE.search(path.name) or not _is_recipe(path, folder):
-            continue
-        for number, line in enumerate(_head(path).splitlines(), 1):
-            if found := BASE_TORCH.match(line.strip()):
-                where = f"{path.relative_to(folder).as_posix()}:{number}"
-                return found.group(1), found.group(2), where
-    return None
-
-
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     """The environment files the project's own Dockerfile, dev container or Makefile installs,
     in the order met, each with the line that does; only files that are in the project."""
     root = folder.resolve()
     found: dict[str, Installed] = {}
     for path in paths:
-        if not _is_recipe(path, folder) or not path.is_file() or OURS in _head(path)[:300]:
+        if not is_recipe(path, folder) or not path.is_file() or OURS in head(path)[:300]:
             continue
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
         bases = (path.parent, folder) if path.name in RECIPES else (folder, path.parent)
-        for number, line in enumerate(_head(path).splitlines(), 1):
+        for number, line in enumerate(head(path).splitlines(), 1):
             for kind, pattern in INSTALLS.items():
                 for named in pattern.findall(line):
                     for base in bases:
@@ -246,28 +229,57 @@ VALUE_OPTION = re.compile(  # an option of pip install's that takes the next wor
 TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
 
 
-NAMED_BY = "the packages that {}'s pip install names"  # the line, as init says it
+NAMED_BY = "the packages that {}'s pip install names"  # the lines, as init says it
+# mim (OpenMMLab) picks the wheel built for the image's torch and CUDA from its own pages
+MIM_INSTALL = re.compile(r"\bmim\s+install\s+([^&;|]*)")
+MIM = (
+    "not carried: mim picks OpenMMLab's wheels built for the torch and CUDA; list them in "
+    "packages.pip, and mmcv's -f page in a requirements file (or build its sources: devel)"
+)
+NOT_LINKED = "; its -f pages are not carried: list those packages in a requirements file with -f"
 
 
-def recipe_pip(folder: Path, paths: list[Path]) -> tuple[str, tuple[str, ...], list[str]] | None:
-    """(the line, its packages but torch, every requirement line with the indexes it names) of
-    the packages that the project's own recipe installs by name (`RUN pip install
-    --no-cache-dir transformers==4.41.0 einops`); None where no recipe names any."""
-    for path in paths:
-        if not _is_recipe(path, folder) or OURS in (head := _head(path))[:300]:
+@dataclass(frozen=True)
+class RecipePip:
+    where: str  # Dockerfile:2,3,5: every line that names packages
+    pip: tuple[str, ...]  # the packages, torch left to envkit
+    lines: list[str]  # every requirement line with the indexes the lines name
+    untaken: tuple[str, ...] = ()  # the recipe's mim lines, said with how to carry them
+
+
+def _commands(text: str) -> Iterator[tuple[int, str]]:
+    """(the line it starts on, the command) for each line, continued lines joined; comments
+    (inside a continued RUN too, as Docker drops them) left out."""
+    held, start = "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("#"):
             continue
-        held, start = "", 0  # a line continued with a backslash, from the line it starts on
-        for number, line in enumerate(head.splitlines(), 1):
-            if line.lstrip().startswith("#"):
-                continue  # a comment (inside a continued RUN too, as Docker drops it)
-            held, start = held + " " + line.removesuffix("\\"), start or number
-            if line.endswith("\\"):
-                continue
-            lines = [r for found in PIP_INSTALL.findall(held) for r in _pip_arguments(found)]
-            if any(not r.startswith("-") for r in lines):
-                pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
-                return f"{path.relative_to(folder).as_posix()}:{start}", pip, lines
+        held, start = held + " " + line.removesuffix("\\"), start or number
+        if not line.endswith("\\"):
+            yield start, held
             held, start = "", 0
+
+
+def recipe_pip(folder: Path, paths: list[Path]) -> RecipePip | None:
+    """What the first of the project's recipes that installs packages by name installs, on
+    every `pip install` line (`RUN pip install --no-cache-dir transformers==4.41.0 einops`,
+    then `RUN pip install xtcocotools`); None where no recipe names any."""
+    for path in paths:
+        if not is_recipe(path, folder) or OURS in (text := head(path))[:300]:
+            continue
+        numbers, lines, untaken = [], [], []
+        name = path.relative_to(folder).as_posix()
+        for number, command in _commands(text):
+            found = [r for named in PIP_INSTALL.findall(command) for r in _pip_arguments(named)]
+            if any(not r.startswith("-") for r in found):
+                numbers.append(str(number))
+                lines += found
+            mim = MIM_INSTALL.findall(command)
+            untaken += [f"{name}:{number}: `mim install {m.strip()}`: {MIM}" for m in mim]
+        if numbers or untaken:
+            pip = (r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
+            where = f"{name}:{','.join(numbers) or untaken[0].split(':')[1]}"
+            return RecipePip(where, tuple(dict.fromkeys(pip)), lines, tuple(untaken))
     return None
 
 

@@ -13,15 +13,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import SpecifierSet
-
+from envkit.commands.init.base_image import on_base, recipe_base
 from envkit.commands.init.discovery import (
     NAMED_BY,
+    NOT_LINKED,
     Installed,
+    RecipePip,
     aside,
     installed_by_recipes,
     recipe_pip,
-    recipe_torch,
     unused_files,
     usable_kind,
     walk,
@@ -98,6 +98,7 @@ class Survey:
     agent_key: str | None = None  # a key line from ssh-agent, when no file has one
     skipped_keys: tuple[str, ...] = ()  # files found but not usable, with why
     cuda_source: str | None = None  # a .cu file: compiled by nvcc at install or at run time
+    devel_base: str | None = None  # the project's own recipe builds on a devel image (nvcc)
 
 
 def _usable(text: str) -> str | None:
@@ -130,7 +131,7 @@ def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | Non
     return None
 
 
-def _installed(folder: Path, installs: list[Installed]) -> list[Candidate]:
+def _installed(folder: Path, installs: list[Installed], unusable: list[str]) -> list[Candidate]:
     """The files the project's own Dockerfile, dev container or Makefile installs: the project
     says which of its alternatives it uses, so these come first; with them, the packages the
     same recipe installs by name (FinRL's `RUN pip install jupyterlab` after its `-r`)."""
@@ -139,10 +140,16 @@ def _installed(folder: Path, installs: list[Installed]) -> list[Candidate]:
         if (wish := _wish_of(i.kind, folder / i.file, folder)) is None:
             continue
         extra = recipe_pip(folder, [folder / i.where.rsplit(":", 1)[0]])
-        pip, pip_from = (extra[1], NAMED_BY.format(extra[0])) if extra else ((), "")
+        pip, pip_from = (extra.pip, _named_by(extra)) if extra else ((), "")
+        unusable += extra.untaken if extra else ()
         because = f"the project installs it: {i.where}"
         found.append(Candidate(i.kind, (i.file,), wish, pip, because=because, pip_from=pip_from))
     return found
+
+
+def _named_by(listed: RecipePip) -> str:
+    linked = any(line.startswith(("-f", "--find-links")) for line in listed.lines)
+    return NAMED_BY.format(listed.where) + (NOT_LINKED if linked and listed.pip else "")
 
 
 def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
@@ -184,8 +191,8 @@ def _project_candidates(
 
 def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[str]]:
     installs = installed_by_recipes(folder, paths)
-    found: list[Candidate] = _installed(folder, installs)
     unusable: list[str] = []
+    found: list[Candidate] = _installed(folder, installs, unusable)
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock_name = next((n for n in PROJECT_LOCKS if (folder / n).is_file()), "uv.lock")
     lock = _toml(folder / lock_name, folder, unusable)
@@ -209,13 +216,12 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
         _setup_py(folder / "setup.py", found, unusable)
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
-    if listed := recipe_pip(folder, recipes):
-        where, pip, lines = listed
-        wish, named = from_lines([], where, lines), NAMED_BY.format(where)
-        recipe = Candidate(
-            "recipe", (where.split(":")[0],), wish, pip, because=named, pip_from=named
-        )
-        found.append(recipe)
+    listed = recipe_pip(folder, recipes)
+    unusable += listed.untaken if listed else ()
+    if listed and listed.lines:
+        wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
+        file = listed.where.split(":")[0]
+        found.append(Candidate("recipe", (file,), wish, listed.pip, because=named, pip_from=named))
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {"setup.cfg"} if any(c.kind == "setup.py" for c in found) else set()
@@ -336,19 +342,6 @@ def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
     return []
 
 
-def _on_recipes_base(candidate: Candidate, base: tuple[str, str, str]) -> Candidate:
-    """A file that pins no torch release (yolov5's torch>=1.8.0) takes the one the project's
-    own image builds on, where the file admits it: the release its team runs, not envkit's."""
-    wish = candidate.wish
-    if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
-        return candidate
-    version, cuda, where = base
-    if not SpecifierSet(wish.specifier or "").contains(version, prereleases=True):
-        return candidate
-    said = f"{wish.said or candidate.shown}; {where} builds on pytorch/pytorch:{version}"
-    return replace(candidate, wish=replace(wish, specifier=f"=={version}", cuda=cuda, said=said))
-
-
 def survey(folder: Path, home: Path) -> Survey:
     def first(names: tuple[str, ...]) -> str | None:
         return next((n for n in names if (folder / n).is_file()), None)
@@ -366,8 +359,8 @@ def survey(folder: Path, home: Path) -> Survey:
         skipped.append(f"~/.ssh/{name}: {why}")
     paths = walk(folder)  # the project's files, walked once
     candidates, unusable = _candidates(folder, paths)
-    base = recipe_torch(folder, paths)
-    candidates = [_on_recipes_base(c, base) for c in candidates] if base else candidates
+    if base := recipe_base(folder, paths):
+        candidates = [replace(c, wish=on_base(c.wish, c.shown, base)) for c in candidates]
     # CUDA sources need nvcc wherever they are compiled: a setup.py's extension, or
     # torch.utils.cpp_extension.load at run time (StyleGAN3's ops) in the container
     cuda = next((p.relative_to(folder).as_posix() for p in paths if p.suffix == ".cu"), None)
@@ -379,4 +372,5 @@ def survey(folder: Path, home: Path) -> Survey:
         agent_key=None if key_file else _agent_key(),
         skipped_keys=tuple(skipped),
         cuda_source=cuda,
+        devel_base=f"{base.where} builds on {base.image}" if base and base.devel else None,
     )

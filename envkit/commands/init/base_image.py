@@ -1,0 +1,97 @@
+"""The image the project's own recipe builds on (its Dockerfile's `FROM`, the ARG defaults it
+is written with substituted), read for what it says about the environment its team runs:
+pytorch/pytorch's torch and CUDA, nvidia/cuda's CUDA, an NGC PyTorch release's torch and CUDA
+(from compat.yaml's `ngc_pytorch:`), and whether it is a devel image (nvcc: the project builds
+CUDA code). init proposes these where the chosen file leaves them open."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from envkit.catalog import compat
+from envkit.commands.init.discovery import RECIPE, head, is_recipe
+from envkit.commands.init.torch_wish import TorchWish
+
+ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
+FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
+VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")  # ${A}, ${A:-default}, $A
+REGISTRY = re.compile(r"^(?:docker\.io/|nvcr\.io/)?")
+PYTORCH = re.compile(r"pytorch/pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)")
+CUDA = re.compile(r"nvidia/cuda:(\d+\.\d+)")
+NGC = re.compile(r"nvcr\.io/nvidia/pytorch:(\d\d\.\d\d)")
+
+
+@dataclass(frozen=True)
+class RecipeBase:
+    where: str  # Dockerfile:7
+    image: str  # as the line names it, ARGs substituted
+    torch: str | None = None  # the torch release it carries
+    cuda: str | None = None  # its CUDA, major.minor
+    devel: bool = False  # a devel image (nvcc)
+
+
+def _substituted(text: str, arguments: dict[str, str]) -> str:
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1) or found.group(3)
+        return arguments.get(name) or found.group(2) or ""
+
+    return VARIABLE.sub(value, text)
+
+
+def _read(image: str, where: str) -> RecipeBase | None:
+    """What IMAGE says, None where it is no image envkit reads (python:3.11, ubuntu...)."""
+    devel = "devel" in image.rpartition(":")[2]
+    if found := PYTORCH.match(REGISTRY.sub("", image)):
+        return RecipeBase(where, image, found.group(1), found.group(2), devel)
+    if found := CUDA.match(REGISTRY.sub("", image)):
+        return RecipeBase(where, image, None, found.group(1), devel)
+    if (found := NGC.match(image)) and (row := compat.load_table().ngc_pytorch.get(found[1])):
+        # NGC's PyTorch images carry the whole CUDA toolkit (nvcc), and a torch built from a
+        # commit between releases (2.1.0a0+32f93b1): the release it leads to is the one proposed
+        torch = Version(row["torch"]).base_version if row["torch"] else None
+        cuda = ".".join(row["cuda"].split(".")[:2]) if row["cuda"] else None
+        return RecipeBase(where, image, torch, cuda, True)
+    return None
+
+
+def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
+    """The first image a Dockerfile of the project builds on that envkit reads; a multi-stage
+    recipe is devel where any of its stages is (its build stage compiles with nvcc)."""
+    for path in paths:
+        if not RECIPE.search(path.name) or not is_recipe(path, folder):
+            continue
+        arguments: dict[str, str] = {}
+        bases = []
+        for number, line in enumerate(head(path).splitlines(), 1):
+            if found := ARG.match(line.strip()):
+                arguments[found.group(1)] = found.group(2).strip("\"'")
+            elif found := FROM.match(line.strip()):
+                image = _substituted(found.group(1), arguments)
+                where = f"{path.relative_to(folder).as_posix()}:{number}"
+                bases += [read] if (read := _read(image, where)) else []
+        if bases:
+            return replace(bases[0], devel=any(b.devel for b in bases))
+    return None
+
+
+def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
+    """A file that pins no torch release (yolov5's torch>=1.8.0) takes the one the project's
+    own image builds on, where the file admits it: the release its team runs, not envkit's; a
+    file that names no CUDA takes the image's."""
+    if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
+        return wish
+    said = f"{wish.said or shown}; {base.where} builds on {base.image}"
+    try:
+        admitted = base.torch and SpecifierSet(wish.specifier or "").contains(
+            base.torch, prereleases=True
+        )
+    except InvalidVersion:
+        admitted = False
+    if admitted:
+        return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
+    return replace(wish, cuda=base.cuda, said=said) if base.cuda and not wish.cuda else wish
