@@ -19,6 +19,7 @@ from envkit.catalog.compat import cuda_of
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, FieldError
 from envkit.files import read_regular
+from envkit.plan.project.lock_graph import names, packages_by_name
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.project_files import file_limit
 from envkit.plan.project.pyproject import project_requirements
@@ -225,18 +226,17 @@ def admitted_python(data: dict[str, Any]) -> str | None:
 def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     """uv.lock's, poetry.lock's or pdm.lock's torch; no torch and another framework (spleeter's
     TensorFlow) is torch: none, as a file naming them is."""
-    packages = [p for p in lock.get("package") or () if isinstance(p, dict)]
-    for package in packages:
-        if package.get("name") == "torch":
-            version = str(package.get("version", ""))
-            cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
-            said = f"{where} locks torch {version}"
-            extras = _locked_extras(lock, packages)
-            said += f" in the extra {extras[0]}" if extras else ""
-            return TorchWish(f"=={version.split('+')[0]}", cuda, said=said, extras=extras)
-    if not any(canonicalize_name(str(p.get("name"))) in OTHER_FRAMEWORKS for p in packages):
+    packages = packages_by_name(lock)  # as the plan reads the lock
+    if torch := packages.get("torch"):
+        version = str(torch[0].get("version", ""))
+        cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
+        said = f"{where} locks torch {version}"
+        extras = _locked_extras(lock)
+        said += f" in the extra {extras[0]}" if extras else ""
+        return TorchWish(f"=={version.split('+')[0]}", cuda, said=said, extras=extras)
+    if not packages.keys() & {*OTHER_FRAMEWORKS}:
         return TorchWish()
-    found = [p for p in packages if canonicalize_name(str(p.get("name"))) in TENSORFLOWS]
+    found = [p for name, each in packages.items() if name in TENSORFLOWS for p in each]
     try:  # the locked release: its CUDA
         tensorflow = Requirement(f"{found[0]['name']}=={found[0]['version']}") if found else None
     except (InvalidRequirement, KeyError):
@@ -244,15 +244,12 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     return _tensorflow_wish(tensorflow, f"{where} locks no torch")
 
 
-def _locked_extras(lock: dict[str, Any], packages: list[dict[str, Any]]) -> tuple[str, ...]:
+def _locked_extras(lock: dict[str, Any]) -> tuple[str, ...]:
     """The extra a lock installs its torch with, where only one does (cosmos-curate's `local`):
     poetry.lock's [extras] table, or uv.lock's project entry's optional-dependencies."""
-    named = table if isinstance(table := lock.get("extras"), dict) else {}
-    for package in packages:  # uv: the project's own entry names its extras' packages
-        if isinstance(package.get("optional-dependencies"), dict) and not named:
-            wanted = package["optional-dependencies"].items()
-            named = {k: [d.get("name") for d in v if isinstance(d, dict)] for k, v in wanted}
-    extras = [str(e) for e, names in named.items() if isinstance(names, list) and "torch" in names]
+    own = [p.get("optional-dependencies") for p in lock.get("package") or () if isinstance(p, dict)]
+    named = next((t for t in (lock.get("extras"), *own) if isinstance(t, dict) and t), {})
+    extras = [str(e) for e, d in named.items() if isinstance(d, list) and "torch" in names(d)]
     return tuple(extras[:1]) if extras and re.fullmatch(r"[\w.-]+", extras[0]) else ()
 
 
@@ -283,10 +280,10 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
     if lock.kind == "pixi" and not _cuda_build(lock.torch):
         chosen, lock = _gpu_environment(where, data, lines) or (chosen, lock)
     python = ".".join(lock.python.split(".")[:2]) if lock.python else None
-    others = tuple(e for e in data.get("environments") or () if e != chosen) if data else ()
+    others = tuple(e for e in data.get("environments") or () if e != chosen)
     torch = lock.torch
     if torch is None:
-        return TorchWish(none=False, said="", python=python, environments=others)
+        return TorchWish(python=python, environments=others)
     said = f"{where} (torch {torch[0]})"
     if chosen != "default":
         said = f"{where}, environment {chosen} (torch {torch[0]}, CUDA {torch[1]}"
