@@ -87,11 +87,10 @@ def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str
         return _Proposal("none", cuda, said)
     try:
         release = compat.resolve_torch(table, torch)
-        flavor = "custom" if request.flavor == "custom" else request.flavor
         chosen_cuda = (
             "cpu"
             if cuda == "cpu"
-            else compat.resolve_cuda(table, release, cuda, flavor=flavor).version
+            else compat.resolve_cuda(table, release, cuda, flavor=request.flavor).version
         )
     except FieldError as exc:
         if request.torch or request.cuda:
@@ -168,9 +167,7 @@ def _decided(
         torch_note=note,
         python_version=version,
         python_project=project,
-        python_extras=use.wish.extras
-        if use is not None and kind in (*PROJECT_LOCKS, "pyproject")
-        else (),
+        python_extras=use.wish.extras if use is not None and project else (),
         python_line=version if project is None else None,
         pip_listed=use.pip if use is not None else (),
         pip_source=use.pip_from if use is not None else None,
@@ -230,8 +227,7 @@ def _starter(
     members: tuple[tuple[str, str], ...],
 ) -> str:
     flavor = _flavor(request.flavor, proposal, chosen)
-    alternatives = [f"left out {why}" for why in left] + _alternatives(found, chosen, left)
-    alternatives += [f"not used: {why}" for why in found.unusable]
+    alternatives = _alternatives(found, chosen, left)
     python = _python(proposal, chosen.wish.python if chosen else None)
     return (
         make_environment()
@@ -316,13 +312,15 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
 
 
 def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
-    """The alternatives not taken: one line for those precedence decided between, one for each
-    under a name of its own (with how to use it)."""
+    """The alternatives not taken: those left out (with why), one line for those precedence
+    decided between, one for each under a name of its own (with how to use it), then the
+    files no candidate can use."""
     others = _not_used(found, chosen, left)
     said = [f"not used: {c.shown}: {c.hint}" for c in others if c.hint]
     if plain := [c.shown for c in others if not c.hint]:
         said.insert(0, f"also here, not used ({PRECEDENCE}): {', '.join(plain)}")
-    return said
+    unusable = [f"not used: {why}" for why in found.unusable]
+    return [f"left out {why}" for why in left] + said + unusable
 
 
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
@@ -345,8 +343,7 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
         lines.append(f"uses {found.apt_file} (found here)")
     if devel := _devel(chosen, found):
         lines.append(f"base variant devel, with nvcc: {devel}")
-    lines += [f"left out {why}" for why in left] + _alternatives(found, chosen, left)
-    lines += [f"not used: {why}" for why in found.unusable]
+    lines += _alternatives(found, chosen, left)
     lines += [f"skipped {why}" for why in found.skipped_keys]
     if found.key_file or found.agent_key:
         lines.append(f"SSH key: {found.key_file or 'the first usable key of ssh-agent'}")
