@@ -84,30 +84,24 @@ def _members(answer: str) -> tuple[tuple[str, str], ...]:
 def ask(
     read: Read, torch: str | None, cuda: str | None, preset: str | None, flavor: str
 ) -> Answers:
-    try:
-        return _ask_all(read, torch, cuda, preset, flavor)
-    except FieldError as exc:  # a flag's value, checked before the question it answers
+    try:  # a flag's value is checked before the question it answers
+        table = compat.load_table()
+        if torch is None:
+            newest = compat.resolve_torch(table, None).version
+            torch = _ask(
+                read, "torch release", newest, lambda a: compat.resolve_torch(table, a).version
+            )
+        release = compat.resolve_torch(table, torch)
+        if cuda is None:
+            default = compat.resolve_cuda(table, release, None, flavor=flavor).version
+            cuda = _ask(
+                read,
+                f"CUDA build of torch {torch} ({', '.join(release.cuda)}, or cpu)",
+                default,
+                lambda a: compat.resolve_cuda(table, release, a, flavor=flavor).version,
+            )
+    except FieldError as exc:
         raise EnvkitError(exc.problem, exc.fix) from None
-
-
-def _ask_all(
-    read: Read, torch: str | None, cuda: str | None, preset: str | None, flavor: str
-) -> Answers:
-    table = compat.load_table()
-    if torch is None:
-        newest = compat.resolve_torch(table, None).version
-        torch = _ask(
-            read, "torch release", newest, lambda a: compat.resolve_torch(table, a).version
-        )
-    release = compat.resolve_torch(table, torch)
-    if cuda is None:
-        default = compat.resolve_cuda(table, release, None, flavor=flavor).version
-        cuda = _ask(
-            read,
-            f"CUDA build of torch {torch} ({', '.join(release.cuda)}, or cpu)",
-            default,
-            lambda a: compat.resolve_cuda(table, release, a, flavor=flavor).version,
-        )
     if preset is None:
         preset = _ask(read, f"mirror ({', '.join(preset_names())})", "official", _preset)
     notebook = _ask(read, "JupyterLab in the container (y/n)", "n", _yes)
