@@ -599,3 +599,31 @@ def test_a_file_under_benchmarks_or_examples_is_never_the_projects_environment(
     said, config = _made(tmp_path, files)
     assert "not used: benchmarks/requirements.txt" in said, said
     assert "benchmarks/requirements.txt" not in config.split("# not used")[0], config
+
+
+def test_a_torch_wheel_by_url_or_a_nightly_pin_keeps_the_file_with_the_release_it_names(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, one pin never loses a file: a Pipfile's torch as the PyTorch index's wheel
+    by URL is that wheel's pin (torch 2.0.1, CUDA 11.8); a pyproject's nightly pin, which no
+    release meets, is said at its line with the nearest release, its torchvision the one built
+    for it, and every other package of each file installed."""
+    wheel = (
+        "https://download.pytorch.org/whl/cu118/torch-2.0.1%2Bcu118-cp310-cp310-linux_x86_64.whl"
+    )
+    pipfile = f'[packages]\ntorch = {{file = "{wheel}"}}\nhydra-core = "*"\n'
+    said, config = _made(tmp_path / "pipenv", {"Pipfile": pipfile})
+    assert "uses Pipfile" in said and "torch from Pipfile: torch==2.0.1+cu118" in said, said
+    assert 'torch: "2.0.1"' in config and 'cuda: "11.8"' in config, config
+    nightly = (
+        '[project]\nname = "n"\nversion = "0"\ndependencies = [\n'
+        '  "torch==2.1.0.dev20230403+cu118",\n  "torchvision==0.16.0.dev20230403+cu118",\n'
+        '  "einops",\n]\n'
+    )
+    said, config = _made(tmp_path / "nightly", {"pyproject.toml": nightly})
+    assert "uses pyproject.toml" in said and "left out" not in said, said
+    assert 'torch: "2.1.0"' in config and 'cuda: "11.8"' in config, config
+    rendered = envkit("render", cwd=tmp_path / "nightly" / "project")
+    notes = rendered.stderr
+    assert "no release envkit can build admits it (the nearest is torch 2.1.0)" in notes, notes
+    assert notes.endswith("torchvision==0.16.0\n") and "einops" not in notes, notes

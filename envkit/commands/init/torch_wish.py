@@ -29,7 +29,13 @@ from envkit.plan.project.requirement_lines import (
     logical_lines,
     option_of,
 )
-from envkit.plan.project.torch_lines import TorchContext, applies, conda_parts, conda_specifier
+from envkit.plan.project.torch_lines import (
+    TorchContext,
+    applies,
+    conda_parts,
+    conda_specifier,
+    wheel_pin,
+)
 
 if TYPE_CHECKING:
     from envkit.plan.project.conda_locks import CondaLockPackages
@@ -136,7 +142,7 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
         if any("cuda" in part for part in (*requirement.extras, str(requirement.specifier))):
             names.append(f"{names[-1]}-cuda")
         if canonicalize_name(requirement.name) in TORCH_NAMES and torch is None:
-            torch = requirement
+            torch = wheel_pin(requirement) or requirement
         if canonicalize_name(requirement.name) in TENSORFLOWS and tensorflow is None:
             tensorflow = requirement
     if torch is None:

@@ -99,6 +99,8 @@ def _requirement(package: str, entry: dict[str, Any]) -> str:
     requirement (a value with a newline or an option in it is refused)."""
     if "path" in entry or "file" in entry:
         where = str(entry.get("path") or entry.get("file"))
+        if URL.fullmatch(where):  # a wheel or sdist by URL (torch's own wheel: read as its pin)
+            return str(Requirement(f"{package} @ {where}"))
         if not PATH.fullmatch(where):
             raise ValueError(f"a path envkit does not copy: {where!r}")
         return ("-e " if entry.get("editable") else "") + where

@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from envkit.catalog import compat
@@ -101,6 +102,7 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     if name not in TORCHES or not applies(requirement, context):
         return _torch_only(requirement, name, context) or Verdict("keep")
     line = str(requirement)
+    requirement = wheel_pin(requirement) or requirement  # torch-1.8.0+cu111-….whl: ==1.8.0+cu111
     if (refused := _refused_outright(requirement, name, context)) is not None:
         return refused
     if context.version is None:
@@ -131,6 +133,17 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
         f"{line}: installed beside torch from its index ({name}=={wanted})",
         companion=f"{name}=={wanted}",
     )
+
+
+def wheel_pin(requirement: Requirement) -> Requirement | None:
+    """A line naming a wheel by URL as the pin its file name holds (the PyTorch index's own
+    wheels: the same build envkit's torch layer installs), None for any other line."""
+    file = unquote((requirement.url or "").rsplit("/", 1)[-1])
+    with contextlib.suppress(InvalidWheelFilename, InvalidVersion):
+        version = parse_wheel_filename(file)[1]
+        marker = f"; {requirement.marker}" if requirement.marker else ""
+        return Requirement(f"{requirement.name}=={version}{marker}")
+    return None
 
 
 def _refused_outright(requirement: Requirement, name: str, context: TorchContext) -> Verdict | None:
@@ -186,9 +199,13 @@ def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> V
 
 
 def _older_than_the_table(name: str, specifier: SpecifierSet) -> bool:
-    """Whether the line asks only for releases older than every one envkit can build (no
-    `torch:` setting could meet it). A line asking for one newer than the table is refused:
-    the table may need `envkit compat --refresh`."""
+    """Whether the line asks only for releases older than every one envkit can build, or for
+    a pre-release build (no `torch:` setting could meet it). A line asking for one newer
+    than the table is refused: the table may need `envkit compat --refresh`."""
+    with contextlib.suppress(InvalidVersion):  # a nightly's pin (2.1.0.dev20230403): no release
+        pins = [Version(s.version) for s in specifier if s.operator in ("==", "===")]
+        if pins and all(pin.is_prerelease for pin in pins):
+            return True
     known = [
         release if name in TORCH_NAMES else companions(release).get(name, "")
         for release in compat.load_table().torch
@@ -216,7 +233,8 @@ def _in_series(specifier: SpecifierSet, expected: str) -> str:
     (torchvision 0.15.0 where 0.15.1 is the table's for torch 2.0.0): the pin, as written."""
     pinned = _pinned(specifier)
     with contextlib.suppress(InvalidVersion):
-        if pinned and Version(pinned).release[:2] == Version(expected).release[:2]:
+        same = pinned and Version(pinned).release[:2] == Version(expected).release[:2]
+        if same and not Version(pinned).is_prerelease:  # a nightly's is on no release index
             return pinned
     return expected
 
