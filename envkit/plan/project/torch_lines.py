@@ -233,8 +233,12 @@ def _in_series(specifier: SpecifierSet, expected: str) -> str:
     (torchvision 0.15.0 where 0.15.1 is the table's for torch 2.0.0): the pin, as written."""
     pinned = _pinned(specifier)
     with contextlib.suppress(InvalidVersion):
-        same = pinned and Version(pinned).release[:2] == Version(expected).release[:2]
-        if same and not Version(pinned).is_prerelease:  # a nightly's is on no release index
+        asked = Version(pinned or "0")  # a nightly's (is_prerelease) is on no release index
+        if (
+            pinned
+            and asked.release[:2] == Version(expected).release[:2]
+            and not asked.is_prerelease
+        ):
             return pinned
     return expected
 
