@@ -627,3 +627,16 @@ def test_a_torch_wheel_by_url_or_a_nightly_pin_keeps_the_file_with_the_release_i
     notes = rendered.stderr
     assert "no release envkit can build admits it (the nearest is torch 2.1.0)" in notes, notes
     assert notes.endswith("torchvision==0.16.0\n") and "einops" not in notes, notes
+
+
+def test_of_a_familys_cpu_and_cuda_variants_the_newest_cuda_one_is_used(tmp_path: Path) -> None:
+    """Issue 47 (RVC's requirments_cpu_py312.txt, _cu118_, _cu128_): on a GPU box the newest
+    CUDA variant of a family of files under their own names, its CPU variant last."""
+    files = {
+        "requirments_cpu_py312.txt": "torch==2.4.1+cpu\nnumpy\n",
+        "requirments_cu118_py312.txt": "numpy\n",
+        "requirments_cu128_py312.txt": "numpy\nfaiss-cpu\n",
+    }
+    said, config = _made(tmp_path, files)
+    assert said.startswith("uses requirments_cu128_py312.txt (found here"), said
+    assert 'cuda: "cpu"' not in config, config
