@@ -640,3 +640,23 @@ def test_of_a_familys_cpu_and_cuda_variants_the_newest_cuda_one_is_used(tmp_path
     said, config = _made(tmp_path, files)
     assert said.startswith("uses requirments_cu128_py312.txt (found here"), said
     assert 'cuda: "cpu"' not in config, config
+
+
+def test_a_file_the_recipe_installs_yields_to_the_file_that_includes_it(tmp_path: Path) -> None:
+    """Issue 47 (mmpose): the Dockerfile installs requirements/build.txt (numpy, torch) before
+    `pip install -e .`; requirements.txt includes it with runtime.txt: the including file, a
+    superset, is used, and the recipe's own packages still come with it."""
+    files = {
+        "requirements.txt": "-r requirements/build.txt\n-r requirements/runtime.txt\n",
+        "requirements/build.txt": "numpy\ntorch>=1.8\n",
+        "requirements/runtime.txt": "json_tricks\nmunkres\n",
+        "docker/Dockerfile": "FROM python:3.10\nRUN pip install cython\n"
+        "RUN pip install -r requirements/build.txt\nRUN pip install -e .\n",
+    }
+    said, config = _made(tmp_path, files)
+    assert said.startswith(
+        "uses requirements.txt (found here; it includes requirements/build.txt, which "
+        "docker/Dockerfile:3 installs)"
+    ), said
+    assert "requirements: [requirements.txt]" in config and 'pip: ["cython"]' in config, config
+    assert "not used" not in said, said

@@ -141,6 +141,8 @@ def wheel_pin(requirement: Requirement) -> Requirement | None:
     file = unquote((requirement.url or "").rsplit("/", 1)[-1])
     with contextlib.suppress(InvalidWheelFilename, InvalidVersion):
         version = parse_wheel_filename(file)[1]
+        if not re.fullmatch(r"(cu\d+|cpu)?", version.local or ""):
+            return None  # another vendor's build (+rocm7.2.0): not one envkit's index has
         marker = f"; {requirement.marker}" if requirement.marker else ""
         return Requirement(f"{requirement.name}=={version}{marker}")
     return None
