@@ -660,3 +660,13 @@ def test_a_file_the_recipe_installs_yields_to_the_file_that_includes_it(tmp_path
     ), said
     assert "requirements: [requirements.txt]" in config and 'pip: ["cython"]' in config, config
     assert "not used" not in said, said
+
+
+def test_a_pixi_manifest_with_no_lock_beside_it_is_said_so(tmp_path: Path) -> None:
+    """A pixi.toml with no pixi.lock of its own (a pixi tutorial's book/code/*/pixi.toml, a
+    separate workspace) is not told that envkit installs a lock it does not have."""
+    manifest = '[workspace]\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n'
+    said, _ = _made(tmp_path, {"pixi.toml": manifest, "ex/pixi.toml": manifest})
+    assert "envkit installs its lock" not in said, said
+    for name in ("pixi.toml", "ex/pixi.toml"):
+        assert f"not used: {name}: pixi's manifest, with no pixi.lock beside it" in said, said

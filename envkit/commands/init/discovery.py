@@ -90,6 +90,8 @@ def _why(path: Path, folder: Path) -> str | None:
     suffix = path.suffix.lower()
     if name == "setup.cfg" and "install_requires" not in head(path):
         return None  # tools' settings only (isort's): not an environment file
+    if name == "pixi.toml" and not path.with_name("pixi.lock").is_file():
+        return "pixi's manifest, with no pixi.lock beside it: `pixi lock` in its folder makes one"
     if name in MANAGER_FILES:
         return MANAGER_FILES[name]
     if "conda" in name.lower() and (suffix == ".lock" or "lock" in path.stem.lower()):
