@@ -112,12 +112,18 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
         assert got.returncode == 0, got.stderr
         assert _arch(f"{shared}:{tag}") == "arm64"
         report = tmp_path / "report.json"
-        # Under QEMU the suite may take up to its own deadline (30 min, stretched for
-        # emulation): the test waits that long, not the 15 min a native command gets.
+        # The checks that show the arm64 image's own torch at work (a tensor, autograd) and
+        # the benchmarks' skip, not the whole suite: under QEMU every check's worker imports
+        # torch through the emulator (the full suite took 5 to 10 min here, more in CI), and
+        # the rest of the suite runs natively in the other e2e files (DDP's spawned ranks
+        # under emulation: tests/checks/test_runner.py). The test waits up to the suite's
+        # own deadline, stretched for emulation, not the 15 min a native command gets.
+        only = ("tensor.creation", "autograd.seed_examples", "bench")
         verified = envkit(
             "verify",
             "--image",
             f"{shared}:{tag}",
+            *(f"--only={check}" for check in only),
             "--json-file",
             str(report),
             cwd=tmp_path,
@@ -133,6 +139,7 @@ def test_two_platforms_build_push_as_one_index_and_the_arm64_image_verifies_unde
         assert any("runs under emulation: a linux/arm64 image" in n for n in notes), notes
         statuses = {c["id"]: c["status"] for c in target["checks"]}
         assert statuses.get("autograd.seed_examples") == "pass", statuses
+        assert statuses.get("tensor.creation") == "pass", statuses
         benches = [c for c in target["checks"] if c["id"].startswith("bench.")]
         assert benches and all(c["status"] == "skip" for c in benches), benches
         assert all("runs under emulation (QEMU)" in c["message"] for c in benches), benches
