@@ -285,7 +285,7 @@ def test_with_no_environment_file_the_packages_a_recipe_installs_by_name_are_pro
     assert "not used: docker/Dockerfile" not in said, "it was read: not 'unused'"
     # beside a requirements file, the file is taken and the recipe said not used
     said, config = _made(tmp_path / "b", {"Dockerfile": recipe, "requirements.txt": "six\n"})
-    assert "uses requirements.txt" in said and "`pip install`): Dockerfile\n" in said
+    assert "uses requirements.txt" in said and "not used: Dockerfile: the project's own" in said
     assert "requirements: [requirements.txt]" in config
 
 

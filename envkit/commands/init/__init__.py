@@ -317,8 +317,10 @@ def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> l
     files no candidate can use."""
     others = _not_used(found, chosen, left)
     said = [f"not used: {c.shown}: {c.hint}" for c in others if c.hint]
+    # the project's own recipe said which file it uses, else precedence decided
+    why = f"{chosen.shown}: {chosen.because}" if chosen and chosen.because else PRECEDENCE
     if plain := [c.shown for c in others if not c.hint]:
-        said.insert(0, f"also here, not used ({PRECEDENCE}): {', '.join(plain)}")
+        said.insert(0, f"also here, not used ({why}): {', '.join(plain)}")
     unusable = [f"not used: {why}" for why in found.unusable]
     return [f"left out {why}" for why in left] + said + unusable
 

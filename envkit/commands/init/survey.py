@@ -162,6 +162,12 @@ def _includer_first(found: list[Candidate]) -> list[Candidate]:
     return found
 
 
+RECIPE = (
+    "the project's own image recipe: the packages its pip install lines name go to "
+    "packages.pip where no file is used; copy its other installs into packages (or build.steps)"
+)
+
+
 def _named_by(listed: RecipePip) -> str:
     linked = any(line.startswith(("-f", "--find-links")) for line in listed.lines)
     return NAMED_BY.format(listed.where) + (NOT_LINKED if linked and listed.pip else "")
@@ -236,7 +242,11 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     if listed and listed.lines:
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
         file = listed.where.split(":")[0]
-        found.append(Candidate("recipe", (file,), wish, listed.pip, because=named, pip_from=named))
+        found.append(
+            Candidate(
+                "recipe", (file,), wish, listed.pip, because=named, pip_from=named, hint=RECIPE
+            )
+        )
     found = _includer_first(found)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
