@@ -1,4 +1,4 @@
-"""What every target offers: put files, run a command, get files, and say what happened to it."""
+"""What every target offers: put files, run a command, and say what happened to it."""
 
 from __future__ import annotations
 
@@ -56,8 +56,6 @@ class Target(Protocol):
     def put(self, data: bytes, remote_path: str) -> None: ...
 
     def run(self, argv: list[str], timeout: float) -> CommandResult: ...
-
-    def get(self, remote_path: str) -> bytes: ...
 
     def diagnose(self) -> EngineUnreachableError | None:
         """What happened to the target itself when a call failed (paused, stopped, killed,

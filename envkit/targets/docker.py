@@ -125,12 +125,6 @@ class DockerTarget(Target):
         out_text, err_text = ((part or b"").decode(errors="replace") for part in (out, err))
         return CommandResult(code if code is not None else -1, out_text, err_text)
 
-    def get(self, remote_path: str) -> bytes:
-        stream, _ = self._call("copy files out", 120, self.container.get_archive, remote_path)
-        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
-            handle = archive.extractfile(archive.getmembers()[0])
-            return handle.read() if handle else b""
-
     def diagnose(self) -> EngineUnreachableError | None:
         from docker.errors import NotFound
 

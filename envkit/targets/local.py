@@ -48,6 +48,3 @@ class LocalTarget(Target):
             os.killpg(process.pid, signal.SIGKILL)
             raise
         return CommandResult(process.returncode, out, err)
-
-    def get(self, remote_path: str) -> bytes:
-        return Path(remote_path).read_bytes()

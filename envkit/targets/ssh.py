@@ -159,18 +159,3 @@ class SshTarget(Target):
 
     def run(self, argv: list[str], timeout: float) -> CommandResult:
         return self._ssh(" ".join(shlex.quote(a) for a in argv), timeout=timeout)
-
-    def get(self, remote_path: str) -> bytes:
-        argv = [
-            "ssh",
-            *self.options,
-            "--",
-            f"{self.user}@{self.host}",
-            f"cat {shlex.quote(remote_path)}",
-        ]
-        done = subprocess.run(argv, capture_output=True, timeout=120, check=False)
-        if done.returncode != 0:
-            raise EngineUnreachableError(
-                f"could not read {remote_path} on {self.name}", "run verify again"
-            )
-        return done.stdout
