@@ -56,10 +56,6 @@ def choose_backend(requested: str, podman: bool = False) -> Backend:
         if version is None:
             raise EnvkitError("--builder buildkit: the Docker CLI here has no buildx", BUILDX_HINT)
         return Backend("buildkit", f"BuildKit, as asked ({version})")
-    if requested != "auto":
-        raise EnvkitError(
-            f"builder {requested!r} is not one envkit knows", "use auto, buildkit or classic"
-        )
     if version is None:
         return Backend("classic", "the classic builder: the Docker CLI here has no buildx")
     return Backend("buildkit", f"BuildKit ({version})")
