@@ -9,7 +9,7 @@ and they survive the recreate."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 # The engine's change kinds: 0 modified, 1 added, 2 deleted.
@@ -78,18 +78,13 @@ def _noise(path: str, mounted: tuple[str, ...]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in (*NOISE, *mounted))
 
 
-@dataclass
-class _Found:
-    apt: set[str] = field(default_factory=set)
-    pip: set[str] = field(default_factory=set)
-    conda: set[str] = field(default_factory=set)
-    files: list[str] = field(default_factory=list)
-
-
 def read_changes(container: Any) -> LayerChanges:
     """The container's writable layer, as people's work: packages by name, then the rest."""
     mounted = tuple(m.get("Destination", "") for m in container.attrs.get("Mounts") or ())
-    found = _Found()
+    apt: set[str] = set()
+    pip: set[str] = set()
+    conda: set[str] = set()
+    files: list[str] = []
     listed = [
         (str(c.get("Path", "")), int(c.get("Kind", MODIFIED))) for c in container.diff() or ()
     ]
@@ -98,22 +93,21 @@ def read_changes(container: Any) -> LayerChanges:
     for path, kind in listed:
         if kind == DELETED or _noise(path, mounted):
             continue
-        for pattern, into in ((APT_RECORD, found.apt), (PIP_RECORD, found.pip)):
+        for pattern, into in ((APT_RECORD, apt), (PIP_RECORD, pip)):
             record = pattern.search(path)
             if record and kind == ADDED:
                 into.add(record.group(1).lower().replace("_", "-"))
-        if (conda := CONDA_RECORD.search(path)) and kind == ADDED:
-            found.conda.add(conda.group(1))
+        if (record := CONDA_RECORD.search(path)) and kind == ADDED:
+            conda.add(record.group(1))
         if _is_package_file(path) or path in parents:
             continue
-        found.files.append(path)
-    files = tuple(found.files)
+        files.append(path)
     return LayerChanges(
         container=container.name,
-        apt=tuple(sorted(found.apt)),
-        pip=tuple(sorted(found.pip)),
-        conda=tuple(sorted(found.conda)),
-        files=files[:20],
+        apt=tuple(sorted(apt)),
+        pip=tuple(sorted(pip)),
+        conda=tuple(sorted(conda)),
+        files=tuple(files[:20]),
         file_count=len(files),
     )
 
