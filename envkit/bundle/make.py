@@ -217,8 +217,7 @@ def make_bundle(
     _conda(lock, folder / "conda", say)
     say(f"image.tar: saving {tag} and its base")
     with (folder / "image.tar").open("wb") as handle:
-        for chunk in _save_images(client, tag, lock["base"].get("image", ("-",))[0], say):
-            handle.write(chunk)
+        handle.writelines(_save_images(client, tag, lock["base"].get("image", ("-",))[0], say))
     say("rootfs.sqfs: its root file system, by ch-convert")
     # ch-convert refuses to run without $USER
     squash = ["ch-convert", "-i", "docker", "-o", "squash", tag, str(folder / "rootfs.sqfs")]

@@ -87,8 +87,7 @@ class _Saved:
 def _saved(client: Any, ref: str, folder: Path) -> _Saved:
     path = folder / (hashlib.sha256(ref.encode()).hexdigest()[:12] + ".tar")
     with path.open("wb") as out:
-        for chunk in client.images.get(ref).save(named=False):
-            out.write(chunk)
+        out.writelines(client.images.get(ref).save(named=False))
     archive = tarfile.open(path)  # noqa: SIM115  # closed by compare(), which reads it after
     manifest = json.loads(_read(archive, "manifest.json"))[0]
     history = json.loads(_read(archive, manifest["Config"])).get("history") or []
