@@ -7,6 +7,7 @@ May import: errors."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -93,6 +94,15 @@ def write_atomically(path: Path, text: str, mode: int = 0o644) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def sha256_of(path: Path) -> str:
+    """PATH's sha256 (hex), read a MiB at a time: a bundle's image or a backup is gigabytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def link_or_copy(source: Path, target: Path, copying: Callable[[], None] | None = None) -> None:

@@ -4,20 +4,18 @@ changed, missing or added is refused by name; a link, or a name that leaves the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from envkit.errors import EnvkitError
-from envkit.files import write_atomically
+from envkit.files import sha256_of, write_atomically
 
 MANIFEST = "MANIFEST.json"
 SIGNATURE = MANIFEST + ".sig"  # cosign's signature of the manifest (`envkit bundle --sign`)
 STATEMENTS = ("envkit.lock", "sbom.cdx.json", "provenance.json")  # what every bundle says of itself
 FORMAT = "envkit-bundle/1"
-CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -25,14 +23,6 @@ class Entry:
     path: str  # relative, POSIX
     size: int
     sha256: str
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _files(folder: Path) -> dict[str, Path]:
@@ -53,7 +43,7 @@ def _files(folder: Path) -> dict[str, Path]:
 
 def write_manifest(folder: Path, made_from: dict[str, str]) -> list[Entry]:
     """The manifest of everything in FOLDER, written last."""
-    entries = [Entry(n, p.stat().st_size, _sha256(p)) for n, p in _files(folder).items()]
+    entries = [Entry(n, p.stat().st_size, sha256_of(p)) for n, p in _files(folder).items()]
     document = {
         "format": FORMAT,
         "made_from": made_from,
@@ -106,7 +96,7 @@ def check_bundle(folder: Path, key: str | None = None, *needs: str) -> dict[str,
         if size != listed[name].size:
             said = "cut short (a partial copy)" if size < listed[name].size else "grown"
             problems.append(f"{name}: {size} bytes, the manifest says {listed[name].size}: {said}")
-        elif _sha256(present[name]) != listed[name].sha256:
+        elif sha256_of(present[name]) != listed[name].sha256:
             problems.append(f"{name}: changed (its sha256 is not the manifest's)")
     if not problems:
         problems = _statements_disagree(folder, listed)

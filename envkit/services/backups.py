@@ -22,7 +22,7 @@ from typing import IO, Any, cast
 from envkit import __version__
 from envkit.engine.volumes import ChunkReader, VolumeInfo, read_volume, write_volume
 from envkit.errors import EnvkitError, FieldError
-from envkit.files import read_regular
+from envkit.files import read_regular, sha256_of
 
 MANIFEST_LIMIT = 1 << 20
 CHUNK = 1 << 20
@@ -180,11 +180,7 @@ def read_manifest(archive: Path) -> Manifest:
 
 def checked_archive(archive: Path, manifest: Manifest) -> None:
     """The archive's bytes against the manifest's sha256, before anything is written."""
-    digest = hashlib.sha256()
-    with archive.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    if digest.hexdigest() != manifest.sha256:
+    if sha256_of(archive) != manifest.sha256:
         raise EnvkitError(
             f"{archive} does not match its manifest's sha256 (damaged or changed since the backup)",
             "restore another backup; this one would not put back what was saved",
