@@ -17,7 +17,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from envkit.bundle.manifest import Entry, check_bundle
+from envkit.bundle.manifest import Entry
 from envkit.checks.programs.lockfile import Lock
 from envkit.errors import EnvkitError
 from envkit.files import link_or_copy
@@ -25,8 +25,6 @@ from envkit.lock.pins import apt_pins
 from envkit.plan import Plan
 from envkit.plan.image.conda_bootstrap import RATTLER_REQUIREMENTS
 from envkit.plan.image.install import OFFLINE
-
-LOCK = "envkit.lock"
 
 # apt reads only the bundle's repository, and keeps its lists out of the image and the cache.
 APT_CONF = f"""\
@@ -36,12 +34,6 @@ Dir::State::Lists "/tmp/envkit-lists";
 Acquire::Languages "none";
 """
 SOURCES = f"deb [trusted=yes] file:{OFFLINE}/debs ./\n"  # the manifest vouched for each .deb
-
-
-def checked_lock(bundle: Path, key: str | None) -> dict[str, Entry]:
-    """The bundle checked against its manifest (signed by KEY where set): its files, a lock
-    among them."""
-    return check_bundle(bundle, key, LOCK)
 
 
 def offline_plan(plan: Plan, lock: Lock, bundle: Path, listed: dict[str, Entry]) -> Plan:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from docker.errors import DockerException, ImageNotFound
 
-from envkit.bundle.rebuild import checked_lock, offline_files, offline_plan, require_buildkit
+from envkit.bundle.manifest import check_bundle
+from envkit.bundle.rebuild import offline_files, offline_plan, require_buildkit
 from envkit.engine.build import BuildOptions, Reporter
 from envkit.engine.builders import Backend, build_image, choose_backend
 from envkit.engine.client import docker_client
@@ -198,7 +199,7 @@ def _offline(project: Project, bundle: Path, lock_file: Path | None) -> tuple[Pr
     """The project as the bundle's lock pins it, to be built from the bundle alone."""
     if lock_file is not None:
         raise EnvkitError("--offline builds from the bundle's envkit.lock", "drop --lock-file")
-    listed = checked_lock(bundle, project.plan.signing_key)
+    listed = check_bundle(bundle, project.plan.signing_key, LOCK_FILE)
     try:
         project, lock = with_lock(project, bundle / LOCK_FILE)
     except EnvkitError as exc:  # its fix says to lock again, which needs the network
