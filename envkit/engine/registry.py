@@ -152,15 +152,6 @@ def registry_digest(local: Any, repository: str) -> str | None:
     return None
 
 
-def pull_if_there(client: Any, image: SharedImage, say: Say) -> Any | None:
-    """Pull IMAGE where the registry has it, else None: the lookup of engines that cannot inspect
-    a registry's manifest (Podman's compatible API has no distribution call)."""
-    try:
-        return pull(client, image, say)
-    except NotInRegistryError:
-        return None
-
-
 def pull(client: Any, image: SharedImage, say: Say) -> Any:
     """Pull IMAGE's content tag; the local image."""
     from docker.errors import DockerException

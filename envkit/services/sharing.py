@@ -158,12 +158,13 @@ def _pull_trusted(client: Any, key: str | None, image: SharedImage, say: Any) ->
     before the pull where the engine can look it up (Docker), else right after it (Podman), and
     an image refused is untagged again: nothing unsigned stays under the registry's name."""
     from envkit.engine.facts import engine_facts
-    from envkit.engine.registry import published, pull, pull_if_there, registry_digest
+    from envkit.engine.registry import NotInRegistryError, published, pull, registry_digest
     from envkit.supply.cosign import SignatureError, verify
 
-    checked = None
+    checked = local = None
     if engine_facts(client).podman:  # no manifest lookup there: the pull is the lookup
-        local = pull_if_there(client, image, say)
+        with contextlib.suppress(NotInRegistryError):
+            local = pull(client, image, say)
     else:
         checked = published(client, image)
         if checked is None:
