@@ -44,13 +44,10 @@ def _clean(raw: object) -> dict[str, Any]:
 def _peek(container: Any) -> dict[str, Any] | None:
     try:
         result = container.exec_run(PEEK, user="root")
-    except Exception:
-        return None
-    if result.exit_code != 0:
-        return None  # an image from before the watch, or without python3
-    try:
+        if result.exit_code != 0:
+            return None  # an image from before the watch, or without python3
         return _clean(json.loads(bytes(result.output[:LIMIT]).decode("utf-8", "replace")))
-    except ValueError:
+    except Exception:  # the engine's refusal, or an answer that is not JSON
         return None
 
 
