@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from .contract import DEFAULT_MIN_SHM, DEFAULT_THRESHOLDS, Metric, RunnerConfig
-
-
-def runner_config(data: Any) -> RunnerConfig:
-    """--config's JSON as the runner's settings: an object, else the defaults."""
-    return data if isinstance(data, dict) else {}  # type: ignore[return-value]
 
 
 class Context:
