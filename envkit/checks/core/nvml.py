@@ -171,6 +171,12 @@ class Nvml:
     def ull(self, function: str, handle: Any, *args: Any) -> int:
         return self.uint(function, handle, *args, kind=ctypes.c_ulonglong)
 
+    def uints(self, function: str, handle: Any, count: int) -> List[int]:
+        """The COUNT unsigned ints FUNCTION writes (a mode and its pending one, remapped rows)."""
+        values = [ctypes.c_uint(0) for _ in range(count)]
+        self.call(function, handle, *(ctypes.byref(value) for value in values))
+        return [int(value.value) for value in values]
+
     def text(self, function: str, *handle: Any) -> str:
         buffer = ctypes.create_string_buffer(96)
         self.call(function, *handle, buffer, ctypes.c_uint(96))

@@ -89,7 +89,7 @@ def identity(nvml: Nvml, handle: Any, reading: Reading) -> None:
         reading.values["errors"]["bus_id"] = reading.values["errors"].pop("pci")
     reading.take("brand", lambda: nvml.uint("nvmlDeviceGetBrand", handle))
     reading.take("architecture", lambda: nvml.uint("nvmlDeviceGetArchitecture", handle))
-    reading.take("mig", lambda: _mig(nvml, handle))
+    reading.take("mig", lambda: nvml.uints("nvmlDeviceGetMigMode", handle, 2)[0] == 1)
     reading.take("persistence", lambda: nvml.uint("nvmlDeviceGetPersistenceMode", handle) == 1)
     reading.take("inforom", lambda: _inforom(nvml, handle))
 
@@ -110,20 +110,8 @@ def pci_info(nvml: Nvml, handle: Any) -> Dict[str, Any]:
     return found
 
 
-def _mig(nvml: Nvml, handle: Any) -> bool:
-    current, pending = ctypes.c_uint(0), ctypes.c_uint(0)
-    nvml.call("nvmlDeviceGetMigMode", handle, ctypes.byref(current), ctypes.byref(pending))
-    return current.value == 1
-
-
 def _memory_health(nvml: Nvml, handle: Any, reading: Reading) -> None:
-    current, pending = ctypes.c_int(0), ctypes.c_int(0)
-
-    def ecc_mode() -> bool:
-        nvml.call("nvmlDeviceGetEccMode", handle, ctypes.byref(current), ctypes.byref(pending))
-        return current.value == 1
-
-    if reading.take("ecc_mode", ecc_mode):
+    if reading.take("ecc_mode", lambda: nvml.uints("nvmlDeviceGetEccMode", handle, 2)[0] == 1):
         for name, kind, counter in ECC_COUNTERS:
             reading.take(
                 f"ecc_{name}", _reader(nvml, "nvmlDeviceGetTotalEccErrors", handle, kind, counter)
@@ -156,10 +144,8 @@ def _sram_threshold(nvml: Nvml, handle: Any) -> bool:
 
 
 def _remapped_rows(nvml: Nvml, handle: Any) -> Dict[str, int]:
-    values = [ctypes.c_uint(0) for _ in range(4)]
-    nvml.call("nvmlDeviceGetRemappedRows", handle, *(ctypes.byref(v) for v in values))
     names = ("corrected", "uncorrected", "pending", "failed")
-    return {name: int(value.value) for name, value in zip(names, values)}
+    return dict(zip(names, nvml.uints("nvmlDeviceGetRemappedRows", handle, 4)))
 
 
 def _retired_pages(nvml: Nvml, handle: Any) -> Dict[str, int]:
@@ -174,9 +160,7 @@ def _retired_pages(nvml: Nvml, handle: Any) -> Dict[str, int]:
             if exc.code != INSUFFICIENT_SIZE:  # the size query may answer "insufficient"
                 raise
         counts[name] = int(count.value)
-    pending = ctypes.c_int(0)
-    nvml.call("nvmlDeviceGetRetiredPagesPendingStatus", handle, ctypes.byref(pending))
-    counts["pending"] = int(pending.value)
+    counts["pending"] = nvml.uint("nvmlDeviceGetRetiredPagesPendingStatus", handle)
     return counts
 
 
