@@ -43,9 +43,10 @@ class GpuSummary:
                 self.lost = {"at_s": at_s, "check": check or "start-up", "field": name}
         loaded = (sample.get("utilization") or 0) >= LOADED_UTILIZATION
         self.loaded += loaded
-        self._extreme("max_temperature", sample.get("temperature"), max)
-        self._extreme("max_memory_temperature", sample.get("memory_temperature"), max)
-        self._extreme("max_power_w", sample.get("power_w"), max)
+        for name in ("temperature", "memory_temperature", "power_w"):  # the run's highest
+            if sample.get(name) is not None:
+                top = self.values.get(f"max_{name}", sample[name])
+                self.values[f"max_{name}"] = max(top, sample[name])
         self.values.update({key: sample[key] for key in LIMITS if sample.get(key) is not None})
         if loaded:
             for name in reason_names(int(sample.get("reasons") or 0)):
@@ -56,10 +57,6 @@ class GpuSummary:
                 link = f"{sample['pcie_gen']}x{sample['pcie_width']}"
                 self.pcie_loaded[link] = self.pcie_loaded.get(link, 0) + 1
             self.values["end_temperature"] = sample.get("temperature")
-
-    def _extreme(self, key: str, value: Any, pick: Any) -> None:
-        if value is not None:
-            self.values[key] = value if key not in self.values else pick(self.values[key], value)
 
     def as_dict(self) -> Dict[str, Any]:
         return {
