@@ -69,12 +69,7 @@ def _events(record: Dict[str, Any], kernel: Dict[str, Any]) -> List[Dict[str, An
         lines.append(dict(line, gpu=gpu, where="in the kernel log"))
     logged = {(e["gpu"], e["xid"]) for e in lines}
     nvml = [
-        {
-            "gpu": e["gpu"],
-            "xid": e["xid"],
-            "text": None,
-            "where": f"during {e['check'] or 'start-up'}",
-        }
+        dict(e, text=None, where=f"during {e['check'] or 'start-up'}")
         for e in record["xids"]
         if (e["gpu"], e["xid"]) not in logged
     ]
