@@ -205,7 +205,6 @@ def _judge_link_count(
     elif sku is not None and sku.nvlinks is not None and not sku.varies:
         wanted, why = sku.nvlinks[0], f"a healthy {sku.name}"
     elif sku is not None and sku.nvlinks is not None and active not in sku.nvlinks:
-        wanted = max(sku.nvlinks)
         counts = " or ".join(str(n) for n in sorted(sku.nvlinks, reverse=True))
         ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links")
         problems.append(f"{who(snap)}: {active} NVLinks active, a healthy {sku.name} has {counts}")
