@@ -29,7 +29,7 @@ def gpu_devices(ctx: Context, minimum: int = 1) -> list[Any]:
     """cuda:0..n-1, or Skip (GPUs not required) / fail (required or expected) when too few."""
     import torch
 
-    have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    have = ctx.gpu_count()
     want = max(ctx.expected_gpus or 0, 1 if ctx.require_gpu else 0)
     if have < minimum:
         if have == 0 and ctx.require_gpu:

@@ -85,9 +85,7 @@ def available(ctx: Context) -> str:
 @check("cuda.device_count", reference="verify.expected_gpus")
 def device_count(ctx: Context) -> str:
     """Catches fewer GPUs than expected (a partial device request, a dead GPU)."""
-    import torch
-
-    have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    have = ctx.gpu_count()
     want = ctx.expected_gpus
     if want is None:
         if not have and not ctx.require_gpu:

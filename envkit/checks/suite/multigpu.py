@@ -73,7 +73,7 @@ def ddp(ctx: Context) -> str:
     import torch
     import torch.distributed as dist
 
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    gpus = ctx.gpu_count()
     want = ctx.expected_gpus or 0
     ensure(gpus >= want or want < 2, f"{gpus} GPU(s) visible, {want} expected for DDP")
     backend = "nccl" if gpus >= 2 and dist.is_nccl_available() else "gloo"
