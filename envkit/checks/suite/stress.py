@@ -102,11 +102,9 @@ def _burn_one(index: int, device_name: str, size: int, duration: float, queue: A
 
 def _gemms(torch: Any, device: Any, size: int, deadline: float, seed: int) -> Dict[str, Any]:
     cuda = device.type == "cuda"
-    dtype = (
-        (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16)
-        if cuda
-        else torch.float32
-    )
+    dtype = torch.float32
+    if cuda:
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     torch.manual_seed(seed)
     a = torch.randn(size, size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
