@@ -124,7 +124,7 @@ def _nvml_identities() -> dict[str, Any]:
     identities: list[dict[str, Any]] = []
     try:
         for index, handle in enumerate(nvml.handles):
-            reading = Reading(index)
+            reading = Reading(index=index)
             identity(nvml, handle, reading)
             found, errors = reading.values, reading.values["errors"]
             versions.append(found["vbios"] if "vbios" in found else f"({errors['vbios']})")

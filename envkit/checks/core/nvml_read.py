@@ -60,8 +60,8 @@ TEMPERATURE_THRESHOLDS = ("shutdown_temp", "slowdown_temp", "memory_max_temp", "
 class Reading:
     """Collects fields into a snapshot: a value, or the reason NVML gave instead."""
 
-    def __init__(self, index: int) -> None:
-        self.values: Dict[str, Any] = {"index": index, "errors": {}}
+    def __init__(self, **keys: Any) -> None:
+        self.values: Dict[str, Any] = {**keys, "errors": {}}
 
     def take(self, name: str, read: Callable[[], Any]) -> Any:
         try:
@@ -72,9 +72,10 @@ class Reading:
 
 
 def _reader(nvml: Nvml, function: str, handle: Any, *codes: int) -> Callable[[], int]:
-    """A reading of one value by `function` with integer arguments (a counter, a sensor)."""
+    """A reading of one value by `function` with integer arguments (a counter, a sensor);
+    the ECC and NVLink error counters are 64-bit."""
     args = [ctypes.c_int(code) for code in codes]
-    if function == "nvmlDeviceGetTotalEccErrors":
+    if function in ("nvmlDeviceGetTotalEccErrors", "nvmlDeviceGetNvLinkErrorCounter"):
         return lambda: nvml.ull(function, handle, *args)
     return lambda: nvml.uint(function, handle, *args)
 
@@ -200,27 +201,20 @@ def _nvlinks(nvml: Nvml, handle: Any) -> List[Dict[str, Any]]:
                 break
             links.append({"link": link, "active": None, "errors": {"state": exc.name}})
             continue
-        row: Dict[str, Any] = {"link": link, "active": active, "errors": {}}
+        row = Reading(link=link, active=active)
         if active:
             _link_counters(nvml, handle, link, row)
-        links.append(row)
+        links.append(row.values)
     return links
 
 
-def _link_counters(nvml: Nvml, handle: Any, link: int, row: Dict[str, Any]) -> None:
-    at = ctypes.c_uint(link)
+def _link_counters(nvml: Nvml, handle: Any, link: int, row: Reading) -> None:
     try:
-        row["version"] = nvml.uint("nvmlDeviceGetNvLinkVersion", handle, at)
+        row.values["version"] = nvml.uint("nvmlDeviceGetNvLinkVersion", handle, ctypes.c_uint(link))
     except NvmlError:
-        row["version"] = None
+        row.values["version"] = None
     for name, counter in NVLINK_COUNTERS:
-        try:
-            row[name] = nvml.ull(
-                "nvmlDeviceGetNvLinkErrorCounter", handle, at, ctypes.c_int(counter)
-            )
-        except NvmlError as exc:
-            row[name] = None
-            row["errors"][name] = exc.name
+        row.take(name, _reader(nvml, "nvmlDeviceGetNvLinkErrorCounter", handle, link, counter))
     try:
         fields = field_values(nvml, handle, [(f, link) for f in NVLINK5_FIELDS])
     except NvmlError as exc:
@@ -228,9 +222,9 @@ def _link_counters(nvml: Nvml, handle: Any, link: int, row: Dict[str, Any]) -> N
     for (field_id, _), value in fields.items():
         name = NVLINK5_FIELDS[field_id]
         if isinstance(value, str):
-            row["errors"][name] = value
+            row.values["errors"][name] = value
         else:
-            row[name] = int(value)
+            row.values[name] = int(value)
 
 
 def _fabric(nvml: Nvml, handle: Any) -> Dict[str, int]:
@@ -336,7 +330,7 @@ class NvmlGpus(Nvml):
         """Everything the gpu checks judge, for one GPU."""
         if index in self.lost:
             return {"index": index, "errors": {"handle": self.lost[index]}}
-        handle, reading = self.handles[index], Reading(index)
+        handle, reading = self.handles[index], Reading(index=index)
         identity(self, handle, reading)
         _memory_health(self, handle, reading)
         _links(self, handle, reading)
@@ -348,7 +342,7 @@ class NvmlGpus(Nvml):
         """What changes from moment to moment, read often while the suite loads the GPU."""
         if index in self.lost:
             return {"index": index, "errors": {"handle": self.lost[index]}}
-        handle, reading = self.handles[index], Reading(index)
+        handle, reading = self.handles[index], Reading(index=index)
         _thermal(self, handle, reading)
         reading.take("reasons", lambda: _reasons(self, handle))
         reading.take("utilization", lambda: utilization(self, handle))
