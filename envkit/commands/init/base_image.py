@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envkit.catalog import compat
 from envkit.commands.init.discovery import RECIPE, head, is_recipe
@@ -86,12 +86,6 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
     if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
         return wish
     said = f"{wish.said or shown}; {base.where} builds on {base.image}"
-    try:
-        admitted = base.torch and SpecifierSet(wish.specifier or "").contains(
-            base.torch, prereleases=True
-        )
-    except InvalidVersion:
-        admitted = False
-    if admitted:
+    if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
     return replace(wish, cuda=base.cuda, said=said) if base.cuda and not wish.cuda else wish
