@@ -185,14 +185,17 @@ def aside(name: str) -> bool:
 
 
 def is_recipe(path: Path, folder: Path) -> bool:
+    """One of the project's own recipes: not a docs' one, and not what `envkit render` wrote
+    (reading envkit's own Dockerfile back would propose the last render's choices)."""
     relative = path.relative_to(folder)
     if aside(relative.as_posix()):
         return False  # docs/Makefile installs the docs' environment, not the project's
-    return bool(
+    named = (
         RECIPE.search(path.name)
         or path.name in RECIPES
         or (relative.parts[0] == ".devcontainer" and path.suffix == ".json")
     )
+    return bool(named) and path.is_file() and OURS not in head(path)[:300]
 
 
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
@@ -201,7 +204,7 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     root = folder.resolve()
     found: dict[str, Installed] = {}
     for path in paths:
-        if not is_recipe(path, folder) or not path.is_file() or OURS in head(path)[:300]:
+        if not is_recipe(path, folder):
             continue
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
@@ -243,10 +246,15 @@ NOT_LINKED = "; its -f pages are not carried: list those packages in a requireme
 
 @dataclass(frozen=True)
 class RecipePip:
-    where: str  # Dockerfile:2,3,5: every line that names packages
+    file: str  # the recipe, as envkit.yaml names it
+    numbers: tuple[int, ...]  # every line that names packages
     pip: tuple[str, ...]  # the packages, torch left to envkit
     lines: list[str]  # every requirement line with the indexes the lines name
     untaken: tuple[str, ...] = ()  # the recipe's mim lines, said with how to carry them
+
+    @property
+    def where(self) -> str:  # Dockerfile:2,3,5
+        return f"{self.file}:{','.join(map(str, self.numbers))}"
 
 
 def _commands(text: str) -> Iterator[tuple[int, str]]:
@@ -267,21 +275,21 @@ def recipe_pip(folder: Path, paths: list[Path]) -> RecipePip | None:
     every `pip install` line (`RUN pip install --no-cache-dir transformers==4.41.0 einops`,
     then `RUN pip install xtcocotools`); None where no recipe names any."""
     for path in paths:
-        if not is_recipe(path, folder) or OURS in (text := head(path))[:300]:
+        if not is_recipe(path, folder):
             continue
-        numbers, lines, untaken = [], [], []
+        numbers: list[int] = []
+        lines, untaken = [], []
         name = path.relative_to(folder).as_posix()
-        for number, command in _commands(text):
+        for number, command in _commands(head(path)):
             found = [r for named in PIP_INSTALL.findall(command) for r in _pip_arguments(named)]
             if any(not r.startswith("-") for r in found):
-                numbers.append(str(number))
+                numbers.append(number)
                 lines += found
             mim = MIM_INSTALL.findall(command)
             untaken += [f"{name}:{number}: `mim install {m.strip()}`: {MIM}" for m in mim]
         if numbers or untaken:
             pip = (r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
-            where = f"{name}:{','.join(numbers) or untaken[0].split(':')[1]}"
-            return RecipePip(where, tuple(dict.fromkeys(pip)), lines, tuple(untaken))
+            return RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines, tuple(untaken))
     return None
 
 
