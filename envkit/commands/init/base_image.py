@@ -45,10 +45,10 @@ def _substituted(text: str, arguments: dict[str, str]) -> str:
 
 def _read(image: str, where: str) -> RecipeBase | None:
     """What IMAGE says, None where it is no image envkit reads (python:3.11, ubuntu...)."""
-    devel = "devel" in image.rpartition(":")[2]
-    if found := PYTORCH.match(REGISTRY.sub("", image)):
+    devel, named = "devel" in image.rpartition(":")[2], REGISTRY.sub("", image)
+    if found := PYTORCH.match(named):
         return RecipeBase(where, image, found.group(1), found.group(2), devel)
-    if found := CUDA.match(REGISTRY.sub("", image)):
+    if found := CUDA.match(named):
         return RecipeBase(where, image, None, found.group(1), devel)
     if (found := NGC.match(image)) and (row := compat.load_table().ngc_pytorch.get(found[1])):
         # NGC's PyTorch images carry the whole CUDA toolkit (nvcc), and a torch built from a

@@ -147,16 +147,16 @@ def _installed(folder: Path, installs: list[Installed], unusable: list[str]) -> 
     return found
 
 
-def _includer_first(found: list[Candidate]) -> list[Candidate]:
+def _includer_first(found: list[Candidate], installs: list[Installed]) -> list[Candidate]:
     """A file the recipe installs that another file includes (mmpose's Dockerfile installs
     requirements/build.txt before `pip install -e .`; requirements.txt includes it with
     runtime.txt and the rest): the including file, a superset, in its place."""
-    for installed in [c for c in found if c.because]:
+    installed_at = {i.file: i.where for i in installs}
+    for installed in [c for c in found if c.files[0] in installed_at]:
         file = installed.files[0]
         wider = next((c for c in found if file in c.wish.read and file not in c.files), None)
         if wider is not None:
-            where = installed.because.split(": ", 1)[1]
-            because = f"it includes {file}, which {where} installs"
+            because = f"it includes {file}, which {installed_at[file]} installs"
             taken = replace(wider, because=because, pip=installed.pip, pip_from=installed.pip_from)
             found[found.index(installed)] = taken
     return found
@@ -241,13 +241,18 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     unusable += listed.untaken if listed else ()
     if listed and listed.lines:
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
-        file = listed.where.split(":")[0]
         found.append(
             Candidate(
-                "recipe", (file,), wish, listed.pip, because=named, pip_from=named, hint=RECIPE
+                "recipe",
+                (listed.file,),
+                wish,
+                listed.pip,
+                because=named,
+                pip_from=named,
+                hint=RECIPE,
             )
         )
-    found = _includer_first(found)
+    found = _includer_first(found, installs)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {"setup.cfg"} if any(c.kind == "setup.py" for c in found) else set()

@@ -170,7 +170,7 @@ def _not_admitted(
 ) -> Verdict:
     """A torch or companion line that does not admit envkit's: refused with the `torch:` that
     would meet it, or, where none could (older than the table), said and left to envkit's."""
-    if _older_than_the_table(name, specifier):  # no `torch:` could meet it: said, not lost
+    if _no_setting_meets(name, specifier):  # no `torch:` could meet it: said, not lost
         return Verdict(
             "drop",
             f"{line}: no release envkit can build admits it (the nearest is torch "
@@ -200,7 +200,7 @@ def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> V
     )
 
 
-def _older_than_the_table(name: str, specifier: SpecifierSet) -> bool:
+def _no_setting_meets(name: str, specifier: SpecifierSet) -> bool:
     """Whether the line asks only for releases older than every one envkit can build, or for
     a pre-release build (no `torch:` setting could meet it). A line asking for one newer
     than the table is refused: the table may need `envkit compat --refresh`."""
