@@ -17,6 +17,7 @@ from envkit.commands.init.base_image import on_base, recipe_base
 from envkit.commands.init.discovery import (
     NAMED_BY,
     NOT_LINKED,
+    RECIPE_HINT,
     Installed,
     RecipePip,
     aside,
@@ -162,12 +163,6 @@ def _includer_first(found: list[Candidate], installs: list[Installed]) -> list[C
     return found
 
 
-RECIPE = (
-    "the project's own image recipe: the packages its pip install lines name go to "
-    "packages.pip where no file is used; copy its other installs into packages (or build.steps)"
-)
-
-
 def _named_by(listed: RecipePip) -> str:
     linked = any(line.startswith(("-f", "--find-links")) for line in listed.lines)
     return NAMED_BY.format(listed.where) + (NOT_LINKED if linked and listed.pip else "")
@@ -241,17 +236,8 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     unusable += listed.untaken if listed else ()
     if listed and listed.lines:
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
-        found.append(
-            Candidate(
-                "recipe",
-                (listed.file,),
-                wish,
-                listed.pip,
-                because=named,
-                pip_from=named,
-                hint=RECIPE,
-            )
-        )
+        recipe = Candidate("recipe", (listed.file,), wish, listed.pip, because=named)
+        found.append(replace(recipe, pip_from=named, hint=RECIPE_HINT))
     found = _includer_first(found, installs)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
