@@ -12,6 +12,7 @@ from html import escape as _html_escape
 from typing import TYPE_CHECKING
 
 import jinja2
+from markupsafe import Markup
 
 from envkit.checks.core.text import for_xml
 from envkit.render.files import template_loader
@@ -41,17 +42,10 @@ def escape(value: object, quote: bool = True) -> str:
     return _html_escape(for_xml(value), quote)
 
 
-class _Escaped(str):
-    """Text escape() has made safe: autoescape takes it as it is (markupsafe's __html__)."""
-
-    def __html__(self) -> str:
-        return self
-
-
 def _finalize(value: object) -> object:
     """What every `{{ ... }}` of the page prints: a value escaped by escape(), or markup the
     template made itself (a macro's output, which has __html__) as it is."""
-    return value if hasattr(value, "__html__") else _Escaped(escape(value))
+    return value if hasattr(value, "__html__") else Markup(escape(value))  # noqa: S704
 
 
 def _bar_chart(
