@@ -87,14 +87,13 @@ def with_lock(project: Project, lock_file: Path | None) -> tuple[Project, Any]:
 
 def chosen_service(plan: Plan, member: str | None) -> Service:
     services = list(plan.services)
+    names = ", ".join(s.member or s.name for s in services)
     if member is not None:
         found = [s for s in services if member in (s.member, s.name, s.container_name)]
         if not found:
-            known = ", ".join(s.member or s.name for s in services)
-            raise EnvkitError(f"{member!r} is not one of this project's containers", f"use {known}")
+            raise EnvkitError(f"{member!r} is not one of this project's containers", f"use {names}")
         return found[0]
     if len(services) > 1:
-        names = ", ".join(s.member or s.name for s in services)
         raise EnvkitError(
             "per-member mode: every member has a container of their own", f"name one: {names}"
         )
