@@ -337,7 +337,7 @@ def judge_conda(spec: str, context: TorchContext) -> Verdict:
             )
         return Verdict("drop", f"{spec}: envkit installs {context.said()}")
     if name in CONDA_CUDA:
-        return _judge_conda_cuda(spec, name, rest, context)
+        return _judge_conda_cuda(spec, rest, context)
     as_pip = f"{'torch' if name in TORCH_NAMES else name}"
     specifier = conda_specifier(rest)
     if specifier is None:
@@ -354,7 +354,7 @@ def judge_conda(spec: str, context: TorchContext) -> Verdict:
     return verdict
 
 
-def _judge_conda_cuda(spec: str, name: str, rest: str, context: TorchContext) -> Verdict:
+def _judge_conda_cuda(spec: str, rest: str, context: TorchContext) -> Verdict:
     asked = rest.lstrip("=<>!~").split(",")[0].rstrip(".*")
     if context.build is None or not asked:
         return Verdict("drop", f"{spec}: the CUDA runtime comes with torch's build")
