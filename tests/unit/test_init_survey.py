@@ -226,6 +226,20 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
           "requirements.txt\n"}, "uses requirements.txt (found here; precedence"),
         ({"Pipfile": '[dev-packages]\nnumpy = "*"\n'},
          "not used: Pipfile: it names no package but 1 dev ones (`pipenv install -d`)"),
+        # a Makefile's dev target first: the main file it installs is the environment (TTS's)
+        ({"requirements.dev.txt": "black\n", "requirements.txt": "tqdm\n", "Makefile":
+          "dev-deps:\n\tpip install -r requirements.dev.txt\ndeps:\n\tpip install -r "
+          "requirements.txt\n"}, "uses requirements.txt (found here; the project installs it: "
+          "Makefile:4)"),
+        # a bundled tool's recipe is not the project's (OLMo's dependencies/<tool>/Dockerfile)
+        ({"pyproject.toml": '[project]\nname = "x"\nversion = "1"\ndependencies = ["six"]\n',
+          "tools/dependencies/bench/requirements.txt": "gpustat\n",
+          "tools/dependencies/bench/Dockerfile": "FROM nvidia/cuda:11.5.1-cudnn8-devel-ubuntu20.04"
+          "\nRUN pip install -r requirements.txt\n"}, "uses pyproject.toml (found here; prec"),
+        # a file that names no torch is said so, with the CUDA of the image the project builds on
+        ({"requirements.txt": "numpy\n", "Dockerfile": "FROM nvidia/cuda:11.8.0-runtime-ubuntu22"
+          ".04\nRUN pip install -r requirements.txt\n"}, "\nrequirements.txt names no torch; "
+          "Dockerfile:1 builds on nvidia/cuda:11.8.0-runtime-ubuntu22.04\n"),
     ],
 )  # fmt: skip
 def test_a_recipes_install_line_is_read_where_it_runs(
@@ -305,6 +319,50 @@ def test_every_pip_line_of_a_recipe_is_read_and_its_mim_and_find_links_are_said(
     assert 'pip: ["cython", "xtcocotools", "openmim", "jaxlib==0.4.26"]' in config, config
     assert "its -f pages are not carried" in said, said
     assert "not used: Dockerfile:4: `mim install mmengine 'mmcv>=2.0.0'`: not carried" in said
+
+
+@pytest.mark.parametrize(
+    ("recipe", "where"),
+    [
+        ('FROM python:3.11\nCOPY . /src\nRUN pip3 install -e ".[webui,model_worker]"\n', ":3"),
+        ("FROM python:3.11\nRUN pip3 install fs_chat[model-worker,webui]\n", ":2"),
+    ],
+)
+def test_the_extras_the_projects_recipe_installs_it_with_are_proposed(
+    tmp_path: Path, recipe: str, where: str
+) -> None:
+    """The project's own recipe installs it with extras (FastChat's `pip3 install
+    fschat[model_worker,webui]`, `-e ".[train]"`): those extras are python.extras, so the
+    image holds what they name (their torch too), not the package's core alone."""
+    pyproject = (
+        '[project]\nname = "fs-chat"\nversion = "1"\ndependencies = ["requests"]\n'
+        '[project.optional-dependencies]\nmodel_worker = ["torch", "transformers"]\n'
+        'webui = ["gradio"]\n'
+    )
+    said, config = _made(tmp_path, {"pyproject.toml": pyproject, "docker/Dockerfile": recipe})
+    assert f"uses pyproject.toml (found here; docker/Dockerfile{where} installs it with [" in said
+    assert (
+        'extras: ["model_worker", "webui"]' in config
+        or 'extras: ["model-worker", "webui"]' in config
+    )
+    assert "not used: docker/Dockerfile" not in said, "it was read: not 'unused'"
+    rendered = (tmp_path / "project" / ".envkit" / "Dockerfile").read_text()
+    assert "transformers" in rendered and "gradio" in rendered, rendered
+
+
+def test_a_recipes_pip_line_is_split_as_the_shell_splits_it(tmp_path: Path) -> None:
+    """A `;` inside a quoted marker is the marker's, not the end of the command: the line's
+    packages after it are kept; a `;`, `&&` or `|` outside quotes ends the install, and a pip
+    or mim named by its path is still the tool."""
+    recipe = (
+        "FROM python:3.11\n"
+        'RUN pip install "transformers>=4.30" "numpy<2; python_version<\\"3.12\\"" accelerate'
+        " && /opt/conda/bin/mim install 'mmcv>=2.0'; /usr/bin/pip3 install einops | tee pip.log\n"
+    )
+    said, config = _made(tmp_path, {"Dockerfile": recipe})
+    wanted = '"transformers>=4.30", "numpy<2; python_version < \\"3.12\\"", "accelerate", "einops"'
+    assert f"pip: [{wanted}]" in config, config
+    assert "not used: Dockerfile:2: `mim install 'mmcv>=2.0'`: not carried" in said, said
 
 
 def test_a_file_pinning_a_torch_older_than_the_table_is_kept_with_the_nearest(

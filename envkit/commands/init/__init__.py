@@ -18,7 +18,7 @@ from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.commands.init.questions import ask
 from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
-from envkit.commands.init.torch_wish import NEAREST, release_for
+from envkit.commands.init.torch_wish import NAMES_NO_TORCH, NEAREST, release_for
 from envkit.commands.schema import SCHEMA_FILE, schema_text
 from envkit.config.choices import FLAVORS
 from envkit.config.fields import ProjectName
@@ -110,7 +110,7 @@ class _Decided:
     torch_note: str  # the comment after `torch:`
     python_version: str | None  # None: a pytorch image's own Python (CUDA builds)
     python_project: str | None  # `project: .`'s comment: pyproject.toml (and uv.lock)
-    python_extras: tuple[str, ...]  # the extras holding its torch build (`pip install .[cu121]`)
+    python_extras: tuple[str, ...]  # its torch build's (`.[cu121]`), or its recipe's extras
     python_line: str | None  # `python: "X"` where there is no project to name
     pip_listed: tuple[str, ...]  # setup.py's install_requires or a recipe's: packages.pip
     pip_source: str | None  # where pip_listed was found, for its comment
@@ -331,8 +331,8 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
         usual = "no usable file under a usual name"
         how = chosen.because or (usual if chosen.hint else f"precedence {PRECEDENCE}")
         lines.append(f"uses {chosen.shown} (found here; {how})")
-        if chosen.wish.said:
-            lines.append(f"torch from {chosen.wish.said}")
+        if said := chosen.wish.said:
+            lines.append(said if NAMES_NO_TORCH in said else f"torch from {said}")
         if chosen.pip:
             lines.append(f"packages.pip: {', '.join(chosen.pip)} ({chosen.pip_from})")
     else:

@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from envkit.catalog import compat
 from envkit.commands.init.discovery import RECIPE, head, is_recipe
-from envkit.commands.init.torch_wish import TorchWish
+from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish
 
 ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
@@ -85,7 +85,7 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
     file that names no CUDA takes the image's."""
     if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
         return wish
-    said = f"{wish.said or shown}; {base.where} builds on {base.image}"
+    said = f"{wish.said or f'{shown} {NAMES_NO_TORCH}'}; {base.where} builds on {base.image}"
     if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
     return replace(wish, cuda=base.cuda, said=said) if base.cuda and not wish.cuda else wish

@@ -173,13 +173,19 @@ class Installed:
     where: str  # the recipe's line that installs it: `.devcontainer/Dockerfile:4`
 
 
-SIDE_FOLDERS = re.compile(r"docs?|tests?|ci|benchmarks?|examples?", re.IGNORECASE)
+SIDE_FOLDERS = re.compile(
+    r"docs?|tests?|ci|benchmarks?|examples?|third[_-]?party|3rdparty|vendor(ed)?|externals?|"
+    r"dependencies|submodules",
+    re.IGNORECASE,
+)
+# the project's main environment before its dev, test, docs and lint ones
+DEV = re.compile(r"dev|test|doc|lint|ci\b|bench|example", re.IGNORECASE)
 
 
 def aside(name: str) -> bool:
-    """Whether the file NAME (relative to the project) is in docs/, tests/, ci/, benchmarks/ or
-    examples/: their environments (docs/Makefile's, benchmarks/requirements.txt) are not the
-    project's own."""
+    """Whether the file NAME (relative to the project) is in docs/, tests/, ci/, benchmarks/,
+    examples/ or a folder of vendored code (third_party/, vendor/, dependencies/...): their
+    environments (docs/Makefile's, a bundled tool's Dockerfile) are not the project's own."""
     return any(SIDE_FOLDERS.fullmatch(part) for part in Path(name).parts[:-1])
 
 
@@ -199,7 +205,8 @@ def is_recipe(path: Path, folder: Path) -> bool:
 
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     """The environment files the project's own Dockerfile, dev container or Makefile installs,
-    in the order met, each with the line that does; only files that are in the project."""
+    each with the line that does, only files that are in the project: in the order met, the
+    main ones before dev, test and docs ones (a Makefile's dev-deps target may come first)."""
     root = folder.resolve()
     found: dict[str, Installed] = {}
     for path in paths:
@@ -220,11 +227,12 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                             where = f"{path.relative_to(folder).as_posix()}:{number}"
                             found.setdefault(file, Installed(kind, file, where))
                             break
-    return list(found.values())
+    return sorted(found.values(), key=lambda i: bool(DEV.search(Path(i.file).name)))
 
 
-# `pip install` on a recipe's line (pip3, python -m pip, uv pip), up to the shell's next command
-PIP_INSTALL = re.compile(r"\bpip3?\s+install\s+([^&;|]*)")
+# pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
+PIP = re.compile(r"(?:.*/)?pip(?:3(?:\.\d+)?)?")
+MIM = re.compile(r"(?:.*/)?mim")
 VALUE_OPTION = re.compile(  # an option of pip install's that takes the next word as its value
     r"-[rcetC]|--(requirement|constraint|editable|target|prefix|root|src|cache-dir|trusted-host|"
     r"platform|python-version|config-settings|only-binary|no-binary|upgrade-strategy|"
@@ -235,8 +243,7 @@ TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before 
 
 NAMED_BY = "the packages that {}'s pip install names"  # the lines, as init says it
 # mim (OpenMMLab) picks the wheel built for the image's torch and CUDA from its own pages
-MIM_INSTALL = re.compile(r"\bmim\s+install\s+([^&;|]*)")
-MIM = (
+MIM_UNTAKEN = (
     "not carried: mim picks OpenMMLab's wheels built for the torch and CUDA; list them in "
     "packages.pip, and mmcv's -f page in a requirements file (or build its sources: devel)"
 )
@@ -269,10 +276,11 @@ def _commands(text: str) -> Iterator[tuple[int, str]]:
             held, start = "", 0
 
 
-def recipe_pip(folder: Path, paths: list[Path]) -> RecipePip | None:
+def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | None:
     """What the first of the project's recipes that installs packages by name installs, on
     every `pip install` line (`RUN pip install --no-cache-dir transformers==4.41.0 einops`,
-    then `RUN pip install xtcocotools`); None where no recipe names any."""
+    then `RUN pip install xtcocotools`), the project itself (OWN) aside; None where no recipe
+    names any."""
     for path in paths:
         if not is_recipe(path, folder):
             continue
@@ -280,26 +288,58 @@ def recipe_pip(folder: Path, paths: list[Path]) -> RecipePip | None:
         lines, untaken = [], []
         name = path.relative_to(folder).as_posix()
         for number, command in _commands(head(path)):
-            found = [r for named in PIP_INSTALL.findall(command) for r in _pip_arguments(named)]
+            found = [r for named in _installs(command, PIP) for r in _pip_arguments(named)]
+            found = [r for r in found if not own or requirement_name(r) != requirement_name(own)]
             if any(not r.startswith("-") for r in found):
                 numbers.append(number)
                 lines += found
-            mim = MIM_INSTALL.findall(command)
-            untaken += [f"{name}:{number}: `mim install {m.strip()}`: {MIM}" for m in mim]
+            mim = (shlex.join(m) for m in _installs(command, MIM))
+            untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
         if numbers or untaken:
             pip = (r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
             return RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines, tuple(untaken))
     return None
 
 
-def _pip_arguments(arguments: str) -> list[str]:
+def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str]:
+    """The extras the project's own recipe installs the project with (`pip install -e
+    ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), with the
+    line that does; ((), "") where no recipe installs it with any."""
+    for path in (p for p in paths if is_recipe(p, folder)):
+        for number, command in _commands(head(path)):
+            for word in (w for found in _installs(command, PIP) for w in found):
+                own = re.fullmatch(r"\./?(\[.*\])", word)
+                word = f"{name}{own.group(1)}" if own else word
+                own_package = name and requirement_name(word) == requirement_name(name)
+                if own_package and (extras := tuple(sorted(Requirement(word).extras))):
+                    return extras, f"{path.relative_to(folder).as_posix()}:{number}"
+    return (), ""
+
+
+def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
+    """The arguments of each `TOOL install` in a shell COMMAND, up to the shell's next command
+    (`&&`, `;`, `|`): words as the shell splits them, so a `;` inside a quoted marker
+    (`"numpy<2; python_version<'3.12'"`) stays the marker's."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: not a line the shell would run either
+        return []
+    found = []
+    for index, word in enumerate(words[:-1]):
+        if tool.fullmatch(word) and words[index + 1] == "install":
+            rest = words[index + 2 :]
+            end = next((i for i, w in enumerate(rest) if not w.strip(";&|()<>")), len(rest))
+            found.append(rest[:end])
+    return found
+
+
+def _pip_arguments(arguments: list[str]) -> list[str]:
     """pip install's ARGUMENTS as requirement-file lines: each package named (not a path, a URL
     or a variable, nor pip's own tooling), each index option with its URL; other options
     dropped."""
-    try:
-        tokens = iter(shlex.split(arguments, comments=True))
-    except ValueError:  # unbalanced quotes: not a line pip would run either
-        return []
+    tokens = iter(arguments)
     lines = []
     for token in tokens:
         option, given, value = token.partition("=")

@@ -13,8 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from envkit.commands.init.base_image import on_base, recipe_base
 from envkit.commands.init.discovery import (
+    DEV,
     NAMED_BY,
     NOT_LINKED,
     RECIPE_HINT,
@@ -22,6 +25,7 @@ from envkit.commands.init.discovery import (
     RecipePip,
     aside,
     installed_by_recipes,
+    recipe_extras,
     recipe_pip,
     unused_files,
     usable_kind,
@@ -31,6 +35,7 @@ from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,
     admitted_python,
+    declared_extras,
     from_conda,
     from_conda_lock,
     from_lines,
@@ -177,11 +182,15 @@ def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
 
 
 def _project_candidates(
-    pyproject: dict[str, Any], lock: dict[str, Any] | None, lock_name: str, unusable: list[str]
+    pyproject: dict[str, Any],
+    lock: dict[str, Any] | None,
+    lock_name: str,
+    unusable: list[str],
+    extras: tuple[tuple[str, ...], str],
 ) -> list[Candidate]:
     """pyproject.toml (with its uv.lock, poetry.lock or pdm.lock) where it describes its
     dependencies: in [project], Poetry's table or a uv workspace's lock (dynamic dependencies
-    would fail the first render)."""
+    would fail the first render); with the EXTRAS the project's recipe installs it with."""
     project = pyproject.get("project")
     readable = is_poetry_only(pyproject) or (lock is not None and is_workspace_root(pyproject))
     if not isinstance(project, dict) and not readable:
@@ -196,13 +205,25 @@ def _project_candidates(
         return locked
     found = locked
     if isinstance(project, dict) or is_poetry_only(pyproject):  # not a virtual workspace root
-        wish = from_pyproject(pyproject, "pyproject.toml")
+        declared = {canonicalize_name(e): str(e) for e in declared_extras(pyproject)}
+        named = tuple(declared.get(canonicalize_name(e), e) for e in extras[0])  # PEP 685
+        wish = from_pyproject(pyproject, "pyproject.toml", named)
+        because = f"{extras[1]} installs it with [{','.join(extras[0])}]" if extras[0] else ""
         # Stability's generative-models: the package's metadata, its environment elsewhere
         bare = isinstance(project, dict) and not project.get("dependencies") and not locked
         hint = "its [project] declares no dependencies (the package alone): `python.project: .`"
         hint = hint + " installs it too" if bare else ""
-        found.append(Candidate("pyproject", ("pyproject.toml",), wish, hint=hint))
+        found.append(Candidate("pyproject", ("pyproject.toml",), wish, hint=hint, because=because))
     return found
+
+
+def _own_name(pyproject: dict[str, Any]) -> str:
+    """The package's name, from [project] or Poetry's table ("" where neither names it)."""
+    tool = pyproject.get("tool")
+    for table in (pyproject.get("project"), tool.get("poetry") if isinstance(tool, dict) else None):
+        if isinstance(table, dict) and table.get("name"):
+            return str(table["name"])
+    return ""
 
 
 def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[str]]:
@@ -212,7 +233,10 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     pyproject = _toml(folder / "pyproject.toml", folder, unusable)
     lock_name = next((n for n in PROJECT_LOCKS if (folder / n).is_file()), "uv.lock")
     lock = _toml(folder / lock_name, folder, unusable)
-    project = _project_candidates(pyproject, lock, lock_name, unusable) if pyproject else []
+    package = _own_name(pyproject or {})
+    project, extras = [], recipe_extras(folder, paths, package)
+    if pyproject:
+        project = _project_candidates(pyproject, lock, lock_name, unusable, extras)
     # a lock of the whole environment before a project's unlocked dependencies
     found += [c for c in project if c.kind == lock_name] + _conda_lock(folder, unusable)
     found += _pipenv(folder, "Pipfile.lock", unusable)
@@ -232,7 +256,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
         _setup_py(folder / "setup.py", found, unusable)
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
-    listed = recipe_pip(folder, recipes)
+    listed = recipe_pip(folder, recipes, package)
     unusable += listed.untaken if listed else ()
     if listed and listed.lines:
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
@@ -243,7 +267,8 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
     taken |= {"setup.cfg"} if any(c.kind == "setup.py" for c in found) else set()
     taken |= {name for c in found for name in (*c.files, *c.wish.read)}
-    taken |= {i.where.rsplit(":", 1)[0] for i in installs}  # it said which file: it was read
+    # it said which file, or the project's extras: it was read
+    taken |= {w.rsplit(":", 1)[0] for w in (*(i.where for i in installs), extras[1]) if w}
     if lock and lock_name == "uv.lock":  # a uv workspace's members' files are its own
         taken |= {f"{member}/pyproject.toml" for member in workspace_members(lock).values()}
     taken |= {why.split(":", 1)[0] for why in unusable}
@@ -255,7 +280,6 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
 
 
 BUILD_NAME = re.compile(r"(?<![a-z])(cpu|cu(\d{3}))(?![a-z])")
-DEV = re.compile(r"dev|test|doc|lint|ci\b|bench|example", re.IGNORECASE)
 KIND_ORDER = ("conda-lock", "conda", "requirements")
 OTHER_ARCH = re.compile(r"aarch64|arm64|osx|macos|win", re.IGNORECASE)
 

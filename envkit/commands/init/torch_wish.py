@@ -52,6 +52,7 @@ OTHER_FRAMEWORKS = (
 )
 TENSORFLOWS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")  # not tensorflow-hub & co
 LINUX = TorchContext(None, None, None)  # markers judged for a Linux box
+NAMES_NO_TORCH = "names no torch"  # said as it is, not as "torch from ..."
 INDEX_BUILD = re.compile(r"download\.pytorch\.org/whl/(cu\d+|cpu)")
 
 
@@ -116,7 +117,7 @@ def _tensorflow_wish(tensorflow: Requirement | None, said: str) -> TorchWish:
 def _without_torch(names: list[str], where: str, tensorflow: Requirement | None) -> TorchWish:
     if not any(name in OTHER_FRAMEWORKS for name in names):
         return TorchWish()
-    said = f"{where} names no torch"
+    said = f"{where} {NAMES_NO_TORCH}"
     if {"jax", "jaxlib", "flax"} & {*names} and not any(
         n.startswith("jax") and "cuda" in n for n in names
     ):
@@ -178,10 +179,11 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
     return replace(wish, read=tuple(p.relative_to(folder.resolve()).as_posix() for p in inside))
 
 
-def from_pyproject(data: dict[str, Any], where: str) -> TorchWish:
+def from_pyproject(data: dict[str, Any], where: str, extras: tuple[str, ...] = ()) -> TorchWish:
+    """What the project asks for, with the EXTRAS its own recipe installs it with."""
     try:  # the requirements render installs, read by the plan's own reader
-        wish = _with_extras(data, where, ())
-        if not wish.said:  # no torch, no other framework: is torch in an extra?
+        wish = _with_extras(data, where, extras)
+        if not wish.said and not extras:  # no torch, no other framework: is torch in an extra?
             wish = _from_extras(data, where) or wish
     except ConfigError:  # render then says why, at its line
         wish = TorchWish()
@@ -194,15 +196,19 @@ def _with_extras(data: dict[str, Any], where: str, extras: tuple[str, ...]) -> T
     return replace(wish, extras=extras)
 
 
+def declared_extras(data: dict[str, Any]) -> dict[str, Any]:
+    """A pyproject's extras: [project.optional-dependencies], else Poetry's [tool.poetry.extras]."""
+    project, tool = data.get("project") or {}, data.get("tool") or {}
+    named = project.get("optional-dependencies") if isinstance(project, dict) else None
+    named = named or ((tool.get("poetry") or {}).get("extras") if isinstance(tool, dict) else None)
+    return named if isinstance(named, dict) else {}
+
+
 def _from_extras(data: dict[str, Any], where: str) -> TorchWish | None:
     """Where torch is only in an extra (`pip install .[cu121]`, hatch's features): the extra
     whose torch pin is the newest CUDA build, else the first pinning torch, as python.extras
     (one by URL is left: its build is unchecked)."""
-    project, tool = data.get("project") or {}, data.get("tool") or {}
-    named = project.get("optional-dependencies") if isinstance(project, dict) else None
-    named = named or ((tool.get("poetry") or {}).get("extras") if isinstance(tool, dict) else None)
-    extras = named if isinstance(named, dict) else {}
-    wishes = [_with_extras(data, where, (str(extra),)) for extra in extras]
+    wishes = [_with_extras(data, where, (str(extra),)) for extra in declared_extras(data)]
     found = [w for w in wishes if w.specifier and re.fullmatch(r"[\w.-]+", w.extras[0])]
     gpu = [w for w in found if w.cuda not in (None, "cpu")]
     return max(gpu, key=lambda w: compat.version_key(str(w.cuda)), default=None) or next(
@@ -356,7 +362,7 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
             cuda = "cpu"
     if not torch:
         none = any(name in OTHER_FRAMEWORKS for name in names)
-        said = f"{where} names no torch" if none else ""
+        said = f"{where} {NAMES_NO_TORCH}" if none else ""
         return TorchWish(cuda=cuda, none=none, said=said, python=python)
     said = f"{where} asks pytorch {torch[1] or '(any)'}"
     return TorchWish(torch[1] or None, cuda, said=said, python=python)
