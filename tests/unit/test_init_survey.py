@@ -563,6 +563,41 @@ def test_the_projects_own_base_image_proposes_its_torch_cuda_and_the_devel_varia
     assert "einops" in (tmp_path / "project" / "requirements.txt").read_text()
 
 
+@pytest.mark.parametrize(
+    ("files", "said", "torch", "cuda"),
+    [
+        (  # sd-scripts: the README's install line is where its torch and CUDA are written
+            {"README.md": "# x\n\n```bash\npip install torch==2.6.0 torchvision==0.21.0 "
+             "--index-url https://download.pytorch.org/whl/cu124\npip install -r "
+             "requirements.txt\n```\n"},
+            "requirements.txt names no torch; README.md:4: torch==2.6.0", "2.6.0", "12.4",
+        ),
+        (  # OLMo: a pytorch:X-cudaY tag on another registry is read as pytorch/pytorch's
+            {"docker/Dockerfile": "FROM ghcr.io/allenai/pytorch:2.2.2-cuda11.8-python3.11\n"},
+            "builds on ghcr.io/allenai/pytorch:2.2.2-cuda11.8-python3.11", "2.2.2", "11.8",
+        ),
+    ],
+)  # fmt: skip
+def test_where_no_file_pins_torch_the_readme_or_a_base_on_any_registry_does(
+    tmp_path: Path, files: dict[str, str], said: str, torch: str, cuda: str
+) -> None:
+    shown, config = _made(tmp_path, {"requirements.txt": "einops\n", **files})
+    assert said in shown, shown
+    assert f'torch: "{torch}"' in config and f'cuda: "{cuda}"' in config, config
+
+
+def test_the_package_a_requirements_file_installs_with_e_dot_is_not_said_unused(
+    tmp_path: Path,
+) -> None:
+    """sd-scripts' requirements.txt ends in `-e .`: its setup.py is installed with it (at first
+    start), not an alternative precedence set aside."""
+    said, _ = _made(
+        tmp_path,
+        {"requirements.txt": "six\n-e .\n", "setup.py": "from setuptools import setup\nsetup()\n"},
+    )
+    assert "uses requirements.txt" in said and "not used" not in said, said
+
+
 def test_a_file_a_requirements_file_includes_is_used_with_it_not_said_unused(
     tmp_path: Path,
 ) -> None:

@@ -300,7 +300,7 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
     """The alternatives init did not take: neither the chosen one, nor one left out (named
     with its reason already), nor one whose files the chosen one uses (pyproject.toml is
     used by its uv.lock's candidate)."""
-    used = set(chosen.files) if chosen else set()
+    used = {*chosen.files, *chosen.wish.read} if chosen else set()  # `-e .`'s setup.py too
     others = [
         c
         for c in found.candidates

@@ -1,8 +1,10 @@
 """The image the project's own recipe builds on (its Dockerfile's `FROM`, the ARG defaults it
 is written with substituted), read for what it says about the environment its team runs:
-pytorch/pytorch's torch and CUDA, nvidia/cuda's CUDA, an NGC PyTorch release's torch and CUDA
-(from compat.yaml's `ngc_pytorch:`), and whether it is a devel image (nvcc: the project builds
-CUDA code). init proposes these where the chosen file leaves them open."""
+pytorch/pytorch's torch and CUDA (or a `pytorch:X-cudaY` tag on another registry), nvidia/cuda's
+CUDA, an NGC PyTorch release's torch and CUDA (from compat.yaml's `ngc_pytorch:`), and whether
+it is a devel image (nvcc: the project builds CUDA code). Without one, the torch line of the
+project's README (`pip install torch==2.6.0 --index-url .../cu124`). init proposes these where
+the chosen file leaves them open."""
 
 from __future__ import annotations
 
@@ -14,22 +16,21 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envkit.catalog import compat
-from envkit.commands.init.discovery import RECIPE, head, is_recipe
-from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish
+from envkit.commands.init.discovery import RECIPE, head, is_recipe, readme_torch
+from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines
 
 ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
 VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")  # ${A}, ${A:-default}, $A
 REGISTRY = re.compile(r"^(?:docker\.io/|nvcr\.io/)?")
-PYTORCH = re.compile(r"pytorch/pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)")
+PYTORCH = re.compile(r"(?:.*/)?pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)")  # any registry's
 CUDA = re.compile(r"nvidia/cuda:(\d+\.\d+)")
 NGC = re.compile(r"nvcr\.io/nvidia/pytorch:(\d\d\.\d\d)")
 
 
 @dataclass(frozen=True)
 class RecipeBase:
-    where: str  # Dockerfile:7
-    image: str  # as the line names it, ARGs substituted
+    said: str  # Dockerfile:7 builds on IMAGE (ARGs substituted), or README.md:9 installs torch
     torch: str | None = None  # the torch release it carries
     cuda: str | None = None  # its CUDA, major.minor
     devel: bool = False  # a devel image (nvcc)
@@ -46,16 +47,17 @@ def _substituted(text: str, arguments: dict[str, str]) -> str:
 def _read(image: str, where: str) -> RecipeBase | None:
     """What IMAGE says, None where it is no image envkit reads (python:3.11, ubuntu...)."""
     devel, named = "devel" in image.rpartition(":")[2], REGISTRY.sub("", image)
+    where = f"{where} builds on {image}"
     if found := PYTORCH.match(named):
-        return RecipeBase(where, image, found.group(1), found.group(2), devel)
+        return RecipeBase(where, found.group(1), found.group(2), devel)
     if found := CUDA.match(named):
-        return RecipeBase(where, image, None, found.group(1), devel)
+        return RecipeBase(where, None, found.group(1), devel)
     if (found := NGC.match(image)) and (row := compat.load_table().ngc_pytorch.get(found[1])):
         # NGC's PyTorch images carry the whole CUDA toolkit (nvcc), and a torch built from a
         # commit between releases (2.1.0a0+32f93b1): the release it leads to is the one proposed
         torch = Version(row["torch"]).base_version if row["torch"] else None
         cuda = ".".join(row["cuda"].split(".")[:2]) if row["cuda"] else None
-        return RecipeBase(where, image, torch, cuda, True)
+        return RecipeBase(where, torch, cuda, True)
     return None
 
 
@@ -76,7 +78,16 @@ def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
                 bases += [read] if (read := _read(image, where)) else []
         if bases:
             return replace(bases[0], devel=any(b.devel for b in bases))
-    return None
+    return _readme(folder)
+
+
+def _readme(folder: Path) -> RecipeBase | None:
+    """The torch release (and CUDA, from its index) the README's pip line installs."""
+    if (found := readme_torch(folder)) is None:
+        return None
+    wish = from_lines([], *found)
+    pinned = re.fullmatch(r"==(\d+\.\d+(?:\.\d+)?)", wish.specifier or "")
+    return RecipeBase(wish.said, pinned.group(1) if pinned else None, wish.cuda)
 
 
 def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
@@ -85,7 +96,7 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
     file that names no CUDA takes the image's."""
     if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
         return wish
-    said = f"{wish.said or f'{shown} {NAMES_NO_TORCH}'}; {base.where} builds on {base.image}"
+    said = f"{wish.said or f'{shown} {NAMES_NO_TORCH}'}; {base.said}"
     if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
     return replace(wish, cuda=base.cuda, said=said) if base.cuda and not wish.cuda else wish

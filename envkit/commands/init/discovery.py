@@ -316,6 +316,17 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
     return (), ""
 
 
+def readme_torch(folder: Path) -> tuple[str, list[str]] | None:
+    """(where, its requirement lines) of the first pip line of the project's README that names
+    torch (`pip install torch==2.6.0 torchvision==0.21.0 --index-url .../cu124`)."""
+    for path in sorted(folder.glob("README*")):
+        for number, command in _commands(head(path)):
+            for lines in map(_pip_arguments, _installs(command, PIP)):
+                if any(requirement_name(line) == "torch" for line in lines):
+                    return f"{path.name}:{number}", lines
+    return None
+
+
 def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
     """The arguments of each `TOOL install` in a shell COMMAND, up to the shell's next command
     (`&&`, `;`, `|`): words as the shell splits them, so a `;` inside a quoted marker

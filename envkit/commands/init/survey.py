@@ -417,5 +417,5 @@ def survey(folder: Path, home: Path) -> Survey:
         agent_key=None if key_file else _agent_key(),
         skipped_keys=tuple(skipped),
         cuda_source=cuda,
-        devel_base=f"{base.where} builds on {base.image}" if base and base.devel else None,
+        devel_base=base.said if base and base.devel else None,
     )

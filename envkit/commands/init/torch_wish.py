@@ -154,6 +154,9 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
     return TorchWish(specifier or None, cuda, said=f"{where}: {torch}")
 
 
+PACKAGE_FILES = ("setup.py", "pyproject.toml")  # what `-e FOLDER` installs the package by
+
+
 def from_requirements(path: Path, folder: Path) -> TorchWish:
     lines: list[str] = []
     queue, seen = [path], set[Path]()
@@ -172,6 +175,9 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
             option, value = option_of(line) if line.startswith("-") else ("", "")
             if option in INCLUDE_OPTIONS:  # read as the plan reads it: -r x, --requirement=x
                 queue.append((current.parent / value).resolve())
+            elif option in ("-e", "--editable"):  # `-e .`: the package's own file, installed
+                package = (current.parent / value).resolve()
+                seen |= {f for n in PACKAGE_FILES if (f := package / n).is_file()}
             else:
                 lines.append(line)
     wish = from_lines([], path.relative_to(folder).as_posix(), lines)
