@@ -350,6 +350,22 @@ def test_the_extras_the_projects_recipe_installs_it_with_are_proposed(
     assert "transformers" in rendered and "gradio" in rendered, rendered
 
 
+def test_a_recipes_apt_lines_are_said_and_a_recipe_without_pip_hides_no_later_one(
+    tmp_path: Path,
+) -> None:
+    """The system packages a recipe installs (TTS's espeak-ng) are said at their line with
+    where they go; a first recipe that installs only those does not hide the pip line of the
+    project's next recipe."""
+    said, config = _made(tmp_path, {
+        "Dockerfile": "FROM python:3.11\nRUN apt-get update && apt-get install -y espeak-ng "
+                      "libsndfile1-dev && rm -rf /var/lib/apt/lists/*\n",
+        "docker/Dockerfile.dev": "FROM python:3.11\nRUN pip install einops\n",
+    })  # fmt: skip
+    apt = "not used: Dockerfile:2: `apt-get install -y espeak-ng libsndfile1-dev`: not carried"
+    assert apt in said, said
+    assert 'pip: ["einops"]' in config and "# not used: Dockerfile:2: `apt-get" in config
+
+
 def test_a_recipes_pip_line_is_split_as_the_shell_splits_it(tmp_path: Path) -> None:
     """A `;` inside a quoted marker is the marker's, not the end of the command: the line's
     packages after it are kept; a `;`, `&&` or `|` outside quotes ends the install, and a pip

@@ -248,6 +248,8 @@ MIM_UNTAKEN = (
     "packages.pip, and mmcv's -f page in a requirements file (or build its sources: devel)"
 )
 NOT_LINKED = "; its -f pages are not carried: list those packages in a requirements file with -f"
+APT = re.compile(r"(?:.*/)?apt(?:-get)?")
+APT_UNTAKEN = "not carried: list the system packages it needs in packages.apt"
 
 
 @dataclass(frozen=True)
@@ -279,13 +281,13 @@ def _commands(text: str) -> Iterator[tuple[int, str]]:
 def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | None:
     """What the first of the project's recipes that installs packages by name installs, on
     every `pip install` line (`RUN pip install --no-cache-dir transformers==4.41.0 einops`,
-    then `RUN pip install xtcocotools`), the project itself (OWN) aside; None where no recipe
-    names any."""
-    for path in paths:
-        if not is_recipe(path, folder):
-            continue
+    then `RUN pip install xtcocotools`), the project itself (OWN) aside; with the `mim
+    install` and `apt-get install` lines of the recipes read, said as not carried. None where
+    no recipe names any."""
+    untaken: list[str] = []
+    for path in (p for p in paths if is_recipe(p, folder)):
         numbers: list[int] = []
-        lines, untaken = [], []
+        lines = []
         name = path.relative_to(folder).as_posix()
         for number, command in _commands(head(path)):
             found = [r for named in _installs(command, PIP) for r in _pip_arguments(named)]
@@ -295,10 +297,12 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
                 lines += found
             mim = (shlex.join(m) for m in _installs(command, MIM))
             untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
-        if numbers or untaken:
+            apt = (shlex.join(a) for a in _installs(command, APT) if a)
+            untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
+        if numbers:
             pip = (r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
             return RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines, tuple(untaken))
-    return None
+    return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
 
 
 def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str]:
