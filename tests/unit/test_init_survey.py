@@ -357,11 +357,11 @@ def test_a_recipes_apt_lines_are_said_and_a_recipe_without_pip_hides_no_later_on
     where they go; a first recipe that installs only those does not hide the pip line of the
     project's next recipe."""
     said, config = _made(tmp_path, {
-        "Dockerfile": "FROM python:3.11\nRUN apt-get update && apt-get install -y espeak-ng "
+        "Dockerfile": "FROM python:3.11\nRUN apt-get update && apt-get -y install espeak-ng "
                       "libsndfile1-dev && rm -rf /var/lib/apt/lists/*\n",
         "docker/Dockerfile.dev": "FROM python:3.11\nRUN pip install einops\n",
     })  # fmt: skip
-    apt = "not used: Dockerfile:2: `apt-get install -y espeak-ng libsndfile1-dev`: not carried"
+    apt = "not used: Dockerfile:2: `apt-get install espeak-ng libsndfile1-dev`: not carried"
     assert apt in said, said
     assert 'pip: ["einops"]' in config and "# not used: Dockerfile:2: `apt-get" in config
 

@@ -10,6 +10,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import dropwhile
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -323,7 +324,7 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
 def readme_torch(folder: Path) -> tuple[str, list[str]] | None:
     """(where, its requirement lines) of the first pip line of the project's README that names
     torch (`pip install torch==2.6.0 torchvision==0.21.0 --index-url .../cu124`)."""
-    for path in sorted(folder.glob("README*")):
+    for path in sorted(p for p in folder.glob("README*") if p.is_file()):
         for number, command in _commands(head(path)):
             for lines in map(_pip_arguments, _installs(command, PIP)):
                 if any(requirement_name(line) == "torch" for line in lines):
@@ -342,11 +343,11 @@ def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
     except ValueError:  # unbalanced quotes: not a line the shell would run either
         return []
     found = []
-    for index, word in enumerate(words[:-1]):
-        if tool.fullmatch(word) and words[index + 1] == "install":
-            rest = words[index + 2 :]
+    for index in (i for i, word in enumerate(words) if tool.fullmatch(word)):
+        rest = list(dropwhile(lambda w: w.startswith("-"), words[index + 1 :]))  # apt-get -y
+        if rest[:1] == ["install"]:
             end = next((i for i, w in enumerate(rest) if not w.strip(";&|()<>")), len(rest))
-            found.append(rest[:end])
+            found.append(rest[1:end])
     return found
 
 
