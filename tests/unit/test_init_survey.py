@@ -228,9 +228,10 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
          "not used: Pipfile: it names no package but 1 dev ones (`pipenv install -d`)"),
         # a Makefile's dev target first: the main file it installs is the environment (TTS's)
         ({"requirements.dev.txt": "black\n", "requirements.txt": "tqdm\n", "Makefile":
-          "dev-deps:\n\tpip install -r requirements.dev.txt\ndeps:\n\tpip install -r "
-          "requirements.txt\n"}, "uses requirements.txt (found here; the project installs it: "
-          "Makefile:4)"),
+          "docs:\n\tpip install -r docs/requirements.txt\ndev-deps:\n\tpip install -r "
+          "requirements.dev.txt\ndeps:\n\tpip install -r requirements.txt\n",
+          "docs/requirements.txt": "sphinx\n"}, "uses requirements.txt (found here; the project "
+          "installs it: Makefile:6)"),
         # a bundled tool's recipe is not the project's (OLMo's dependencies/<tool>/Dockerfile)
         ({"pyproject.toml": '[project]\nname = "x"\nversion = "1"\ndependencies = ["six"]\n',
           "tools/dependencies/bench/requirements.txt": "gpustat\n",
@@ -583,7 +584,8 @@ def test_the_projects_own_base_image_proposes_its_torch_cuda_and_the_devel_varia
     ("files", "said", "torch", "cuda"),
     [
         (  # sd-scripts: the README's install line is where its torch and CUDA are written
-            {"README.md": "# x\n\n```bash\npip install torch==2.6.0 torchvision==0.21.0 "
+            {"README-ja.md": "pip install torch==2.4.0\n",
+             "README.md": "# x\n\n```bash\npip install torch==2.6.0 torchvision==0.21.0 "
              "--index-url https://download.pytorch.org/whl/cu124\npip install -r "
              "requirements.txt\n```\n"},
             "requirements.txt names no torch; README.md:4: torch==2.6.0", "2.6.0", "12.4",

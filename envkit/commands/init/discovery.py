@@ -228,7 +228,9 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                             where = f"{path.relative_to(folder).as_posix()}:{number}"
                             found.setdefault(file, Installed(kind, file, where))
                             break
-    return sorted(found.values(), key=lambda i: bool(DEV.search(Path(i.file).name)))
+    return sorted(
+        found.values(), key=lambda i: (aside(i.file), bool(DEV.search(Path(i.file).name)))
+    )
 
 
 # pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
@@ -324,7 +326,8 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
 def readme_torch(folder: Path) -> tuple[str, list[str]] | None:
     """(where, its requirement lines) of the first pip line of the project's README that names
     torch (`pip install torch==2.6.0 torchvision==0.21.0 --index-url .../cu124`)."""
-    for path in sorted(p for p in folder.glob("README*") if p.is_file()):
+    readmes = (p for p in folder.glob("README*") if p.is_file())  # README.md before README-ja.md
+    for path in sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name)):
         for number, command in _commands(head(path)):
             for lines in map(_pip_arguments, _installs(command, PIP)):
                 if any(requirement_name(line) == "torch" for line in lines):
