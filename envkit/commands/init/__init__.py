@@ -311,6 +311,23 @@ def _not_used(found: Survey, chosen: Candidate | None, left: list[str]) -> list[
     return [c for c in others if not any(set(c.files) < set(o.files) for o in others)]
 
 
+def _by_folder(unusable: tuple[str, ...], many: int = 4) -> list[str]:
+    """Files not used for one reason, MANY or more under one top folder (LoRA's 34 files in
+    examples/), said on one line with the first three named; the rest one by one."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for line in unusable:
+        name, _, why = line.partition(": ")
+        top = name.split("/", 1)[0] + "/" if "/" in name else name
+        groups.setdefault((top, why), []).append(name)
+    said = []
+    for (top, why), names in groups.items():
+        if len(names) >= many and top.endswith("/"):
+            said.append(f"{top} ({len(names)} files: {', '.join(names[:3])}, ...): {why}")
+        else:
+            said += [f"{name}: {why}" for name in names]
+    return said
+
+
 def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
     """The alternatives not taken: those left out (with why), one line for those precedence
     decided between, one for each under a name of its own (with how to use it), then the
@@ -321,7 +338,7 @@ def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> l
     why = f"{chosen.shown}: {chosen.because}" if chosen and chosen.because else PRECEDENCE
     if plain := [c.shown for c in others if not c.hint]:
         said.insert(0, f"also here, not used ({why}): {', '.join(plain)}")
-    unusable = [f"not used: {why}" for why in found.unusable]
+    unusable = [f"not used: {why}" for why in _by_folder(found.unusable)]
     return [f"left out {why}" for why in left] + said + unusable
 
 
