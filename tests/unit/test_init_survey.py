@@ -221,6 +221,9 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
         # a Makefile runs in its own folder
         ({"env/requirements-gpu.txt": "tqdm\n", "env/Makefile": "all:\n\tpip install -r "
           "requirements-gpu.txt\n"}, "the project installs it: env/Makefile:2"),
+        # any shell script runs in its own folder too (alphageometry's run.sh)
+        ({"requirements-gpu.txt": "tqdm\n", "run.sh": "#!/bin/sh\npip install -r "
+          "requirements-gpu.txt\n"}, "the project installs it: run.sh:2"),
         # a docs Makefile installs the docs' environment, not the project's
         ({"docs/requirements.txt": "sphinx\n", "docs/Makefile": "html:\n\tpip install -r "
           "requirements.txt\n"}, "uses requirements.txt (found here; precedence"),

@@ -164,7 +164,7 @@ INSTALLS = {
     "requirements": re.compile(r"(?:\s-r|--requirement)[ =]+[\"']?([\w./-]+)"),
     "conda": re.compile(r"\benv\s+(?:create|update)\b[^\n]*?\s(?:-f|--file)[ =]+[\"']?([\w./-]+)"),
 }
-RECIPES = ("Makefile", "setup.sh", "install.sh")
+SCRIPT = re.compile(r"Makefile|.+\.sh")  # run in their own folder: install.sh, run.sh
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def is_recipe(path: Path, folder: Path) -> bool:
         return False  # docs/Makefile installs the docs' environment, not the project's
     named = (
         RECIPE.search(path.name)
-        or path.name in RECIPES
+        or SCRIPT.fullmatch(path.name)
         or (relative.parts[0] == ".devcontainer" and path.suffix == ".json")
     )
     return bool(named) and path.is_file() and OURS not in head(path)[:300]
@@ -215,7 +215,7 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
             continue
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
-        bases = (path.parent, folder) if path.name in RECIPES else (folder, path.parent)
+        bases = (path.parent, folder) if SCRIPT.fullmatch(path.name) else (folder, path.parent)
         for number, line in enumerate(head(path).splitlines(), 1):
             for kind, pattern in INSTALLS.items():
                 for named in pattern.findall(line):
