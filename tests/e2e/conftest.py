@@ -53,26 +53,28 @@ def env_image(project_dir: Path) -> Iterator[str]:
     docker("rmi", "-f", ENV_IMAGE, check=False)
 
 
-# The files that take longest, first (measured 2026-11-28, two workers: team 657 s, platforms
-# 650 s, byo_project 582 s, member_data 509 s, real_projects 509 s, then the rest). xdist's
+# The files that take longest, first (measured 2026-11-30 from an empty engine, two workers,
+# 132 passed in 58 min: platforms 1134 s, real_projects 924 s, conda_build 687 s, bundle 549 s,
+# team 489 s, member_data 441 s, byo_project 377 s, then the rest). xdist's
 # `--dist loadfile --no-loadscope-reorder` hands each worker whole files in collection order, so
 # the long ones start at once and both workers end close together instead of one waiting
 # alone on a long file at the end. Only the order depends on this list.
 LONGEST_FIRST = (
-    "test_team.py",
     "test_platforms.py",
-    "test_byo_project.py",
-    "test_member_data.py",
     "test_real_projects.py",
-    "test_bundle.py",  # about 5 min (2026-11-29): the bundle, then ch-run, Slurm, podman
-    "test_notebook.py",
-    "test_builders.py",
-    "test_build.py",
     "test_conda_build.py",
+    "test_bundle.py",
+    "test_team.py",
+    "test_member_data.py",
+    "test_byo_project.py",
     "test_cuda_image.py",
-    "test_lock.py",
-    "test_slurm.py",
+    "test_builders.py",
     "test_engines.py",
+    "test_notebook.py",
+    "test_registry.py",
+    "test_build.py",
+    "test_lock.py",
+    "test_fleet.py",
     "test_doctor.py",
     "test_verify_faults.py",
 )

@@ -40,6 +40,7 @@ def cuda_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     leftovers = docker("ps", "-aq", "--filter", f"ancestor={CUDA_IMAGE}").stdout.split()
     if leftovers:
         docker("rm", "-f", *leftovers, check=False)
+    docker("rmi", "-f", CUDA_IMAGE, check=False)  # 7 GB: a test's own image, not a shared base
 
 
 def _verify(project: Path, *extra: str) -> tuple[int, dict[str, Any]]:

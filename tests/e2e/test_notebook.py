@@ -60,6 +60,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield directory
     finally:
         envkit("down", "--volumes", "--yes", cwd=directory)
+        docker("rmi", "-f", f"envkit/{PROJECT}:latest", check=False)
 
 
 def url_of(directory: Path, *extra: str) -> tuple[int, str]:
