@@ -804,3 +804,20 @@ def test_many_files_not_used_for_one_reason_in_one_folder_are_said_once(tmp_path
     assert "not used: examples/ (5 files: examples/task0/requirements.txt, " in said, said
     assert "# not used: examples/ (5 files:" in config, config
     assert "not used: tools/a/reqs.txt: " in said, said
+
+
+def test_a_project_whose_only_environment_is_its_readmes_install_line_gets_it(
+    tmp_path: Path,
+) -> None:
+    """nanoGPT has no environment file: its README's `pip install torch numpy transformers …`
+    (in a code block) is what its team runs, proposed as packages.pip; a "pip install" in the
+    README's prose is not a command, and a project with a file of its own keeps that file."""
+    readme = (
+        "# gpt\n\nFirst pip install the package manager.\n\n```sh\n$ pip install torch numpy "
+        "tiktoken\n```\n"
+    )
+    said, config = _made(tmp_path, {"README.md": readme, "train.py": "print(1)\n"})
+    assert "uses README.md (found here; the packages that README.md:6's pip install names)" in said
+    assert 'pip: ["numpy", "tiktoken"]' in config, config
+    said, config = _made(tmp_path / "b", {"README.md": readme, "requirements.txt": "six\n"})
+    assert "uses requirements.txt" in said and "tiktoken" not in config, config

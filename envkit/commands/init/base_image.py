@@ -16,7 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envkit.catalog import compat
-from envkit.commands.init.discovery import RECIPE, head, is_recipe, readme_torch
+from envkit.commands.init.discovery import RECIPE, head, is_recipe, readme_pip
 from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines
 
 ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
@@ -83,7 +83,7 @@ def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
 
 def _readme(folder: Path) -> RecipeBase | None:
     """The torch release (and CUDA, from its index) the README's pip line installs."""
-    if (found := readme_torch(folder)) is None:
+    if (found := readme_pip(folder, "torch")) is None:
         return None
     wish = from_lines([], *found)
     pinned = re.fullmatch(r"==(\d+\.\d+(?:\.\d+)?)", wish.specifier or "")

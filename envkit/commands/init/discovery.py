@@ -323,16 +323,29 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
     return (), ""
 
 
-def readme_torch(folder: Path) -> tuple[str, list[str]] | None:
+def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
     """(where, its requirement lines) of the first pip line of the project's README that names
-    torch (`pip install torch==2.6.0 torchvision==0.21.0 --index-url .../cu124`)."""
+    a package (NAME: that package: `pip install torch==2.6.0 --index-url .../cu124`); the
+    README's install instructions are the environment of a project with no file of its own."""
     readmes = (p for p in folder.glob("README*") if p.is_file())  # README.md before README-ja.md
     for path in sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name)):
-        for number, command in _commands(head(path)):
+        for number, command in _commands(_fenced(head(path))):
             for lines in map(_pip_arguments, _installs(command, PIP)):
-                if any(requirement_name(line) == "torch" for line in lines):
+                named = {requirement_name(line) for line in lines if not line.startswith("-")}
+                if (name in named) if name else named:
                     return f"{path.name}:{number}", lines
     return None
+
+
+def _fenced(text: str) -> str:
+    """A README's fenced code blocks only, its other lines blank (their numbers kept): prose
+    that says "pip install the package" is not a command."""
+    inside, kept = False, []
+    for line in text.splitlines():
+        fence = line.lstrip().startswith(("```", "~~~"))
+        inside ^= fence
+        kept.append(line if inside and not fence else "")
+    return "\n".join(kept)
 
 
 def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:

@@ -25,6 +25,7 @@ from envkit.commands.init.discovery import (
     RecipePip,
     aside,
     installed_by_recipes,
+    readme_pip,
     recipe_extras,
     recipe_pip,
     unused_files,
@@ -276,7 +277,19 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     own = [(name, why) for name, why in others if usable_kind(why) and not aside(name)]
     unusable += [f"{name}: {why}" for name, why in others if (name, why) not in own]
     found += _under_own_names(own, folder) + [c for c in project if c.hint]
-    return found, unusable
+    return found or _readme(folder), unusable
+
+
+def _readme(folder: Path) -> list[Candidate]:
+    """A project with no environment file: its README's install line (nanoGPT's `pip install
+    torch numpy transformers datasets tiktoken wandb tqdm`), as a recipe's pip line."""
+    if (found := readme_pip(folder)) is None:
+        return []
+    where, lines = found
+    pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
+    named = NAMED_BY.format(where)
+    wish = from_lines([], where, lines)
+    return [Candidate("recipe", (where.split(":")[0],), wish, pip, because=named, pip_from=named)]
 
 
 BUILD_NAME = re.compile(r"(?<![a-z])(cpu|cu(\d{3}))(?![a-z])")
