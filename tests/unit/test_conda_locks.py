@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from envkit.errors import ConfigError
-from envkit.plan.project.conda_locks import CondaLockPackages
+from envkit.plan.project.conda_locks import CondaLockPackages, git_pin
 from envkit.render.files import render_files
 from tests.helpers import REPO, plan_text
 
@@ -389,3 +391,63 @@ def test_init_proposes_the_pixi_environment_whose_torch_is_a_cuda_build(tmp_path
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     explicit = (tmp_path / ".envkit" / "envkit" / "project" / "conda-explicit.txt").read_text()
     assert cuda_url in explicit and cpu_url not in explicit
+
+
+def _rattler_reading(lock: Any, platform: Any) -> tuple[set[Any], dict[str, str], set[str]]:
+    """One environment's platform as py-rattler (pixi's own lock library) reads it: the conda
+    packages (URL, sha256, md5), the PyPI packages (name: version, or the URL of one by URL),
+    and the project's own folders."""
+    conda = {
+        (r.url, r.sha256.hex() if r.sha256 else "", r.md5.hex() if r.md5 else "")
+        for r in lock.conda_repodata_records_for_platform(platform) or ()
+    }
+    pypi, folders = {}, set()
+    for package in lock.pypi_packages_for_platform(platform) or ():
+        where = str(package.location)
+        if where.startswith("."):
+            folders.add(where)
+        elif where.startswith("git+"):  # as pip installs it: at the commit the lock resolved
+            pypi[package.name] = str(git_pin(where)).removeprefix(" @ ")
+        elif urlsplit(where).hostname == "files.pythonhosted.org":  # by version, via the mirror
+            pypi[package.name] = str(package.version)
+        else:  # by its URL (pixi keeps an index's sha256 as the URL's #sha256=)
+            pypi[package.name] = where.partition("#")[0]
+    return conda, pypi, folders
+
+
+CORPUS_LOCKS = sorted(
+    [*CORPUS.glob("**/pixi.lock"), *CORPUS.glob("**/conda-lock.yml")], key=lambda p: str(p)
+)
+
+
+@pytest.mark.parametrize("path", CORPUS_LOCKS, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_envkits_lock_reader_agrees_with_py_rattlers_on_every_corpus_lock(path: Path) -> None:
+    """Issue 47: a pixi.lock as pixi's own library reads it. envkit's reader (which names a
+    problem at its line, and keeps py-rattler's 80 MB out of the host install) must find, in
+    every environment of every real lock of the corpus, exactly the packages py-rattler finds:
+    the same conda URLs and checksums, the same PyPI versions and URLs, the same own folders.
+    (yi's conda-lock.yml, whose pip entries list their dependencies as a mapping, is one that
+    py-rattler 0.28 cannot read at all.)"""
+    from rattler import LockFile
+
+    from envkit.config.load import parse_yaml
+    from envkit.plan.project.conda_locks import read_conda_lock
+
+    try:
+        theirs = LockFile.from_path(path)
+    except Exception as exc:  # py-rattler's own parse error (its type is not exported)
+        assert path.parent.name == "yi", f"py-rattler cannot read {path}: {exc}"
+        return
+    data, lines = parse_yaml(path.read_text(), path.name)
+    compared = 0
+    for name, environment in theirs.environments():
+        platform = next((p for p in environment.platforms() if str(p) == "linux-64"), None)
+        if platform is None:
+            continue
+        mine = read_conda_lock(path.name, data, lines, environment=name)
+        conda, pypi, folders = _rattler_reading(environment, platform)
+        assert set(mine.conda) == conda, (path, name)
+        assert {n: pin.removeprefix("==").removeprefix(" @ ") for n, pin, _ in mine.pypi} == pypi
+        assert len(mine.editable) == len(folders), (mine.editable, folders)
+        compared += 1
+    assert compared, f"{path}: no linux-64 environment compared"
