@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import io
 import os
 import shutil
 import subprocess
+import tarfile
+import tempfile
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,9 +62,9 @@ def _save_images(client: Any, tag: str, base: str, say: Say) -> Iterator[bytes]:
     return cast("Iterator[bytes]", response.iter_content(1 << 20))
 
 
-def require_tools(sif: bool) -> None:
+def require_tools(sif: bool, squashfs: bool = True) -> None:
     """What a bundle is made with, asked for before anything is read or written."""
-    tools = ("ch-convert", "mksquashfs", *(("siftool",) if sif else ()))
+    tools = [*(("ch-convert", "mksquashfs") if squashfs else ()), *(("siftool",) if sif else ())]
     if missing := [tool for tool in tools if shutil.which(tool) is None]:
         raise EnvkitError(
             f"{' and '.join(missing)} not installed: the bundle's SquashFS is made with "
@@ -94,6 +97,30 @@ def _in_image(plan: Plan, client: Any, run: list[str], out: Path, failed: str, f
     except Exception as exc:
         said = " ".join(str(getattr(exc, "stderr", b"") or exc).split())[-400:]
         raise EnvkitError(f"{failed}: {said}", fix) from None
+
+
+def _squashfs(client: Any, tag: str, sqfs: Path) -> None:
+    """SQFS made by Charliecloud's ch-convert from TAG's file system, exported here as a plain
+    tar with the image's environment as ch/environment: what its own docker input makes, less
+    the gzip of the whole export it then unpacks again (minutes of CPU on a GPU image)."""
+    # in the bundle's folder, whose disk holds the bundle; gone before MANIFEST.json is made
+    with tempfile.TemporaryDirectory(dir=sqfs.parent, prefix=".rootfs-") as where:
+        flat = Path(where) / "rootfs.tar"
+        container = client.containers.create(tag, ["/bin/true"])
+        try:
+            with flat.open("wb") as handle:
+                handle.writelines(container.export(chunk_size=1 << 20))
+        finally:
+            container.remove(force=True)
+        variables = client.images.get(tag).attrs["Config"].get("Env") or ()
+        environment = "".join(f"{line}\n" for line in variables).encode()
+        with tarfile.open(flat, "a") as archive:
+            entry = tarfile.TarInfo("ch/environment")
+            entry.size, entry.mode = len(environment), 0o644
+            archive.addfile(entry, io.BytesIO(environment))
+        # ch-convert refuses to run without $USER
+        squash = ["ch-convert", "-i", "tar", "-o", "squash", str(flat), str(sqfs)]
+        _tool(squash, "rootfs.sqfs", {**os.environ, "USER": getpass.getuser()})
 
 
 # siftool's --partarch numbers (its `add --help`), by dpkg architecture.
@@ -197,9 +224,10 @@ def make_bundle(
     lock: Lock,
     say: Say,
     sif: bool = False,
+    squashfs: bool = True,
 ) -> None:
     """Everything into FOLDER (new or empty); TEXTS: the small files by name (envkit.yaml,
-    envkit.lock, sbom.cdx.json); with SIF, rootfs.sif too."""
+    envkit.lock, sbom.cdx.json); with SIF, rootfs.sif too; without SQUASHFS, no rootfs.sqfs."""
     from envkit import __version__
 
     tag = plan.image.tag
@@ -218,10 +246,9 @@ def make_bundle(
     say(f"image.tar: saving {tag} and its base")
     with (folder / "image.tar").open("wb") as handle:
         handle.writelines(_save_images(client, tag, lock["base"].get("image", ("-",))[0], say))
-    say("rootfs.sqfs: its root file system, by ch-convert")
-    # ch-convert refuses to run without $USER
-    squash = ["ch-convert", "-i", "docker", "-o", "squash", tag, str(folder / "rootfs.sqfs")]
-    _tool(squash, "rootfs.sqfs", {**os.environ, "USER": getpass.getuser()})
+    if squashfs:
+        say("rootfs.sqfs: its root file system, by ch-convert")
+        _squashfs(client, tag, folder / "rootfs.sqfs")
     if sif:
         say("rootfs.sif: the SquashFS and the SBOM, by siftool")
         _sif(folder, arch)

@@ -77,6 +77,13 @@ def bundle(
             "--sif", help="Also rootfs.sif: the SquashFS and the SBOM as Apptainer's SIF (siftool)."
         ),
     ] = False,
+    squashfs: Annotated[
+        bool,
+        typer.Option(
+            "--squashfs/--no-squashfs",
+            help="rootfs.sqfs, for sites without an engine (--no-squashfs: minutes less to make).",
+        ),
+    ] = True,
 ) -> None:
     """Everything a site without internet needs for the built image: image.tar for engines,
     rootfs.sqfs for Charliecloud, the lock's wheels, .debs and conda packages, the lock, the
@@ -88,7 +95,7 @@ def bundle(
     from envkit.commands import bundle as command
 
     where = out or Path("envkit-bundle")
-    request = command.BundleRequest(config=config, out=where, sign=sign, sif=sif)
+    request = command.BundleRequest(config=config, out=where, sign=sign, sif=sif, squashfs=squashfs)
     raise typer.Exit(command.run(request))
 
 

@@ -21,6 +21,7 @@ class BundleRequest:
     out: Path
     sign: Path | None = None  # --sign KEY: cosign signs the manifest (so every file) with it
     sif: bool = False  # --sif: rootfs.sif beside rootfs.sqfs (siftool)
+    squashfs: bool = True  # --no-squashfs: no rootfs.sqfs (a site that runs an engine)
 
 
 def _provenance(project: Project, client: Any, lock: Lock, lock_text: str) -> str:
@@ -52,7 +53,9 @@ def run(request: BundleRequest) -> int:
             f"-o {out} is not a new or empty folder",
             "name a new folder: a bundle never writes over files",
         )
-    require_tools(request.sif)
+    if request.sif and not request.squashfs:
+        raise EnvkitError("--sif wraps the SquashFS that --no-squashfs leaves out", "drop one")
+    require_tools(request.sif, request.squashfs)
     # A wrong key or password stops here, before any work.
     password = open_key(request.sign) if request.sign is not None else None
     # The image's own lock, read from it (it refuses an image of another config): what the
@@ -68,7 +71,7 @@ def run(request: BundleRequest) -> int:
     made_folder = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     try:
-        make_bundle(client, project.plan, out, texts, made.lock, say, sif=request.sif)
+        make_bundle(client, project.plan, out, texts, made.lock, say, request.sif, request.squashfs)
         if request.sign is not None and password is not None:
             from envkit.bundle.manifest import MANIFEST
             from envkit.supply.cosign import sign_blob

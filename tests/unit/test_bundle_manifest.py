@@ -139,3 +139,11 @@ def test_a_bundle_without_its_tools_is_refused_before_anything_is_written(tmp_pa
     assert done.returncode == 2, done.stdout + done.stderr
     assert "ch-convert and mksquashfs not installed" in done.stderr, done.stderr
     assert not (config.parent / "out").exists(), "nothing written for a refusal"
+    # without rootfs.sqfs, only the SIF's siftool is asked for; a SIF without its SquashFS is
+    # refused as a contradiction, before any tool is looked for
+    done = envkit("bundle", "--no-squashfs", "--sif", cwd=config.parent, env={"PATH": "/none"})
+    assert done.returncode == 2 and "--sif wraps the SquashFS" in done.stderr, done.stderr
+    bare = {"PATH": str(tmp_path / "none")}
+    done = envkit("bundle", "--no-squashfs", "-o", "out", cwd=config.parent, env=bare)
+    assert done.returncode == 2 and "ch-convert" not in done.stderr, done.stderr
+    assert not (config.parent / "out").exists(), "nothing written for a refusal"
