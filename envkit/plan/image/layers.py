@@ -224,9 +224,10 @@ def notebook_layer(kit: Kit) -> Layer | None:
 
 
 def labels_layer(kit: Kit) -> Layer:
-    """The project's own labels (its name), last: every layer above is the same for any project
-    with the same inputs (the team's other projects, a copy under another name), so their builds
-    share them, and a new name costs one metadata step."""
+    """The project's own labels (its name), last. BuildKit keys no layer on a label, but the
+    classic builder commits each LABEL as a step that every later one hangs from: last, every
+    layer above is the same for any project with the same inputs (the team's other projects, a
+    copy under another name), and a new name costs one metadata step."""
     labels = kit.plan.image.labels
     comment = "The project's name, last: the layers above serve any project with the same inputs."
     return Layer((comment,), ("LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels),))
