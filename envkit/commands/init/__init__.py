@@ -259,9 +259,10 @@ def _flavor(asked: str, proposal: _Proposal, chosen: Candidate | None) -> str:
     misfits = (
         proposal.torch == "none",
         chosen is not None and chosen.kind == "conda-lock",  # a locked environment of its own
-        # requires-python without envkit's default: a Python envkit installs
+        # requires-python (or a compiled file's Python) without envkit's default: a Python
+        # envkit installs
         chosen is not None
-        and chosen.kind in (*PROJECT_LOCKS, "pyproject")
+        and chosen.kind in (*PROJECT_LOCKS, "pyproject", "requirements")
         and python not in (None, DEFAULT_PYTHON),
     )
     return "cuda" if any(misfits) else asked

@@ -155,6 +155,7 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
 
 
 PACKAGE_FILES = ("setup.py", "pyproject.toml")  # what `-e FOLDER` installs the package by
+COMPILED_FOR = re.compile(r"^#.*(?:pip-compile with Python|--python-version[= ])\s*(3\.\d+)", re.M)
 
 
 def from_requirements(path: Path, folder: Path) -> TorchWish:
@@ -182,7 +183,12 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
                 lines.append(line)
     wish = from_lines([], path.relative_to(folder).as_posix(), lines)
     inside = [p for p in seen if p.is_relative_to(folder.resolve())]
-    return replace(wish, read=tuple(p.relative_to(folder.resolve()).as_posix() for p in inside))
+    # the Python a compiled file was resolved for: its pins hold there (pip-compile's header;
+    # uv pip compile's command line, where it names one)
+    compiled = COMPILED_FOR.search(_text(path)[:4000])
+    python = compiled.group(1) if compiled and compiled.group(1) in PYTHONS else None
+    read = tuple(p.relative_to(folder.resolve()).as_posix() for p in inside)
+    return replace(wish, read=read, python=python)
 
 
 def from_pyproject(data: dict[str, Any], where: str, extras: tuple[str, ...] = ()) -> TorchWish:
