@@ -131,5 +131,6 @@ def test_a_build_step_as_the_login_user_runs_under_its_ids(project: Path) -> Non
     assert envkit("render", cwd=project).returncode == 0
     dockerfile = (project / ".envkit" / "Dockerfile").read_text()
     assert 'RUN ["setpriv", "--reuid", "1000", "--regid", "1000", "--clear-groups"' in dockerfile
-    last = dockerfile.rstrip().splitlines()[-1]
-    assert last.endswith('"-c", "id -u > /tmp/who"]'), "after the python packages: the end"
+    runs = [line for line in dockerfile.splitlines() if line.startswith("RUN ")]
+    assert runs[-1].endswith('"-c", "id -u > /tmp/who"]'), "after the python packages: the end"
+    assert dockerfile.rstrip().endswith('LABEL io.envkit.project="byo"'), "only the name after it"
