@@ -843,3 +843,33 @@ def test_a_compiled_requirements_file_gets_the_python_it_was_resolved_for(
         assert "flavor: pytorch" in written and "3.6" not in written, written
     else:
         assert f'python: "{python}"' in written and "flavor: cuda" in written, written
+
+
+DEV_CONTAINER = """{
+  // the team's dev container: JSON with comments and trailing commas, as VS Code reads it
+  "name": "lab",
+  "image": "mcr.microsoft.com/devcontainers/python:3.11",
+  "postCreateCommand": "pip install --upgrade pip && pip install -e '.[all]'",
+  "postStartCommand": {"tools": ["pip", "install", "rich"], "pinned": "pip install einops==0.8.0"},
+  "customizations": {"vscode": {"extensions": ["ms-python.python",]}},
+}
+"""
+
+
+def test_a_dev_containers_lifecycle_commands_are_read_as_its_shell_would_run_them(
+    tmp_path: Path,
+) -> None:
+    """devcontainer.json's commands are JSON strings (a shell line), lists (one command's words)
+    or objects of either: read as such, the project's extras come from `pip install -e
+    '.[all]'` in a string, and with no environment file the packages its commands name."""
+    pyproject = (
+        "[project]\nname = 'lab'\nversion = '0.1'\ndependencies = ['torch>=2.1']\n"
+        "[project.optional-dependencies]\nall = ['transformers']\n"
+    )
+    said, written = _made(
+        tmp_path, {"pyproject.toml": pyproject, ".devcontainer/devcontainer.json": DEV_CONTAINER}
+    )
+    assert '  extras: ["all"]' in written, written
+    assert "devcontainer.json:5 installs it with [all]" in said, said
+    _, written = _made(tmp_path / "alone", {".devcontainer/devcontainer.json": DEV_CONTAINER})
+    assert '"einops==0.8.0"' in written and '"rich"' in written, written

@@ -5,6 +5,7 @@ and how to; and the files the project's own recipes install."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -281,6 +282,34 @@ def _commands(text: str) -> Iterator[tuple[int, str]]:
             held, start = "", 0
 
 
+# a dev container's commands (devcontainer.json's lifecycle scripts): a string is run by a shell,
+# a list is one command's words, an object names commands run in parallel
+LIFECYCLE = re.compile(r'"(initialize|onCreate|updateContent|postCreate|postStart)Command"')
+JSONC = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)  # a string, or a comment
+
+
+def recipe_commands(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, command) of each command a recipe runs: a Dockerfile's or a script's lines, a
+    dev container's lifecycle commands (JSON with comments, as VS Code reads it)."""
+    text = head(path)
+    if path.suffix != ".json":
+        yield from _commands(text)
+        return
+    plain = re.sub(r",(\s*[}\]])", r"\1", JSONC.sub(lambda m: m.group(1) or "", text))
+    try:
+        settings = json.loads(plain)
+    except ValueError:  # not JSON: nothing envkit can read as commands
+        return
+    for found in LIFECYCLE.finditer(text):
+        number = text.count("\n", 0, found.start()) + 1
+        value = settings.get(found.group(0).strip('"')) if isinstance(settings, dict) else None
+        for command in value.values() if isinstance(value, dict) else (value,):
+            if isinstance(command, list):
+                command = shlex.join(str(word) for word in command)
+            if isinstance(command, str):
+                yield number, command
+
+
 def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | None:
     """What the first of the project's recipes that installs packages by name installs, on
     every `pip install` line (`RUN pip install --no-cache-dir transformers==4.41.0 einops`,
@@ -292,7 +321,7 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
         numbers: list[int] = []
         lines = []
         name = path.relative_to(folder).as_posix()
-        for number, command in _commands(head(path)):
+        for number, command in recipe_commands(path):
             found = [r for named in _installs(command, PIP) for r in _pip_arguments(named)]
             found = [r for r in found if not own or requirement_name(r) != requirement_name(own)]
             if any(not r.startswith("-") for r in found):
@@ -313,7 +342,7 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
     ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), with the
     line that does; ((), "") where no recipe installs it with any."""
     for path in (p for p in paths if is_recipe(p, folder)):
-        for number, command in _commands(head(path)):
+        for number, command in recipe_commands(path):
             for word in (w for found in _installs(command, PIP) for w in found):
                 own = re.fullmatch(r"\./?(\[.*\])", word)
                 word = f"{name}{own.group(1)}" if own else word
