@@ -575,3 +575,24 @@ def test_a_workspace_member_not_checked_out_is_said_at_the_locks_line(tmp_path: 
     said = render_refused(project)
     assert re.search(r"uv\.lock:\d+: the workspace member packages/a has no pyproject", said), said
     assert "git submodule update --init" in said
+
+
+def test_an_extra_that_names_the_projects_own_extras_is_expanded_not_fetched(
+    tmp_path: Path,
+) -> None:
+    """torchgeo's `all = ["torchgeo[datasets,models]"]`: the project's own extras, expanded as
+    pip expands them (markers carried), never `torchgeo[...]` asked of the index, which would
+    install a release of the project (or another's package of its name) beside the checkout."""
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "Geo_Lab"\nversion = "0.1"\ndependencies = ["six==1.16.0"]\n'
+        "[project.optional-dependencies]\n"
+        'datasets = ["h5py==3.11.0"]\nmodels = ["timm==1.0.9; python_version >= \'3.9\'"]\n'
+        'all = ["geo-lab[Datasets,models]; sys_platform == \'linux\'", "geo-lab[all]"]\n'
+    )
+    (project / "envkit.yaml").write_text(CPU + "python:\n  project: .\n  extras: [all]\n")
+    layer = _rendered(project).split("(python.project, extras all", 1)[1].split("\n\n", 1)[0]
+    assert "geo-lab" not in layer.lower() and "geo_lab" not in layer.lower(), layer
+    assert 'h5py==3.11.0; sys_platform == "linux"' in layer, layer
+    assert 'timm==1.0.9; python_version >= "3.9" and sys_platform == "linux"' in layer, layer

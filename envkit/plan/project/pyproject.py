@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -190,7 +191,43 @@ def project_requirements(
                 "name one of them in python.extras",
             )
         wanted += list(optional[extra] or ())
-    return wanted
+    return _own_extras_expanded(project, wanted)
+
+
+def _own_extras_expanded(project: dict[str, Any], wanted: list[Any]) -> list[Any]:
+    """WANTED with the project's own name expanded into its extras, as pip reads a reference
+    to itself (torchgeo's `all = ["torchgeo[datasets,models]"]`): never asked of an index by
+    name, which would install a release of it (or another's package of that name) beside the
+    team's checkout. Its marker, where it has one, goes with each requirement it stands for."""
+    own = canonicalize_name(str(project.get("name") or ""))
+    named = project.get("optional-dependencies") or {}
+    optional = {canonicalize_name(str(k)): v for k, v in named.items()}  # PEP 685 names
+    expanded, queue, seen = [], list(wanted), set[str]()
+    while queue:
+        item = queue.pop(0)
+        try:
+            requirement = Requirement(str(item))
+        except InvalidRequirement:  # said at its line by the reader that parses it
+            requirement = None
+        if not own or requirement is None or canonicalize_name(requirement.name) != own:
+            expanded.append(item)
+            continue
+        for extra in sorted({canonicalize_name(e) for e in requirement.extras} - seen):
+            seen.add(extra)
+            queue += [_and_marker(line, requirement.marker) for line in optional.get(extra) or ()]
+    return expanded
+
+
+def _and_marker(line: Any, marker: Marker | None) -> Any:
+    """LINE under MARKER too (a self-reference's `; python_version >= '3.10'`)."""
+    try:
+        requirement = Requirement(str(line))
+    except InvalidRequirement:
+        return line
+    if marker is not None:
+        both = f"({requirement.marker}) and ({marker})" if requirement.marker else str(marker)
+        requirement.marker = Marker(both)
+    return str(requirement)
 
 
 def _check_wanted(
