@@ -27,7 +27,7 @@ from tests.e2e.workers import made_once
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 ENTRY = BINFMT / "qemu-aarch64"
 ARM64_BASE = "envkit-test/debian-arm64:bookworm"
-ARM64_RECIPE = "4"
+ARM64_RECIPE = "5"
 # What the amd64 base has (tests/e2e/images.py), less what only its other tests use, and with
 # torch from PyPI instead of Debian's python3-torch: bookworm's libtorch depends on about 300
 # packages (ffmpeg, OpenCV...), and dpkg installing them under the emulator took most of ten
@@ -37,21 +37,34 @@ ARM64_RECIPE = "4"
 # architecture; bookworm's Python is 3.11, as the host's).
 ARM64_PACKAGES = "python3,python3-venv,openssh-server,ca-certificates,sudo"
 ARM64_TORCH = ("torch==2.5.1", "numpy==1.26.4")
-# py3compile is diverted while the packages are configured (byte-compiling under the emulator
-# is slow); the host's Python compiles them natively at the end. openssh-server's postinst makes
-# host keys unless they exist: made natively first (the RSA one takes the emulator most of a
-# minute), and deleted with the rest at the end.
-NO_PY3COMPILE = (
-    'chroot "$1" dpkg-divert --quiet --local --rename --add /usr/bin/py3compile; '
-    'ln -s /bin/true "$1/usr/bin/py3compile"; mkdir -p "$1/etc/ssh"; '
-    "for t in rsa ecdsa ed25519; do "
+# py3compile and update-ca-certificates are diverted while the packages are configured
+# (byte-compiling, and a process per certificate, under the emulator took minutes); the host
+# does both natively at the end: its Python compiles, its update-ca-certificates (the same
+# bookworm script) fills the root file system's /etc/ssl/certs, whose links are then made to
+# point inside it. openssh-server's postinst makes host keys unless they exist: made natively
+# first (the RSA one takes the emulator most of a minute), and deleted with the rest at the end.
+DIVERTED = ("/usr/bin/py3compile", "/usr/sbin/update-ca-certificates")
+NO_PY3COMPILE = "".join(
+    f'chroot "$1" dpkg-divert --quiet --local --rename --add {path}; ln -s /bin/true "$1{path}"; '
+    for path in DIVERTED
+) + (
+    'mkdir -p "$1/etc/ssh"; for t in rsa ecdsa ed25519; do '
     'ssh-keygen -q -t $t -N "" -f "$1/etc/ssh/ssh_host_${t}_key"; done'
 )
 RESTORE = (
-    'rm -f "$1"/etc/ssh/ssh_host_* "$1/usr/bin/py3compile"; '
-    'chroot "$1" dpkg-divert --quiet --local --rename --remove /usr/bin/py3compile; '
-    '/usr/bin/python3 -m compileall -q -j 0 -s "$1" -p / "$1/usr/lib/python3/dist-packages" '
-    '"$1/usr/lib/python3.11" || true'
+    'rm -f "$1"/etc/ssh/ssh_host_*; '
+    + "".join(
+        f'rm -f "$1{path}"; chroot "$1" dpkg-divert --quiet --local --rename --remove {path}; '
+        for path in DIVERTED
+    )
+    + '/usr/bin/python3 -m compileall -q -j 0 -s "$1" -p / "$1/usr/lib/python3/dist-packages" '
+    '"$1/usr/lib/python3.11" || true; '
+    'update-ca-certificates --fresh --certsconf "$1/etc/ca-certificates.conf" '
+    '--certsdir "$1/usr/share/ca-certificates" '
+    '--localcertsdir "$1/usr/local/share/ca-certificates" '
+    '--etccertsdir "$1/etc/ssl/certs" --hooksdir "$1/etc/ca-certificates/update.d" > /dev/null; '
+    'find "$1/etc/ssl/certs" -type l -lname "$1/*" | while read -r link; do '
+    'ln -sfn "$(readlink "$link" | cut -c$((${#1} + 1))-)" "$link"; done'
 )
 
 
