@@ -870,6 +870,7 @@ def test_a_dev_containers_lifecycle_commands_are_read_as_its_shell_would_run_the
         tmp_path, {"pyproject.toml": pyproject, ".devcontainer/devcontainer.json": DEV_CONTAINER}
     )
     assert '  extras: ["all"]' in written, written
-    assert "devcontainer.json:5 installs it with [all]" in said, said
+    assert "  install: editable" in written, "as the dev container does: the checkout itself"
+    assert "devcontainer.json:5 installs it with [all] editable" in said, said
     _, written = _made(tmp_path / "alone", {".devcontainer/devcontainer.json": DEV_CONTAINER})
     assert '"einops==0.8.0"' in written and '"rich"' in written, written

@@ -111,6 +111,7 @@ class _Decided:
     python_version: str | None  # None: a pytorch image's own Python (CUDA builds)
     python_project: str | None  # `project: .`'s comment: pyproject.toml (and uv.lock)
     python_extras: tuple[str, ...]  # its torch build's (`.[cu121]`), or its recipe's extras
+    python_editable: bool  # its recipe installs it editable (`pip install -e .`)
     python_line: str | None  # `python: "X"` where there is no project to name
     pip_listed: tuple[str, ...]  # setup.py's install_requires or a recipe's: packages.pip
     pip_source: str | None  # where pip_listed was found, for its comment
@@ -168,6 +169,7 @@ def _decided(
         python_version=version,
         python_project=project,
         python_extras=use.wish.extras if use is not None and project else (),
+        python_editable=use is not None and project is not None and use.editable,
         python_line=version if project is None else None,
         pip_listed=use.pip if use is not None else (),
         pip_source=use.pip_from if use is not None else None,

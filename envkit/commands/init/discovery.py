@@ -337,19 +337,24 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
     return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
 
 
-def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str]:
+def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str, bool]:
     """The extras the project's own recipe installs the project with (`pip install -e
-    ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), with the
-    line that does; ((), "") where no recipe installs it with any."""
+    ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), the line that
+    does, and whether editable (`-e .`: the team works on its checkout); ((), "", False) where
+    no recipe installs it with either."""
     for path in (p for p in paths if is_recipe(p, folder)):
         for number, command in recipe_commands(path):
-            for word in (w for found in _installs(command, PIP) for w in found):
-                own = re.fullmatch(r"\./?(\[.*\])", word)
-                word = f"{name}{own.group(1)}" if own else word
-                own_package = name and requirement_name(word) == requirement_name(name)
-                if own_package and (extras := tuple(sorted(Requirement(word).extras))):
-                    return extras, f"{path.relative_to(folder).as_posix()}:{number}"
-    return (), ""
+            for words in _installs(command, PIP):
+                for before, word in zip(["", *words], words, strict=False):
+                    own = re.fullmatch(r"\./?(\[.*\])?", word)
+                    word = f"{name}{own.group(1) or ''}" if own else word
+                    if not name or requirement_name(word) != requirement_name(name):
+                        continue
+                    extras = tuple(sorted(Requirement(word).extras))
+                    editable = bool(own) and before in ("-e", "--editable")
+                    if extras or editable:
+                        return extras, f"{path.relative_to(folder).as_posix()}:{number}", editable
+    return (), "", False
 
 
 def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:

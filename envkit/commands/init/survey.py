@@ -90,6 +90,7 @@ class Candidate:
     because: str = ""  # the project's own line that installs it (the recipe's, ahead of others)
     pip_from: str = ""  # where pip was found, for envkit.yaml's comment
     hint: str = ""  # a file under its own name, taken last: why it was not, and how to use it
+    editable: bool = False  # the project's recipe installs it editable: python.install editable
 
     @property
     def shown(self) -> str:
@@ -187,7 +188,7 @@ def _project_candidates(
     lock: dict[str, Any] | None,
     lock_name: str,
     unusable: list[str],
-    extras: tuple[tuple[str, ...], str],
+    extras: tuple[tuple[str, ...], str, bool],
 ) -> list[Candidate]:
     """pyproject.toml (with its uv.lock, poetry.lock or pdm.lock) where it describes its
     dependencies: in [project], Poetry's table or a uv workspace's lock (dynamic dependencies
@@ -209,12 +210,23 @@ def _project_candidates(
         declared = {canonicalize_name(e): str(e) for e in declared_extras(pyproject)}
         named = tuple(declared.get(canonicalize_name(e), e) for e in extras[0])  # PEP 685
         wish = from_pyproject(pyproject, "pyproject.toml", named)
-        because = f"{extras[1]} installs it with [{','.join(extras[0])}]" if extras[0] else ""
+        because = f"{extras[1]} installs it" if extras[1] else ""
+        because += f" with [{','.join(extras[0])}]" if extras[0] else ""
+        because += " editable" if extras[2] else ""
         # Stability's generative-models: the package's metadata, its environment elsewhere
         bare = isinstance(project, dict) and not project.get("dependencies") and not locked
         hint = "its [project] declares no dependencies (the package alone): `python.project: .`"
         hint = hint + " installs it too" if bare else ""
-        found.append(Candidate("pyproject", ("pyproject.toml",), wish, hint=hint, because=because))
+        found.append(
+            Candidate(
+                "pyproject",
+                ("pyproject.toml",),
+                wish,
+                hint=hint,
+                because=because,
+                editable=extras[2],
+            )
+        )
     return found
 
 
