@@ -874,3 +874,32 @@ def test_a_dev_containers_lifecycle_commands_are_read_as_its_shell_would_run_the
     assert "devcontainer.json:5 installs it with [all] editable" in said, said
     _, written = _made(tmp_path / "alone", {".devcontainer/devcontainer.json": DEV_CONTAINER})
     assert '"einops==0.8.0"' in written and '"rich"' in written, written
+
+
+def test_the_main_files_one_recipe_installs_are_all_taken_not_the_first_alone(
+    tmp_path: Path,
+) -> None:
+    """gpt-neox's Dockerfile installs three requirements files into one image: all three are
+    the environment (packages.requirements takes a list), not the first with the others said
+    "not used"; its dev file stays out."""
+    files = {
+        "requirements/requirements.txt": "numpy==1.26.4\n",
+        "requirements/requirements-wandb.txt": "wandb==0.17.0\n",
+        "requirements/requirements-onebitadam.txt": "cupy-cuda12x==13.2.0\n",
+        "requirements/requirements-dev.txt": "pytest\n",
+        "Dockerfile": (
+            "FROM nvcr.io/nvidia/pytorch:24.02-py3\nCOPY requirements/ requirements/\n"
+            "RUN pip install -r requirements/requirements.txt "
+            "-r requirements/requirements-wandb.txt\n"
+            "RUN pip install -r requirements/requirements-dev.txt\n"
+            "RUN pip install -r requirements/requirements-onebitadam.txt\n"
+        ),
+    }
+    said, written = _made(tmp_path, files)
+    taken = (
+        "requirements: [requirements/requirements.txt, requirements/requirements-wandb.txt, "
+        "requirements/requirements-onebitadam.txt]"
+    )
+    assert taken in written, written
+    assert "requirements-dev.txt" not in written.split("requirements: [", 1)[1].split("]")[0]
+    assert "the project installs them: Dockerfile:3, Dockerfile:3, Dockerfile:5" in said, said

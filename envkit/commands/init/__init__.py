@@ -173,7 +173,9 @@ def _decided(
         python_line=version if project is None else None,
         pip_listed=use.pip if use is not None else (),
         pip_source=use.pip_from if use is not None else None,
-        requirements_file=use.files[0] if use is not None and kind == "requirements" else None,
+        requirements_file=", ".join(use.files)
+        if use is not None and kind == "requirements"
+        else None,
         conda_file=conda,
         conda_note=_conda_note(use),
         conda_environment=_environment(use),
