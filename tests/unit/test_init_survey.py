@@ -903,3 +903,19 @@ def test_the_main_files_one_recipe_installs_are_all_taken_not_the_first_alone(
     assert taken in written, written
     assert "requirements-dev.txt" not in written.split("requirements: [", 1)[1].split("]")[0]
     assert "the project installs them: Dockerfile:3, Dockerfile:3, Dockerfile:5" in said, said
+
+
+def test_of_the_projects_dockerfiles_the_first_envkit_can_build_on_gives_torch_and_cuda(
+    tmp_path: Path,
+) -> None:
+    """OpenPCDet's docker/Dockerfile builds on CUDA 10.2, which no torch envkit builds has, and
+    its docker/cu116.Dockerfile on CUDA 11.6: init takes the one it can build (its torch and
+    CUDA), not the first by name followed by envkit's own newest torch."""
+    files = {
+        "requirements.txt": "numpy\ntorch>=1.1\n",
+        "docker/Dockerfile": "FROM nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04\n",
+        "docker/cu116.Dockerfile": "FROM nvidia/cuda:11.6.2-cudnn8-devel-ubuntu20.04\n",
+    }
+    said, written = _made(tmp_path, files)
+    assert 'cuda: "11.6"' in written, written
+    assert "docker/cu116.Dockerfile:1 builds on nvidia/cuda:11.6.2" in said, said

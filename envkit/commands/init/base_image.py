@@ -62,8 +62,11 @@ def _read(image: str, where: str) -> RecipeBase | None:
 
 
 def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
-    """The first image a Dockerfile of the project builds on that envkit reads; a multi-stage
-    recipe is devel where any of its stages is (its build stage compiles with nvcc)."""
+    """The first image a Dockerfile of the project builds on that envkit reads, unless envkit
+    cannot build on it and another Dockerfile's it can (OpenPCDet's CUDA 10.2 Dockerfile beside
+    its cu116.Dockerfile); a multi-stage recipe is devel where any of its stages is (its build
+    stage compiles with nvcc)."""
+    recipes: list[RecipeBase] = []
     for path in paths:
         if not RECIPE.search(path.name) or not is_recipe(path, folder):
             continue
@@ -77,8 +80,15 @@ def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
                 where = f"{path.relative_to(folder).as_posix()}:{number}"
                 bases += [read] if (read := _read(image, where)) else []
         if bases:
-            return replace(bases[0], devel=any(b.devel for b in bases))
-    return _readme(folder)
+            recipes.append(replace(bases[0], devel=any(b.devel for b in bases)))
+    return next((b for b in recipes if _buildable(b)), recipes[0]) if recipes else _readme(folder)
+
+
+def _buildable(base: RecipeBase) -> bool:
+    """Whether a torch release envkit knows (the image's own, where it carries one) has a
+    build for the image's CUDA."""
+    releases = (base.torch,) if base.torch else tuple(compat.load_table().torch)
+    return base.cuda is None or any(compat.buildable_cuda(r, base.cuda) for r in releases)
 
 
 def _readme(folder: Path) -> RecipeBase | None:
