@@ -919,3 +919,18 @@ def test_of_the_projects_dockerfiles_the_first_envkit_can_build_on_gives_torch_a
     said, written = _made(tmp_path, files)
     assert 'cuda: "11.6"' in written, written
     assert "docker/cu116.Dockerfile:1 builds on nvidia/cuda:11.6.2" in said, said
+
+
+def test_a_recipes_pip_packages_are_named_where_another_file_is_taken(tmp_path: Path) -> None:
+    """OpenPCDet's spconv is only in its Dockerfile's `pip install`, beside a requirements.txt
+    that init takes: the packages that line names are said at it, not lost in a generic note."""
+    files = {
+        "requirements.txt": "numpy\n",
+        "docker/cu116.Dockerfile": (
+            "FROM nvidia/cuda:11.6.2-cudnn8-devel-ubuntu20.04\n"
+            "RUN pip install spconv-cu116 open3d==0.17.0\n"
+        ),
+    }
+    said, written = _made(tmp_path, files)
+    named = "its `pip install` (docker/cu116.Dockerfile:2) names spconv-cu116, open3d==0.17.0"
+    assert named in said and named in written, said

@@ -286,7 +286,9 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     if listed and listed.lines:
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
         recipe = Candidate("recipe", (listed.file,), wish, listed.pip, because=named)
-        found.append(replace(recipe, pip_from=named, hint=RECIPE_HINT))
+        # where another file is taken, what its pip lines install is said, not lost in silence
+        names = f"; its `pip install` ({listed.where}) names {', '.join(listed.pip)}"
+        found.append(replace(recipe, pip_from=named, hint=RECIPE_HINT + names))
     found = _includer_first(found, installs)
     found = [c for i, c in enumerate(found) if c.files not in {f.files for f in found[:i]}]
     taken = {*REQUIREMENTS, *CONDA_FILES, *CONDA_LOCKS, *APT_FILES, *KNOWN}
