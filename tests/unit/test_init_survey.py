@@ -903,6 +903,7 @@ def test_the_main_files_one_recipe_installs_are_all_taken_not_the_first_alone(
     assert taken in written, written
     assert "requirements-dev.txt" not in written.split("requirements: [", 1)[1].split("]")[0]
     assert "the project installs them: Dockerfile:3, Dockerfile:3, Dockerfile:5" in said, said
+    assert "requirements-onebitadam.txt name no torch; Dockerfile:1 builds on" in said, said
 
 
 def test_of_the_projects_dockerfiles_the_first_envkit_can_build_on_gives_torch_and_cuda(

@@ -18,7 +18,7 @@ from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.commands.init.questions import ask
 from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
-from envkit.commands.init.torch_wish import NAMES_NO_TORCH, NEAREST, release_for
+from envkit.commands.init.torch_wish import NEAREST, NO_TORCH, release_for
 from envkit.commands.schema import SCHEMA_FILE, schema_text
 from envkit.config.choices import FLAVORS
 from envkit.config.fields import ProjectName
@@ -354,7 +354,7 @@ def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> li
         how = chosen.because or (usual if chosen.hint else f"precedence {PRECEDENCE}")
         lines.append(f"uses {chosen.shown} (found here; {how})")
         if said := chosen.wish.said:
-            lines.append(said if NAMES_NO_TORCH in said else f"torch from {said}")
+            lines.append(said if NO_TORCH.search(said) else f"torch from {said}")
         if chosen.pip:
             lines.append(f"packages.pip: {', '.join(chosen.pip)} ({chosen.pip_from})")
     else:

@@ -106,7 +106,8 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
     file that names no CUDA takes the image's."""
     if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
         return wish
-    said = f"{wish.said or f'{shown} {NAMES_NO_TORCH}'}; {base.said}"
+    verb = NAMES_NO_TORCH.replace("names", "name") if " and " in shown else NAMES_NO_TORCH
+    said = f"{wish.said or f'{shown} {verb}'}; {base.said}"
     if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
     return replace(wish, cuda=base.cuda, said=said) if base.cuda and not wish.cuda else wish

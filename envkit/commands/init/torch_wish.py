@@ -53,6 +53,7 @@ OTHER_FRAMEWORKS = (
 TENSORFLOWS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")  # not tensorflow-hub & co
 LINUX = TorchContext(None, None, None)  # markers judged for a Linux box
 NAMES_NO_TORCH = "names no torch"  # said as it is, not as "torch from ..."
+NO_TORCH = re.compile(r" (names?|locks) no torch")  # a file's (or files') own word for it
 INDEX_BUILD = re.compile(r"download\.pytorch\.org/whl/(cu\d+|cpu)")
 
 
