@@ -106,7 +106,9 @@ def _squashfs(client: Any, tag: str, sqfs: Path) -> None:
     # in the bundle's folder, whose disk holds the bundle; gone before MANIFEST.json is made
     with tempfile.TemporaryDirectory(dir=sqfs.parent, prefix=".rootfs-") as where:
         flat = Path(where) / "rootfs.tar"
-        container = client.containers.create(tag, ["/bin/true"])
+        container = client.containers.create(
+            tag, ["/bin/true"], labels={"io.envkit.throwaway": "bundle"}
+        )
         try:
             with flat.open("wb") as handle:
                 handle.writelines(container.export(chunk_size=1 << 20))
