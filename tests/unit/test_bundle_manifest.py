@@ -143,7 +143,8 @@ def test_a_bundle_without_its_tools_is_refused_before_anything_is_written(tmp_pa
     # refused as a contradiction, before any tool is looked for
     done = envkit("bundle", "--no-squashfs", "--sif", cwd=config.parent, env={"PATH": "/none"})
     assert done.returncode == 2 and "--sif wraps the SquashFS" in done.stderr, done.stderr
-    bare = {"PATH": str(tmp_path / "none")}
+    # (no engine either, whatever this machine has built: the step after the tools is the lock)
+    bare = {"PATH": str(tmp_path / "none"), "DOCKER_HOST": "unix:///nonexistent.sock"}
     done = envkit("bundle", "--no-squashfs", "-o", "out", cwd=config.parent, env=bare)
-    assert done.returncode == 2 and "ch-convert" not in done.stderr, done.stderr
+    assert done.returncode != 0 and "ch-convert" not in done.stderr, done.stderr
     assert not (config.parent / "out").exists(), "nothing written for a refusal"
