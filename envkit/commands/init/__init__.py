@@ -115,7 +115,7 @@ class _Decided:
     python_line: str | None  # `python: "X"` where there is no project to name
     pip_listed: tuple[str, ...]  # setup.py's install_requires or a recipe's: packages.pip
     pip_source: str | None  # where pip_listed was found, for its comment
-    requirements_file: str | None
+    requirements_files: str | None  # packages.requirements' list, as written
     conda_file: str | None
     conda_note: str  # the comment after conda.file
     conda_environment: str | None  # a pixi.lock's environment other than its default
@@ -173,7 +173,7 @@ def _decided(
         python_line=version if project is None else None,
         pip_listed=use.pip if use is not None else (),
         pip_source=use.pip_from if use is not None else None,
-        requirements_file=", ".join(use.files)
+        requirements_files=", ".join(use.files)
         if use is not None and kind == "requirements"
         else None,
         conda_file=conda,

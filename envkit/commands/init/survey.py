@@ -144,18 +144,20 @@ def _installed(folder: Path, installs: list[Installed], unusable: list[str]) -> 
     says which of its alternatives it uses, so these come first; with them, the packages the
     same recipe installs by name (FinRL's `RUN pip install jupyterlab` after its `-r`)."""
     found: list[Candidate] = []
-    main: dict[str, Candidate] = {}  # by recipe: its main requirements files, one candidate
+    main: dict[str, list[Installed]] = {}  # by recipe: its main requirements files, together
     for i in installs:
         if (wish := _wish_of(i.kind, folder / i.file, folder)) is None:
             continue
         recipe = i.where.rsplit(":", 1)[0]
         together = i.kind == "requirements" and not aside(i.file) and not DEV.search(i.file)
-        if together and (first := main.get(recipe)) is not None:  # gpt-neox's three in a row
-            files, read = (*first.files, i.file), (*first.wish.read, *wish.read)
+        if together and recipe in main:  # gpt-neox's Dockerfile installs three in a row
+            first = next(c for c in found if c.files[0] == main[recipe][0].file)
+            main[recipe].append(i)
+            read = (*first.wish.read, *wish.read)
             wish = replace(first.wish if first.wish.specifier else wish, read=read)
-            because = f"the project installs them: {first.because.split(': ', 1)[1]}, {i.where}"
-            main[recipe] = replace(first, files=files, wish=wish, because=because)
-            found[found.index(first)] = main[recipe]
+            because = "the project installs them: " + ", ".join(m.where for m in main[recipe])
+            taken = replace(first, files=(*first.files, i.file), wish=wish, because=because)
+            found[found.index(first)] = taken
             continue
         extra = recipe_pip(folder, [folder / recipe])
         pip, pip_from = (extra.pip, _named_by(extra)) if extra else ((), "")
@@ -163,7 +165,7 @@ def _installed(folder: Path, installs: list[Installed], unusable: list[str]) -> 
         because = f"the project installs it: {i.where}"
         found.append(Candidate(i.kind, (i.file,), wish, pip, because=because, pip_from=pip_from))
         if together:
-            main.setdefault(recipe, found[-1])
+            main[recipe] = [i]
     return found
 
 
