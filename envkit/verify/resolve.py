@@ -8,7 +8,7 @@ target (mirrors, torch build), since envkit built nothing there."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast, get_args
 
@@ -104,14 +104,12 @@ def resolve(plan: Plan, configured: bool, request: ChecksRequest) -> RunSettings
     )
     inside = base
     if configured:  # what envkit put into the image: only there can it be expected
-        inside = VerifySettings(
-            **{
-                **base.__dict__,
-                "expected_pip_index": plan.pip.index_url,
-                "expected_apt_any": tuple(f.archive_url for f in plan.apt.families),
-                "expected_torch": plan.torch.version,
-                "expected_cuda": plan.torch.cuda,
-            }
+        inside = replace(
+            base,
+            expected_pip_index=plan.pip.index_url,
+            expected_apt_any=tuple(f.archive_url for f in plan.apt.families),
+            expected_torch=plan.torch.version,
+            expected_cuda=plan.torch.cuda,
         )
     return RunSettings(
         project=plan.project,
