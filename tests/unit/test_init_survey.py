@@ -935,3 +935,18 @@ def test_a_recipes_pip_packages_are_named_where_another_file_is_taken(tmp_path: 
     said, written = _made(tmp_path, files)
     named = "its `pip install` (docker/cu116.Dockerfile:2) names spconv-cu116, open3d==0.17.0"
     assert named in said and named in written, said
+
+
+def test_a_reason_of_several_lines_is_one_comment_and_the_starter_still_renders(
+    tmp_path: Path,
+) -> None:
+    """packaging's parse error carries caret lines (and a refused file can hold several
+    problems, one a line): each reason init writes into envkit.yaml stays one comment line
+    (_init renders the file, which a stray second line would break)."""
+    said, written = _made(
+        tmp_path, {"requirements.txt": "numpy\nfoo bar\nbaz qux\n", "sub/x.txt": "\n"}
+    )
+    assert "requirements.txt:2: not a requirement pip can read: Expected semicolon" in said
+    left = [line for line in written.splitlines() if "left out requirements.txt" in line]
+    assert len(left) == 1 and left[0].startswith("# "), written
+    assert "^" not in written and "foo bar" not in written, left

@@ -205,18 +205,24 @@ def write_starter(request: InitRequest) -> Path:
     for chosen in (*found.candidates, None):
         proposal = _proposal(request, chosen)
         if isinstance(proposal, str):
-            left.append(f"{chosen.shown if chosen else 'the default'}: {proposal}")
+            left.append(_one_line(f"{chosen.shown if chosen else 'the default'}: {proposal}"))
             continue
         text = _starter(request, project, found, chosen, proposal, left, preset, notebook, members)
         problem = _refused(text, path)
         if problem is None or chosen is None:
             break
-        left.append(f"{chosen.shown}: {problem}")
+        left.append(_one_line(f"{chosen.shown}: {problem}"))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     (path.parent / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")
     sys.stdout.write("".join(line + "\n" for line in _found_lines(found, chosen, left)))
     return path
+
+
+def _one_line(reason: str) -> str:
+    """REASON as one line: it is written into envkit.yaml as a comment, where a second line
+    would be YAML (a report of several problems is one per line)."""
+    return "; ".join(line.strip() for line in reason.splitlines() if line.strip())
 
 
 def _starter(

@@ -272,7 +272,8 @@ class RequirementsFile:
             self._issue(
                 first,
                 line,
-                f"not a requirement pip can read: {exc}",
+                # packaging's message, less the caret lines under it (a report is one line)
+                f"not a requirement pip can read: {str(exc).splitlines()[0]}",
                 "write it as PEP 508 does: NAME[extras] VERSIONS ; MARKERS, or NAME @ URL",
             )
             return
