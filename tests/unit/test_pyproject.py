@@ -596,3 +596,41 @@ def test_an_extra_that_names_the_projects_own_extras_is_expanded_not_fetched(
     assert "geo-lab" not in layer.lower() and "geo_lab" not in layer.lower(), layer
     assert 'h5py==3.11.0; sys_platform == "linux"' in layer, layer
     assert 'timm==1.0.9; python_version >= "3.9" and sys_platform == "linux"' in layer, layer
+
+
+FORKED_LOCK = """version = 1
+requires-python = ">=3.10"
+resolution-markers = ["sys_platform == 'linux'", "sys_platform != 'linux'"]
+
+[[package]]
+name = "torch"
+version = "{first}"
+source = {{ registry = "https://pypi.org/simple" }}
+resolution-markers = ["{first_marker}"]
+
+[[package]]
+name = "torch"
+version = "{second}"
+source = {{ registry = "https://download.pytorch.org/whl/cu126" }}
+resolution-markers = ["{second_marker}"]
+"""
+
+
+@pytest.mark.parametrize("linux_first", [True, False])
+def test_a_lock_forked_by_platform_gives_the_linux_torch_and_its_cuda(linux_first: bool) -> None:
+    """uv's PyTorch guide locks PyPI's torch off Linux and the CUDA index's on it, in an order
+    of uv's: the image's torch (and CUDA) is the Linux one whichever comes first."""
+    import tomllib
+
+    from envkit.commands.init.torch_wish import from_uv_lock
+
+    linux = ("2.6.0+cu126", "sys_platform == 'linux'")
+    other = ("2.6.0", "sys_platform != 'linux'")
+    (first, first_marker), (second, second_marker) = (
+        (linux, other) if linux_first else (other, linux)
+    )
+    text = FORKED_LOCK.format(
+        first=first, first_marker=first_marker, second=second, second_marker=second_marker
+    )
+    wish = from_uv_lock(tomllib.loads(text), "uv.lock")
+    assert wish.cuda == "12.6" and "locks torch 2.6.0+cu126" in wish.said, wish

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -253,7 +254,7 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     TensorFlow) is torch: none, as a file naming them is."""
     packages = packages_by_name(lock)  # as the plan reads the lock
     if torch := packages.get("torch"):
-        version = str(torch[0].get("version", ""))
+        version = str(_on_linux(torch).get("version", ""))
         cuda = cuda_of(version.split("+", 1)[1]) if "+" in version else None
         said = f"{where} locks torch {version}"
         extras = _locked_extras(lock)
@@ -267,6 +268,24 @@ def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
     except (InvalidRequirement, KeyError):
         tensorflow = None
     return _tensorflow_wish(tensorflow, f"{where} locks no torch")
+
+
+# The image's platform, as a lock's markers name it.
+LINUX_X86 = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
+
+
+def _on_linux(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The entry the image installs where a lock forks a package by platform (uv's PyTorch
+    guide: PyPI's torch off Linux, the CUDA index's `2.6.0+cu126` on it, in either order):
+    the first whose resolution-markers hold on Linux x86-64, else the first."""
+    for entry in entries:
+        for marker in entry.get("resolution-markers") or ():
+            try:
+                if Marker(str(marker)).evaluate(LINUX_X86):
+                    return entry
+            except InvalidMarker:
+                continue
+    return entries[0]
 
 
 def _locked_extras(lock: dict[str, Any]) -> tuple[str, ...]:
