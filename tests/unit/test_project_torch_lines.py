@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.helpers import envkit, render_refused
 
@@ -322,7 +323,7 @@ def test_every_problem_of_a_requirements_file_and_its_includes_at_its_own_line(
 def test_what_a_dropped_line_leaves_out_is_said(tmp_path: Path) -> None:
     """torch's extras and an editable project's extras are not installed (envkit's torch layer,
     the first start's --no-deps): render says so, each at its line; `-e` naming nothing, and a
-    conda pip section's include, are refused at their own lines."""
+    conda pip section's include of a file that is not there, are refused at their own lines."""
     text = "torch[opt-einsum]==2.4.1\n-e .[dev]\n"
     files = {"requirements.txt": text, "pyproject.toml": '[project]\nname = "d"\n'}
     project = _project(tmp_path / "a", files, REQUIREMENTS)
@@ -337,7 +338,34 @@ def test_what_a_dropped_line_leaves_out_is_said(tmp_path: Path) -> None:
     )
     stderr = render_refused(broken)
     assert "requirements.txt:2: -e names nothing" in stderr, stderr
-    assert "environment.yml:5: an include in a conda file's pip section" in stderr, stderr
+    assert "environment.yml:5: cannot read requirements file" in stderr, stderr
+
+
+def test_a_conda_pip_sections_include_and_project_folders_keep_the_file(tmp_path: Path) -> None:
+    """Issue 47: conda hands its pip section to pip from the file's folder, so `-r
+    requirements.txt` there is that file (its lines taken in), and a folder of the project
+    (`submodules/ext`, `./localpkg`: a submodule's CUDA extension) is installed from the
+    workspace at first start, said at its line; neither loses the rest of the file."""
+    conda = (
+        "dependencies:\n  - numpy\n  - pip:\n    - -r reqs/base.txt\n    - submodules/ext\n"
+        "    - ./localpkg\n    - tqdm\n"
+    )
+    files = {
+        "environment.yml": conda,
+        "reqs/base.txt": "einops==0.8.0\n-r extra.txt\n",
+        "reqs/extra.txt": "six\n",
+        "submodules/ext/setup.py": "",
+        "localpkg/setup.py": "",
+    }
+    project = _project(tmp_path, files, "conda:\n  file: environment.yml\n")
+    _, said = _rendered(project)
+    environment = yaml.safe_load((project / ".envkit" / "environment.yml").read_text())
+    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    assert pip == ["tqdm", "einops==0.8.0", "six"], pip
+    assert "environment.yml:5: submodules/ext: a folder of the project, installed editable" in said
+    assert "environment.yml:6: ./localpkg: a folder of the project" in said
+    entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()
+    assert "/workspace/submodules/ext /workspace/localpkg" in entrypoint
 
 
 def test_only_what_a_cuda_torch_needs_is_left_to_its_layer_and_its_index_where_nothing_else_needs_it(

@@ -27,7 +27,12 @@ from envkit.files import read_regular
 from envkit.plan.project.conda_explicit import is_explicit, read_explicit
 from envkit.plan.project.conda_locks import CondaLockPackages, lock_kind, read_conda_lock
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
-from envkit.plan.project.requirement_lines import FileReading, RequirementsFile
+from envkit.plan.project.requirement_lines import (
+    INCLUDE_OPTIONS,
+    FileReading,
+    RequirementsFile,
+    option_of,
+)
 from envkit.plan.project.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
 
 if TYPE_CHECKING:
@@ -191,7 +196,7 @@ def _conda(
     for index, item in enumerate(items):
         line = lines.get(("dependencies", index), 1)
         if isinstance(item, dict) and set(item) == {"pip"}:
-            pip += _conda_pip(name, item.get("pip"), line, context, found)
+            pip += _conda_pip(reader, name, item.get("pip"), line, context, found)
             continue
         try:
             spec = check_as(name, line, item, CondaSpec)
@@ -264,28 +269,54 @@ def _admits_python(rest: str, python: str) -> bool | None:
 
 
 def _conda_pip(
-    name: str, items: Any, line: int, context: TorchContext, found: FileReading
+    reader: ProjectReader,
+    name: str,
+    items: Any,
+    line: int,
+    context: TorchContext,
+    found: FileReading,
 ) -> list[str]:
-    """A conda file's pip: section, read as the requirements file conda hands pip."""
+    """A conda file's pip: section, read as the requirements file conda hands pip (from the
+    file's folder: a `-r requirements.txt` there is that folder's file, its lines taken in)."""
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         found.issues.append(
             file_issue(name, line, None, "the pip section is not a list of lines", "fix it")
         )
         return []
-    text = "\n".join(items) + "\n"
+    # the section's lines at their own line numbers in the file, for every issue and note
+    text = "\n" * line + "\n".join(items) + "\n"
     rewritten, reading = RequirementsFile(name, text, context).read()
-    for issue in reading.issues:  # each at the pip section's own line in the file
-        found.issues.append(
-            file_issue(name, line + (issue.line or 1), issue.value, issue.problem, issue.fix)
-        )
-    fix = "list the requirements in the section, or name the file in packages.requirements"
-    for at, included in reading.includes:  # at its own line, as the section's other lines
-        problem = "an include in a conda file's pip section"
-        found.issues.append(file_issue(name, line + at, included, problem, fix))
+    found.issues += reading.issues
+    found.notes += reading.notes
     found.companions += reading.companions
     found.editable += reading.editable
     found.needs_git |= reading.needs_git
-    return [kept for kept in rewritten.splitlines() if kept.strip() and not kept.startswith("#")]
+    kept = _pip_lines(rewritten)
+    for at, included in reading.includes:
+        if option_of(items[at - line - 1].strip())[0] in ("-c", "--constraint"):
+            problem = "a constraints file in a conda file's pip section"
+            fix = "list its pins in the section, or name the file in packages.requirements"
+            found.issues.append(file_issue(name, at, included, problem, fix))
+            continue
+        where = (Path(name).parent / included).as_posix()
+        try:
+            layer = _requirements(reader, ("conda", "file"), where, context, found)
+        except ConfigError as exc:  # said at the including line
+            found.issues += [file_issue(name, at, included, i.problem, i.fix) for i in exc.issues]
+            continue
+        kept += [text for file in layer.files for text in _pip_lines(file.text)]
+    return kept
+
+
+def _pip_lines(text: str) -> list[str]:
+    """A requirements file's lines for a conda pip section: one a requirement (continuations
+    joined), less comments and the includes (whose files' lines are taken in)."""
+    lines = (line.strip() for line in text.replace("\\\n", " ").splitlines())
+    return [
+        line
+        for line in lines
+        if line and not line.startswith("#") and option_of(line)[0] not in INCLUDE_OPTIONS
+    ]
 
 
 def check_as(name: str, line: int, item: Any, kind: Any) -> str:

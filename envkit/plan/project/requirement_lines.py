@@ -29,6 +29,9 @@ LINE_OPTIONS = ("--hash",)  # options a requirement's own line may carry
 # would not do
 REQUIREMENT_OPTIONS = ("--config-settings", "-C", "--global-option", "--install-option")
 VCS = ("git+", "hg+", "svn+", "bzr+")
+ARCHIVES = (".whl", ".tar.gz", ".tgz", ".zip", ".tar.bz2")
+# A line pip takes as a path, not a name: a relative folder (`submodules/diff-rasterization`)
+LOCAL_FOLDER = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Packages whose CUDA builds the PyTorch index carries beside torch's (PyPI has other builds, or
@@ -264,7 +267,10 @@ class RequirementsFile:
         if text is None:
             return
         if text.startswith(VCS) or re.match(r"[a-z][a-z0-9+.-]*://", text) or text[:1] in "./":
-            self._url_line(first, line, text)
+            self._url_line(first, last, line, text)
+            return
+        if LOCAL_FOLDER.fullmatch(text):  # `submodules/ext`: a path to pip, not a name
+            self._url_line(first, last, line, f"./{text}")
             return
         try:
             requirement = Requirement(text)
@@ -280,7 +286,7 @@ class RequirementsFile:
         if requirement.url and requirement.url.startswith(VCS):
             self.reading.needs_git = True
         if requirement.url and requirement.url.startswith("file:"):
-            self._url_line(first, line, requirement.url)
+            self._url_line(first, last, line, requirement.url)
             return
         verdict = judge_pip(requirement, self.context)
         if verdict.action == "refuse":
@@ -322,16 +328,26 @@ class RequirementsFile:
             self._replace(first, last, " ".join([text, *hashes]))
         return text
 
-    def _url_line(self, line: int, text: str, url: str) -> None:
+    def _url_line(self, first: int, last: int, text: str, url: str) -> None:
+        line = first
         if url[:1] in "./" or url.startswith("file:"):
-            self._issue(
-                line,
-                text,
-                "a local path: the build context holds only envkit's copy of "
-                "the project's dependency files",
-                "install the project from the workspace: `-e .` (at first start), or "
-                "python.project in envkit.yaml",
+            folder = url.removeprefix("file:").removeprefix("//")
+            if folder.endswith(ARCHIVES) or folder.startswith("/"):
+                self._issue(
+                    line,
+                    text,
+                    "a local path outside the project, or a file: the build context holds only "
+                    "envkit's copy of the project's dependency files",
+                    "publish it to an index, or install it in build.steps",
+                )
+                return
+            # a folder of the project (a submodule's CUDA extension, a sibling package): the
+            # image has no copy of it, so it is installed from the workspace at first start
+            self.reading.notes.append(
+                f"{self.name}:{line}: {text}: a folder of the project, installed editable from "
+                "the workspace at first start (the image holds only the dependency files)"
             )
+            self._editable(first, last, text, folder)
             return
         if url.startswith(VCS):
             self.reading.needs_git = True
