@@ -950,3 +950,44 @@ def test_a_reason_of_several_lines_is_one_comment_and_the_starter_still_renders(
     left = [line for line in written.splitlines() if "left out requirements.txt" in line]
     assert len(left) == 1 and left[0].startswith("# "), written
     assert "^" not in written and "foo bar" not in written, left
+
+
+@pytest.mark.parametrize(
+    ("where", "cuda"),
+    [
+        ("  - nvidia::cuda=11.8\n", "nvidia::cuda=11.8"),
+        ("  - cuda-toolkit=11.8\n", "cuda-toolkit=11.8"),
+        ("  - cuda=11.8.0\n", "cuda=11.8.0"),
+        ("", "the channel"),
+    ],
+)
+def test_a_conda_files_own_toolkit_cuda_is_proposed_and_a_mismatch_said(
+    tmp_path: Path, where: str, cuda: str
+) -> None:
+    """Issue 47: a conda file's CUDA is the environment's CUDA however the file writes it
+    (NVIDIA's toolkit packages, or its versioned channel), proposed with the file's torch; the
+    toolkit stays in the environment, and where torch's build is set to another CUDA, render
+    says so at the toolkit's line (an extension its nvcc builds may not load beside torch)."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    channel = "nvidia/label/cuda-11.8.0" if not where else "nvidia"
+    (folder / "environment.yml").write_text(
+        f"channels: [pytorch, {channel}, conda-forge]\ndependencies:\n  - pytorch=2.1.0\n"
+        f"{where}  - numpy\n"
+    )
+    _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert 'torch: "2.1.0"' in config and 'cuda: "11.8"' in config, config
+    if not where:
+        return
+    (folder / "envkit.yaml").write_text(config.replace('cuda: "11.8"', 'cuda: "12.1"'))
+    rendered = envkit("render", cwd=folder, env={"HOME": str(tmp_path / "home")})
+    said = rendered.stdout + rendered.stderr
+    assert rendered.returncode == 0, said
+    assert (
+        f"environment.yml:4: {cuda}: the environment's CUDA toolkit is 11.8, torch's build 12.1"
+        in said
+    ), said
+    assert (
+        cuda.split("=")[0].split("::")[-1] in (folder / ".envkit" / "environment.yml").read_text()
+    )

@@ -31,6 +31,8 @@ from envkit.plan.project.requirement_lines import (
     option_of,
 )
 from envkit.plan.project.torch_lines import (
+    CONDA_CUDA,
+    CONDA_TOOLKIT,
     TorchContext,
     applies,
     conda_parts,
@@ -388,16 +390,27 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
         elif name in TORCH_NAMES:
             specifier = conda_specifier(rest)
             torch = ("conda", str(specifier) if specifier is not None else "")
-        elif name in ("pytorch-cuda", "cudatoolkit", "cuda-version") and re.match(r"=*\d", rest):
+        elif name in (*CONDA_CUDA, *CONDA_TOOLKIT) and re.match(r"=*\d", rest):
             cuda = cuda or ".".join(rest.lstrip("=").split(".")[:2]).rstrip("*.")  # a pin
         elif name in ("cpuonly", "pytorch-cpu"):
             cuda = "cpu"
+    cuda = cuda or _cuda_channel(data.get("channels") if isinstance(data, dict) else None)
     if not torch:
         none = any(name in OTHER_FRAMEWORKS for name in names)
         said = f"{where} {NAMES_NO_TORCH}" if none else ""
         return TorchWish(cuda=cuda, none=none, said=said, python=python)
     said = f"{where} asks pytorch {torch[1] or '(any)'}"
     return TorchWish(torch[1] or None, cuda, said=said, python=python)
+
+
+def _cuda_channel(channels: Any) -> str | None:
+    """The CUDA of NVIDIA's versioned channel (`nvidia/label/cuda-11.8.0`), where the file
+    takes its toolkit from one."""
+    for channel in channels if isinstance(channels, list) else ():
+        found = re.fullmatch(r"nvidia/label/cuda-(\d+)\.(\d+)(?:\.\d+)?", str(channel))
+        if found:
+            return f"{found.group(1)}.{found.group(2)}"
+    return None
 
 
 NEAREST = "the nearest release envkit can build"  # init keeps the file, one line to change

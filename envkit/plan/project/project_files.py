@@ -228,6 +228,8 @@ def _conda_dependency(
         if verdict.companion:
             found.companions.append(verdict.companion)
         return None
+    if verdict.said:  # kept, with what it means beside envkit's torch
+        found.notes.append(f"{name}:{line}: {verdict.why}")
     return spec
 
 

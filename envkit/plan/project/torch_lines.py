@@ -23,6 +23,9 @@ from envkit.catalog.compat import COMPANIONS, companions, cuda_of
 from envkit.config.rules import TORCH_NAMES
 
 CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
+# NVIDIA's toolkit in a conda environment (nvcc, the runtime): the environment's own, kept; its
+# CUDA is the one the project builds its extensions with, so init proposes it as torch's
+CONDA_TOOLKIT = ("cuda", "cuda-toolkit", "cuda-nvcc", "cuda-runtime", "cuda-cudart")
 TORCHES = frozenset({*TORCH_NAMES, *COMPANIONS})  # what envkit's torch layer installs
 # What only a CUDA torch needs, as a pip-compile lock pins it beside torch: the CUDA libraries
 # torch's wheels require (their Requires-Dist) and triton. Pinned for another torch build they
@@ -319,7 +322,7 @@ def judge_conda(spec: str, context: TorchContext) -> Verdict:
     """The verdict on one conda dependency of the project's environment file."""
     _, name, rest = conda_parts(spec)
     if name not in (*TORCH_NAMES, *COMPANIONS, *CONDA_CUDA, "cpuonly", "pytorch-cpu"):
-        return Verdict("keep")
+        return _judge_conda_toolkit(spec, name, rest, context)  # kept
     if context.none:
         if name in TORCHES:
             return Verdict(
@@ -352,6 +355,23 @@ def judge_conda(spec: str, context: TorchContext) -> Verdict:
     elif verdict.action == "drop":
         verdict.why = f"{spec}: " + verdict.why.split(": ", 1)[-1]
     return verdict
+
+
+def _judge_conda_toolkit(spec: str, name: str, rest: str, context: TorchContext) -> Verdict:
+    """A package of the project's own, kept. NVIDIA's toolkit among them is said where its CUDA
+    is not torch's: an extension its nvcc builds may not load beside torch."""
+    asked = ".".join(rest.lstrip("=").split(".")[:2]).rstrip("*.")
+    if name not in CONDA_TOOLKIT or not re.fullmatch(r"\d+\.\d+", asked):
+        return Verdict("keep")
+    if context.build in (None, "cpu", asked):
+        return Verdict("keep")
+    return Verdict(
+        "keep",
+        f"{spec}: the environment's CUDA toolkit is {asked}, torch's build {context.build}: an "
+        f'extension built with its nvcc may not load beside torch (set `cuda: "{asked}"` '
+        "where torch has that build)",
+        said=True,
+    )
 
 
 def _judge_conda_cuda(spec: str, rest: str, context: TorchContext) -> Verdict:
