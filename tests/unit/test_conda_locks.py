@@ -451,3 +451,48 @@ def test_envkits_lock_reader_agrees_with_py_rattlers_on_every_corpus_lock(path: 
         assert len(mine.editable) == len(folders), (mine.editable, folders)
         compared += 1
     assert compared, f"{path}: no linux-64 environment compared"
+
+
+PIXI_V5 = """version: 5
+environments:
+  default:
+    channels:
+    - url: https://conda.anaconda.org/conda-forge/
+    packages:
+      linux-64:
+      - conda: https://conda.anaconda.org/conda-forge/linux-64/python-3.11.10-hc5c86c4_3_cpython.conda
+      - pypi: .
+      - pypi: direct+https://example.org/wheels/tool-1.0-py3-none-any.whl
+packages:
+- kind: conda
+  name: python
+  version: 3.11.10
+  build: hc5c86c4_3_cpython
+  subdir: linux-64
+  url: https://conda.anaconda.org/conda-forge/linux-64/python-3.11.10-hc5c86c4_3_cpython.conda
+  sha256: {sha}
+- kind: pypi
+  name: demo
+  version: 0.1.0
+  path: .
+  editable: true
+- kind: pypi
+  name: tool
+  version: '1.0'
+  url: direct+https://example.org/wheels/tool-1.0-py3-none-any.whl
+  sha256: {tool}
+"""
+
+
+def test_a_pixi_v5_locks_own_folder_and_a_direct_url_wheel_are_read(tmp_path: Path) -> None:
+    """pixi's format 5 names a record by its url: (path: for the project's own folder), and
+    marks a wheel by URL `direct+https://`: the folder is installed editable from the
+    workspace, the wheel by its URL and sha256, the rest of the lock kept."""
+    lock = tmp_path / "src" / "pixi.lock"
+    lock.parent.mkdir()
+    lock.write_text(PIXI_V5.format(sha="1" * 64, tool="2" * 64))
+    plan = _plan(tmp_path, lock, python='python: "3.11"\n')
+    read = plan.conda.lock  # type: ignore[attr-defined]
+    assert read.editable == (".",) and len(read.conda) == 1, read
+    url = "https://example.org/wheels/tool-1.0-py3-none-any.whl"
+    assert read.pypi == (("tool", f" @ {url}", "2" * 64),), read.pypi

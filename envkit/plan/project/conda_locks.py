@@ -230,7 +230,8 @@ def _pixi(
     records = {}
     for index, entry in enumerate(data.get("packages") or []):
         if isinstance(entry, dict):
-            key = entry.get("conda") or entry.get("pypi") or entry.get("url")
+            # v6 names a record by its conda:/pypi: key, v5 by its url: (path: for a folder)
+            key = entry.get("conda") or entry.get("pypi") or entry.get("url") or entry.get("path")
             records[str(key)] = (index, entry)
     conda, pypi, python = [], [], None
     listed = ("environments", environment, "packages", platform)
@@ -279,6 +280,7 @@ def _pypi(
 ) -> list[tuple[str, str, str]]:
     """A lock's PyPI package as the image installs it; SOURCE is pixi's `pypi:` key (a URL,
     a git URL or a path), "" where the lock names none (conda-lock's pip entries)."""
+    source = source.removeprefix("direct+")  # pixi's mark of a file by URL, not an index
     if not (PYPI_NAME.fullmatch(str(name)) and PYPI_VERSION.fullmatch(str(version))):
         reading.refuse(loc, f"{name} {version}", "not a PyPI name and version", "relock")
         return []
