@@ -991,3 +991,24 @@ def test_a_conda_files_own_toolkit_cuda_is_proposed_and_a_mismatch_said(
     assert (
         cuda.split("=")[0].split("::")[-1] in (folder / ".envkit" / "environment.yml").read_text()
     )
+
+
+def test_a_recipes_option_values_make_variables_and_build_settings_are_read_as_pip_reads_them(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: an option's value is never a package (`--index-strategy unsafe-best-match` must
+    not become a package anyone could publish); a Makefile's `$(PIP) install` (make's `-` and
+    `@` prefixes too) installs as `pip install` does; a package installed with
+    --no-build-isolation keeps that setting in envkit.yaml, on the devel image (nvcc)."""
+    makefile = (
+        "PIP ?= python -m pip\nsetup:\n\t$(PIP) install -r requirements.txt\n"
+        "\t-$(PIPENV_PIP) install flash-attn==2.7.4.post1 --no-build-isolation\n"
+        "\t@uv pip install --system --index-strategy unsafe-best-match --resolution lowest einops\n"
+    )
+    said, config = _made(tmp_path, {"Makefile": makefile, "requirements.txt": "six\n"})
+    assert "unsafe-best-match" not in config and "lowest" not in config, config
+    assert (
+        'pip: [{name: "flash-attn==2.7.4.post1", no_build_isolation: true}, "einops"]' in config
+    ), config
+    assert "variant: devel          # found here: flash-attn==2.7.4.post1 builds against" in config
+    assert "packages.pip: flash-attn==2.7.4.post1 --no-build-isolation, einops" in said, said

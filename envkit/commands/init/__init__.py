@@ -6,6 +6,7 @@ questions.py (what is asked at a terminal)."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from dataclasses import dataclass, replace
@@ -16,6 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
+from envkit.commands.init.discovery import NO_ISOLATION
 from envkit.commands.init.questions import ask
 from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
 from envkit.commands.init.torch_wish import NEAREST, NO_TORCH, release_for
@@ -127,9 +129,22 @@ class _Decided:
 def _devel(use: Candidate | None, found: Survey) -> str | None:
     if use is not None and use.cuda_extensions:
         return "setup.py builds CUDA extensions (nvcc)"
+    built = [p.partition(" ")[0] for p in use.pip if NO_ISOLATION in p] if use else []
+    if built:  # flash-attn and its kind compile against torch where no wheel fits: nvcc
+        return f"{', '.join(built)} builds against torch (--no-build-isolation)"
     if found.cuda_source is not None:
         return f"{found.cuda_source}: CUDA sources, compiled by nvcc"
     return found.devel_base
+
+
+def _pip_entry(line: str) -> str:
+    """A packages.pip entry as envkit.yaml writes it: the requirement as a JSON string, with
+    its build setting as a mapping (`{name: "flash-attn==2.7.4.post1", no_build_isolation:
+    true}`) where the project's own line installs it with --no-build-isolation."""
+    requirement, flagged, _ = line.partition(f" {NO_ISOLATION}")
+    if not flagged:
+        return json.dumps(line)
+    return f"{{name: {json.dumps(requirement)}, no_build_isolation: true}}"
 
 
 def _conda_note(use: Candidate | None) -> str:
@@ -171,7 +186,7 @@ def _decided(
         python_extras=use.wish.extras if use is not None and project else (),
         python_editable=use is not None and project is not None and use.editable,
         python_line=version if project is None else None,
-        pip_listed=use.pip if use is not None else (),
+        pip_listed=tuple(map(_pip_entry, use.pip if use is not None else ())),
         pip_source=use.pip_from if use is not None else None,
         requirements_files=", ".join(use.files)
         if use is not None and kind == "requirements"

@@ -235,14 +235,27 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
 
 
 # pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
-PIP = re.compile(r"(?:.*/)?pip(?:3(?:\.\d+)?)?")
+# (`@pip`, `-pip`: make's prefixes of a recipe line)
+PIP = re.compile(r"[-@+]*(?:.*/)?pip(?:3(?:\.\d+)?)?")
+MAKE_PIP = re.compile(r"\$[({][A-Za-z_]*PIP[A-Za-z_]*[)}]")  # a Makefile's $(PIP), $(PIPENV_PIP)
 MIM = re.compile(r"(?:.*/)?mim")
-VALUE_OPTION = re.compile(  # an option of pip install's that takes the next word as its value
-    r"-[rcetC]|--(requirement|constraint|editable|target|prefix|root|src|cache-dir|trusted-host|"
-    r"platform|python-version|config-settings|only-binary|no-binary|upgrade-strategy|"
-    r"progress-bar|timeout|retries|proxy)"
+VALUE_OPTION = re.compile(  # an option of `pip install`'s or `uv pip install`'s that takes the
+    # next word as its value (their --help): that word is never a package to install
+    r"-[rcetCbpP]|--(requirements?|constraints?|overrides?|build-constraints?|editable|target|"
+    r"prefix|root|src|cache-dir|trusted-host|allow-insecure-host|platform|python-version|"
+    r"python-platform|implementation|abi|config-settings?|config-settings-package|"
+    r"global-option|install-option|only-binary|no-binary|upgrade-strategy|progress-bar|timeout|"
+    r"retries|resume-retries|proxy|cert|client-cert|log|log-file|exists-action|use-feature|"
+    r"use-deprecated|root-user-action|report|python|group|extra|index|default-index|"
+    r"index-strategy|keyring-provider|resolution|prerelease|fork-strategy|exclude-newer|"
+    r"exclude-newer-package|no-build-package|no-binary-package|only-binary-package|"
+    r"no-build-isolation-package|reinstall-package|refresh-package|upgrade-package|link-mode|"
+    r"torch-backend|config-file|directory|project|color)"
 )
-TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
+TOOLING = {"pip", "setuptools", "wheel", "uv"}
+# pip's flag for a package that builds against what is installed (a CUDA extension importing
+# torch): kept on the entry, which envkit.yaml writes as {name, no_build_isolation: true}
+NO_ISOLATION = "--no-build-isolation"  # what a recipe upgrades before its packages
 
 
 NAMED_BY = "the packages that {}'s pip install names"  # the lines, as init says it
@@ -319,7 +332,7 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
     untaken: list[str] = []
     for path in (p for p in paths if is_recipe(p, folder)):
         numbers: list[int] = []
-        lines = []
+        lines, isolated = [], []  # isolated: built against the environment (flash-attn)
         name = path.relative_to(folder).as_posix()
         for number, command in recipe_commands(path):
             found = [r for named in _installs(command, PIP) for r in _pip_arguments(named)]
@@ -327,12 +340,18 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
             if any(not r.startswith("-") for r in found):
                 numbers.append(number)
                 lines += found
+                if any(NO_ISOLATION in named for named in _installs(command, PIP)):
+                    isolated += [r for r in found if not r.startswith("-")]
             mim = (shlex.join(m) for m in _installs(command, MIM))
             untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
             apt = (shlex.join(a) for a in _installs(command, APT) if a)
             untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
         if numbers:
-            pip = (r for r in lines if r[0] != "-" and requirement_name(r) not in TORCHES)
+            pip = (
+                f"{r} {NO_ISOLATION}" if r in isolated else r
+                for r in lines
+                if r[0] != "-" and requirement_name(r) not in TORCHES
+            )
             return RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines, tuple(untaken))
     return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
 
@@ -386,6 +405,7 @@ def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
     """The arguments of each `TOOL install` in a shell COMMAND, up to the shell's next command
     (`&&`, `;`, `|`): words as the shell splits them, so a `;` inside a quoted marker
     (`"numpy<2; python_version<'3.12'"`) stays the marker's."""
+    command = MAKE_PIP.sub("pip", command) if tool is PIP else command
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
