@@ -620,9 +620,8 @@ resolution-markers = ["{second_marker}"]
 def test_a_lock_forked_by_platform_gives_the_linux_torch_and_its_cuda(linux_first: bool) -> None:
     """uv's PyTorch guide locks PyPI's torch off Linux and the CUDA index's on it, in an order
     of uv's: the image's torch (and CUDA) is the Linux one whichever comes first."""
-    import tomllib
-
     from envkit.commands.init.torch_wish import from_uv_lock
+    from envkit.files import toml_loads
 
     linux = ("2.6.0+cu126", "sys_platform == 'linux'")
     other = ("2.6.0", "sys_platform != 'linux'")
@@ -632,5 +631,5 @@ def test_a_lock_forked_by_platform_gives_the_linux_torch_and_its_cuda(linux_firs
     text = FORKED_LOCK.format(
         first=first, first_marker=first_marker, second=second, second_marker=second_marker
     )
-    wish = from_uv_lock(tomllib.loads(text), "uv.lock")
+    wish = from_uv_lock(toml_loads(text), "uv.lock")
     assert wish.cuda == "12.6" and "locks torch 2.6.0+cu126" in wish.said, wish
