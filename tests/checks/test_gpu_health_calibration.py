@@ -478,7 +478,8 @@ def test_standin_mig_gpus_links_reported_down_are_not_judged_as_dcgm_does(
 ) -> None:
     world = world_of("h100-sxm", on_every_gpu(set_field("mig", 1)), on_every_gpu(links_active(0)))
     status, message = statuses(run_gpu(world, ["gpu.nvlink"]))["gpu.nvlink"]
-    assert status == "pass" and "MIG mode: link state not judged" in message, message
+    # not failed on links NVML misreports, nor passed on nothing read: no link was judged
+    assert status == "skip" and "MIG mode: link state not judged" in message, message
 
 
 def test_standin_all_36_nvlinks_are_read(run_gpu: RunGpu) -> None:

@@ -236,7 +236,8 @@ class XidListener:
         self.watched: List[int] = []
         self.refused: Dict[int, str] = {}
         for index, handle in enumerate(nvml.handles):
-            if index in nvml.lost:
+            if index in nvml.lost:  # watched by nothing: named, not passed over
+                self.refused[index] = "gpu_is_lost"
                 continue
             try:
                 nvml.call(

@@ -30,6 +30,7 @@ class GpuSummary:
         self.samples = 0
         self.loaded = 0
         self.loaded_reasons: Dict[str, int] = {}  # throttling is judged under load only
+        self.loaded_reason_sets: Dict[str, int] = {}  # "a+b" -> loaded samples with just those
         self.values: Dict[str, Any] = {}
         self.errors: Dict[str, str] = {}  # each field's first reason for having no value
         self.lost: Optional[Dict[str, Any]] = None  # when NVML first answered gpu_is_lost
@@ -49,8 +50,11 @@ class GpuSummary:
                 self.values[f"max_{name}"] = max(top, sample[name])
         self.values.update({key: sample[key] for key in LIMITS if sample.get(key) is not None})
         if loaded:
-            for name in reason_names(int(sample.get("reasons") or 0)):
+            names = reason_names(int(sample.get("reasons") or 0))
+            for name in names:
                 self.loaded_reasons[name] = self.loaded_reasons.get(name, 0) + 1
+            together = "+".join(names)  # a sample with two reasons is one slowed sample
+            self.loaded_reason_sets[together] = self.loaded_reason_sets.get(together, 0) + 1
             # Every loaded sample's link, so one that trains down mid-run is seen (the best
             # generation alone would hide it); width counts only under load (DCGM: P0 only).
             if sample.get("pcie_gen") is not None and sample.get("pcie_width") is not None:
@@ -64,6 +68,7 @@ class GpuSummary:
             "loaded": self.loaded,
             "interval_s": SAMPLE_S,
             "loaded_reasons": self.loaded_reasons,
+            "loaded_reason_sets": self.loaded_reason_sets,
             "errors": self.errors,
             "lost": self.lost,
             "pcie_loaded": self.pcie_loaded,
@@ -84,10 +89,12 @@ class Watch:
         self.driver = source.driver() if hasattr(source, "driver") else None
         self.before = self._snapshots()
         self.listener: Optional[XidListener] = None
+        self.xid_refused: Dict[int, str] = {}  # GPUs NVML will not give events of, and why
         self.listener_note = f"{source.backend} gives no XID events"
         if source.backend == "nvml":
             try:
                 self.listener = XidListener(source)
+                self.xid_refused = dict(self.listener.refused)
                 refused = ", ".join(f"GPU {i}: {why}" for i, why in self.listener.refused.items())
                 if not self.listener.watched:
                     self.listener_note = f"NVML gives no XID events here ({refused})"
@@ -171,7 +178,7 @@ class Watch:
             "samples": [summary.as_dict() for summary in self.summaries],
             "xids": self.xids,
             "xid_listener": self.listener_note,
-            "xid_refused": self.listener.refused if self.listener is not None else {},
+            "xid_refused": self.xid_refused,
             "kernel": self._kernel_window(),
             "baseline": self.state.baseline,
             "node_state": {"path": self.state.path, "note": self.state.note},

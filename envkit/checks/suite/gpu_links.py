@@ -5,7 +5,7 @@ recovery and NVLink-5 errors at one)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..core.context import Context
 from ..core.nvml_read import NVLINK5_FIELDS, NVLINK_COUNTERS
@@ -82,22 +82,32 @@ def _judge_c2c(snap: Dict[str, Any], problems: List[str], notes: List[str]) -> s
     return ""
 
 
+FASTEST = "the fastest it ran at: its maximum is not readable"
+
+
 def _expected_link(
     ctx: Context, record: Dict[str, Any], snap: Dict[str, Any]
 ) -> Tuple[int, int, str]:
     """Generation and width the link should run at under load: the site's, else this node's
     baseline (a board wired narrower than its GPU can go is healthy as it was), else the
-    GPU's own maximum."""
+    GPU's own maximum, else (a maximum NVML does not give) the fastest it ran at in this run:
+    a link that trained down from it is judged, not passed."""
     site_gen, site_width = expectation(ctx, "pcie_gen"), expectation(ctx, "pcie_width")
     base = topology.baseline_gpu(record, snap) or {}
+    seen = [snap.get("pcie_gen"), snap.get("pcie_width")]
+    for link in record["samples"][snap["index"]].get("pcie_loaded") or {}:
+        seen += [int(part) for part in link.split("x")]
     if site_gen or site_width:
         why = "verify.gpu"
     elif base.get("pcie_gen") or base.get("pcie_width"):
         why = "this node's baseline"
-    else:
+    elif snap.get("pcie_max_gen") and snap.get("pcie_max_width"):
         why = "its maximum"
-    gen = site_gen or base.get("pcie_gen") or snap.get("pcie_max_gen") or 0
-    width = site_width or base.get("pcie_width") or snap.get("pcie_max_width") or 0
+    else:
+        why = FASTEST
+    fastest = [max((v for v in seen[i::2] if v), default=0) for i in (0, 1)]
+    gen = site_gen or base.get("pcie_gen") or snap.get("pcie_max_gen") or fastest[0]
+    width = site_width or base.get("pcie_width") or snap.get("pcie_max_width") or fastest[1]
     return int(gen), int(width), why
 
 
@@ -132,6 +142,8 @@ def _judge_loaded_link(
             f"{who(snap)}: PCIe link below Gen{gen} x{width} ({why}) under load: {seen} of "
             f"{sum(loaded.values())} loaded samples"
         )
+    elif why == FASTEST:  # held to nothing but itself: not judged against what it can do
+        return f"no expected link (its maximum is not readable; none below Gen{gen} x{width})"
     return ""
 
 
@@ -143,9 +155,24 @@ def _replays(
     if first is None or last is None:  # unreadable ones are the caller's problems
         notes.append(f"GPU {before['index']}: PCIe replays not counted ({why or later})")
         return
-    rose = int(last) - int(first)
+    rose = rise(int(first), int(last))
+    went = f" ({reset('the counter', first, last)})" if int(last) < int(first) else ""
     if rose > limit:
-        problems.append(f"{who(before)}: {rose} PCIe replays during the run (at most {limit})")
+        problems.append(
+            f"{who(before)}: {rose} PCIe replays during the run (at most {limit}){went}"
+        )
+    elif went:
+        notes.append(f"GPU {before['index']}: PCIe replays{went}")
+
+
+def rise(first: int, last: int) -> int:
+    """How far a counter rose during the run: a counter that went back was reset (a driver
+    reload, a GPU reset) and counted again from zero, so at least its last value."""
+    return last - first if last >= first else last
+
+
+def reset(name: str, first: Any, last: Any) -> str:
+    return f"{name} went back from {first} to {last} during the run (reset): counted from zero"
 
 
 @check(
@@ -163,7 +190,9 @@ def nvlink(ctx: Context) -> str:
     record = observations(ctx)
     seconds = max(float(record.get("seconds") or 0.0), 1e-3)
 
-    def judge(snap: Dict[str, Any], links: Any, problems: List[str], notes: List[str]) -> None:
+    def judge(
+        snap: Dict[str, Any], links: Any, problems: List[str], notes: List[str]
+    ) -> Optional[str]:
         # The counters are read twice, before the run and after it: either unread hides a rise.
         after, why = field(record["after"][snap["index"]], "nvlinks")
         unread = [f"its links after the run ({why})"] if why else []
@@ -173,8 +202,9 @@ def nvlink(ctx: Context) -> str:
             for u in unreadable(link, link.get("errors") or {})
         ]
         problems += hardware.cannot_read(snap, list(dict.fromkeys(unread))[:6])
-        _judge_link_count(ctx, record, snap, links, problems, notes)
+        unjudged = _judge_link_count(ctx, record, snap, links, problems, notes)
         _judge_counters(ctx, snap, links, after or [], seconds, problems, notes)
+        return unjudged
 
     message = judge_each(record["before"], "nvlinks", judge, "NVLink")
     return message or "every NVLink up, no error counter rose"
@@ -187,13 +217,17 @@ def _judge_link_count(
     links: List[Dict[str, Any]],
     problems: List[str],
     notes: List[str],
-) -> None:
+) -> Optional[str]:
+    """Judges the count of active links; why nothing of the GPU's links was judged, or None."""
     gpu = snap["index"]
     active = sum(1 for link in links if link.get("active"))
     if snap.get("mig"):
-        # DCGM (bug 200682374): NVML reports a MIG GPU's links Down; they are not judged.
+        # DCGM (bug 200682374): NVML reports a MIG GPU's links Down; they are not judged. With
+        # none active, no counter was read either: the GPU was not judged at all.
+        if not active:
+            return "MIG mode: link state not judged, as DCGM does"
         notes.append(f"GPU {gpu}: MIG mode: link state not judged, as DCGM does")
-        return
+        return None
     configured = expectation(ctx, "nvlinks")
     base = (topology.baseline_gpu(record, snap) or {}).get("nvlinks_active")
     sku = skus.sku_of(snap)
@@ -208,7 +242,7 @@ def _judge_link_count(
         counts = " or ".join(str(n) for n in sorted(sku.nvlinks, reverse=True))
         ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links")
         problems.append(f"{who(snap)}: {active} NVLinks active, a healthy {sku.name} has {counts}")
-        return
+        return None
     else:
         ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links")
         product = sku.name if sku else str(snap.get("name"))
@@ -217,10 +251,11 @@ def _judge_link_count(
             "bridge or topology and this node has no baseline yet (a healthy run records one; "
             "verify.gpu.nvlinks pins it)"
         )
-        return
+        return None
     ctx.metric(f"nvlinks_active.gpu{gpu}", float(active), "links", minimum=float(wanted))
     if active != wanted and (configured is not None or active < wanted or base is None):
         problems.append(f"{who(snap)}: {active} NVLinks active, expected {wanted} ({why})")
+    return None
 
 
 def _judge_counters(
@@ -234,7 +269,9 @@ def _judge_counters(
 ) -> None:
     gpu = snap["index"]
     tolerance = int(expectation(ctx, "nvlink_errors", 0))
-    rose = _nvlink_rises(links, after)
+    resets: List[str] = []
+    rose = _nvlink_rises(links, after, resets)
+    failed = len(problems)
     crc = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_CRC}
     hard = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_ANY_RISE_FAILS}
     soft = {k: v for k, v in rose.items() if k.split()[-1] in NVLINK_RISE_WARNS}
@@ -260,15 +297,25 @@ def _judge_counters(
     if soft:
         listed = ", ".join(f"{k} +{v}" for k, v in sorted(soft.items()))
         notes.append(f"warn: GPU {gpu}: NVLink recovered itself: {listed}")
+    if resets and len(problems) > failed:  # said with the failure it explains
+        problems[-1] += f" ({'; '.join(resets)})"
+    elif resets:
+        notes.append(f"GPU {gpu}: {'; '.join(resets)}")
 
 
-def _nvlink_rises(before: List[Dict[str, Any]], links: List[Dict[str, Any]]) -> Dict[str, int]:
+def _nvlink_rises(
+    before: List[Dict[str, Any]], links: List[Dict[str, Any]], notes: List[str]
+) -> Dict[str, int]:
     after = {link["link"]: link for link in links}
     rose: Dict[str, int] = {}
     for link in before:
         later = after.get(link["link"], {})
         for name in NVLINK_COUNTER_NAMES:
             first, last = link.get(name), later.get(name)
-            if first is not None and last is not None and last > first:
-                rose[f"link {link['link']} {name}"] = int(last - first)
+            if first is None or last is None:
+                continue
+            if last < first:
+                notes.append(reset(f"link {link['link']} {name}", first, last))
+            if rise(int(first), int(last)):
+                rose[f"link {link['link']} {name}"] = rise(int(first), int(last))
     return rose

@@ -11,16 +11,29 @@ from typing import Any, Dict, List, Optional
 from ..core.context import Context
 from ..core.registry import CheckFailed, Skip, check
 from . import gpu_rules, skus, topology
-from .hardware import NO_LOAD, cannot_read, expectation, judge_each, observations, unreadable, who
+from .hardware import (
+    NO_LOAD,
+    cannot_read,
+    expectation,
+    field,
+    judge_each,
+    observations,
+    unreadable,
+    who,
+)
 
 POWER_OVER_LIMIT = 1.10  # drawn above the enforced limit by this much: sensor or limit broken
 
 
-def _lost(summary: Dict[str, Any]) -> Optional[str]:
+def _lost(summary: Dict[str, Any], after: Dict[str, Any]) -> Optional[str]:
+    """When the GPU fell off the bus: during the run (the watch's samples say when), or after
+    its last sample (what the snapshot after the run reads answers gpu_is_lost)."""
     lost = summary.get("lost")
-    if not lost:
-        return None
-    return f"lost at {lost['at_s']:.1f} s into the run, during {lost['check']} (gpu_is_lost)"
+    if lost:
+        return f"lost at {lost['at_s']:.1f} s into the run, during {lost['check']} (gpu_is_lost)"
+    if "gpu_is_lost" in (after.get("errors") or {}).values():
+        return "lost after the run's last sample: NVML answers gpu_is_lost after the run"
+    return None
 
 
 @check(
@@ -41,13 +54,11 @@ def inventory(ctx: Context) -> str:
     floor = max(torch_count, int(baseline.get("gpu_count") or 0))
     ctx.metric("gpu_count", float(len(snaps)), "gpus", minimum=float(floor))
     problems = [p for s in snaps for p in cannot_read(s, unreadable(s, ("handle", "name", "uuid")))]
-    problems += [
-        f"{who(s)}: {_lost(samples[s['index']])}" for s in snaps if _lost(samples[s["index"]])
-    ]
+    after = {a.get("index"): a for a in record.get("after") or ()}
+    lost = {s["index"]: _lost(samples[s["index"]], after.get(s["index"]) or {}) for s in snaps}
+    problems += [f"{who(s)}: {lost[s['index']]}" for s in snaps if lost[s["index"]]]
     # A watch that stopped saw part of the run: what the after checks judge is incomplete.
     problems += [f"the watch stopped reading the GPUs: {p}" for p in record.get("problems") or []]
-    if not snaps and ctx.require_gpu:
-        problems.append(f"{record['backend']} lists no GPU (verify.require_gpu)")
     notes: List[str] = []
     if baseline:
         problems += _missing_against(baseline, snaps)
@@ -56,7 +67,9 @@ def inventory(ctx: Context) -> str:
         problems += [
             f"{who(s)}: persistence mode is off" for s in snaps if s.get("persistence") is False
         ]
-        problems += [p for s in snaps for p in cannot_read(s, unreadable(s, ["persistence"]))]
+        # required: unread for any reason (not supported too) is no reading of it
+        unread = [(s, field(s, "persistence")[1]) for s in snaps if s.get("persistence") is None]
+        problems += [f"{who(s)}: NVML cannot read persistence ({why})" for s, why in unread]
     if problems:
         raise CheckFailed("; ".join(problems))
     if not snaps:
@@ -133,7 +146,9 @@ def clocks(ctx: Context) -> str:
             return f"clock-event reasons or utilization not readable ({why})" if why else NO_LOAD
         reasons = summary["loaded_reasons"]
         faults = {r: n for r, n in reasons.items() if r in gpu_rules.FAULT_REASONS}
-        throttled, interval = sum(faults.values()), summary["interval_s"]
+        sets = summary.get("loaded_reason_sets") or {}
+        throttled = sum(n for k, n in sets.items() if set(k.split("+")) & set(faults))
+        interval = summary["interval_s"]
         ctx.metric(f"throttle_s.gpu{index}", throttled * interval, "s", maximum=allowed * interval)
         if throttled > allowed:
             listed = ", ".join(f"{r} in {n} of {summary['loaded']}" for r, n in faults.items())
@@ -178,6 +193,9 @@ def thermal(ctx: Context) -> str:
         )
         if not limit:  # the unreadable ones are problems above
             return "neither its max operating nor its slowdown temperature is supported"
+        if summary.get("max_temperature") is None:  # the run's heat unread: nothing judged
+            why = summary["errors"].get("temperature", "no sample")
+            return f"its temperature was not read during the run ({why})"
         hottest = max(t for t in (summary.get("max_temperature"), first) if t is not None)
         ctx.metric(f"temperature_max.gpu{gpu}", float(hottest), "C", maximum=float(limit))
         if hottest > limit:

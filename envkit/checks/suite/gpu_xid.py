@@ -29,13 +29,14 @@ def xid(ctx: Context) -> str:
     record = observations(ctx)
     kernel = record.get("kernel") or {"readable": False, "why": "not read", "events": []}
     listener = str(record.get("xid_listener") or "")
-    if not listener.startswith("nvml") and not kernel.get("readable"):
-        raise Skip(f"no source of XIDs here: {listener}; {kernel.get('why')}")
-    # A GPU whose events NVML refused is watched by the kernel log alone: without it, unread.
+    # A GPU whose events NVML refused (or lost) is watched by the kernel log alone: without it,
+    # unread, whether or not NVML watches the others.
     refused = record.get("xid_refused") or {}
     blind = [f"GPU {i} ({why})" for i, why in refused.items() if why not in UNSUPPORTED]
     if blind and not kernel.get("readable"):
         raise CheckFailed(f"NVML cannot watch the XIDs of {', '.join(blind)}; {kernel.get('why')}")
+    if not listener.startswith("nvml") and not kernel.get("readable"):
+        raise Skip(f"no source of XIDs here: {listener}; {kernel.get('why')}")
     events = _events(record, kernel)
     warn, fail = expectation(ctx, "xid_warn", ()), expectation(ctx, "xid_fail", ())
     live = {s["index"]: s.get("recovery_action") for s in record["after"]}

@@ -31,9 +31,12 @@ def snapshots(ctx: Context) -> Tuple[str, List[Dict[str, Any]]]:
             ) from None
         raise Skip(f"no NVIDIA GPU state to read here: {exc}") from None
     try:
-        return source.backend, [source.snapshot(i) for i in range(source.count)]
+        snaps = [source.snapshot(i) for i in range(source.count)]
     finally:
         source.close()
+    if not snaps and ctx.require_gpu:  # none listed is no reading: required, a failure
+        raise CheckFailed(f"{source.backend} lists no GPU (verify.require_gpu)")
+    return source.backend, snaps
 
 
 def observations(ctx: Context) -> Dict[str, Any]:
@@ -48,6 +51,8 @@ def observations(ctx: Context) -> Dict[str, Any]:
         if ctx.require_gpu:  # whatever the reason (no library, no driver): GPUs are required
             raise CheckFailed(f"{said} (verify.require_gpu)")
         raise Skip(said)
+    if not record.get("before") and ctx.require_gpu:
+        raise CheckFailed(f"{record.get('backend')} lists no GPU (verify.require_gpu)")
     return record
 
 

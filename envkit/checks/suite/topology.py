@@ -36,11 +36,15 @@ def of(snaps: List[Dict[str, Any]], samples: List[Dict[str, Any]]) -> Dict[str, 
             "name": snap.get("name"),
             "pci_device_id": snap.get("pci_device_id"),
             "vbios": snap.get("vbios"),
+            # a MIG GPU's links read Down (DCGM's bug 200682374): no count to hold later runs to
             "nvlinks_active": (
-                sum(1 for link in links if link.get("active")) if isinstance(links, list) else None
+                sum(1 for link in links if link.get("active"))
+                if isinstance(links, list) and not snap.get("mig")
+                else None
             ),
+            # the link as it trains under load only: an idle link runs narrower and slower
             "pcie_gen": max(gens) if gens else None,
-            "pcie_width": max(widths) if widths else snap.get("pcie_width"),
+            "pcie_width": max(widths) if widths else None,
         }
     return {"gpu_count": len(snaps), "gpus": gpus, "recorded_at": now()}
 
@@ -71,9 +75,8 @@ def remember(record: Dict[str, Any], results: Sequence[Mapping[str, Any]], run: 
     service = state.service
     if service.get("out") and {"fail", "error"} & set(statuses.values()):
         service.pop("burn_in", None)  # a failure since the burn-in: it proved nothing
-    elif (
-        service.get("out") and statuses.get(BURN_IN[0]) == "pass" and set(BURN_IN) <= set(statuses)
-    ):
+    elif service.get("out") and all(statuses.get(check) == "pass" for check in BURN_IN):
+        # each passed: a clocks or thermal check that saw no load judged nothing
         service["burn_in"] = {"run": run, "checks": len(statuses)}
     return state.save()
 
