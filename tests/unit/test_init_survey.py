@@ -1012,3 +1012,24 @@ def test_a_recipes_option_values_make_variables_and_build_settings_are_read_as_p
     ), config
     assert "variant: devel          # found here: flash-attn==2.7.4.post1 builds against" in config
     assert "packages.pip: flash-attn==2.7.4.post1 --no-build-isolation, einops" in said, said
+
+
+@pytest.mark.parametrize("docs_first", [True, False])
+def test_of_a_recipes_side_files_the_dev_one_is_taken_before_docs_whatever_the_order(
+    tmp_path: Path, docs_first: bool
+) -> None:
+    """A Makefile whose targets install only side files (torchmetrics': `docs` and `env`): the
+    dev environment is the one a dev container works in, not the one that builds the docs,
+    whichever target the Makefile writes first."""
+    targets = [
+        "docs:\n\tpip install -e . -r requirements/_docs.txt\n",
+        "env:\n\tpip install -e . -r requirements/_devel.txt\n",
+    ]
+    files = {
+        "Makefile": "\n".join(targets if docs_first else targets[::-1]),
+        "requirements/_docs.txt": "sphinx\n",
+        "requirements/_devel.txt": "-r base.txt\npytest\n",
+        "requirements/base.txt": "numpy\n",
+    }
+    said, _ = _made(tmp_path, files)
+    assert "uses requirements/_devel.txt (found here; the project installs it: Makefile:" in said

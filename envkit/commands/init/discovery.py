@@ -182,6 +182,17 @@ SIDE_FOLDERS = re.compile(
 )
 # the project's main environment before its dev, test, docs and lint ones
 DEV = re.compile(r"dev|test|doc|lint|ci\b|bench|example", re.IGNORECASE)
+SIDE_KINDS = ("dev", "test")  # of those, the closest to working on the project come first
+
+
+def side_rank(name: str) -> int:
+    """0 for a main environment file; then dev, test, and the rest (docs, lint, ci, benchmarks,
+    examples): a dev container works on the project, it does not build its docs."""
+    found = DEV.search(Path(name).name)
+    if not found:
+        return 0
+    kind = found.group(0).lower()
+    return 1 + (SIDE_KINDS.index(kind) if kind in SIDE_KINDS else len(SIDE_KINDS))
 
 
 def aside(name: str) -> bool:
@@ -230,7 +241,7 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                             found.setdefault(file, Installed(kind, file, where))
                             break
     return sorted(
-        found.values(), key=lambda i: (aside(i.file), bool(DEV.search(Path(i.file).name)))
+        found.values(), key=lambda i: (aside(i.file), side_rank(i.file))
     )
 
 

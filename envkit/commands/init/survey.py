@@ -28,6 +28,7 @@ from envkit.commands.init.discovery import (
     readme_pip,
     recipe_extras,
     recipe_pip,
+    side_rank,
     unused_files,
     usable_kind,
     walk,
@@ -330,14 +331,14 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
     environments, then requirements; the main environment before dev, test and docs ones,
     the shallower first. A project whose only files are these still gets one."""
 
-    def order(item: tuple[str, str]) -> tuple[int, bool, bool, bool, int, bool, int, str]:
+    def order(item: tuple[str, str]) -> tuple[int, bool, int, bool, int, bool, int, str]:
         name, why = item
         stem = Path(name).name.lower()
         build = BUILD_NAME.search(stem)  # requirments_cu128_py312.txt, _cu118_, _cpu_
         return (
             KIND_ORDER.index(str(usable_kind(why))),
             "lock" not in stem,  # Pipfile.lock before its Pipfile
-            bool(DEV.search(name)),
+            side_rank(name),
             bool(OTHER_ARCH.search(name)),  # the image is linux-64
             # a GPU box: the newest CUDA variant of a family first, its CPU variant last
             (1 if build.group(1) == "cpu" else -int(build.group(2))) if build else 0,
