@@ -1033,3 +1033,21 @@ def test_of_a_recipes_side_files_the_dev_one_is_taken_before_docs_whatever_the_o
     }
     said, _ = _made(tmp_path, files)
     assert "uses requirements/_devel.txt (found here; the project installs it: Makefile:" in said
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("Pipfile", '[packages]\nnumpy = "*"\n[requires]\npython_version = "3.10"\n'),
+        (
+            "Pipfile.lock",
+            '{"_meta": {"requires": {"python_version": "3.10"}, "sources": []}, '
+            '"default": {"numpy": {"version": "==1.26.4"}}, "develop": {}}',
+        ),
+    ],
+)
+def test_a_pipfiles_python_is_the_environments(tmp_path: Path, name: str, text: str) -> None:
+    """Pipenv's [requires] python_version is the interpreter the team runs: proposed as
+    python (on the cuda flavor, whose Python envkit chooses), as requires-python is."""
+    _, config = _made(tmp_path, {name: text})
+    assert 'python: "3.10"' in config and "flavor: cuda" in config, config

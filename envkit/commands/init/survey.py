@@ -370,7 +370,21 @@ def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
             + (f" but {dev} dev ones (`pipenv install -d`): move them to [packages]" if dev else "")
         )
         return []
-    return [Candidate("requirements", (name,), from_requirements(folder / name, folder))]
+    wish = from_requirements(folder / name, folder)
+    python = _pipenv_python(name, text)
+    return [Candidate("requirements", (name,), replace(wish, python=python or wish.python))]
+
+
+def _pipenv_python(name: str, text: str) -> str | None:
+    """The Python X.Y a Pipfile requires ([requires] python_version; a lock's _meta.requires)."""
+    try:
+        data = json.loads(text) if name.endswith(".lock") else toml_loads(text)
+        requires = (data.get("_meta") or {}).get("requires") or data.get("requires") or {}
+        version = str(requires.get("python_version") or requires.get("python_full_version"))
+    except (ValueError, TOMLDecodeError, AttributeError, TypeError):
+        return None
+    found = re.fullmatch(r"(3\.\d+)(\.\d+)?", version)
+    return found.group(1) if found else None
 
 
 def _dev_packages(name: str, text: str) -> int:
