@@ -287,7 +287,7 @@ def _flavor(asked: str, proposal: _Proposal, chosen: Candidate | None) -> str:
         # requires-python (or a compiled file's Python) without envkit's default: a Python
         # envkit installs
         chosen is not None
-        and chosen.kind in (*PROJECT_LOCKS, "pyproject", "requirements")
+        and chosen.kind in (*PROJECT_LOCKS, "pyproject", "requirements", "conda")
         and python not in (None, DEFAULT_PYTHON),
     )
     return "cuda" if any(misfits) else asked

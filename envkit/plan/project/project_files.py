@@ -242,7 +242,7 @@ def _conda_python(
     if context.python is None:
         found.notes.append(
             f"{name}:{line}: {spec} not applied: the base image fixes its Python (verify "
-            "reports the one it has)"
+            "reports the one it has); to have the file's, base.flavor: cuda with `python:`"
         )
         return
     admitted = _admits_python(rest, context.python)
