@@ -1051,3 +1051,19 @@ def test_a_pipfiles_python_is_the_environments(tmp_path: Path, name: str, text: 
     python (on the cuda flavor, whose Python envkit chooses), as requires-python is."""
     _, config = _made(tmp_path, {name: text})
     assert 'python: "3.10"' in config and "flavor: cuda" in config, config
+
+
+def test_a_setup_py_that_names_no_package_yields_to_a_conda_file_of_its_own_name(
+    tmp_path: Path,
+) -> None:
+    """A bare `setup(name=..., packages=find_packages())` says nothing of the environment;
+    environment-gpu.yml does (its torch and CUDA): it is taken, the setup.py said not used."""
+    files = {
+        "setup.py": "from setuptools import setup, find_packages\n"
+        "setup(name='x', packages=find_packages())\n",
+        "environment-gpu.yml": "channels: [pytorch, nvidia]\ndependencies:\n  - pytorch=2.1.0\n"
+        "  - pytorch-cuda=11.8\n  - numpy\n",
+    }
+    said, config = _made(tmp_path, files)
+    assert "uses environment-gpu.yml" in said and 'cuda: "11.8"' in config, said
+    assert "not used" in said and "setup.py" in said.split("not used", 1)[1], said

@@ -127,8 +127,8 @@ class _Decided:
 
 
 def _devel(use: Candidate | None, found: Survey) -> str | None:
-    if use is not None and use.cuda_extensions:
-        return "setup.py builds CUDA extensions (nvcc)"
+    if any(c.cuda_extensions for c in (use, *found.candidates) if c is not None):
+        return "setup.py builds CUDA extensions (nvcc)"  # whichever file is taken
     built = [p.partition(" ")[0] for p in use.pip if NO_ISOLATION in p] if use else []
     if built:  # flash-attn and its kind compile against torch where no wheel fits: nvcc
         return f"{', '.join(built)} builds against torch (--no-build-isolation)"

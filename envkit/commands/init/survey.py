@@ -305,7 +305,11 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     others = unused_files(folder, taken, paths)
     own = [(name, why) for name, why in others if usable_kind(why) and not aside(name)]
     unusable += [f"{name}: {why}" for name, why in others if (name, why) not in own]
-    found += _under_own_names(own, folder) + [c for c in project if c.hint]
+    # a setup.py that names no package says less than a conda or requirements file under a
+    # name of the project's own (environment-gpu.yml): those first
+    bare = [c for c in found if c.kind == "setup.py" and not c.pip and not c.wish.specifier]
+    found = [c for c in found if c not in bare] + _under_own_names(own, folder) + bare
+    found += [c for c in project if c.hint]
     return found or _readme(folder), unusable
 
 
