@@ -1067,3 +1067,16 @@ def test_a_setup_py_that_names_no_package_yields_to_a_conda_file_of_its_own_name
     said, config = _made(tmp_path, files)
     assert "uses environment-gpu.yml" in said and 'cuda: "11.8"' in config, said
     assert "not used" in said and "setup.py" in said.split("not used", 1)[1], said
+
+
+def test_an_old_image_cuda_that_holds_torch_below_the_files_range_is_said(tmp_path: Path) -> None:
+    """torchmetrics' CUDA Dockerfile has `ARG CUDA_VERSION=11.7.1`, its requirements torch
+    >=2.0,<2.11: the image's CUDA is the one its team runs (taken, as OpenPCDet's is), and init
+    says that it holds torch at 2.0.1, the newest with a CUDA 11.7 build, below what the file
+    admits, with the setting that moves it."""
+    recipe = "ARG CUDA_VERSION=11.7.1\nFROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu22.04\n"
+    files = {"docker/Dockerfile": recipe, "requirements.txt": "numpy\ntorch>=2.0,<2.11\n"}
+    said, config = _made(tmp_path, files)
+    assert 'cuda: "11.7"' in config and 'torch: "2.0.1"' in config, config
+    assert "(torch 2.0.1 is the newest with a CUDA 11.7 build; the file admits" in said, said
+    assert "change `cuda:` to have it)" in said, said

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from envkit.catalog import compat
 from envkit.commands.init.discovery import RECIPE, head, is_recipe, readme_pip
-from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines
+from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines, release_for
 
 ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
@@ -110,4 +110,14 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
     said = f"{wish.said or f'{shown} {verb}'}; {base.said}"
     if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
-    return replace(wish, cuda=base.cuda, said=said) if base.cuda and not wish.cuda else wish
+    if not base.cuda or wish.cuda:
+        return wish
+    # the CUDA the team's image runs (OpenPCDet's cu116 image installs spconv-cu116), said
+    # where it holds torch below the newest the file admits (an ARG default of years ago)
+    newest, held = release_for(wish)[0], release_for(replace(wish, cuda=base.cuda))[0]
+    if wish.specifier and held != newest:
+        said += (
+            f" (torch {held} is the newest with a CUDA {base.cuda} build; the file admits "
+            f"{newest}: change `cuda:` to have it)"
+        )
+    return replace(wish, cuda=base.cuda, said=said)
