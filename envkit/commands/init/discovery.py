@@ -240,9 +240,7 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                             where = f"{path.relative_to(folder).as_posix()}:{number}"
                             found.setdefault(file, Installed(kind, file, where))
                             break
-    return sorted(
-        found.values(), key=lambda i: (aside(i.file), side_rank(i.file))
-    )
+    return sorted(found.values(), key=lambda i: (aside(i.file), side_rank(i.file)))
 
 
 # pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
