@@ -1080,3 +1080,17 @@ def test_an_old_image_cuda_that_holds_torch_below_the_files_range_is_said(tmp_pa
     assert 'cuda: "11.7"' in config and 'torch: "2.0.1"' in config, config
     assert "(torch 2.0.1 is the newest with a CUDA 11.7 build; the file admits" in said, said
     assert "change `cuda:` to have it)" in said, said
+
+
+def test_every_recipes_apt_lines_are_said_not_only_the_first_with_pip_names(
+    tmp_path: Path,
+) -> None:
+    """cleanrl's two Dockerfiles: the first names packages on its pip line, the second
+    installs system packages: both recipes' apt-get lines are said at their line."""
+    files = {
+        "Dockerfile": "FROM python:3.10\nRUN apt-get install -y ffmpeg\nRUN pip install einops\n",
+        "docker/Dockerfile": "FROM python:3.10\nRUN apt-get update && apt-get install -y xvfb\n",
+    }
+    said, _ = _made(tmp_path, files)
+    assert "Dockerfile:2: `apt-get install -y ffmpeg`" in said, said
+    assert "docker/Dockerfile:2: `apt-get install -y xvfb`" in said, said

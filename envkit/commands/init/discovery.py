@@ -10,7 +10,7 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import dropwhile
 from pathlib import Path
 
@@ -339,6 +339,7 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
     install` and `apt-get install` lines of the recipes read, said as not carried. None where
     no recipe names any."""
     untaken: list[str] = []
+    first: RecipePip | None = None
     for path in (p for p in paths if is_recipe(p, folder)):
         numbers: list[int] = []
         lines, isolated = [], []  # isolated: built against the environment (flash-attn)
@@ -355,13 +356,15 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
             untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
             apt = (shlex.join(a) for a in _installs(command, APT) if a)
             untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
-        if numbers:
+        if numbers and first is None:  # every recipe's apt and mim lines are still said
             pip = (
                 f"{r} {NO_ISOLATION}" if r in isolated else r
                 for r in lines
                 if r[0] != "-" and requirement_name(r) not in TORCHES
             )
-            return RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines, tuple(untaken))
+            first = RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines)
+    if first is not None:
+        return replace(first, untaken=tuple(untaken))
     return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
 
 
