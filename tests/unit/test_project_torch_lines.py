@@ -476,3 +476,26 @@ def test_a_cuda_build_no_setting_could_give_is_said_and_the_file_kept(tmp_path: 
     files = {"environment.yml": "dependencies:\n  - pytorch=2.4.1\n  - pytorch-cuda=11.8\n"}
     stderr = render_refused(_project(tmp_path / "other", files, conda))
     assert "pytorch-cuda=11.8 asks for CUDA 11.8" in stderr and 'set `cuda: "11.8"`' in stderr
+
+
+def test_a_pyg_wheel_page_for_another_torch_is_read_for_envkits(tmp_path: Path) -> None:
+    """PyG's find-links pages hold wheels built for one torch minor and CUDA (torch-scatter
+    2.1.2+pt21cu118): for torch 2.4.1 (CUDA 12.4) the page for 2.4 and cu124 is read instead,
+    said at its line, the file kept; init proposes the page's torch and CUDA where the file
+    pins no torch."""
+    text = "-f https://data.pyg.org/whl/torch-2.1.0+cu118.html\ntorch-scatter\n"
+    project = _project(tmp_path / "a", {"requirements.txt": text}, REQUIREMENTS)
+    _, said = _rendered(project)
+    assert (
+        "requirements.txt:1: PyG's wheels there are built for torch 2.1 (cu118); envkit installs "
+        "torch 2.4.1 (CUDA 12.4), which would not load them: taken from "
+        "https://data.pyg.org/whl/torch-2.4.0+cu124.html" in said
+    ), said
+    copied = (project / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
+    assert copied.startswith("-f https://data.pyg.org/whl/torch-2.4.0+cu124.html\n"), copied
+    folder = tmp_path / "b"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text(text)
+    made = envkit("init", "--no-input", cwd=folder, env={"HOME": str(tmp_path)})
+    config = (folder / "envkit.yaml").read_text()
+    assert 'torch: "2.1.2"' in config and 'cuda: "11.8"' in config, made.stdout + config

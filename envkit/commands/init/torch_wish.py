@@ -33,6 +33,7 @@ from envkit.plan.project.requirement_lines import (
 from envkit.plan.project.torch_lines import (
     CONDA_CUDA,
     CONDA_TOOLKIT,
+    PYG_PAGE,
     TorchContext,
     applies,
     conda_parts,
@@ -130,11 +131,12 @@ def _without_torch(names: list[str], where: str, tensorflow: Requirement | None)
 
 
 def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
-    torch, cuda, tensorflow = None, None, None
+    torch, cuda, tensorflow, pyg = None, None, None, None
     for line in lines:
-        build = INDEX_BUILD.search(line)
-        if build and line.startswith(INDEX_OPTIONS):
-            cuda = cuda_of(build.group(1))
+        # PyTorch's index names a CUDA; PyG's page a torch minor and CUDA, the environment's
+        build, page = INDEX_BUILD.search(line), PYG_PAGE.search(line)
+        if line.startswith(INDEX_OPTIONS) and (build or page):
+            cuda, pyg = cuda_of(build.group(1)) if build else cuda, page or pyg
             continue
         try:  # the requirement without its options (--hash, grok-1's `jax[cuda12] -f URL`)
             requirement = Requirement(re.split(r"\s+-", line, maxsplit=1)[0])
@@ -150,12 +152,29 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
             torch = wheel_pin(requirement) or requirement
         if canonicalize_name(requirement.name) in TENSORFLOWS and tensorflow is None:
             tensorflow = requirement
-    if torch is None:
+    if torch is None and pyg is None:
         return _without_torch(names, where, tensorflow)
+    if pyg is not None:
+        return _on_pyg_page(torch or Requirement("torch"), cuda, where, pyg)
+    return _torch_line(torch, cuda, where)
+
+
+def _torch_line(torch: Any, cuda: str | None, where: str) -> TorchWish:
     if labels := {s.version.split("+", 1)[1] for s in torch.specifier if "+" in s.version}:
         cuda = cuda_of(sorted(labels)[0])
     specifier = ",".join(f"{s.operator}{s.version.split('+')[0]}" for s in torch.specifier)
     return TorchWish(specifier or None, cuda, said=f"{where}: {torch}")
+
+
+def _on_pyg_page(torch: Any, cuda: str | None, where: str, page: re.Match[str]) -> TorchWish:
+    """A file that takes PyG's wheels from a page built for torch X.Y and a CUDA: its torch is
+    of that minor, its CUDA the page's; a torch pin of the file's own decides the release (the
+    page is then read for envkit's torch: render says so)."""
+    minor, label = page.group(1), page.group(2)
+    said = f"{where}: PyG's wheels for torch {minor} ({label})"
+    build = "cpu" if label == "cpu" else cuda_of(label)
+    pinned = ",".join(f"{s.operator}{s.version.split('+')[0]}" for s in torch.specifier)
+    return TorchWish(pinned or f"~={minor}.0", build or cuda, said=said)
 
 
 PACKAGE_FILES = ("setup.py", "pyproject.toml")  # what `-e FOLDER` installs the package by

@@ -17,7 +17,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from envkit.errors import ConfigIssue, file_issue
-from envkit.plan.project.torch_lines import TORCHES, TorchContext, Verdict, judge_pip
+from envkit.plan.project.torch_lines import (
+    TORCHES,
+    TorchContext,
+    Verdict,
+    judge_pip,
+    pyg_mismatch,
+)
 
 INCLUDE_OPTIONS = dict.fromkeys(("-r", "--requirement"), "requirement") | dict.fromkeys(
     ("-c", "--constraint"), "constraint"
@@ -156,6 +162,12 @@ class RequirementsFile:
             self._editable(first, last, line, value)
         elif name in INDEX_OPTIONS and self._torch_index(first, last, line, value):
             return
+        elif name in INDEX_OPTIONS and (why := pyg_mismatch(value, self.context)):
+            # the page PyG builds for envkit's torch instead: the file kept, the change said
+            minor = ".".join(str(self.context.version).split(".")[:2])
+            page = f"https://data.pyg.org/whl/torch-{minor}.0+{self.context.wheel}.html"
+            self._replace(first, last, f"{name} {page}")
+            self.reading.notes.append(f"{self.name}:{first}: {why}: taken from {page}")
         elif name in INDEX_OPTIONS:
             self._index(first, line, name, value)
         elif name == "--trusted-host":

@@ -26,6 +26,8 @@ CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
 # NVIDIA's toolkit in a conda environment (nvcc, the runtime): the environment's own, kept; its
 # CUDA is the one the project builds its extensions with, so init proposes it as torch's
 CONDA_TOOLKIT = ("cuda", "cuda-toolkit", "cuda-nvcc", "cuda-runtime", "cuda-cudart")
+# PyG's find-links page of wheels built for one torch minor and CUDA (torch-scatter and its kin)
+PYG_PAGE = re.compile(r"data\.pyg\.org/whl/torch-(\d+\.\d+)\.\d+\+(cu\d+|cpu)\.html")
 TORCHES = frozenset({*TORCH_NAMES, *COMPANIONS})  # what envkit's torch layer installs
 # What only a CUDA torch needs, as a pip-compile lock pins it beside torch: the CUDA libraries
 # torch's wheels require (their Requires-Dist) and triton. Pinned for another torch build they
@@ -400,3 +402,18 @@ def _judge_conda_cuda(spec: str, rest: str, context: TorchContext) -> Verdict:
     # no `cuda:` could give this torch that CUDA (no build, or no image of it): said, not lost
     why = f"{spec}: envkit cannot build torch {context.version} with the CUDA it asks for"
     return Verdict("drop", f"{why}; installed instead: {context.said()}", said=True)
+
+
+def pyg_mismatch(url: str, context: TorchContext) -> str | None:
+    """Why a PyG wheel page does not fit the torch envkit installs (its wheels are built for
+    one torch minor and CUDA: another torch imports them and fails), or None."""
+    page = PYG_PAGE.search(url)
+    if page is None or context.version is None or context.wheel is None:
+        return None
+    minor = ".".join(context.version.split(".")[:2])
+    if (page.group(1), page.group(2)) == (minor, context.wheel):
+        return None
+    return (
+        f"PyG's wheels there are built for torch {page.group(1)} ({page.group(2)}); envkit "
+        f"installs {context.said()}, which would not load them"
+    )
