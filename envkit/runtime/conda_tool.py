@@ -14,14 +14,8 @@ names, installed as the image's `envkit-conda`.
   envkit-conda list [-p PREFIX] [--explicit]            the environment's packages
   envkit-conda channels                                 the channel URLs .condarc gives
 
-Why it exists: an image whose conda channels go through a mirror must not fetch its conda
-tooling from GitHub (Miniforge's installer) or from conda's upstream channel host, the slow or
-blocked links where the mirrors are used. py-rattler (the library under pixi) comes from the
-pip mirror like every other Python package, pinned by hash, and reads the channels from the same
-.condarc the members use afterwards. Channel names resolve as conda resolves them:
-`custom_channels` first, then `channel_alias`, `defaults` to `default_channels`, full URLs as
-they are. A name .condarc does not route is refused rather than sent upstream: this tool exists
-for images whose channels go through a mirror.
+Why it exists, and how channel names resolve (a name .condarc does not route is refused, never
+sent upstream): docs/conda.md.
 
 Runs in the image with the bootstrap venv's Python (3.10 or newer, py-rattler, ruamel.yaml).
 The default PREFIX is $CONDA_PREFIX (the image sets it to its environment).
