@@ -1094,3 +1094,36 @@ def test_every_recipes_apt_lines_are_said_not_only_the_first_with_pip_names(
     said, _ = _made(tmp_path, files)
     assert "Dockerfile:2: `apt-get install -y ffmpeg`" in said, said
     assert "docker/Dockerfile:2: `apt-get install -y xvfb`" in said, said
+
+
+def test_a_recipes_chained_installs_keep_their_own_options_and_every_extra_counts(
+    tmp_path: Path,
+) -> None:
+    """open-r1's Makefile chains its installs with `&&`: --no-build-isolation is flash-attn's
+    alone, not vllm's; LLaVA's recipe installs the project, then again with [train]: editable
+    with [train], and the packages that recipe installs by name come with the project."""
+    makefile = (
+        "install:\n\tpip install vllm==0.8.5.post1 && \\\n"
+        "\tpip install flash-attn --no-build-isolation && \\\n"
+        '\tpip install -e .\n\tpip install -e ".[train]"\n'
+    )
+    pyproject = (
+        '[project]\nname = "llava"\ndependencies = ["numpy"]\n'
+        '[project.optional-dependencies]\ntrain = ["deepspeed"]\n'
+    )
+    said, config = _made(tmp_path, {"Makefile": makefile, "pyproject.toml": pyproject})
+    assert 'extras: ["train"]' in config and "install: editable" in config, config
+    assert (
+        'pip: ["vllm==0.8.5.post1", {name: "flash-attn", no_build_isolation: true}]' in config
+    ), config
+    assert "uses pyproject.toml (found here; Makefile:2,5 installs it with [train]" in said, said
+    assert "not used: Makefile" not in said, said
+
+
+def test_keras_alone_does_not_mean_a_project_without_torch(tmp_path: Path) -> None:
+    """Keras 3 runs on torch, JAX or TensorFlow: keras alone names no other framework, so the
+    environment keeps its torch (tensorflow beside it still means torch: none)."""
+    _, config = _made(tmp_path / "keras", {"requirements.txt": "keras>=3.0.0\nnumpy\n"})
+    assert 'torch: "none"' not in config, config
+    _, config = _made(tmp_path / "tf", {"requirements.txt": "keras>=3.0.0\ntensorflow==2.16.1\n"})
+    assert 'torch: "none"' in config, config

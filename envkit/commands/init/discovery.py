@@ -345,13 +345,14 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
         lines, isolated = [], []  # isolated: built against the environment (flash-attn)
         name = path.relative_to(folder).as_posix()
         for number, command in recipe_commands(path):
-            found = [r for named in _installs(command, PIP) for r in _pip_arguments(named)]
-            found = [r for r in found if not own or requirement_name(r) != requirement_name(own)]
+            found = []
+            for named in _installs(command, PIP):  # each install of a `&&` chain on its own
+                each = [r for r in _pip_arguments(named) if not own or not _same(r, own)]
+                found += each
+                isolated += [r for r in each if r[0] != "-"] if NO_ISOLATION in named else []
             if any(not r.startswith("-") for r in found):
                 numbers.append(number)
                 lines += found
-                if any(NO_ISOLATION in named for named in _installs(command, PIP)):
-                    isolated += [r for r in found if not r.startswith("-")]
             mim = (shlex.join(m) for m in _installs(command, MIM))
             untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
             apt = (shlex.join(a) for a in _installs(command, APT) if a)
@@ -368,12 +369,19 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
     return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
 
 
+def _same(line: str, own: str) -> bool:
+    return requirement_name(line) == requirement_name(own)
+
+
 def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str, bool]:
     """The extras the project's own recipe installs the project with (`pip install -e
     ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), the line that
     does, and whether editable (`-e .`: the team works on its checkout); ((), "", False) where
-    no recipe installs it with either."""
+    no recipe installs it with either. Of the first recipe that does, every such line counts
+    (`pip install -e .`, then `pip install -e ".[train]"`: editable, with [train])."""
     for path in (p for p in paths if is_recipe(p, folder)):
+        extras: set[str] = set()
+        numbers, editable = [], False
         for number, command in recipe_commands(path):
             for words in _installs(command, PIP):
                 for before, word in zip(["", *words], words, strict=False):
@@ -381,10 +389,12 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
                     word = f"{name}{own.group(1) or ''}" if own else word
                     if not name or requirement_name(word) != requirement_name(name):
                         continue
-                    extras = tuple(sorted(Requirement(word).extras))
-                    editable = bool(own) and before in ("-e", "--editable")
-                    if extras or editable:
-                        return extras, f"{path.relative_to(folder).as_posix()}:{number}", editable
+                    extras |= Requirement(word).extras
+                    editable |= bool(own) and before in ("-e", "--editable")
+                    numbers.append(str(number))
+        if extras or editable:
+            where = f"{path.relative_to(folder).as_posix()}:{','.join(dict.fromkeys(numbers))}"
+            return tuple(sorted(extras)), where, editable
     return (), "", False
 
 

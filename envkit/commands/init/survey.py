@@ -245,6 +245,18 @@ def _project_candidates(
     return found
 
 
+def _with_recipe_pip(
+    project: list[Candidate], folder: Path, where: str, package: str
+) -> list[Candidate]:
+    """The packages the recipe that installs the project (WHERE) installs beside it by name
+    (LLaVA's flash-attn), carried with the pyproject candidate."""
+    listed = recipe_pip(folder, [folder / where.rsplit(":", 1)[0]], package) if where else None
+    if listed is None or not listed.pip:
+        return project
+    pip, pip_from = listed.pip, _named_by(listed)
+    return [replace(c, pip=pip, pip_from=pip_from) if c.kind == "pyproject" else c for c in project]
+
+
 def _own_name(pyproject: dict[str, Any]) -> str:
     """The package's name, from [project] or Poetry's table ("" where neither names it)."""
     tool = pyproject.get("tool")
@@ -265,6 +277,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     project, extras = [], recipe_extras(folder, paths, package)
     if pyproject:
         project = _project_candidates(pyproject, lock, lock_name, unusable, extras)
+    project = _with_recipe_pip(project, folder, extras[1], package)
     # a lock of the whole environment before a project's unlocked dependencies
     found += [c for c in project if c.kind == lock_name] + _conda_lock(folder, unusable)
     found += _pipenv(folder, "Pipfile.lock", unusable)
@@ -286,7 +299,8 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
     listed = recipe_pip(folder, recipes, package)
     unusable += listed.untaken if listed else ()
-    if listed and listed.lines:
+    carried = {c.pip_from for c in project if c.kind == "pyproject" and c.pip}
+    if listed and listed.lines and _named_by(listed) not in carried:  # not said twice
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
         recipe = Candidate("recipe", (listed.file,), wish, listed.pip, because=named)
         # where another file is taken, what its pip lines install is said, not lost in silence

@@ -52,8 +52,7 @@ OTHER_FRAMEWORKS = (
     "jaxlib",
     "flax",
     "tf-nightly",
-    "keras",
-)
+)  # not keras: Keras 3 runs on torch as well (Deep-Live-Cam's keras beside its torch code)
 TENSORFLOWS = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu")  # not tensorflow-hub & co
 LINUX = TorchContext(None, None, None)  # markers judged for a Linux box
 NAMES_NO_TORCH = "names no torch"  # said as it is, not as "torch from ..."
