@@ -633,3 +633,31 @@ def test_a_lock_forked_by_platform_gives_the_linux_torch_and_its_cuda(linux_firs
     )
     wish = from_uv_lock(toml_loads(text), "uv.lock")
     assert wish.cuda == "12.6" and "locks torch 2.6.0+cu126" in wish.said, wish
+
+
+def test_a_lock_of_a_project_whose_extra_names_itself_is_not_out_of_date(tmp_path: Path) -> None:
+    """hatchling's `full = ["p[a]"]`: uv's lock flattens the project's reference to itself
+    into its extras, so pyproject.toml naming p is no package the lock lacks (uv lock --check
+    passes on this lock); init takes the lock and render installs it."""
+    project = tmp_path / "p"
+    shutil.copytree(PROJECTS / "uvselfextra", project)
+    made = envkit("init", "--no-input", cwd=project, env={"HOME": str(tmp_path)})
+    assert "uses pyproject.toml and uv.lock" in made.stdout, made.stdout + made.stderr
+    assert "out of date" not in made.stdout, made.stdout
+    rendered = envkit("render", cwd=project, env={"HOME": str(tmp_path)})
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+
+
+def test_an_extra_is_found_under_its_pep_685_name() -> None:
+    """uv writes `cu128_torch271` as cu128-torch271 (PEP 685): either spelling names it."""
+    from envkit.plan.project.pyproject import project_requirements
+
+    text = (
+        '[project]\nname = "p"\nversion = "0.1"\ndependencies = ["six"]\n'
+        '[project.optional-dependencies]\ncu128_torch271 = ["torch==2.7.1"]\n'
+    )
+    from envkit.files import toml_loads
+
+    for extra in ("cu128-torch271", "cu128_torch271", "CU128.Torch271"):
+        wanted = project_requirements("pyproject.toml", text, toml_loads(text), (extra,))
+        assert wanted == ["six", "torch==2.7.1"], (extra, wanted)

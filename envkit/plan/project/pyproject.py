@@ -180,10 +180,11 @@ def project_requirements(
             "packages.requirements",
         )
     wanted = list(project.get("dependencies") or ())
-    optional = project.get("optional-dependencies") or {}
-    for extra in extras:
+    declared = project.get("optional-dependencies") or {}
+    optional = {canonicalize_name(str(k)): v for k, v in declared.items()}  # PEP 685 names
+    for extra in map(canonicalize_name, extras):
         if extra not in optional:
-            known = ", ".join(sorted(optional)) or "none"
+            known = ", ".join(sorted(declared)) or "none"
             raise in_file(
                 name,
                 line_of(text, "optional-dependencies"),
@@ -286,14 +287,17 @@ def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, 
     dependencies are the build's to decide, and uv's lock records what it decided."""
     if _dynamic(project):
         return
+    # the project naming itself (`full = ["p[a]"]`) is its own extras, which uv's lock keeps
+    # as such or flattens: not a package either side lacks
+    own = canonicalize_name(str(project.get("name") or ""))
     locked = {
         canonicalize_name(d["name"])
         for d in (root.get("metadata") or {}).get("requires-dist") or ()
         if isinstance(d, dict) and "name" in d
-    }
+    } - {own}
     groups = (project.get("optional-dependencies") or {}).values()
     named = [*(project.get("dependencies") or ()), *(r for group in groups for r in group or ())]
-    declared = {canonicalize_name(Requirement(r).name) for r in named}
+    declared = {canonicalize_name(Requirement(r).name) for r in named} - {own}
     if locked != declared:
         change = sorted(f"+{n}" for n in declared - locked)
         change += sorted(f"-{n}" for n in locked - declared)
