@@ -1127,3 +1127,18 @@ def test_keras_alone_does_not_mean_a_project_without_torch(tmp_path: Path) -> No
     assert 'torch: "none"' not in config, config
     _, config = _made(tmp_path / "tf", {"requirements.txt": "keras>=3.0.0\ntensorflow==2.16.1\n"})
     assert 'torch: "none"' in config, config
+
+
+def test_a_recipes_conda_install_is_said_with_nvcc_named(tmp_path: Path) -> None:
+    """LLaVA's dev container installs NVIDIA's compiler by conda: said at its line, not carried,
+    with what gives nvcc here."""
+    files = {
+        "Makefile": "install:\n\tconda install -y -c nvidia cuda-compiler\n"
+        "\tpip install -r requirements.txt\n",
+        "requirements.txt": "numpy\n",
+    }
+    said, _ = _made(tmp_path, files)
+    assert (
+        "Makefile:2: `conda install -y -c nvidia cuda-compiler`: not carried: list its packages "
+        "under conda.packages; nvcc: base.variant devel" in said
+    ), said

@@ -276,6 +276,9 @@ MIM_UNTAKEN = (
 NOT_LINKED = "; its -f pages are not carried: list those packages in a requirements file with -f"
 APT = re.compile(r"(?:.*/)?apt(?:-get)?")
 APT_UNTAKEN = "not carried: list the system packages it needs in packages.apt"
+CONDA = re.compile(r"(?:.*/)?(?:conda|mamba|micromamba)")
+CONDA_UNTAKEN = "not carried: list its packages under conda.packages"
+NVCC = re.compile(r"cuda-(?:compiler|nvcc|toolkit)|cudatoolkit-dev")  # nvcc: the devel image
 
 
 @dataclass(frozen=True)
@@ -355,6 +358,11 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
                 lines += found
             mim = (shlex.join(m) for m in _installs(command, MIM))
             untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
+            for words in _installs(command, CONDA):
+                why = CONDA_UNTAKEN + (
+                    "; nvcc: base.variant devel" if NVCC.search(" ".join(words)) else ""
+                )
+                untaken.append(f"{name}:{number}: `conda install {shlex.join(words)}`: {why}")
             apt = (shlex.join(a) for a in _installs(command, APT) if a)
             untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
         if numbers and first is None:  # every recipe's apt and mim lines are still said
