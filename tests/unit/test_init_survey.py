@@ -1113,9 +1113,9 @@ def test_a_recipes_chained_installs_keep_their_own_options_and_every_extra_count
     )
     said, config = _made(tmp_path, {"Makefile": makefile, "pyproject.toml": pyproject})
     assert 'extras: ["train"]' in config and "install: editable" in config, config
-    assert (
-        'pip: ["vllm==0.8.5.post1", {name: "flash-attn", no_build_isolation: true}]' in config
-    ), config
+    assert 'pip: ["vllm==0.8.5.post1", {name: "flash-attn", no_build_isolation: true}]' in config, (
+        config
+    )
     assert "uses pyproject.toml (found here; Makefile:2,5 installs it with [train]" in said, said
     assert "not used: Makefile" not in said, said
 
