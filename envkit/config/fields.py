@@ -350,7 +350,7 @@ def _check_pip_requirement(value: str) -> str:
     try:
         Requirement(value)
     except InvalidRequirement as exc:
-        raise FieldError(f"not a valid pip requirement ({exc})", fix) from None
+        raise FieldError(f"not a valid pip requirement ({str(exc).splitlines()[0]})", fix) from None
     if "`" in value or "$" in value:
         # PEP 508 has no use for them (markers quote with " or '); they only serve a shell. Every
         # requirement is quoted where it is rendered all the same.

@@ -58,7 +58,8 @@ def _requires(name: str, text: str, loaded: LoadedSpec, loc: Loc) -> list[str]:
             Requirement(requirement)
         except InvalidRequirement as exc:
             error = FieldError(
-                f"{name}: [build-system] requires {requirement!r} is not a requirement ({exc})",
+                f"{name}: [build-system] requires {requirement!r} is not a requirement "
+                f"({str(exc).splitlines()[0]})",
                 "fix the line in pyproject.toml",
             )
             raise loaded.error(loc, error, requirement) from None

@@ -244,7 +244,7 @@ def _check_wanted(
         try:
             requirement = Requirement(str(item))
         except InvalidRequirement as exc:
-            problem = f"not a requirement: {exc}"
+            problem = f"not a requirement: {str(exc).splitlines()[0]}"
             fix = "write it as PEP 508 does: NAME[extras] VERSIONS ; MARKERS, or NAME @ URL"
             found.issues.append(file_issue(name, line, str(item)[:120], problem, fix))
             continue
