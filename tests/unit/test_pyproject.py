@@ -661,3 +661,30 @@ def test_an_extra_is_found_under_its_pep_685_name() -> None:
     for extra in ("cu128-torch271", "cu128_torch271", "CU128.Torch271"):
         wanted = project_requirements("pyproject.toml", text, toml_loads(text), (extra,))
         assert wanted == ["six", "torch==2.7.1"], (extra, wanted)
+
+
+def test_a_uv_projects_own_indexes_are_searched_beside_the_mirror(tmp_path: Path) -> None:
+    """cosmos-predict's uv.lock takes apex and natten from its own [[tool.uv.index]]: the
+    lock's install searches that index beside the mirror (a `format = "flat"` one as
+    --find-links), PyTorch's index aside (torch's layer takes torch from it)."""
+    project = tmp_path / "p"
+    shutil.copytree(PROJECTS / "uvselfextra", project)
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write(
+            '\n[[tool.uv.index]]\nname = "own"\nurl = "https://wheels.example.org/simple"\n'
+            '\n[[tool.uv.index]]\nname = "flat"\nurl = "https://wheels.example.org/flat/"\n'
+            'format = "flat"\n'
+            '\n[[tool.uv.index]]\nname = "pytorch-cu128"\n'
+            'url = "https://download.pytorch.org/whl/cu128"\nexplicit = true\n'
+        )
+    (project / "envkit.yaml").write_text(
+        'name: p\nbase: {flavor: cuda}\npython: {project: ., version: "3.11"}\n'
+        "ssh: {allow_no_keys: true}\n"
+    )
+    rendered = envkit("render", cwd=project, env={"HOME": str(tmp_path)})
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    dockerfile = (project / ".envkit" / "Dockerfile").read_text()
+    locked = next(line for line in dockerfile.splitlines() if "--require-hashes" in line)
+    assert "--extra-index-url https://wheels.example.org/simple" in locked, locked
+    assert "--find-links https://wheels.example.org/flat/" in locked, locked
+    assert "download.pytorch.org" not in locked, locked

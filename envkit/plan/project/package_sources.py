@@ -1,4 +1,5 @@
-"""A project's own package sources ([[tool.pdm.source]], [[tool.poetry.source]]) as pip's
+"""A project's own package sources ([[tool.pdm.source]], [[tool.poetry.source]],
+[[tool.uv.index]]: cosmos' own wheel index for apex and natten) as pip's
 options for the layer that installs its dependencies: an index (PDM's default type, every
 Poetry source) searched beside the mirror (--extra-index-url), a PDM `find_links` source as
 --find-links, as PDM and Poetry search them all; PyPI itself is the mirror's to serve. A URL must
@@ -15,6 +16,7 @@ from envkit.errors import ConfigError, ConfigIssue, file_issue
 
 OPTIONS = {"index": "--extra-index-url", "find_links": "--find-links"}
 PYPI = ("pypi.org", "pypi.python.org", "files.pythonhosted.org")
+PYTORCH_INDEX = "download.pytorch.org"
 
 
 def _problem(source: Any, trusted: tuple[str, ...]) -> tuple[str, str] | None:
@@ -37,25 +39,32 @@ def _problem(source: Any, trusted: tuple[str, ...]) -> tuple[str, str] | None:
     )
 
 
+def _as_pdm(source: Any) -> Any:
+    """A [[tool.uv.index]] entry as a PDM source: uv's `format = "flat"` is find_links."""
+    if isinstance(source, dict) and source.get("format") == "flat":
+        return {**source, "type": "find_links"}
+    return source
+
+
 def package_sources(
     name: str, text: str, data: dict[str, Any], trusted: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """pip's options for NAME's [[tool.pdm.source]] and [[tool.poetry.source]] entries; every
-    problem at once."""
+    """pip's options for NAME's [[tool.pdm.source]], [[tool.poetry.source]] and
+    [[tool.uv.index]] entries; every problem at once."""
     tool = data.get("tool") or {}
     sources = [
         source
-        for manager in ("pdm", "poetry")
-        for found in [(tool.get(manager) or {}).get("source") or []]
-        for source in (found if isinstance(found, list) else [found])
+        for manager, key in (("pdm", "source"), ("poetry", "source"), ("uv", "index"))
+        for found in [(tool.get(manager) or {}).get(key) or []]
+        for source in map(_as_pdm, found if isinstance(found, list) else [found])
     ]
     options: list[str] = []
     issues: list[ConfigIssue] = []
     for source in sources:
         problem = _problem(source, trusted)
         url = str(source.get("url")) if isinstance(source, dict) else str(source)
-        if problem is None and urlsplit(url).hostname in PYPI:
-            continue  # the mirror stands for PyPI
+        if problem is None and urlsplit(url).hostname in (*PYPI, PYTORCH_INDEX):
+            continue  # the mirror stands for PyPI; torch's layer takes torch from its index
         if problem is not None:
             line = next((n for n, t in enumerate(text.splitlines(), 1) if url in t), None)
             shown = re.sub(r"//[^/@]*@", "//***@", url)[:120]  # a token is never echoed

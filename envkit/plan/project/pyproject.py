@@ -416,12 +416,14 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
         )
     lock = ProjectFile(*reader.read(LOC, f"{prefix}{lock_file}", lock_file))
     # locked: nothing from pyproject.toml's lines; (left out, count, companions) from the lock
-    locked_project = partial(PythonProject, section.project, pyproject, lock, section.extras, ())
+    locked_project = partial(
+        PythonProject, section.project, pyproject, lock, section.extras, (), sources=sources
+    )
     if lock_file != "uv.lock":
         start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
         own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
         left_out, locked, pins = read_manager_lock(lock.path, lock.text, start, own, context)
-        return locked_project(left_out, locked, pins, sources=sources)
+        return locked_project(left_out, locked, pins)
     return _uv_locked(reader, prefix, section, lock, data, context, locked_project)
 
 
