@@ -261,10 +261,10 @@ VALUE_OPTION = re.compile(  # an option of `pip install`'s or `uv pip install`'s
     r"no-build-isolation-package|reinstall-package|refresh-package|upgrade-package|link-mode|"
     r"torch-backend|config-file|directory|project|color)"
 )
-TOOLING = {"pip", "setuptools", "wheel", "uv"}
+TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
 # pip's flag for a package that builds against what is installed (a CUDA extension importing
 # torch): kept on the entry, which envkit.yaml writes as {name, no_build_isolation: true}
-NO_ISOLATION = "--no-build-isolation"  # what a recipe upgrades before its packages
+NO_ISOLATION = "--no-build-isolation"
 
 
 NAMED_BY = "the packages that {}'s pip install names"  # the lines, as init says it
