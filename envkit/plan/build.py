@@ -242,15 +242,8 @@ def _runtime_plan(spec: Spec) -> RuntimePlan:
 def _slurm_plan(loaded: LoadedSpec) -> SlurmPlan:
     slurm = loaded.spec.slurm
     workdir = Path(slurm.workdir).expanduser() if slurm.workdir else Path(".envkit/slurm")
-    return SlurmPlan(
-        runtime=slurm.runtime,
-        python=slurm.python,
-        image=slurm.image,
-        partition=slurm.partition,
-        account=slurm.account,
-        time=slurm.time,
-        workdir=str((loaded.path.parent / workdir).resolve()),
-    )
+    resolved = str((loaded.path.parent / workdir).resolve())
+    return SlurmPlan(**slurm.model_dump(exclude={"workdir"}), workdir=resolved)
 
 
 def _verify_plan(loaded: LoadedSpec) -> VerifyPlan:
