@@ -29,8 +29,8 @@ class GpuSummary:
     def __init__(self) -> None:
         self.samples = 0
         self.loaded = 0
-        self.loaded_reasons: Dict[str, int] = {}  # throttling is judged under load only
-        self.loaded_reason_sets: Dict[str, int] = {}  # "a+b" -> loaded samples with just those
+        # throttling is judged under load only: "a+b" -> loaded samples with just those reasons
+        self.loaded_reason_sets: Dict[str, int] = {}
         self.values: Dict[str, Any] = {}
         self.errors: Dict[str, str] = {}  # each field's first reason for having no value
         self.lost: Optional[Dict[str, Any]] = None  # when NVML first answered gpu_is_lost
@@ -50,10 +50,8 @@ class GpuSummary:
                 self.values[f"max_{name}"] = max(top, sample[name])
         self.values.update({key: sample[key] for key in LIMITS if sample.get(key) is not None})
         if loaded:
-            names = reason_names(int(sample.get("reasons") or 0))
-            for name in names:
-                self.loaded_reasons[name] = self.loaded_reasons.get(name, 0) + 1
-            together = "+".join(names)  # a sample with two reasons is one slowed sample
+            # a sample with two reasons is one slowed sample
+            together = "+".join(reason_names(int(sample.get("reasons") or 0)))
             self.loaded_reason_sets[together] = self.loaded_reason_sets.get(together, 0) + 1
             # Every loaded sample's link, so one that trains down mid-run is seen (the best
             # generation alone would hide it); width counts only under load (DCGM: P0 only).
@@ -67,7 +65,6 @@ class GpuSummary:
             "samples": self.samples,
             "loaded": self.loaded,
             "interval_s": SAMPLE_S,
-            "loaded_reasons": self.loaded_reasons,
             "loaded_reason_sets": self.loaded_reason_sets,
             "errors": self.errors,
             "lost": self.lost,

@@ -6,6 +6,7 @@ lost mid-run is named with when."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Dict, List, Optional
 
 from ..core.context import Context
@@ -144,10 +145,10 @@ def clocks(ctx: Context) -> str:
         why = summary["errors"].get("reasons") or summary["errors"].get("utilization")
         if why or not summary["loaded"]:
             return f"clock-event reasons or utilization not readable ({why})" if why else NO_LOAD
-        reasons = summary["loaded_reasons"]
+        sets = {frozenset(k.split("+")) - {""}: n for k, n in summary["loaded_reason_sets"].items()}
+        reasons = sum((Counter(dict.fromkeys(k, n)) for k, n in sets.items()), Counter())
         faults = {r: n for r, n in reasons.items() if r in gpu_rules.FAULT_REASONS}
-        sets = summary.get("loaded_reason_sets") or {}
-        throttled = sum(n for k, n in sets.items() if set(k.split("+")) & set(faults))
+        throttled = sum(n for k, n in sets.items() if k & set(faults))
         interval = summary["interval_s"]
         ctx.metric(f"throttle_s.gpu{index}", throttled * interval, "s", maximum=allowed * interval)
         if throttled > allowed:
