@@ -27,6 +27,7 @@ from envkit.plan.box.notebook import (
 from envkit.plan.image.certs import SYSTEM_BUNDLE
 from envkit.plan.image.conda_bootstrap import CONDA_TOOL_DIR, RATTLER_VENV, rattler_requirements
 from envkit.plan.image.conda_layers import (
+    CONDA_PIP,
     PROJECT_CONDA_EXPLICIT,
     PROJECT_CONDA_PYPI,
     PROJECT_CONDA_UNHASHED,
@@ -90,8 +91,6 @@ def make_environment() -> jinja2.Environment:
 
 
 def _torch_note(plan: Plan) -> str:
-    if plan.torch.version is None:
-        return ""
     if plan.torch.preinstalled:
         return f"torch {plan.torch.version} comes with the base image {plan.image.base}."
     if plan.torch.source == "pypi":
@@ -100,6 +99,19 @@ def _torch_note(plan: Plan) -> str:
             "from the pip index in /etc/pip.conf after this environment, then pinned."
         )
     return f"torch {plan.torch.version} is installed from {plan.torch.index_url}, not from here."
+
+
+def _environment_notes(plan: Plan) -> tuple[str, ...]:
+    """environment.yml's comments on what the image adds to it: torch, and after torch the
+    pip section, which the file then leaves out."""
+    notes: tuple[str, ...] = (_torch_note(plan),) if plan.torch.version else ()
+    if plan.conda.pip_after_torch:
+        pip = ", ".join(plan.conda.pip)
+        notes += (
+            f"Then its pip section, under torch's constraints ({CONDA_PIP} beside this "
+            f"file): {pip[:300]}",
+        )
+    return notes
 
 
 def _notebook_files(notebook: NotebookPlan, render: Callable[..., str]) -> dict[str, str]:
@@ -165,6 +177,8 @@ def _conda_files(plan: Plan, render: Callable[..., str]) -> dict[str, str]:
         )
     if plan.conda.lock is not None and plan.locked is None:
         files.update(_conda_lock_files(plan.conda.lock, plan.conda.bootstrap == "rattler"))
+    if plan.conda.pip_after_torch and plan.locked is None:
+        files[CONDA_PIP] = "".join(f"{line}\n" for line in plan.conda.pip)
     return files
 
 
@@ -228,7 +242,10 @@ def render_files(plan: Plan, to_project: Path = Path("..")) -> dict[str, str]:
             "docker-compose.yml.j2", model=containers_model(plan, to_project.as_posix())
         ),
         "environment.yml": render(
-            "environment.yml.j2", conda=plan.conda, python=plan.python, torch_note=_torch_note(plan)
+            "environment.yml.j2",
+            conda=plan.conda,
+            python=plan.python,
+            notes=_environment_notes(plan),
         ),
         ".dockerignore": render("dockerignore.j2"),
         "envkit/pip.conf": render("pip.conf.j2", pip=plan.pip, ca_bundle=ca_bundle),

@@ -131,8 +131,10 @@ def test_a_conda_files_torch_is_envkits_and_its_channel_order_is_kept(tmp_path: 
     assert (
         "pytorch::pytorch" not in body and "pytorch-cuda" not in body and "torchaudio" not in body
     )
-    assert "numpy=1.26" in body and "einops==0.8.0" in body
+    assert "numpy=1.26" in body
     assert "torch==2.4.1 torchaudio==2.4.1" in dockerfile
+    after_torch = (project / ".envkit" / "envkit" / "conda-pip.txt").read_text()
+    assert after_torch == "einops==0.8.0\n"  # the pip section, after envkit's torch
 
 
 def test_a_conda_python_other_than_the_images_is_refused(tmp_path: Path) -> None:
@@ -240,6 +242,46 @@ def test_a_pytorch_images_conda_update_keeps_its_torch_through_the_pip_section(
     copied = conda_run.index("COPY envkit/programs/torch_needs.py /opt/envkit/programs/")
     assert copied < conda_run.index("conda env update"), "the program is there before it runs"
     assert "PIP_CONSTRAINT=/etc/envkit/pip-constraints.txt" in conda_run[written:], conda_run
+
+
+def test_a_new_conda_environments_pip_section_installs_after_envkits_torch(
+    tmp_path: Path,
+) -> None:
+    """On a CUDA image envkit makes the conda environment, then pip installs torch into it: the
+    file's pip section waits for that torch and installs under its constraints, in a layer of
+    its own, instead of running inside the solve, where a package of it that needs torch would
+    bring PyPI's latest first. environment.yml says so and keeps the rest of the file."""
+    project = _project(
+        tmp_path,
+        {"environment.yml": "dependencies:\n  - scipy\n  - pip\n  - pip:\n    - einops\n"
+         "    - --extra-index-url https://example.org/simple\n    - accelerate>=0.30\n"},
+        "conda:\n  file: environment.yml\n",
+    )  # fmt: skip
+    dockerfile, _ = _rendered(project)
+    solve = dockerfile.index("-f /opt/envkit/environment.yml")
+    torch = dockerfile.index("torch==2.4.1")
+    pinned = dockerfile.index("ENV PIP_CONSTRAINT=/etc/envkit/pip-constraints.txt")
+    section = dockerfile.index("-r /opt/envkit/conda-pip.txt")
+    assert solve < torch < pinned < section, dockerfile
+    assert "COPY envkit/conda-pip.txt /opt/envkit/conda-pip.txt" in dockerfile
+    context = project / ".envkit"
+    assert (context / "envkit" / "conda-pip.txt").read_text().splitlines() == [
+        "einops",
+        "--extra-index-url https://example.org/simple",
+        "accelerate>=0.30",
+    ]
+    environment = (context / "environment.yml").read_text()
+    assert "scipy" in environment and "einops" not in yaml.safe_load(environment)["dependencies"]
+    assert "Then its pip section, under torch's constraints" in environment, environment
+    # On a pytorch image the section stays in the solve, kept by the constraints there.
+    config = project / "envkit.yaml"
+    config.write_text(config.read_text().replace("flavor: cuda", "flavor: pytorch"))
+    shutil.rmtree(context)
+    dockerfile, _ = _rendered(project)
+    assert "conda-pip.txt" not in dockerfile
+    assert {
+        "pip": ["einops", "--extra-index-url https://example.org/simple", "accelerate>=0.30"]
+    } in yaml.safe_load((context / "environment.yml").read_text())["dependencies"]
 
 
 def test_torchvision_in_envkit_yamls_own_pip_list_goes_with_torch(tmp_path: Path) -> None:
@@ -359,9 +401,8 @@ def test_a_conda_pip_sections_include_and_project_folders_keep_the_file(tmp_path
     }
     project = _project(tmp_path, files, "conda:\n  file: environment.yml\n")
     _, said = _rendered(project)
-    environment = yaml.safe_load((project / ".envkit" / "environment.yml").read_text())
-    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
-    assert pip == ["tqdm", "einops==0.8.0", "six"], pip
+    pip = (project / ".envkit" / "envkit" / "conda-pip.txt").read_text().splitlines()
+    assert pip == ["tqdm", "einops==0.8.0", "six"], pip  # installed after envkit's torch
     assert "environment.yml:5: submodules/ext: a folder of the project, installed editable" in said
     assert "environment.yml:6: ./localpkg: a folder of the project" in said
     entrypoint = (project / ".envkit" / "envkit" / "runtime" / "entrypoint.sh").read_text()

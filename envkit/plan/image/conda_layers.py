@@ -157,7 +157,7 @@ def _env_run(kit: Kit, keep: bool) -> EnvRun:
     """conda's downloads (and pip's, for a pip section or a lock's PyPI packages) in cache
     mounts under BuildKit; removed in the same layer under the classic builder."""
     conda, install = kit.plan.conda, kit.install
-    pip = bool(conda.pip)
+    pip = bool(conda.solved_pip)
     lock = conda.lock
     pypi = lock is not None and bool(lock.pypi) and not kit.locked
     assigned = f"CONDA_PKGS_DIRS={install.conda_pkgs.target} " if kit.buildkit else ""
@@ -176,7 +176,7 @@ def _solved(kit: Kit) -> tuple[str, ...]:
     keeps it for every later install."""
     plan = kit.plan
     conda, torch = plan.conda, plan.torch
-    pip = bool(conda.pip)
+    pip = bool(conda.solved_pip)
     pinned = _keeps_torch(plan)
     env = _env_run(kit, pinned and pip)
     copy = noted(env.notes, "COPY environment.yml /opt/envkit/environment.yml")
@@ -240,7 +240,7 @@ def _explicit(kit: Kit) -> tuple[str, ...] | None:
     else:
         verb = "create" if conda.creates_env else "install"
         command = ("conda", verb, "-y", "-p", target, "--file", files[1])
-    env = _env_run(kit, _keeps_torch(plan) and bool(conda.pip))
+    env = _env_run(kit, _keeps_torch(plan) and bool(conda.solved_pip))
     copies: tuple[str, ...] = (noted(env.notes, f"COPY {files[0]} {files[1]}"),)
     commands: tuple[str, ...] = (env.assigned + words(command),)
     notes: tuple[str, ...] = (why,)
@@ -287,6 +287,21 @@ def _lock_pypi(kit: Kit) -> list[tuple[str, str, str, str]]:
         )
         found.append((PROJECT_CONDA_UNHASHED, image, words((*WITHOUT_CONSTRAINTS, *pip)), said))
     return found
+
+
+CONDA_PIP = "envkit/conda-pip.txt"  # the pip section, where it installs after torch
+
+
+def conda_pip_layer(kit: Kit) -> Layer | None:
+    """The environment file's pip section, after envkit's torch and under its constraints."""
+    if not kit.plan.conda.pip_after_torch or kit.locked:
+        return None
+    image = f"/opt/{CONDA_PIP}"
+    install = run(kit.cache, words((*kit.command, *kit.install.indexes(), "-r", image)))
+    comments = lines("""\
+6. The environment file's pip section, from the mirror: after torch, so that a package of it
+   that wants another torch fails here, naming both, instead of bringing its own.""")
+    return Layer(comments, (f"COPY {CONDA_PIP} {image}", hadolint("DL3013,DL3059", install)))
 
 
 def _conda_clean(bootstrap: str | None) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from envkit.errors import FieldError
 from envkit.plan.image.conda_bootstrap import MINIFORGE_SHA256, MINIFORGE_URL, choose_bootstrap
 from envkit.plan.image.mirrors import CondaRc, plan_condarc
 from envkit.plan.image.pip_options import OwnPip
-from envkit.plan.image.torch import DEFAULT_PYTHON, cpu_python
+from envkit.plan.image.torch import DEFAULT_PYTHON, TorchPlan, cpu_python
 from envkit.plan.models.plan import CONDA_PREFIX, VENV_PREFIX, CondaPlan, PackagesPlan, PythonPlan
 from envkit.plan.project.conda_locks import CondaLockPackages, through_mirror
 from envkit.plan.project.project_files import ProjectFiles
@@ -57,7 +57,9 @@ def _path(*dirs: str) -> tuple[tuple[str, str]]:
     return (("PATH", ":".join((*dirs, "$PATH"))),)
 
 
-def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> CondaPlan:
+def plan_conda(
+    loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles, torch: TorchPlan
+) -> CondaPlan:
     spec = loaded.spec
     conda = spec.conda
     with loaded.blaming(("mirrors", "preset"), spec.mirrors.preset):
@@ -101,6 +103,12 @@ def plan_conda(loaded: LoadedSpec, python: PythonPlan, files: ProjectFiles) -> C
         pip=pip,
         rc=rc,
         lock=lock,
+        # envkit's own environment, whose torch pip installs after it from a plain index
+        pip_after_torch=bool(pip)
+        and bootstrap is not None
+        and lock is None
+        and bool(torch.version)
+        and not torch.preinstalled,
     )
 
 

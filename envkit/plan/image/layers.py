@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import partial
 
 from envkit import __version__
-from envkit.plan.image.conda_layers import conda_layer, python_layer
+from envkit.plan.image.conda_layers import conda_layer, conda_pip_layer, python_layer
 from envkit.plan.image.dockerfile import Kit, Layer, exec_form, hadolint, lines, run, words
 from envkit.plan.image.package_layers import (
     backend_layer,
@@ -245,6 +245,7 @@ SEQUENCE: tuple[LayerFunction, ...] = (
     conda_layer,
     locked_pip_layer,
     torch_layer,
+    conda_pip_layer,
     runtime_layer,
     user_apt_layer,
     pip_layer,

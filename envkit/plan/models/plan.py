@@ -71,6 +71,15 @@ class CondaPlan:
     # The project's conda-lock.yml or pixi.lock: the image's platform's packages, their URLs
     # through the mirror; installed exactly in place of solving environment.yml.
     lock: CondaLockPackages | None = None
+    # The pip section waits for envkit's torch (installed by pip into the new environment) and
+    # installs under its constraints, in a layer of its own: run inside the solve, it would
+    # bring in whatever torch its packages name first (plan/build.py).
+    pip_after_torch: bool = False
+
+    @property
+    def solved_pip(self) -> tuple[str, ...]:
+        """The pip section environment.yml keeps: installed with the environment's solve."""
+        return () if self.pip_after_torch else self.pip
 
     @property
     def creates_env(self) -> bool:
