@@ -465,7 +465,8 @@ def test_an_old_torch_gets_its_python_and_cuda_sources_get_nvcc(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("requires", "python"), [(">=3.8,<3.10", "3.9"), ("^3.10,<3.11", "3.10"), (">=3.9", None)]
+    ("requires", "python"),
+    [(">=3.8,<3.10", "3.9"), ("^3.10,<3.11", "3.10"), (">=3.9", None), (">=3.12.4,<3.13", "3.12")],
 )
 def test_requires_python_without_envkits_default_gets_one_it_admits(
     tmp_path: Path, requires: str, python: str | None
@@ -1142,3 +1143,34 @@ def test_a_recipes_conda_install_is_said_with_nvcc_named(tmp_path: Path) -> None
         "Makefile:2: `conda install -y -c nvidia cuda-compiler`: not carried: list its packages "
         "under conda.packages; nvcc: base.variant devel" in said
     ), said
+
+
+def test_of_several_recipes_the_main_cuda_one_decides_and_build_arguments_are_read(
+    tmp_path: Path,
+) -> None:
+    """A project with a recipe per target (a docs builder's, CPU ones, a CUDA one, in the order
+    their folders sort) is read from its main CUDA recipe, whichever sorts first; an image
+    recipe's ARG and ENV values are in its commands (`pip install "${INSTALL}"`,
+    `pip${PYTHON} install`), a `$(...)` keeps the rest of its line, and a recipe's tools for
+    making environments are not the environment."""
+    cuda = (
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nARG EXTRA=accelerate\nENV PY=3.11\n"
+        "RUN pip$PY install torch==2.5.1 einops --index-url https://download.pytorch.org/whl/cu124\n"
+        'RUN pip install "${EXTRA}" virtualenv\n'
+        "RUN apt-get install -y cuda-tools-$(echo ${CUDA} | cut -d. -f1) git wget\n"
+    )
+    files = {
+        "docker/app-doc-builder/Dockerfile": "FROM python:3.10\nRUN pip install torch sphinx\n",
+        "docker/app-flax-cpu/Dockerfile": "FROM python:3.10-slim\nRUN pip install jax flax\n",
+        "docker/app-onnx-cuda/Dockerfile": "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\n"
+        "RUN pip install onnxruntime-gpu\n",
+        "docker/app-torch-cuda/Dockerfile": cuda,
+    }
+    said, config = _made(tmp_path, files)
+    assert "uses docker/app-torch-cuda/Dockerfile" in said, said
+    assert 'torch: "2.5.1"' in config and 'cuda: "12.4"' in config, config
+    pip = next(line for line in said.splitlines() if line.startswith("packages.pip:"))
+    assert "einops" in pip and "accelerate" in pip and "virtualenv" not in pip, pip
+    assert "sphinx" not in pip and "flax" not in pip, pip
+    apt = next(line for line in said.splitlines() if "app-torch-cuda/Dockerfile:6" in line)
+    assert "git wget" in apt, apt  # the words after the `$(...)` are still said

@@ -16,12 +16,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envkit.catalog import compat
-from envkit.commands.init.discovery import RECIPE, head, is_recipe, readme_pip
+from envkit.commands.init.discovery import ARG, RECIPE, head, readme_pip, recipes, substituted
 from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines, release_for
 
-ARG = re.compile(r"^ARG\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
-VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")  # ${A}, ${A:-default}, $A
 REGISTRY = re.compile(r"^(?:docker\.io/|nvcr\.io/)?")
 PYTORCH = re.compile(r"(?:.*/)?pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)")  # any registry's
 CUDA = re.compile(r"nvidia/cuda:(\d+\.\d+)")
@@ -34,14 +32,6 @@ class RecipeBase:
     torch: str | None = None  # the torch release it carries
     cuda: str | None = None  # its CUDA, major.minor
     devel: bool = False  # a devel image (nvcc)
-
-
-def _substituted(text: str, arguments: dict[str, str]) -> str:
-    def value(found: re.Match[str]) -> str:
-        name = found.group(1) or found.group(3)
-        return arguments.get(name) or found.group(2) or ""
-
-    return VARIABLE.sub(value, text)
 
 
 def _read(image: str, where: str) -> RecipeBase | None:
@@ -66,9 +56,9 @@ def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
     cannot build on it and another Dockerfile's it can (OpenPCDet's CUDA 10.2 Dockerfile beside
     its cu116.Dockerfile); a multi-stage recipe is devel where any of its stages is (its build
     stage compiles with nvcc)."""
-    recipes: list[RecipeBase] = []
-    for path in paths:
-        if not RECIPE.search(path.name) or not is_recipe(path, folder):
+    found_bases: list[RecipeBase] = []
+    for path in recipes(folder, paths):
+        if not RECIPE.search(path.name):
             continue
         arguments: dict[str, str] = {}
         bases = []
@@ -76,12 +66,14 @@ def recipe_base(folder: Path, paths: list[Path]) -> RecipeBase | None:
             if found := ARG.match(line.strip()):
                 arguments[found.group(1)] = found.group(2).strip("\"'")
             elif found := FROM.match(line.strip()):
-                image = _substituted(found.group(1), arguments)
+                image = substituted(found.group(1), arguments)
                 where = f"{path.relative_to(folder).as_posix()}:{number}"
                 bases += [read] if (read := _read(image, where)) else []
         if bases:
-            recipes.append(replace(bases[0], devel=any(b.devel for b in bases)))
-    return next((b for b in recipes if _buildable(b)), recipes[0]) if recipes else _readme(folder)
+            found_bases.append(replace(bases[0], devel=any(b.devel for b in bases)))
+    if not found_bases:
+        return _readme(folder)
+    return next((b for b in found_bases if _buildable(b)), found_bases[0])
 
 
 def _buildable(base: RecipeBase) -> bool:

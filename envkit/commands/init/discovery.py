@@ -216,15 +216,39 @@ def is_recipe(path: Path, folder: Path) -> bool:
     return bool(named) and path.is_file() and OURS not in head(path)[:300]
 
 
+# What a recipe builds for: a CUDA image (nvidia/cuda, a cuDNN tag, a CUDA wheel index), by its
+# path or its text, before one that names none; a CPU or TPU one (by its path, or its text's
+# CPU wheel index) last.
+GPU_RECIPE = re.compile(r"cuda|cudnn|gpu|whl/cu\d", re.IGNORECASE)
+CPU_RECIPE = re.compile(r"(?<![a-z])[ct]pu(?![a-z])", re.IGNORECASE)
+
+
+def recipes(folder: Path, paths: list[Path]) -> list[Path]:
+    """The project's own recipes, the one that says most of its GPU environment first: main
+    ones before dev, test and docs ones (by any folder's name or the file's: a docs builder's
+    Dockerfile), then CUDA before CPU or TPU, then those naming torch; by path among equals."""
+
+    def rank(path: Path) -> tuple[int, bool, bool, bool]:
+        relative = path.relative_to(folder)
+        side = max(side_rank(part) for part in relative.parts if part != ".devcontainer")
+        name, text = relative.as_posix(), head(path)
+        return (
+            side,
+            bool(CPU_RECIPE.search(name)) or "whl/cpu" in text,
+            not (GPU_RECIPE.search(name) or GPU_RECIPE.search(text)),
+            "torch" not in name,
+        )
+
+    return sorted((p for p in paths if is_recipe(p, folder)), key=rank)
+
+
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     """The environment files the project's own Dockerfile, dev container or Makefile installs,
     each with the line that does, only files that are in the project: in the order met, the
     main ones before dev, test and docs ones (a Makefile's dev-deps target may come first)."""
     root = folder.resolve()
     found: dict[str, Installed] = {}
-    for path in paths:
-        if not is_recipe(path, folder):
-            continue
+    for path in recipes(folder, paths):
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
         bases = (path.parent, folder) if SCRIPT.fullmatch(path.name) else (folder, path.parent)
@@ -245,7 +269,8 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
 
 # pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
 # (`@pip`, `-pip`: make's prefixes of a recipe line)
-PIP = re.compile(r"[-@+]*(?:.*/)?pip(?:3(?:\.\d+)?)?")
+PIP = re.compile(r"[-@+]*(?:.*/)?pip(?:3(?:\.\d+)?|\$\{?\w+\}?)?")  # pip${PYTHON_VERSION} too
+SUBSHELL = re.compile(r"\$\([^()]*\)")
 MAKE_PIP = re.compile(r"\$[({][A-Za-z_]*PIP[A-Za-z_]*[)}]")  # a Makefile's $(PIP), $(PIPENV_PIP)
 MIM = re.compile(r"(?:.*/)?mim")
 VALUE_OPTION = re.compile(  # an option of `pip install`'s or `uv pip install`'s that takes the
@@ -261,7 +286,12 @@ VALUE_OPTION = re.compile(  # an option of `pip install`'s or `uv pip install`'s
     r"no-build-isolation-package|reinstall-package|refresh-package|upgrade-package|link-mode|"
     r"torch-backend|config-file|directory|project|color)"
 )
-TOOLING = {"pip", "setuptools", "wheel", "uv"}  # what a recipe upgrades before its packages
+# What a recipe upgrades before its packages, or installs to make and manage environments (a
+# Makefile's create_environment target, a helper script's re-lock): tools, not the environment
+TOOLING = {
+    *("pip", "setuptools", "wheel", "uv", "virtualenv", "virtualenvwrapper", "pipenv", "poetry"),
+    *("pdm", "pip-tools", "setuptools-scm", "build", "twine", "conda-lock", "hatch"),
+}
 # pip's flag for a package that builds against what is installed (a CUDA extension importing
 # torch): kept on the entry, which envkit.yaml writes as {name, no_build_isolation: true}
 NO_ISOLATION = "--no-build-isolation"
@@ -313,10 +343,35 @@ LIFECYCLE = re.compile(r'"(initialize|onCreate|updateContent|postCreate|postStar
 JSONC = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)  # a string, or a comment
 
 
+# an image recipe's build arguments and environment (`ARG CUDA=12.2.2`, `ENV PIP_VERSION=24`)
+ARG = re.compile(r"^(?:ARG|ENV)\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
+VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")  # ${A}, ${A:-default}, $A
+
+
+def substituted(text: str, arguments: dict[str, str], keep: bool = False) -> str:
+    """TEXT with each variable replaced by its value in ARGUMENTS, else its default, else ""
+    (or, with KEEP, left as it is)."""
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1) or found.group(3)
+        default = found.group(2) if found.group(2) is not None else (found.group(0) if keep else "")
+        return arguments.get(name) or default
+
+    return VARIABLE.sub(value, text)
+
+
 def recipe_commands(path: Path) -> Iterator[tuple[int, str]]:
-    """(line, command) of each command a recipe runs: a Dockerfile's or a script's lines, a
-    dev container's lifecycle commands (JSON with comments, as VS Code reads it)."""
+    """(line, command) of each command a recipe runs: a Dockerfile's or a script's lines (an
+    image recipe's with its ARG and ENV values in: `pip install "${INSTALL}"`), a dev
+    container's lifecycle commands (JSON with comments, as VS Code reads it)."""
     text = head(path)
+    if RECIPE.search(path.name):
+        known: dict[str, str] = {}
+        for number, command in _commands(text):
+            if found := ARG.match(command.strip()):
+                known[found.group(1)] = found.group(2).strip("\"'")
+            yield number, substituted(command, known, keep=True)
+        return
     if path.suffix != ".json":
         yield from _commands(text)
         return
@@ -343,7 +398,7 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
     no recipe names any."""
     untaken: list[str] = []
     first: RecipePip | None = None
-    for path in (p for p in paths if is_recipe(p, folder)):
+    for path in recipes(folder, paths):
         numbers: list[int] = []
         lines, isolated = [], []  # isolated: built against the environment (flash-attn)
         name = path.relative_to(folder).as_posix()
@@ -387,7 +442,7 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
     does, and whether editable (`-e .`: the team works on its checkout); ((), "", False) where
     no recipe installs it with either. Of the first recipe that does, every such line counts
     (`pip install -e .`, then `pip install -e ".[train]"`: editable, with [train])."""
-    for path in (p for p in paths if is_recipe(p, folder)):
+    for path in recipes(folder, paths):
         extras: set[str] = set()
         numbers, editable = [], False
         for number, command in recipe_commands(path):
@@ -436,6 +491,7 @@ def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
     (`&&`, `;`, `|`): words as the shell splits them, so a `;` inside a quoted marker
     (`"numpy<2; python_version<'3.12'"`) stays the marker's."""
     command = MAKE_PIP.sub("pip", command) if tool is PIP else command
+    command = SUBSHELL.sub("${…}", command)  # a word's `$(…)` part stays in the word
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

@@ -255,8 +255,9 @@ PYTHONS = ("3.11", "3.12", "3.10", "3.13", "3.9")  # envkit's default first, the
 
 def admitted_python(data: dict[str, Any]) -> str | None:
     """The Python pyproject.toml's requires-python (or Poetry's `python`) admits, envkit's
-    default first (spleeter's <3.12: 3.11; cleanrl's <3.11: 3.10); None where it says none."""
-    from poetry.core.constraints.version import Version, parse_constraint
+    default first (spleeter's <3.12: 3.11; cleanrl's <3.11: 3.10), by any of its patch
+    releases (`>=3.13.14,<3.14`: 3.13); None where it says none."""
+    from poetry.core.constraints.version import parse_constraint
 
     project, tool = data.get("project") or {}, data.get("tool") or {}
     poetry = (tool.get("poetry") or {}).get("dependencies") or {} if isinstance(tool, dict) else {}
@@ -266,7 +267,10 @@ def admitted_python(data: dict[str, Any]) -> str | None:
         constraint = parse_constraint(str(asked)) if isinstance(asked, str) else None
     except ValueError:
         return None
-    return next((p for p in PYTHONS if constraint and constraint.allows(Version.parse(p))), None)
+    admits = (
+        p for p in PYTHONS if constraint and constraint.allows_any(parse_constraint(f"{p}.*"))
+    )
+    return next(admits, None)
 
 
 def from_uv_lock(lock: dict[str, Any], where: str) -> TorchWish:
