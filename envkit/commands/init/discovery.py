@@ -367,10 +367,10 @@ def recipe_commands(path: Path) -> Iterator[tuple[int, str]]:
     text = head(path)
     if RECIPE.search(path.name):
         known: dict[str, str] = {}
-        for number, command in _commands(text):
-            if found := ARG.match(command.strip()):
+        for number, line in _commands(text):
+            if found := ARG.match(line.strip()):
                 known[found.group(1)] = found.group(2).strip("\"'")
-            yield number, substituted(command, known, keep=True)
+            yield number, substituted(line, known, keep=True)
         return
     if path.suffix != ".json":
         yield from _commands(text)
