@@ -1174,3 +1174,33 @@ def test_of_several_recipes_the_main_cuda_one_decides_and_build_arguments_are_re
     assert "sphinx" not in pip and "flax" not in pip, pip
     apt = next(line for line in said.splitlines() if "app-torch-cuda/Dockerfile:6" in line)
     assert "git wget" in apt, apt  # the words after the `$(...)` are still said
+
+
+def test_a_pinned_torchvision_or_torchaudio_chooses_the_torch_it_was_built_for(
+    tmp_path: Path,
+) -> None:
+    """`torch>=2.0.1` with `torchvision==0.15.2`: torch 2.0.1, the release that torchvision was
+    built for, so the file is kept whole (it had been left out for asking another torch than
+    the newest); a companion pinned without a torch line still says torch's release."""
+    for files, torch in (
+        ({"requirements.txt": "torch>=2.0.1\ntorchvision==0.15.2\neinops\n"}, "2.0.1"),
+        ({"requirements.txt": "torchaudio==2.4.1\nlibrosa\n"}, "2.4.1"),
+    ):
+        said, config = _made(tmp_path / torch, files)
+        assert "uses requirements.txt" in said and "left out" not in said, said
+        assert f'torch: "{torch}"' in config, config
+
+
+def test_a_project_without_torch_takes_its_own_images_cuda_or_the_nearest_envkit_has(
+    tmp_path: Path,
+) -> None:
+    """A JAX project whose Dockerfile builds on nvidia/cuda 12.2 (not in envkit's table): torch
+    none on CUDA 12.1, the nearest image envkit has, said; not envkit's default CUDA, and its
+    requirements file is kept."""
+    recipe = "ARG CUDA=12.2.2\nFROM nvidia/cuda:${CUDA}-cudnn8-runtime-ubuntu22.04\n"
+    recipe += "RUN pip install -r requirements.txt\n"
+    files = {"requirements.txt": "jax==0.4.26\nflax\n", "docker/Dockerfile": recipe}
+    said, config = _made(tmp_path, files)
+    assert "uses requirements.txt" in said and "left out" not in said, said
+    assert 'torch: "none"' in config and 'cuda: "12.1"' in config, config
+    assert "(CUDA 12.1: the nearest envkit has an image of)" in said, said

@@ -76,7 +76,11 @@ def _proposal(request: InitRequest, chosen: Candidate | None) -> _Proposal | str
     table = compat.load_table()
     torch, cuda, said = request.torch, request.cuda, ""
     wish = chosen.wish if chosen is not None else None
-    if torch is None and wish is not None and (wish.specifier or wish.none or wish.cuda):
+    if (
+        torch is None
+        and wish is not None
+        and (wish.specifier or wish.none or wish.cuda or wish.companions)
+    ):
         wished, wished_cuda, note = release_for(wish)
         if wished is None:
             return note

@@ -96,10 +96,15 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
     """A file that pins no torch release (yolov5's torch>=1.8.0) takes the one the project's
     own image builds on, where the file admits it: the release its team runs, not envkit's; a
     file that names no CUDA takes the image's."""
-    if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
-        return wish
     verb = NAMES_NO_TORCH.replace("names", "name") if " and " in shown else NAMES_NO_TORCH
     said = f"{wish.said or f'{shown} {verb}'}; {base.said}"
+    if wish.none and base.cuda and not wish.cuda:  # TensorFlow's, JAX's: the image's CUDA
+        images = [v for v, row in compat.load_table().cuda.items() if row.ubuntu]
+        cuda = compat.nearest(images, base.cuda)
+        said += "" if cuda == base.cuda else f" (CUDA {cuda}: the nearest envkit has an image of)"
+        return replace(wish, cuda=cuda, said=said)
+    if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
+        return wish
     if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
     if not base.cuda or wish.cuda:

@@ -6,6 +6,7 @@ cpuonly; and whether the project runs without torch (TensorFlow, JAX)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +72,7 @@ class TorchWish:
     environment: str = "default"  # the pixi.lock environment it installs
     extras: tuple[str, ...] = ()  # pyproject's extras that hold its torch (python.extras)
     read: tuple[str, ...] = ()  # a requirements file and its -r includes: used with it
+    companions: tuple[str, ...] = ()  # torchvision==0.15.2: the torch it was built for
 
 
 def _text(path: Path) -> str:
@@ -130,7 +132,19 @@ def _without_torch(names: list[str], where: str, tensorflow: Requirement | None)
 
 
 def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
-    torch, cuda, tensorflow, pyg = None, None, None, None
+    wish, companions = _from_lines(names, where, lines)
+    if not companions or wish.none:
+        return wish
+    said = f"{wish.said} with {', '.join(companions)}" if wish.said else f"{where}: {companions[0]}"
+    return replace(wish, companions=companions, said=said)
+
+
+def _from_lines(
+    names: list[str], where: str, lines: list[str]
+) -> tuple[TorchWish, tuple[str, ...]]:
+    """The wish of a file's lines, and its pinned companions (torchvision, torchaudio)."""
+    cuda, pyg = None, None
+    requirements: list[Requirement] = []
     for line in lines:
         # PyTorch's index names a CUDA; PyG's page a torch minor and CUDA, the environment's
         build, page = INDEX_BUILD.search(line), PYG_PAGE.search(line)
@@ -141,21 +155,25 @@ def from_lines(names: list[str], where: str, lines: list[str]) -> TorchWish:
             requirement = Requirement(re.split(r"\s+-", line, maxsplit=1)[0])
         except InvalidRequirement:
             continue
-        if not applies(requirement, LINUX):
-            continue  # a line for another system (sys_platform == 'darwin')
+        if applies(requirement, LINUX):  # not a line for another system (sys_platform == 'darwin')
+            requirements.append(requirement)
+    for requirement in requirements:
         names.append(canonicalize_name(requirement.name))
         # jax[cuda12] or alphafold's jaxlib==0.4.26+cuda12.cudnn89: a GPU jaxlib
         if any("cuda" in part for part in (*requirement.extras, str(requirement.specifier))):
             names.append(f"{names[-1]}-cuda")
-        if canonicalize_name(requirement.name) in TORCH_NAMES and torch is None:
-            torch = wheel_pin(requirement) or requirement
-        if canonicalize_name(requirement.name) in TENSORFLOWS and tensorflow is None:
-            tensorflow = requirement
-    if torch is None and pyg is None:
-        return _without_torch(names, where, tensorflow)
+    torch = next((wheel_pin(r) or r for r in requirements if _named(r, TORCH_NAMES)), None)
+    tensorflow = next((r for r in requirements if _named(r, TENSORFLOWS)), None)
+    pinned = tuple(str(r) for r in requirements if _named(r, compat.COMPANIONS) and r.specifier)
     if pyg is not None:
-        return _on_pyg_page(torch or Requirement("torch"), cuda, where, pyg)
-    return _torch_line(torch, cuda, where)
+        return _on_pyg_page(torch or Requirement("torch"), cuda, where, pyg), pinned
+    if torch is None and not pinned:
+        return _without_torch(names, where, tensorflow), ()
+    return _torch_line(torch or Requirement("torch"), cuda, where), pinned
+
+
+def _named(requirement: Requirement, names: Iterable[str]) -> bool:
+    return canonicalize_name(requirement.name) in names
 
 
 def _torch_line(torch: Any, cuda: str | None, where: str) -> TorchWish:
@@ -450,6 +468,22 @@ def _nearest(wish: TorchWish, releases: list[str]) -> tuple[str | None, str | No
     return chosen, cuda, f"{wish.said}, which no release envkit can build admits: {NEAREST}"
 
 
+def _for_companions(wish: TorchWish, releases: list[str]) -> list[str]:
+    """Of RELEASES, those whose torchvision and torchaudio the file's own pins admit, where
+    any does (`torch>=2.0.1` with `torchvision==0.15.2`: torch 2.0.1, so that the file is kept
+    whole); else all of them, and render says which pin wants another torch, at its line."""
+    asked = [Requirement(line) for line in wish.companions]
+    fitting = [
+        release
+        for release in releases
+        if all(
+            a.specifier.contains(compat.companions(release)[canonicalize_name(a.name)], True)
+            for a in asked
+        )
+    ]
+    return fitting or releases
+
+
 def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
     """(torch, cuda, note) to propose: the newest release in the table the wish admits, and
     its CUDA build; a note where the wish cannot be met as asked."""
@@ -458,7 +492,9 @@ def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
         return "none", wish.cuda, ""
     releases = sorted(table.torch, key=compat.version_key, reverse=True)
     specifier = SpecifierSet(wish.specifier or "")
-    admitted = [r for r in releases if specifier.contains(r, prereleases=True)]
+    admitted = _for_companions(
+        wish, [r for r in releases if specifier.contains(r, prereleases=True)]
+    )
     note = ""
     if not admitted:
         return _nearest(wish, releases)
