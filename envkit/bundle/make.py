@@ -164,7 +164,8 @@ def _wheels(client: Any, lock: Lock, plan: Plan, out: Path) -> int:
     fix = "run `envkit bundle` where the image's pip mirror answers"
     if pins:
         python = f"{plan.python.bin_dir}/python"
-        _in_image(plan, client, [python, *download, *pins], out, failed, fix)
+        pages = [word for url in plan.packages.find_links for word in ("--find-links", url)]
+        _in_image(plan, client, [python, *download, *pages, *pins], out, failed, fix)
     if rattler:
         hashed = ("--require-hashes", "-r", f"{CONDA_TOOL_DIR}/requirements.txt")
         _in_image(

@@ -50,13 +50,19 @@ class PipPackage(Strict):
         description="An index asked first for this package (credentials from the building "
         "machine's ~/.netrc or $ENVKIT_NETRC, never from envkit.yaml).",
     )
+    find_links: IndexUrl | None = Field(
+        None,
+        description="A page of links its files are found on too (pip's --find-links): JAX's "
+        "CUDA jaxlib builds, PyG's and mmcv's wheel pages.",
+    )
 
     @model_validator(mode="after")
     def _has_an_option(self) -> PipPackage:
-        if not self.no_build_isolation and self.index is None:
+        if not self.no_build_isolation and self.index is None and self.find_links is None:
             raise FieldError(
                 "a package entry with no option of its own",
-                "write the plain requirement string, or set no_build_isolation or index",
+                "write the plain requirement string, or set no_build_isolation, index or "
+                "find_links",
             )
         return self
 

@@ -227,9 +227,10 @@ def _plain_http(spec: Spec) -> Iterator[Rule]:
         (("mirrors", "conda"), mirrors.conda),
         *((("mirrors", "extra_index_urls", i), u) for i, u in enumerate(mirrors.extra_index_urls)),
         *(
-            (("packages", "pip", i, "index"), entry.index)
+            (("packages", "pip", i, key), getattr(entry, key))
             for i, entry in enumerate(spec.packages.pip)
             if isinstance(entry, PipPackage)
+            for key in ("index", "find_links")
         ),
     ]
     for loc, url in urls:

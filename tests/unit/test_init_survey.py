@@ -312,7 +312,7 @@ def test_every_pip_line_of_a_recipe_is_read_and_its_mim_and_find_links_are_said(
 ) -> None:
     """Issue 47: a Dockerfile that installs its packages one RUN at a time (mmpose's) gives
     them all, not its first line's; `mim install` (OpenMMLab's wheels for the torch and CUDA)
-    and a -f page packages.pip cannot carry are said, never dropped in silence."""
+    is said, never dropped in silence, and an https -f page stays with its package."""
     recipe = (
         "FROM python:3.11\nRUN pip install cython\nRUN pip install xtcocotools\n"
         "RUN pip install openmim && mim install mmengine 'mmcv>=2.0.0'\n"
@@ -320,8 +320,10 @@ def test_every_pip_line_of_a_recipe_is_read_and_its_mim_and_find_links_are_said(
     )
     said, config = _made(tmp_path, {"Dockerfile": recipe})
     assert "the packages that Dockerfile:2,3,4,5's pip install names" in said, said
-    assert 'pip: ["cython", "xtcocotools", "openmim", "jaxlib==0.4.26"]' in config, config
-    assert "its -f pages are not carried" in said, said
+    page = (
+        '{name: "jaxlib==0.4.26", find_links: "https://storage.googleapis.com/jax-releases/x.html"}'
+    )
+    assert f'pip: ["cython", "xtcocotools", "openmim", {page}]' in config, config
     assert "not used: Dockerfile:4: `mim install mmengine 'mmcv>=2.0.0'`: not carried" in said
 
 
@@ -1204,3 +1206,21 @@ def test_a_project_without_torch_takes_its_own_images_cuda_or_the_nearest_envkit
     assert "uses requirements.txt" in said and "left out" not in said, said
     assert 'torch: "none"' in config and 'cuda: "12.1"' in config, config
     assert "(CUDA 12.1: the nearest envkit has an image of)" in said, said
+
+
+def test_a_recipes_page_of_links_stays_with_its_packages(tmp_path: Path) -> None:
+    """`pip install jaxlib==…+cuda12 -f https://…/jax_cuda_releases.html`: envkit.yaml keeps the
+    page on each package that install names (find_links), so the build finds the CUDA wheel;
+    a local folder of wheels (`-f dist/`) cannot be carried, and is said."""
+    page = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+    recipe = (
+        "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+        f"RUN pip install jax==0.4.26 jaxlib==0.4.26+cuda12.cudnn89 -f {page}\n"
+        "RUN pip install einops\n"
+    )
+    said, config = _made(tmp_path / "page", {"Dockerfile": recipe})
+    assert f'{{name: "jaxlib==0.4.26+cuda12.cudnn89", find_links: "{page}"}}' in config, config
+    assert '"einops"' in config and "not carried" not in said, said
+    local = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install theme==1.0 -f dist/\n"
+    said, config = _made(tmp_path / "local", {"Dockerfile": local})
+    assert "its -f pages are not carried" in said, said

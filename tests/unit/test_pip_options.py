@@ -42,6 +42,20 @@ def test_each_package_with_options_gets_its_layer_after_the_plain_ones(tmp_path:
     assert "--no-build-isolation" in classic and "type=secret" not in classic
 
 
+def test_a_package_found_on_a_page_of_links_is_installed_with_that_page(tmp_path: Path) -> None:
+    """`find_links` (pip's -f: JAX's CUDA jaxlib builds, PyG's wheel pages) is asked for that
+    package only, in its layer; a locked build asks it for the lock's pins."""
+    page = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+    entry = f"    - {{name: 'jaxlib==0.4.26+cuda12.cudnn89', find_links: '{page}'}}\n"
+    project = _write(tmp_path, "    - numpy\n" + entry)
+    assert envkit("render", cwd=project).returncode == 0
+    dockerfile = (project / ".envkit" / "Dockerfile").read_text()
+    runs = [block.split("\n\n", 1)[0] for block in dockerfile.split("\nRUN ")[1:]]
+    jaxlib = next(r for r in runs if "jaxlib" in r)
+    assert f"--find-links {page} -- jaxlib==0.4.26+cuda12.cudnn89" in jaxlib, jaxlib
+    assert sum(page in r for r in runs) == 1, "the page is that package's alone"
+
+
 @pytest.mark.parametrize(
     ("entry", "said"),
     [
@@ -50,12 +64,23 @@ def test_each_package_with_options_gets_its_layer_after_the_plain_ones(tmp_path:
             "credentials in the index URL",
         ),
         ("    - {name: acme, index: 'http://pypi.acme.example/simple'}\n", "plain http"),
+        ("    - {name: acme, find_links: 'http://wheels.example/a.html'}\n", "plain http"),
+        ("    - {name: acme, find_links: 'https://x.example/$(id).html'}\n", "find_links"),
         ("    - {name: 'torch==2.4.0', no_build_isolation: true}\n", "would replace torch's layer"),
         ("    - {name: acme}\n", "no option of its own"),
         ("    - {name: acme, no_build_isolaton: true}\n", "no_build_isolaton"),
         ("    - {name: 'acme; rm -rf /', no_build_isolation: true}\n", "packages.pip[0].name"),
     ],
-    ids=["credentials", "http", "torch", "no-option", "typo", "injection"],
+    ids=[
+        "credentials",
+        "http",
+        "http-page",
+        "page-injection",
+        "torch",
+        "no-option",
+        "typo",
+        "injection",
+    ],
 )
 def test_a_package_entry_envkit_cannot_take_is_refused(
     tmp_path: Path, entry: str, said: str

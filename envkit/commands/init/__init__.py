@@ -141,14 +141,23 @@ def _devel(use: Candidate | None, found: Survey) -> str | None:
     return found.devel_base
 
 
+NO_BUILD = NO_ISOLATION.strip("-").replace("-", "_")  # envkit.yaml's no_build_isolation
+
+
 def _pip_entry(line: str) -> str:
     """A packages.pip entry as envkit.yaml writes it: the requirement as a JSON string, with
-    its build setting as a mapping (`{name: "flash-attn==2.7.4.post1", no_build_isolation:
-    true}`) where the project's own line installs it with --no-build-isolation."""
-    requirement, flagged, _ = line.partition(f" {NO_ISOLATION}")
-    if not flagged:
+    the options the project's own line installs it with as a mapping (`{name:
+    "flash-attn==2.7.4.post1", no_build_isolation: true}`, `find_links: URL` for -f's page)."""
+    requirement, *options = re.split(r"\s+(?=--)", line)
+    if not options:
         return json.dumps(line)
-    return f"{{name: {json.dumps(requirement)}, no_build_isolation: true}}"
+    settings = [f"name: {json.dumps(requirement)}"]
+    for option in options:
+        page = option.removeprefix("--find-links ")
+        settings.append(
+            f"find_links: {json.dumps(page)}" if page != option else f"{NO_BUILD}: true"
+        )
+    return "{" + ", ".join(settings) + "}"
 
 
 def _conda_note(use: Candidate | None) -> str:

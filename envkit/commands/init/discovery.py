@@ -400,14 +400,13 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
     first: RecipePip | None = None
     for path in recipes(folder, paths):
         numbers: list[int] = []
-        lines, isolated = [], []  # isolated: built against the environment (flash-attn)
+        lines: list[str] = []
         name = path.relative_to(folder).as_posix()
         for number, command in recipe_commands(path):
             found = []
             for named in _installs(command, PIP):  # each install of a `&&` chain on its own
                 each = [r for r in _pip_arguments(named) if not own or not _same(r, own)]
-                found += each
-                isolated += [r for r in each if r[0] != "-"] if NO_ISOLATION in named else []
+                found += _with_options(named, each)
             if any(not r.startswith("-") for r in found):
                 numbers.append(number)
                 lines += found
@@ -421,15 +420,32 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
             apt = (shlex.join(a) for a in _installs(command, APT) if a)
             untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
         if numbers and first is None:  # every recipe's apt and mim lines are still said
-            pip = (
-                f"{r} {NO_ISOLATION}" if r in isolated else r
-                for r in lines
-                if r[0] != "-" and requirement_name(r) not in TORCHES
-            )
+            pip = (r for r in lines if r[0] != "-" and requirement_name(_bare(r)) not in TORCHES)
             first = RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines)
     if first is not None:
         return replace(first, untaken=tuple(untaken))
     return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
+
+
+def _with_options(named: list[str], lines: list[str]) -> list[str]:
+    """One install's requirement LINES with the options envkit.yaml keeps on each (NAMED: the
+    install's words): built without isolation (flash-attn), found on the https page its -f
+    names (JAX's CUDA jaxlib builds, PyG's wheels)."""
+    page = next((line.split()[1] for line in lines if _page(line)), "")
+    flags = f" {NO_ISOLATION}" if NO_ISOLATION in named else ""
+    flags += f" --find-links {page}" if page else ""
+    return [line if line[0] == "-" else line + flags for line in lines]
+
+
+def _page(line: str) -> bool:
+    """A -f line envkit.yaml can carry: an https page (not a local folder of wheels)."""
+    option, _, value = line.partition(" ")
+    return option in ("-f", "--find-links") and value.startswith("https://")
+
+
+def _bare(line: str) -> str:
+    """The requirement of a line that may carry options (`flash-attn --no-build-isolation`)."""
+    return re.split(r"\s+--", line, maxsplit=1)[0]
 
 
 def _same(line: str, own: str) -> bool:

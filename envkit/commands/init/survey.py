@@ -186,7 +186,10 @@ def _includer_first(found: list[Candidate], installs: list[Installed]) -> list[C
 
 
 def _named_by(listed: RecipePip) -> str:
-    linked = any(line.startswith(("-f", "--find-links")) for line in listed.lines)
+    linked = any(
+        line.startswith(("-f", "--find-links")) and not line.split()[-1].startswith("https://")
+        for line in listed.lines
+    )  # an https page is carried on its packages (find_links), a local folder is not
     return NAMED_BY.format(listed.where) + (NOT_LINKED if linked and listed.pip else "")
 
 

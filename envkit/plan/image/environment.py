@@ -215,6 +215,8 @@ def plan_packages(
     entries = [e for i, e in enumerate(loaded.spec.packages.pip) if i not in moved]
     pip = tuple(e for e in entries if isinstance(e, str))  # one layer's worth
     own = tuple(  # the entries with options, a layer each
-        OwnPip(e.name, e.no_build_isolation, e.index) for e in entries if isinstance(e, PipPackage)
+        OwnPip(e.name, e.no_build_isolation, e.index, e.find_links)
+        for e in entries
+        if isinstance(e, PipPackage)
     )
     return PackagesPlan(system, user, pip, files.requirements, project, own)

@@ -49,6 +49,8 @@ def locked_pip_layer(kit: Kit) -> Layer | None:
     command += kit.install.indexes(plan.torch.index_url if not plan.torch.preinstalled else None)
     for url in packages.private_indexes:
         command += ("--extra-index-url", url)
+    for url in packages.find_links:
+        command += ("--find-links", url)
     hashed = ", each file checked against the lock's sha256" if locked.pip_hashed else ""
     comments = (
         f"6. Every pip package at its locked version{hashed}",
@@ -246,6 +248,9 @@ def own_pip_layers(kit: Kit) -> tuple[Layer, ...]:
                 "machine's netrc as a BuildKit secret, in no layer.",
             )
             command += ("--extra-index-url", package.index)
+        if package.find_links:
+            comments += (f"   Its files are found on {package.find_links} too.",)
+            command += ("--find-links", package.find_links)
         mounts = kit.mounts(kit.install.cache, *((packages.netrc,) if package.index else ()))
         install = run(mounts, words((*command, "--", package.requirement)))
         layers.append(Layer(comments, (hadolint(OWN, install),)))

@@ -33,6 +33,7 @@ class OwnPip:
     requirement: str
     no_build_isolation: bool
     index: str | None
+    find_links: str | None = None
 
 
 def netrc_file() -> Path | None:

@@ -120,6 +120,10 @@ class PackagesPlan:
         return tuple(dict.fromkeys(p.index for p in self.pip_own if p.index))
 
     @property
+    def find_links(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p.find_links for p in self.pip_own if p.find_links))
+
+    @property
     def apt(self) -> tuple[str, ...]:
         return self.apt_system + self.apt_user
 
