@@ -40,6 +40,11 @@ class PythonSection(Strict):
     extras: tuple[ExtraName, ...] = Field(
         (), description="[project.optional-dependencies] groups installed too."
     )
+    groups: tuple[ExtraName, ...] = Field(
+        (),
+        description="Dependency groups installed too: [dependency-groups] (PEP 735: uv's, "
+        "PDM's), PDM's [tool.pdm.dev-dependencies], Poetry's [tool.poetry.group.NAME].",
+    )
     install: Literal["dependencies", "editable"] = Field(
         "dependencies",
         description="dependencies: the image holds what the project needs; editable: the project "

@@ -40,7 +40,9 @@ def requested(plan: Plan) -> Entries:
     project = plan.packages.project
     if project is not None:
         files = [project.pyproject] + ([project.lock] if project.lock else [])
-        items.append(f"project:{project.pyproject.path}@{_digest(f.text for f in files)}")
+        chosen = [*(f"extra:{e}" for e in project.extras), *(f"group:{g}" for g in project.groups)]
+        texts = [f.text for f in files] + chosen  # another extra or group is another request
+        items.append(f"project:{project.pyproject.path}@{_digest(texts)}")
     if plan.notebook.enabled:  # JupyterLab comes from the lock too
         items += [f"notebook:{requirement}" for requirement in plan.notebook.requirements]
     if plan.conda.update_env:

@@ -1224,3 +1224,56 @@ def test_a_recipes_page_of_links_stays_with_its_packages(tmp_path: Path) -> None
     local = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install theme==1.0 -f dist/\n"
     said, config = _made(tmp_path / "local", {"Dockerfile": local})
     assert "its -f pages are not carried" in said, said
+
+
+def test_a_setup_pys_extras_that_its_recipe_installs_it_with_are_installed_the_others_said(
+    tmp_path: Path,
+) -> None:
+    """`pip install -e ".[train]"` in the project's recipe: setup.py's literal extras_require
+    for train comes with its install_requires; its other extras are said, not dropped; extras
+    computed when setup.py runs are said with the line that asks for them."""
+    setup = (
+        "from setuptools import setup\nEXTRAS = {'train': ['wandb==0.17.0'], 'docs': ['sphinx']}\n"
+        "setup(name='acme', install_requires=['torch>=2.1', 'einops'], extras_require=EXTRAS)\n"
+    )
+    recipe = 'FROM python:3.11\nCOPY . /src\nRUN pip install -e ".[train]"\n'
+    said, config = _made(tmp_path / "literal", {"setup.py": setup, "Dockerfile": recipe})
+    pip = next(line for line in said.splitlines() if line.startswith("packages.pip:"))
+    assert "einops" in pip and "wandb==0.17.0" in pip and "sphinx" not in pip, pip
+    assert "and extras train (Dockerfile:3 installs it with them)" in pip, pip
+    assert '"wandb==0.17.0"' in config, config
+    assert "setup.py: its extras docs are not installed" in said, said
+    computed = setup.replace("extras_require=EXTRAS", "extras_require=dict(EXTRAS)")
+    said, _ = _made(tmp_path / "computed", {"setup.py": computed, "Dockerfile": recipe})
+    assert "setup.py: Dockerfile:3 installs it with extras train, which its" in said, said
+
+
+def test_a_projects_dependency_groups_are_named_with_the_setting_that_installs_them(
+    tmp_path: Path,
+) -> None:
+    """PEP 735's [dependency-groups] (and Poetry's, PDM's): not installed unless asked, and
+    said so, with python.groups."""
+    pyproject = (
+        '[project]\nname = "x"\nversion = "0.1"\ndependencies = ["torch==2.4.1", "six"]\n'
+        '[dependency-groups]\ndev = ["pytest"]\nbuild = ["ninja"]\n'
+    )
+    said, _ = _made(tmp_path, {"pyproject.toml": pyproject})
+    assert (
+        "pyproject.toml: its dependency groups (build, dev) are not installed: name those" in said
+    )
+
+
+def test_a_makefiles_docs_and_release_rules_install_nothing_of_the_environment(
+    tmp_path: Path,
+) -> None:
+    """`make setup` installs the environment; `make sphinx-theme` and `make release` install
+    their own tools: only the setup rule's packages are proposed."""
+    makefile = (
+        "setup: update\n\tpip install einops \\\n\t    pre-commit\n\n"
+        "sphinx-theme: setup\n\tpip install lai-sphinx-theme awscli\n\n"
+        "release:\n\tpip install twine-plugin\n"
+    )
+    said, _ = _made(tmp_path, {"Makefile": makefile})
+    pip = next(line for line in said.splitlines() if line.startswith("packages.pip:"))
+    assert "einops" in pip and "pre-commit" in pip, pip
+    assert "sphinx" not in pip and "awscli" not in pip and "twine" not in pip, pip

@@ -61,6 +61,38 @@ def test_a_lock_is_installed_exactly_with_hashes_and_the_extra(tmp_path: Path) -
     ], "no dependency group: not dev's pytest, nor default-groups' docs (idna)"
 
 
+def test_the_dependency_groups_named_install_and_an_unknown_one_is_refused(tmp_path: Path) -> None:
+    """python.groups: [docs] exports the lock's docs group (uv's `--group`), not dev's pytest;
+    without the lock, the group's lines are installed with the dependencies; PDM's exporter
+    is asked for it without --prod (which refuses a named group), Poetry's with --with; a
+    group the project does not declare is refused at its file, naming those it has."""
+    project = _project(tmp_path / "uv", "uvproj", CPU, "  project: .\n  groups: [docs]\n")
+    dockerfile = _rendered(project)
+    exported = _exported(project, dockerfile)
+    assert ("idna", "3.7") in exported and "pytest" not in dict(exported), exported
+    (project / "uv.lock").unlink()
+    shutil.rmtree(project / ".envkit")
+    layer = _rendered(project).split("python.project; no uv.lock", 1)[1].split("\n\n", 1)[0]
+    assert "idna==3.7" in layer and "pytest" not in layer, layer
+    pdm = _project(tmp_path / "pdm", "pdmproj", APT_TORCH, "  project: .\n  groups: [lint]\n")
+    with (pdm / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('\n[dependency-groups]\nlint = ["six"]\n')
+    layer = _rendered(pdm).split("The project's pdm.lock, exactly", 1)[1].split("\n\n")[0]
+    assert "pdm export --format requirements" in layer and "--group lint" in layer, layer
+    assert "--prod" not in layer, layer
+    poetry = _project(
+        tmp_path / "poetry", "poetryproj", APT_TORCH, "  project: .\n  groups: [dev]\n"
+    )
+    with (poetry / "pyproject.toml").open("a") as pyproject:
+        pyproject.write('\n[tool.poetry.group.dev.dependencies]\ntqdm = ">=4.60,<4.67"\n')
+    layer = _rendered(poetry).split("The project's poetry.lock, exactly", 1)[1].split("\n\n")[0]
+    assert "--with dev" in layer, layer
+    refused = _project(tmp_path / "no", "uvproj", CPU, "  project: .\n  groups: [lint]\n")
+    said = render_refused(refused)
+    assert "no dependency group 'lint' (it has: dev, docs)" in said, said
+    assert "python.groups" in said, said
+
+
 def test_a_locks_git_package_installs_at_its_commit_beside_the_hashed_lock(tmp_path: Path) -> None:
     """prime-rl's uv.lock takes one package from git: it is installed at the commit the lock
     resolved (git has no sha256), the rest still hashed; before, the whole lock was refused.
@@ -650,7 +682,7 @@ def test_a_lock_of_a_project_whose_extra_names_itself_is_not_out_of_date(tmp_pat
 
 def test_an_extra_is_found_under_its_pep_685_name() -> None:
     """uv writes `cu128_torch271` as cu128-torch271 (PEP 685): either spelling names it."""
-    from envkit.plan.project.pyproject import project_requirements
+    from envkit.plan.project.project_requirements import project_requirements
 
     text = (
         '[project]\nname = "p"\nversion = "0.1"\ndependencies = ["six"]\n'

@@ -17,8 +17,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
-from envkit.commands.init.discovery import NO_ISOLATION
 from envkit.commands.init.questions import ask
+from envkit.commands.init.recipe_lines import NO_ISOLATION
 from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
 from envkit.commands.init.torch_wish import NEAREST, NO_TORCH, release_for
 from envkit.commands.schema import SCHEMA_FILE, schema_text

@@ -16,7 +16,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envkit.catalog import compat
-from envkit.commands.init.discovery import ARG, RECIPE, head, readme_pip, recipes, substituted
+from envkit.commands.init.discovery import RECIPE, head, recipes
+from envkit.commands.init.recipe_lines import ARG, readme_pip, substituted
 from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines, release_for
 
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)

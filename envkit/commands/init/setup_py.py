@@ -23,6 +23,8 @@ class SetupPy:
     requires: tuple[str, ...] | None  # None: not a literal list (decided when it runs)
     cuda_extensions: bool
     why: str = ""  # where requires is None: why it was not read
+    name: str = ""  # its literal name=
+    extras: dict[str, tuple[str, ...]] | None = None  # its literal extras_require
 
 
 def read_setup_py(path: Path) -> SetupPy:
@@ -41,10 +43,30 @@ def read_setup_py(path: Path) -> SetupPy:
     )
     if len(calls) != 1:
         return SetupPy(None, cuda, "no single setup(...) call to read")
-    requires = _install_requires(calls[0], _constants(tree))
+    constants = _constants(tree)
+    requires = _install_requires(calls[0], constants)
     if requires is None:
         return SetupPy(None, cuda, "its install_requires is decided when it runs")
-    return SetupPy(requires or _setup_cfg(path.parent / "setup.cfg"), cuda)
+    name = _literal(calls[0], "name", constants)
+    extras = _literal(calls[0], "extras_require", constants)
+    return SetupPy(
+        requires or _setup_cfg(path.parent / "setup.cfg"),
+        cuda,
+        name=name if isinstance(name, str) else "",
+        extras=_extras(extras),
+    )
+
+
+def _extras(value: object) -> dict[str, tuple[str, ...]] | None:
+    """extras_require as {extra: requirements}, where it is a literal dict of lists."""
+    if not isinstance(value, dict):
+        return None
+    found = {
+        str(extra): tuple(r.strip() for r in wanted if r.strip())
+        for extra, wanted in value.items()
+        if isinstance(wanted, (list, tuple)) and all(isinstance(r, str) for r in wanted)
+    }
+    return found if len(found) == len(value) else None
 
 
 def _setup_cfg(path: Path) -> tuple[str, ...]:
@@ -90,22 +112,26 @@ def _constants(tree: ast.Module) -> dict[str, ast.expr]:
     }
 
 
+def _literal(call: ast.Call, keyword: str, constants: dict[str, ast.expr]) -> object:
+    """The call's KEYWORD as a literal (or the literal its name is bound to); None otherwise."""
+    for given in (k.value for k in call.keywords if k.arg == keyword):
+        if isinstance(given, ast.Name):
+            given = constants.get(given.id, given)
+        try:
+            return ast.literal_eval(given)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return None
+
+
 def _install_requires(call: ast.Call, constants: dict[str, ast.expr]) -> tuple[str, ...] | None:
     """The call's literal install_requires, or the literal its name is bound to; () without
     one; None where it is not a literal (or where **kwargs may carry it)."""
     if any(keyword.arg is None for keyword in call.keywords):
         return None
-    for keyword in call.keywords:
-        if keyword.arg != "install_requires":
-            continue
-        given = keyword.value
-        if isinstance(given, ast.Name):
-            given = constants.get(given.id, given)
-        try:
-            value = ast.literal_eval(given)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-        if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-            return tuple(v.strip() for v in value if v.strip())
-        return None
-    return ()
+    if all(keyword.arg != "install_requires" for keyword in call.keywords):
+        return ()
+    value = _literal(call, "install_requires", constants)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(v.strip() for v in value if v.strip())
+    return None

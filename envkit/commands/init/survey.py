@@ -7,7 +7,6 @@ machine). A setup.py is read from its syntax tree, never run."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,30 +15,31 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from envkit.commands.init.base_image import on_base, recipe_base
+from envkit.commands.init.conda_wish import from_conda, from_conda_lock
 from envkit.commands.init.discovery import (
     DEV,
-    NAMED_BY,
-    NOT_LINKED,
     RECIPE_HINT,
     Installed,
-    RecipePip,
     aside,
     installed_by_recipes,
-    readme_pip,
-    recipe_extras,
-    recipe_pip,
     side_rank,
     unused_files,
     usable_kind,
     walk,
+)
+from envkit.commands.init.recipe_lines import (
+    NAMED_BY,
+    NOT_LINKED,
+    RecipePip,
+    readme_pip,
+    recipe_extras,
+    recipe_pip,
 )
 from envkit.commands.init.setup_py import read_setup_py
 from envkit.commands.init.torch_wish import (
     TorchWish,
     admitted_python,
     declared_extras,
-    from_conda,
-    from_conda_lock,
     from_lines,
     from_pyproject,
     from_requirements,
@@ -50,10 +50,11 @@ from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import ConfigError, FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
 from envkit.plan.box.keys import parse_public_key
-from envkit.plan.project.pipenv import pipenv_requirements
+from envkit.plan.project.pipenv import pipenv_requirements, pipfile_facts
 from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
-from envkit.plan.project.pyproject import is_workspace_root, workspace_members
+from envkit.plan.project.project_requirements import declared_groups, is_workspace_root
+from envkit.plan.project.pyproject import workspace_members
 
 # The usual names, in the order repo2docker and envd look for them.
 REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")
@@ -216,6 +217,11 @@ def _project_candidates(
     if not isinstance(project, dict) and not readable:
         unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
         return []
+    if groups := declared_groups(pyproject):
+        unusable.append(
+            f"pyproject.toml: its dependency groups ({', '.join(groups)}) are not installed: "
+            "name those you want in python.groups"
+        )
     locked_wish = replace(from_uv_lock(lock or {}, lock_name), python=admitted_python(pyproject))
     locked = [Candidate(lock_name, ("pyproject.toml", lock_name), locked_wish)] if lock else []
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
@@ -297,7 +303,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
             unusable.append(f"{name}: it names no package (comments and blank lines only)")
     found += _pipenv(folder, "Pipfile", unusable)
     if (folder / "setup.py").is_file():
-        _setup_py(folder / "setup.py", found, unusable)
+        _setup_py(folder, paths, found, unusable)
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
     listed = recipe_pip(folder, recipes, package)
@@ -384,37 +390,15 @@ def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
         lines = pipenv_requirements(name, text)
     except ConfigError:
         lines = "?"  # a candidate still: render says why, at its line
+    python, dev = pipfile_facts(name, text)
     if not any(line and not line.startswith("#") for line in lines.splitlines()):
-        dev = _dev_packages(name, text)
         unusable.append(
             f"{name}: it names no package"
             + (f" but {dev} dev ones (`pipenv install -d`): move them to [packages]" if dev else "")
         )
         return []
     wish = from_requirements(folder / name, folder)
-    python = _pipenv_python(name, text)
     return [Candidate("requirements", (name,), replace(wish, python=python or wish.python))]
-
-
-def _pipenv_python(name: str, text: str) -> str | None:
-    """The Python X.Y a Pipfile requires ([requires] python_version; a lock's _meta.requires)."""
-    try:
-        data = json.loads(text) if name.endswith(".lock") else toml_loads(text)
-        requires = (data.get("_meta") or {}).get("requires") or data.get("requires") or {}
-        version = str(requires.get("python_version") or requires.get("python_full_version"))
-    except (ValueError, TOMLDecodeError, AttributeError, TypeError):
-        return None
-    found = re.fullmatch(r"(3\.\d+)(\.\d+)?", version)
-    return found.group(1) if found else None
-
-
-def _dev_packages(name: str, text: str) -> int:
-    """How many packages a Pipfile's [dev-packages] (a Pipfile.lock's develop) names."""
-    try:
-        data = json.loads(text) if name.endswith(".lock") else toml_loads(text)
-        return len(data.get("develop") or data.get("dev-packages") or {})
-    except (ValueError, TOMLDecodeError, AttributeError, TypeError):
-        return 0
 
 
 def _names_a_package(path: Path) -> bool:
@@ -428,9 +412,13 @@ def _names_a_package(path: Path) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in head.splitlines())
 
 
-def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:
-    """A setup.py's literal install_requires as the lowest candidate, or why it is not read."""
-    setup = read_setup_py(path)
+OWN = "the-project"  # the name a setup.py without a literal name= is read under (`-e .[all]`)
+
+
+def _setup_py(folder: Path, paths: list[Path], found: list[Candidate], unusable: list[str]) -> None:
+    """A setup.py's literal install_requires as the lowest candidate, with the extras the
+    project's own recipe installs it with (`pip install -e .[all]`), or why it is not read."""
+    setup = read_setup_py(folder / "setup.py")
     if setup.requires is None:
         unusable.append(
             f"setup.py: {setup.why}; list its dependencies in a requirements file with `-e .` "
@@ -438,17 +426,27 @@ def _setup_py(path: Path, found: list[Candidate], unusable: list[str]) -> None:
             "pyproject.toml's [project]"
         )
         return
-    pip = tuple(r for r in setup.requires if requirement_name(r) not in TORCH_NAMES)
-    wish = from_lines([], "setup.py", list(setup.requires))
-    found.append(
-        Candidate(
-            "setup.py",
-            ("setup.py",),
-            wish,
-            pip,
-            setup.cuda_extensions,
-            pip_from="setup.py's install_requires",
+    declared = {canonicalize_name(e): wanted for e, wanted in (setup.extras or {}).items()}
+    asked, where, _ = recipe_extras(folder, paths, setup.name or OWN)
+    chosen = [e for e in map(canonicalize_name, asked) if e in declared]
+    if unread := [e for e in asked if canonicalize_name(e) not in declared]:
+        unusable.append(
+            f"setup.py: {where} installs it with extras {', '.join(unread)}, which its "
+            "extras_require does not list as written (decided when it runs): list the "
+            "packages they add in packages.pip"
         )
+    requires = [*setup.requires, *(r for e in chosen for r in declared[e])]
+    pip = tuple(r for r in dict.fromkeys(requires) if requirement_name(r) not in TORCH_NAMES)
+    said = "setup.py's install_requires"
+    said += f" and extras {', '.join(chosen)} ({where} installs it with them)" if chosen else ""
+    if unchosen := sorted(set(declared) - set(chosen)):
+        unusable.append(
+            f"setup.py: its extras {', '.join(unchosen)} are not installed (no recipe of the "
+            "project installs it with them): list the packages you want of them in packages.pip"
+        )
+    wish = from_lines([], "setup.py", requires)
+    found.append(
+        Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions, pip_from=said)
     )
 
 

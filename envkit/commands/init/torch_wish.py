@@ -24,7 +24,7 @@ from envkit.files import read_regular
 from envkit.plan.project.lock_graph import names, packages_by_name
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.project_files import file_limit
-from envkit.plan.project.pyproject import project_requirements
+from envkit.plan.project.project_requirements import project_requirements
 from envkit.plan.project.requirement_lines import (
     INCLUDE_OPTIONS,
     INDEX_OPTIONS,
@@ -32,18 +32,14 @@ from envkit.plan.project.requirement_lines import (
     option_of,
 )
 from envkit.plan.project.torch_lines import (
-    CONDA_CUDA,
-    CONDA_TOOLKIT,
     PYG_PAGE,
     TorchContext,
     applies,
-    conda_parts,
-    conda_specifier,
     wheel_pin,
 )
 
 if TYPE_CHECKING:
-    from envkit.plan.project.conda_locks import CondaLockPackages
+    pass
 
 OTHER_FRAMEWORKS = (
     "tensorflow",
@@ -75,7 +71,7 @@ class TorchWish:
     companions: tuple[str, ...] = ()  # torchvision==0.15.2: the torch it was built for
 
 
-def _text(path: Path) -> str:
+def file_text(path: Path) -> str:
     try:
         return read_regular(path, file_limit(), path.name).decode("utf-8")
     except (FieldError, UnicodeDecodeError):
@@ -206,7 +202,7 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
         if current in seen or not current.is_file():
             continue
         seen.add(current)
-        text = _text(current)
+        text = file_text(current)
         if is_pipenv(current.name):  # a Pipfile(.lock): the lines Pipenv installs
             try:
                 text = pipenv_requirements(current.name, text)
@@ -225,7 +221,7 @@ def from_requirements(path: Path, folder: Path) -> TorchWish:
     inside = [p for p in seen if p.is_relative_to(folder.resolve())]
     # the Python a compiled file was resolved for: its pins hold there (pip-compile's header;
     # uv pip compile's command line, where it names one)
-    compiled = COMPILED_FOR.search(_text(path)[:4000])
+    compiled = COMPILED_FOR.search(file_text(path)[:4000])
     python = compiled.group(1) if compiled and compiled.group(1) in PYTHONS else None
     read = tuple(p.relative_to(folder.resolve()).as_posix() for p in inside)
     return replace(wish, read=read, python=python)
@@ -337,120 +333,6 @@ def _locked_extras(lock: dict[str, Any]) -> tuple[str, ...]:
     named = next((t for t in (lock.get("extras"), *own) if isinstance(t, dict) and t), {})
     extras = [str(e) for e, d in named.items() if isinstance(d, list) and "torch" in names(d)]
     return tuple(extras[:1]) if extras and re.fullmatch(r"[\w.-]+", extras[0]) else ()
-
-
-def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
-    """What a conda-lock.yml or pixi.lock holds for the image's platform (its torch and
-    Python); why not (its first problem) where envkit cannot install it; None where it is not
-    a lock at all."""
-    from envkit.config.load import parse_yaml
-    from envkit.plan.project.conda_explicit import is_explicit, read_explicit
-    from envkit.plan.project.conda_locks import lock_kind, read_conda_lock
-
-    where = path.relative_to(folder).as_posix()
-    text = _text(path)
-    try:
-        data: dict[str, Any] = {}
-        if is_explicit(text):
-            lock = read_explicit(where, text)
-        else:
-            data, lines = parse_yaml(text, where)
-            if lock_kind(data) is None:
-                return None
-            lock = read_conda_lock(where, data, lines)
-    except ConfigError as exc:
-        first = exc.issues[0]
-        more = f" (and {len(exc.issues) - 1} more)" if len(exc.issues) > 1 else ""
-        return f"{where}:{first.line}: {first.problem}{more} (fix: {first.fix})"
-    chosen = "default"
-    if lock.kind == "pixi" and not _cuda_build(lock.torch):
-        chosen, lock = _gpu_environment(where, data, lines) or (chosen, lock)
-    python = ".".join(lock.python.split(".")[:2]) if lock.python else None
-    others = tuple(e for e in data.get("environments") or () if e != chosen)
-    torch = lock.torch
-    if torch is None:
-        return TorchWish(python=python, environments=others)
-    said = f"{where} (torch {torch[0]})"
-    if chosen != "default":
-        said = f"{where}, environment {chosen} (torch {torch[0]}, CUDA {torch[1]}"
-        said += "; the default environment's torch is not a CUDA build)"
-    return TorchWish(
-        f"=={torch[0]}", torch[1], said=said, python=python, environments=others, environment=chosen
-    )
-
-
-def _cuda_build(torch: tuple[str, str | None] | None) -> bool:
-    return torch is not None and torch[1] not in (None, "cpu")
-
-
-def _gpu_environment(
-    where: str, data: dict[str, Any], lines: dict[Any, int]
-) -> tuple[str, CondaLockPackages] | None:
-    """The pixi.lock environment whose torch is a CUDA build (the newest CUDA where several
-    are: pixi's cpu/cuda feature pattern), for a lock whose default environment's is not: a GPU
-    environment is what envkit builds."""
-    from envkit.plan.project.conda_locks import read_conda_lock
-
-    found = []
-    for name in data.get("environments") or ():
-        # default's was read already; a name is written into envkit.yaml only where plain
-        if name == "default" or not re.fullmatch(r"[A-Za-z0-9._-]+", str(name)):
-            continue
-        try:
-            lock = read_conda_lock(where, data, lines, environment=str(name))
-        except ConfigError:
-            continue
-        if lock.torch is not None and _cuda_build(lock.torch):
-            found.append((compat.version_key(str(lock.torch[1])), str(name), lock))
-    return max(found, key=lambda item: item[:2])[1:] if found else None
-
-
-def from_conda(path: Path, folder: Path) -> TorchWish:
-    from envkit.config.load import parse_yaml
-
-    where = path.relative_to(folder).as_posix()
-    try:
-        data, _ = parse_yaml(_text(path), where)
-    except ConfigError:
-        return TorchWish()
-    items = data.get("dependencies") if isinstance(data, dict) else None
-    torch: Any = None
-    cuda: str | None = None
-    python: str | None = None
-    names: list[str] = []
-    for item in items if isinstance(items, list) else ():
-        if isinstance(item, dict) and isinstance(item.get("pip"), list):
-            pip = from_lines(names, where, [str(line) for line in item["pip"]])
-            torch, cuda = torch or (pip.specifier and ("pip", pip.specifier)), cuda or pip.cuda
-            continue
-        _, name, rest = conda_parts(str(item))
-        names.append(name)
-        if name == "python" and re.match(r"=*3\.\d+", rest):
-            python = ".".join(rest.lstrip("=").split(".")[:2])
-        elif name in TORCH_NAMES:
-            specifier = conda_specifier(rest)
-            torch = ("conda", str(specifier) if specifier is not None else "")
-        elif name in (*CONDA_CUDA, *CONDA_TOOLKIT) and re.match(r"=*\d", rest):
-            cuda = cuda or ".".join(rest.lstrip("=").split(".")[:2]).rstrip("*.")  # a pin
-        elif name in ("cpuonly", "pytorch-cpu"):
-            cuda = "cpu"
-    cuda = cuda or _cuda_channel(data.get("channels") if isinstance(data, dict) else None)
-    if not torch:
-        none = any(name in OTHER_FRAMEWORKS for name in names)
-        said = f"{where} {NAMES_NO_TORCH}" if none else ""
-        return TorchWish(cuda=cuda, none=none, said=said, python=python)
-    said = f"{where} asks pytorch {torch[1] or '(any)'}"
-    return TorchWish(torch[1] or None, cuda, said=said, python=python)
-
-
-def _cuda_channel(channels: Any) -> str | None:
-    """The CUDA of NVIDIA's versioned channel (`nvidia/label/cuda-11.8.0`), where the file
-    takes its toolkit from one."""
-    for channel in channels if isinstance(channels, list) else ():
-        found = re.fullmatch(r"nvidia/label/cuda-(\d+)\.(\d+)(?:\.\d+)?", str(channel))
-        if found:
-            return f"{found.group(1)}.{found.group(2)}"
-    return None
 
 
 NEAREST = "the nearest release envkit can build"  # init keeps the file, one line to change

@@ -196,7 +196,7 @@ def _exported_by_manager(kit: Kit, project: PythonProject) -> tuple[str, ...]:
     """Poetry's or PDM's exporter, run by the image's uv (fetched from the mirror, no Python
     downloaded), then torch and what only torch needs dropped from what it wrote."""
     assert project.lock is not None
-    env, args = export_command(project.lock.path, project.extras)
+    env, args = export_command(project.lock.path, project.extras, project.groups)
     tool = (kit.install.uv, "tool", "run", "--no-cache", "--no-python-downloads")
     drop = ("python3", in_image("drop_requirements.py"), *project.not_from_lock)
     return (

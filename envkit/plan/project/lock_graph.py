@@ -51,11 +51,16 @@ def names(deps: Any) -> set[str]:
     return found
 
 
-def edges(package: dict[str, Any], extras: tuple[str, ...]) -> set[str]:
+def edges(
+    package: dict[str, Any], extras: tuple[str, ...], groups: tuple[str, ...] = ()
+) -> set[str]:
     optional = package.get("optional-dependencies") or package.get("extras") or {}
+    grouped = package.get("dev-dependencies") or {}  # uv.lock's dependency groups
     found = names(package.get("dependencies"))
     for extra in extras:
         found |= names(optional.get(extra) if isinstance(optional, dict) else ())
+    for group in groups:
+        found |= names(grouped.get(group) if isinstance(grouped, dict) else ())
     return found
 
 

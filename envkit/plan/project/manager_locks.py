@@ -29,6 +29,8 @@ class Exporter(NamedTuple):
     extra: str  # the exporter's option naming one of the project's extras
     relock: str
     env: tuple[str, ...] = ()  # set for the exporter alone
+    group: str = "--with"  # its option naming a dependency group
+    only_main: str = ""  # its option leaving out every group: dropped where one is named
 
 
 EXPORTERS = {
@@ -47,6 +49,10 @@ EXPORTERS = {
         "--group",
         "`pdm lock`",
         ("PDM_USE_VENV=false", "PDM_CHECK_UPDATE=false"),
+        "--group",
+        # --prod leaves out every dev group and refuses a named one; a named one alone
+        # leaves out the others
+        "--prod",
     ),
 }
 
@@ -94,8 +100,12 @@ def read_manager_lock(
     return tuple(sorted(every - kept)), len(kept), companion_pins(packages, every)
 
 
-def export_command(lock: str, extras: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(variables, `uv tool run` arguments) that export LOCK's pins for EXTRAS."""
+def export_command(
+    lock: str, extras: tuple[str, ...], groups: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(variables, `uv tool run` arguments) that export LOCK's pins for EXTRAS and GROUPS."""
     exporter = EXPORTERS[lock.rsplit("/", 1)[-1]]
     chosen = tuple(word for extra in extras for word in (exporter.extra, extra))
-    return exporter.env, ("--exclude-newer", AS_OF, *exporter.tool, *chosen)
+    chosen += tuple(word for group in groups for word in (exporter.group, group))
+    tool = (w for w in exporter.tool if not groups or w != exporter.only_main)
+    return exporter.env, ("--exclude-newer", AS_OF, *tool, *chosen)

@@ -30,6 +30,21 @@ def is_pipenv(name: str) -> bool:
     return name.rsplit("/", 1)[-1] in ("Pipfile", "Pipfile.lock")
 
 
+def pipfile_facts(name: str, text: str) -> tuple[str | None, int]:
+    """(the Python X.Y a Pipfile requires ([requires] python_version; a lock's
+    _meta.requires), how many packages its [dev-packages] (a lock's develop) names); (None,
+    0) where the file cannot be read (pipenv_requirements says why)."""
+    try:
+        data = json.loads(text) if name.endswith(".lock") else toml_loads(text)
+        requires = (data.get("_meta") or {}).get("requires") or data.get("requires") or {}
+        version = str(requires.get("python_version") or requires.get("python_full_version"))
+        dev = len(data.get("develop") or data.get("dev-packages") or {})
+    except (ValueError, TOMLDecodeError, AttributeError, TypeError):
+        return None, 0
+    found = re.fullmatch(r"(3\.\d+)(\.\d+)?", version)
+    return (found.group(1) if found else None), dev
+
+
 def pipenv_requirements(name: str, text: str) -> str:
     """The requirement lines NAME (a Pipfile or Pipfile.lock) stands for. Every value is
     checked as what it is (a requirement as pip parses it, a sha256, an https URL, a path) so

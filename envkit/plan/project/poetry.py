@@ -25,13 +25,18 @@ def is_poetry_only(data: dict[str, Any]) -> bool:
     return not isinstance(data.get("project"), dict) and isinstance(poetry, dict)
 
 
-def poetry_dependencies(data: dict[str, Any], extras: tuple[str, ...]) -> list[PoetryDependency]:
-    """The main group's dependencies and those the named extras turn on (Python itself is
-    Poetry's range for the interpreter, not a package). KeyError names an unknown extra."""
+def poetry_dependencies(
+    data: dict[str, Any], extras: tuple[str, ...], groups: tuple[str, ...] = ()
+) -> list[PoetryDependency]:
+    """The main group's dependencies, the named groups' and those the named extras turn on
+    (Python itself is Poetry's range for the interpreter, not a package). KeyError names an
+    unknown extra."""
     from poetry.core.factory import Factory  # only a Poetry project pays for the import
 
     poetry = data["tool"]["poetry"]
-    declared = poetry.get("dependencies") or {}
+    declared = dict(poetry.get("dependencies") or {})
+    for group in groups:  # checked by the caller: each is a [tool.poetry.group.NAME]
+        declared.update(poetry["group"][group].get("dependencies") or {})
     chosen = {name for extra in extras for name in poetry.get("extras", {})[extra]}
     # A declared source is searched beside the mirror (package_sources.py): its packages install.
     sources = {s.get("name") for s in poetry.get("source") or () if isinstance(s, dict)}

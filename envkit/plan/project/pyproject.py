@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from packaging.markers import Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
@@ -33,15 +32,18 @@ from envkit.plan.project.lock_graph import (
     check_torch,
     companion_pins,
     edges,
-    line_of,
     lock_error,
     packages_by_name,
     reached,
 )
 from envkit.plan.project.manager_locks import EXPORTERS, read_manager_lock
 from envkit.plan.project.package_sources import package_sources
-from envkit.plan.project.poetry import POETRY_CHECK, is_poetry_only, poetry_dependencies
 from envkit.plan.project.project_files import ProjectFile, ProjectReader
+from envkit.plan.project.project_requirements import (
+    dynamic_dependencies,
+    line_of_string,
+    project_requirements,
+)
 from envkit.plan.project.requirement_lines import VCS, FileReading
 from envkit.plan.project.torch_lines import TorchContext, judge_pip
 
@@ -71,6 +73,7 @@ class PythonProject:
     sources: tuple[str, ...] = ()  # pip's options for the project's own (package_sources.py)
     git: tuple[str, ...] = ()  # the lock's git packages, `NAME @ git+URL@COMMIT`: no sha256
     local: tuple[tuple[str, str], ...] = ()  # (name, folder) from the project's own folders
+    groups: tuple[str, ...] = ()  # python.groups: the dependency groups installed too
 
     @property
     def target(self) -> str:
@@ -92,29 +95,12 @@ class PythonProject:
             args += ["--all-packages"]  # dependencies, as `uv sync --all-packages` has them
         for extra in self.extras:
             args += ["--extra", extra]
+        for group in self.groups:
+            args += ["--group", group]
         git = (line.split(" @ ")[0] for line in self.git)
         for name in (*self.not_from_lock, *git, *(name for name, _ in self.local)):
             args += ["--no-emit-package", name]
         return tuple(args)
-
-
-def _line_of_string(text: str, value: str) -> int:
-    """The line of VALUE as a TOML string (a dependency's line, not a description that
-    mentions it), else of the first line holding it, else (a line Poetry's constraint was
-    translated into) the line its name is assigned on."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if f'"{value}"' in line or f"'{value}'" in line:
-            return number
-    return line_of(text, value, default=0) or _line_of_key(text, re.split(r"[^\w.-]", value)[0])
-
-
-def _line_of_key(text: str, key: str) -> int:
-    """The line where KEY is assigned (a Poetry dependency: `numpy = "^1.24"`)."""
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", re.IGNORECASE)
-    for number, line in enumerate(text.splitlines(), 1):
-        if pattern.match(line):
-            return number
-    return line_of(text, key)
 
 
 def _toml(name: str, text: str) -> dict[str, Any]:
@@ -126,111 +112,6 @@ def _toml(name: str, text: str) -> dict[str, Any]:
         raise in_file(name, line, f"not valid TOML: {exc}", "fix the file's syntax") from None
 
 
-def _from_poetry(name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]) -> list[str]:
-    """A Poetry-only project's main dependencies, as poetry-core translates them."""
-    try:
-        found = poetry_dependencies(data, extras)
-    except KeyError as exc:
-        known = ", ".join(sorted(data["tool"]["poetry"].get("extras") or {})) or "none"
-        line = line_of(text, "[tool.poetry.extras]")
-        problem = f"no extra {exc} in [tool.poetry.extras] (it has: {known})"
-        raise in_file(name, line, problem, "name one of them in python.extras") from None
-    except (ValueError, TypeError, AttributeError) as exc:  # poetry-core's own refusal
-        line = line_of(text, "[tool.poetry.dependencies]")
-        raise in_file(
-            name, line, f"Poetry cannot read its dependencies: {exc}", POETRY_CHECK
-        ) from None
-    issues = [
-        file_issue(name, _line_of_key(text, d.name), d.name, *d.why.split(" | ", 1))
-        for d in found
-        if d.requirement is None
-    ]
-    if issues:
-        raise ConfigError(name, issues)
-    return [d.requirement for d in found if d.requirement is not None]
-
-
-def _dynamic(project: dict[str, Any]) -> bool:
-    return "dependencies" in (project.get("dynamic") or ())
-
-
-def is_workspace_root(data: dict[str, Any]) -> bool:
-    tool = data.get("tool") or {}
-    return isinstance(tool, dict) and isinstance((tool.get("uv") or {}).get("workspace"), dict)
-
-
-def project_requirements(
-    name: str, text: str, data: dict[str, Any], extras: tuple[str, ...]
-) -> list[str]:
-    """[project].dependencies (or a Poetry project's) and the named extras' requirements (init
-    reads the torch a project asks for from them too)."""
-    if is_poetry_only(data):
-        return _from_poetry(name, text, data, extras)
-    project = data.get("project")
-    if not isinstance(project, dict) and is_workspace_root(data):
-        return []  # a virtual root: its members' dependencies are in its uv.lock
-    if not isinstance(project, dict):
-        raise in_file(name, 1, "no [project] table", "describe the project in [project] (PEP 621)")
-    if _dynamic(project):
-        raise in_file(
-            name,
-            line_of(text, "dynamic"),
-            "the dependencies are dynamic (the build backend computes them)",
-            "list them in [project].dependencies, or name their requirements file in "
-            "packages.requirements",
-        )
-    wanted = list(project.get("dependencies") or ())
-    declared = project.get("optional-dependencies") or {}
-    optional = {canonicalize_name(str(k)): v for k, v in declared.items()}  # PEP 685 names
-    for extra in map(canonicalize_name, extras):
-        if extra not in optional:
-            known = ", ".join(sorted(declared)) or "none"
-            raise in_file(
-                name,
-                line_of(text, "optional-dependencies"),
-                f"no extra {extra!r} in [project.optional-dependencies] (it has: {known})",
-                "name one of them in python.extras",
-            )
-        wanted += list(optional[extra] or ())
-    return _own_extras_expanded(project, wanted)
-
-
-def _own_extras_expanded(project: dict[str, Any], wanted: list[Any]) -> list[Any]:
-    """WANTED with the project's own name expanded into its extras, as pip reads a reference
-    to itself (torchgeo's `all = ["torchgeo[datasets,models]"]`): never asked of an index by
-    name, which would install a release of it (or another's package of that name) beside the
-    team's checkout. Its marker, where it has one, goes with each requirement it stands for."""
-    own = canonicalize_name(str(project.get("name") or ""))
-    named = project.get("optional-dependencies") or {}
-    optional = {canonicalize_name(str(k)): v for k, v in named.items()}  # PEP 685 names
-    expanded, queue, seen = [], list(wanted), set[str]()
-    while queue:
-        item = queue.pop(0)
-        try:
-            requirement = Requirement(str(item))
-        except InvalidRequirement:  # said at its line by the reader that parses it
-            requirement = None
-        if not own or requirement is None or canonicalize_name(requirement.name) != own:
-            expanded.append(item)
-            continue
-        for extra in sorted({canonicalize_name(e) for e in requirement.extras} - seen):
-            seen.add(extra)
-            queue += [_and_marker(line, requirement.marker) for line in optional.get(extra) or ()]
-    return expanded
-
-
-def _and_marker(line: Any, marker: Marker | None) -> Any:
-    """LINE under MARKER too (a self-reference's `; python_version >= '3.10'`)."""
-    try:
-        requirement = Requirement(str(line))
-    except InvalidRequirement:
-        return line
-    if marker is not None:
-        both = f"({requirement.marker}) and ({marker})" if requirement.marker else str(marker)
-        requirement.marker = Marker(both)
-    return str(requirement)
-
-
 def _check_wanted(
     name: str, text: str, wanted: list[str], context: TorchContext
 ) -> tuple[list[str], FileReading]:
@@ -240,7 +121,7 @@ def _check_wanted(
     requirements: list[str] = []
     found = FileReading()
     for item in wanted:
-        line = _line_of_string(text, str(item))
+        line = line_of_string(text, str(item))
         try:
             requirement = Requirement(str(item))
         except InvalidRequirement as exc:
@@ -285,7 +166,7 @@ def _check_fresh(name: str, text: str, root: dict[str, Any], project: dict[str, 
     """The lock was made for the dependencies pyproject.toml names now (by name: a changed
     version bound is uv's to judge, a package added or removed is plain). Dynamic
     dependencies are the build's to decide, and uv's lock records what it decided."""
-    if _dynamic(project):
+    if dynamic_dependencies(project):
         return
     # the project naming itself (`full = ["p[a]"]`) is its own extras, which uv's lock keeps
     # as such or flattens: not a package either side lacks
@@ -331,7 +212,7 @@ def _check_sources(
 
 
 def _from_lock(
-    name: str, text: str, project: dict[str, Any], extras: tuple[str, ...], context: TorchContext
+    name: str, text: str, project: dict[str, Any], section: PythonSection, context: TorchContext
 ) -> tuple[
     tuple[str, ...],
     int,
@@ -360,8 +241,10 @@ def _from_lock(
         raise lock_error(name, text, "[[package]]", f"no package {project.get('name')}", RELOCK)
     start: set[str] = set()
     if roots:  # the project's own dependencies, and of the members those reach, as `uv sync`
-        _check_fresh(name, text, roots[0], project)  # has them (a member behind an extra not
-        start |= edges(roots[0], extras)  # chosen is not installed, nor what it needs)
+        # has them (a member behind an extra or group not chosen is not installed, nor what
+        # it needs)
+        _check_fresh(name, text, roots[0], project)
+        start |= edges(roots[0], section.extras, section.groups)
         reach = reached(packages, start, {root})[0] | {root}
         installed = {m: folder for m, folder in members.items() if m in reach}
     else:  # a virtual root: every member
@@ -395,8 +278,9 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     lock_file = next((p.name for p in locks if p.exists() or p.is_symlink()), None)
     asked, wanted = [], FileReading()
     requirements: list[str] = []
-    if lock_file != "uv.lock" or not _dynamic(data.get("project") or {}):  # else the lock's
-        asked = project_requirements(name, text, data, section.extras)
+    dynamic = dynamic_dependencies(data.get("project") or {})
+    if lock_file != "uv.lock" or not dynamic:  # a uv.lock holds what a dynamic build decided
+        asked = project_requirements(name, text, data, section.extras, section.groups)
         requirements, wanted = _check_wanted(name, text, asked, context)
     pyproject = ProjectFile(name, text)
     sources = package_sources(name, text, data, tuple(loaded.spec.mirrors.trusted_hosts))
@@ -413,11 +297,19 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
             wanted.needs_git,
             notes=tuple(wanted.notes),
             sources=sources,
+            groups=section.groups,
         )
     lock = ProjectFile(*reader.read(LOC, f"{prefix}{lock_file}", lock_file))
     # locked: nothing from pyproject.toml's lines; (left out, count, companions) from the lock
     locked_project = partial(
-        PythonProject, section.project, pyproject, lock, section.extras, (), sources=sources
+        PythonProject,
+        section.project,
+        pyproject,
+        lock,
+        section.extras,
+        (),
+        sources=sources,
+        groups=section.groups,
     )
     if lock_file != "uv.lock":
         start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
@@ -439,7 +331,7 @@ def _uv_locked(
     """The project with its uv.lock: what the lock installs, a workspace's members' files."""
     try:
         left_out, locked, members, installed, pins, (git, local) = _from_lock(
-            lock.path, lock.text, data.get("project") or {}, section.extras, context
+            lock.path, lock.text, data.get("project") or {}, section, context
         )
     except (InvalidRequirement, KeyError, TypeError, AttributeError) as exc:
         raise in_file(lock.path, 1, f"not a uv.lock envkit can read ({exc})", RELOCK) from None

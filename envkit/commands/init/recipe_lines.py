@@ -1,0 +1,320 @@
+"""What the project's own recipes run, read as the commands they are: each `pip install` (its
+packages, with the options envkit.yaml keeps on them), the extras the project is installed
+with, and the `mim`, `conda` and `apt-get` installs that are said, not carried; from a
+Dockerfile (its ARG and ENV values in), a script, a Makefile, a dev container's lifecycle
+commands, or a README's fenced pip line."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from itertools import dropwhile
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from envkit.commands.init.discovery import RECIPE, head, recipes
+from envkit.config.rules import TORCH_NAMES as TORCHES
+from envkit.config.rules import requirement_name
+from envkit.plan.project.requirement_lines import INDEX_OPTIONS
+
+# pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
+# (`@pip`, `-pip`: make's prefixes of a recipe line)
+PIP = re.compile(r"[-@+]*(?:.*/)?pip(?:3(?:\.\d+)?|\$\{?\w+\}?)?")  # pip${PYTHON_VERSION} too
+SUBSHELL = re.compile(r"\$\([^()]*\)")
+MAKE_PIP = re.compile(r"\$[({][A-Za-z_]*PIP[A-Za-z_]*[)}]")  # a Makefile's $(PIP), $(PIPENV_PIP)
+MIM = re.compile(r"(?:.*/)?mim")
+VALUE_OPTION = re.compile(  # an option of `pip install`'s or `uv pip install`'s that takes the
+    # next word as its value (their --help): that word is never a package to install
+    r"-[rcetCbpP]|--(requirements?|constraints?|overrides?|build-constraints?|editable|target|"
+    r"prefix|root|src|cache-dir|trusted-host|allow-insecure-host|platform|python-version|"
+    r"python-platform|implementation|abi|config-settings?|config-settings-package|"
+    r"global-option|install-option|only-binary|no-binary|upgrade-strategy|progress-bar|timeout|"
+    r"retries|resume-retries|proxy|cert|client-cert|log|log-file|exists-action|use-feature|"
+    r"use-deprecated|root-user-action|report|python|group|extra|index|default-index|"
+    r"index-strategy|keyring-provider|resolution|prerelease|fork-strategy|exclude-newer|"
+    r"exclude-newer-package|no-build-package|no-binary-package|only-binary-package|"
+    r"no-build-isolation-package|reinstall-package|refresh-package|upgrade-package|link-mode|"
+    r"torch-backend|config-file|directory|project|color)"
+)
+# What a recipe upgrades before its packages, or installs to make and manage environments (a
+# Makefile's create_environment target, a helper script's re-lock): tools, not the environment
+TOOLING = {
+    *("pip", "setuptools", "wheel", "uv", "virtualenv", "virtualenvwrapper", "pipenv", "poetry"),
+    *("pdm", "pip-tools", "setuptools-scm", "build", "twine", "conda-lock", "hatch"),
+}
+# pip's flag for a package that builds against what is installed (a CUDA extension importing
+# torch): kept on the entry, which envkit.yaml writes as {name, no_build_isolation: true}
+NO_ISOLATION = "--no-build-isolation"
+
+
+NAMED_BY = "the packages that {}'s pip install names"  # the lines, as init says it
+# mim (OpenMMLab) picks the wheel built for the image's torch and CUDA from its own pages
+MIM_UNTAKEN = (
+    "not carried: mim picks OpenMMLab's wheels built for the torch and CUDA; list them in "
+    "packages.pip, and mmcv's -f page in a requirements file (or build its sources: devel)"
+)
+NOT_LINKED = "; its -f pages are not carried: list those packages in a requirements file with -f"
+APT = re.compile(r"(?:.*/)?apt(?:-get)?")
+APT_UNTAKEN = "not carried: list the system packages it needs in packages.apt"
+CONDA = re.compile(r"(?:.*/)?(?:conda|mamba|micromamba)")
+CONDA_UNTAKEN = "not carried: list its packages under conda.packages"
+NVCC = re.compile(r"cuda-(?:compiler|nvcc|toolkit)|cudatoolkit-dev")  # nvcc: the devel image
+
+
+@dataclass(frozen=True)
+class RecipePip:
+    file: str  # the recipe, as envkit.yaml names it
+    numbers: tuple[int, ...]  # every line that names packages
+    pip: tuple[str, ...]  # the packages, torch left to envkit
+    lines: list[str]  # every requirement line with the indexes the lines name
+    untaken: tuple[str, ...] = ()  # the recipe's mim lines, said with how to carry them
+
+    @property
+    def where(self) -> str:  # Dockerfile:2,3,5
+        return f"{self.file}:{','.join(map(str, self.numbers))}"
+
+
+def _commands(text: str) -> Iterator[tuple[int, str]]:
+    """(the line it starts on, the command) for each line, continued lines joined; comments
+    (inside a continued RUN too, as Docker drops them) left out."""
+    held, start = "", 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("#"):
+            continue
+        held, start = held + " " + line.removesuffix("\\"), start or number
+        if not line.endswith("\\"):
+            yield start, held
+            held, start = "", 0
+
+
+# a Makefile's rule (`docs: setup`, `sphinx-theme:`), and those whose names say they build the
+# docs, lint, release or clean up: their installs are that task's, not the environment's
+RULE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(?!=)")
+SIDE_RULE = re.compile(r"doc|sphinx|theme|lint|format|release|publish|deploy|clean", re.I)
+
+
+def _built(text: str) -> Iterator[tuple[int, str]]:
+    """An image recipe's commands with its ARG and ENV values in."""
+    known: dict[str, str] = {}
+    for number, line in _commands(text):
+        if found := ARG.match(line.strip()):
+            known[found.group(1)] = found.group(2).strip("\"'")
+        yield number, substituted(line, known, keep=True)
+
+
+def _made(text: str) -> Iterator[tuple[int, str]]:
+    """A Makefile's commands, less those of its side rules (docs, lint, release, clean)."""
+    side = False
+    for number, command in _commands(text):
+        if rule := RULE.match(command.strip()) if not command.startswith(" \t") else None:
+            side = bool(SIDE_RULE.search(rule.group(1)))
+        elif not side:
+            yield number, command
+
+
+# a dev container's commands (devcontainer.json's lifecycle scripts): a string is run by a shell,
+# a list is one command's words, an object names commands run in parallel
+LIFECYCLE = re.compile(r'"(initialize|onCreate|updateContent|postCreate|postStart)Command"')
+JSONC = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)  # a string, or a comment
+
+
+# an image recipe's build arguments and environment (`ARG CUDA=12.2.2`, `ENV PIP_VERSION=24`)
+ARG = re.compile(r"^(?:ARG|ENV)\s+([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|\S+)", re.IGNORECASE)
+VARIABLE = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}|\$(\w+)")  # ${A}, ${A:-default}, $A
+
+
+def substituted(text: str, arguments: dict[str, str], keep: bool = False) -> str:
+    """TEXT with each variable replaced by its value in ARGUMENTS, else its default, else ""
+    (or, with KEEP, left as it is)."""
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1) or found.group(3)
+        default = found.group(2) if found.group(2) is not None else (found.group(0) if keep else "")
+        return arguments.get(name) or default
+
+    return VARIABLE.sub(value, text)
+
+
+def recipe_commands(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, command) of each command a recipe runs: a Dockerfile's or a script's lines (an
+    image recipe's with its ARG and ENV values in: `pip install "${INSTALL}"`), a dev
+    container's lifecycle commands (JSON with comments, as VS Code reads it)."""
+    text = head(path)
+    if path.suffix != ".json":
+        read = (
+            _built if RECIPE.search(path.name) else _made if path.name == "Makefile" else _commands
+        )
+        yield from read(text)
+        return
+    plain = re.sub(r",(\s*[}\]])", r"\1", JSONC.sub(lambda m: m.group(1) or "", text))
+    try:
+        settings = json.loads(plain)
+    except ValueError:  # not JSON: nothing envkit can read as commands
+        return
+    for found in LIFECYCLE.finditer(text):
+        number = text.count("\n", 0, found.start()) + 1
+        value = settings.get(found.group(0).strip('"')) if isinstance(settings, dict) else None
+        for command in value.values() if isinstance(value, dict) else (value,):
+            if isinstance(command, list):
+                command = shlex.join(str(word) for word in command)
+            if isinstance(command, str):
+                yield number, command
+
+
+def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | None:
+    """What the first of the project's recipes that installs packages by name installs, on
+    every `pip install` line (`RUN pip install --no-cache-dir transformers==4.41.0 einops`,
+    then `RUN pip install xtcocotools`), the project itself (OWN) aside; with the `mim
+    install` and `apt-get install` lines of the recipes read, said as not carried. None where
+    no recipe names any."""
+    untaken: list[str] = []
+    first: RecipePip | None = None
+    for path in recipes(folder, paths):
+        numbers: list[int] = []
+        lines: list[str] = []
+        name = path.relative_to(folder).as_posix()
+        for number, command in recipe_commands(path):
+            found = []
+            for named in _installs(command, PIP):  # each install of a `&&` chain on its own
+                each = [r for r in _pip_arguments(named) if not own or not _same(r, own)]
+                found += _with_options(named, each)
+            if any(not r.startswith("-") for r in found):
+                numbers.append(number)
+                lines += found
+            mim = (shlex.join(m) for m in _installs(command, MIM))
+            untaken += [f"{name}:{number}: `mim install {m}`: {MIM_UNTAKEN}" for m in mim]
+            for words in _installs(command, CONDA):
+                why = CONDA_UNTAKEN + (
+                    "; nvcc: base.variant devel" if NVCC.search(" ".join(words)) else ""
+                )
+                untaken.append(f"{name}:{number}: `conda install {shlex.join(words)}`: {why}")
+            apt = (shlex.join(a) for a in _installs(command, APT) if a)
+            untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
+        if numbers and first is None:  # every recipe's apt and mim lines are still said
+            pip = (r for r in lines if r[0] != "-" and requirement_name(_bare(r)) not in TORCHES)
+            first = RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines)
+    if first is not None:
+        return replace(first, untaken=tuple(untaken))
+    return RecipePip("", (), (), [], tuple(untaken)) if untaken else None
+
+
+def _with_options(named: list[str], lines: list[str]) -> list[str]:
+    """One install's requirement LINES with the options envkit.yaml keeps on each (NAMED: the
+    install's words): built without isolation (flash-attn), found on the https page its -f
+    names (JAX's CUDA jaxlib builds, PyG's wheels)."""
+    page = next((line.split()[1] for line in lines if _page(line)), "")
+    flags = f" {NO_ISOLATION}" if NO_ISOLATION in named else ""
+    flags += f" --find-links {page}" if page else ""
+    return [line if line[0] == "-" else line + flags for line in lines]
+
+
+def _page(line: str) -> bool:
+    """A -f line envkit.yaml can carry: an https page (not a local folder of wheels)."""
+    option, _, value = line.partition(" ")
+    return option in ("-f", "--find-links") and value.startswith("https://")
+
+
+def _bare(line: str) -> str:
+    """The requirement of a line that may carry options (`flash-attn --no-build-isolation`)."""
+    return re.split(r"\s+--", line, maxsplit=1)[0]
+
+
+def _same(line: str, own: str) -> bool:
+    return requirement_name(line) == requirement_name(own)
+
+
+def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str, bool]:
+    """The extras the project's own recipe installs the project with (`pip install -e
+    ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), the line that
+    does, and whether editable (`-e .`: the team works on its checkout); ((), "", False) where
+    no recipe installs it with either. Of the first recipe that does, every such line counts
+    (`pip install -e .`, then `pip install -e ".[train]"`: editable, with [train])."""
+    for path in recipes(folder, paths):
+        extras: set[str] = set()
+        numbers, editable = [], False
+        for number, command in recipe_commands(path):
+            for words in _installs(command, PIP):
+                for before, word in zip(["", *words], words, strict=False):
+                    own = re.fullmatch(r"\./?(\[.*\])?", word)
+                    word = f"{name}{own.group(1) or ''}" if own else word
+                    if not name or requirement_name(word) != requirement_name(name):
+                        continue
+                    extras |= Requirement(word).extras
+                    editable |= bool(own) and before in ("-e", "--editable")
+                    numbers.append(str(number))
+        if extras or editable:
+            where = f"{path.relative_to(folder).as_posix()}:{','.join(dict.fromkeys(numbers))}"
+            return tuple(sorted(extras)), where, editable
+    return (), "", False
+
+
+def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
+    """(where, its requirement lines) of the first pip line of the project's README that names
+    a package (NAME: that package: `pip install torch==2.6.0 --index-url .../cu124`); the
+    README's install instructions are the environment of a project with no file of its own."""
+    readmes = (p for p in folder.glob("README*") if p.is_file())  # README.md before README-ja.md
+    for path in sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name)):
+        for number, command in _commands(_fenced(head(path))):
+            for lines in map(_pip_arguments, _installs(command, PIP)):
+                named = {requirement_name(line) for line in lines if not line.startswith("-")}
+                if (name in named) if name else named:
+                    return f"{path.name}:{number}", lines
+    return None
+
+
+def _fenced(text: str) -> str:
+    """A README's fenced code blocks only, its other lines blank (their numbers kept): prose
+    that says "pip install the package" is not a command."""
+    inside, kept = False, []
+    for line in text.splitlines():
+        fence = line.lstrip().startswith(("```", "~~~"))
+        inside ^= fence
+        kept.append(line if inside and not fence else "")
+    return "\n".join(kept)
+
+
+def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
+    """The arguments of each `TOOL install` in a shell COMMAND, up to the shell's next command
+    (`&&`, `;`, `|`): words as the shell splits them, so a `;` inside a quoted marker
+    (`"numpy<2; python_version<'3.12'"`) stays the marker's."""
+    command = MAKE_PIP.sub("pip", command) if tool is PIP else command
+    command = SUBSHELL.sub("${…}", command)  # a word's `$(…)` part stays in the word
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: not a line the shell would run either
+        return []
+    found = []
+    for index in (i for i, word in enumerate(words) if tool.fullmatch(word)):
+        rest = list(dropwhile(lambda w: w.startswith("-"), words[index + 1 :]))  # apt-get -y
+        if rest[:1] == ["install"]:
+            end = next((i for i, w in enumerate(rest) if not w.strip(";&|()<>")), len(rest))
+            found.append(rest[1:end])
+    return found
+
+
+def _pip_arguments(arguments: list[str]) -> list[str]:
+    """pip install's ARGUMENTS as requirement-file lines: each package named (not a path, a URL
+    or a variable, nor pip's own tooling), each index option with its URL; other options
+    dropped."""
+    tokens = iter(arguments)
+    lines = []
+    for token in tokens:
+        option, given, value = token.partition("=")
+        if option in INDEX_OPTIONS:
+            lines.append(f"{option} {value if given else next(tokens, '')}")
+        elif VALUE_OPTION.fullmatch(option) and not given:
+            next(tokens, None)
+        elif not token.startswith("-"):
+            try:
+                requirement = Requirement(token)
+            except InvalidRequirement:
+                continue
+            if requirement_name(token) not in TOOLING:
+                lines.append(str(requirement))
+    return lines
