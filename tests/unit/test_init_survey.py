@@ -1251,13 +1251,15 @@ def test_a_setup_pys_extras_that_its_recipe_installs_it_with_are_installed_the_o
 def test_a_projects_dependency_groups_are_named_with_the_setting_that_installs_them(
     tmp_path: Path,
 ) -> None:
-    """PEP 735's [dependency-groups] (and Poetry's, PDM's): not installed unless asked, and
-    said so, with python.groups."""
+    """PEP 735's [dependency-groups] (and Poetry's, PDM's) and the extras nothing asks for:
+    not installed unless asked, and said so, with python.groups and python.extras."""
     pyproject = (
         '[project]\nname = "x"\nversion = "0.1"\ndependencies = ["torch==2.4.1", "six"]\n'
         '[dependency-groups]\ndev = ["pytest"]\nbuild = ["ninja"]\n'
     )
+    pyproject += '[project.optional-dependencies]\nviz = ["matplotlib"]\ntrain = ["wandb"]\n'
     said, _ = _made(tmp_path, {"pyproject.toml": pyproject})
+    assert "pyproject.toml: its extras (train, viz) are not installed: name those" in said, said
     assert (
         "pyproject.toml: its dependency groups (build, dev) are not installed: name those" in said
     )

@@ -202,6 +202,9 @@ def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
     return from_conda(path, folder) if kind == "conda" else from_requirements(path, folder)
 
 
+NOT_INSTALLED = "pyproject.toml: its {} ({}) are not installed: name those you want in python.{}"
+
+
 def _project_candidates(
     pyproject: dict[str, Any],
     lock: dict[str, Any] | None,
@@ -218,10 +221,7 @@ def _project_candidates(
         unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
         return []
     if groups := declared_groups(pyproject):
-        unusable.append(
-            f"pyproject.toml: its dependency groups ({', '.join(groups)}) are not installed: "
-            "name those you want in python.groups"
-        )
+        unusable.append(NOT_INSTALLED.format("dependency groups", ", ".join(groups), "groups"))
     locked_wish = replace(from_uv_lock(lock or {}, lock_name), python=admitted_python(pyproject))
     locked = [Candidate(lock_name, ("pyproject.toml", lock_name), locked_wish)] if lock else []
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
@@ -234,6 +234,8 @@ def _project_candidates(
         declared = {canonicalize_name(e): str(e) for e in declared_extras(pyproject)}
         named = tuple(declared.get(canonicalize_name(e), e) for e in extras[0])  # PEP 685
         wish = from_pyproject(pyproject, "pyproject.toml", named)
+        if unchosen := sorted(set(declared.values()) - {*named, *wish.extras}):
+            unusable.append(NOT_INSTALLED.format("extras", ", ".join(unchosen), "extras"))
         because = f"{extras[1]} installs it" if extras[1] else ""
         because += f" with [{','.join(extras[0])}]" if extras[0] else ""
         because += " editable" if extras[2] else ""
