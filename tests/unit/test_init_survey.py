@@ -1279,3 +1279,21 @@ def test_a_makefiles_docs_and_release_rules_install_nothing_of_the_environment(
     pip = next(line for line in said.splitlines() if line.startswith("packages.pip:"))
     assert "einops" in pip and "pre-commit" in pip, pip
     assert "sphinx" not in pip and "awscli" not in pip and "twine" not in pip, pip
+
+
+def test_a_test_file_that_the_main_files_own_command_installs_is_used_with_them(
+    tmp_path: Path,
+) -> None:
+    """`pip install -r requirements.txt -r requirements/test.txt` (one command over lines): the
+    test file is part of the environment that command makes, not an alternative to it."""
+    files = {
+        "requirements.txt": "torch==2.4.1\neinops\n",
+        "requirements/test.txt": "pytest\n",
+        "requirements/docs.txt": "sphinx\n",
+        "Makefile": "setup:\n\tpip install -r requirements.txt \\\n\t  -r requirements/test.txt\n"
+        "\tpip install -r requirements/docs.txt\n",
+    }
+    said, config = _made(tmp_path, files)
+    assert "uses requirements.txt and requirements/test.txt (" in said, said
+    assert "requirements: [requirements.txt, requirements/test.txt]" in config, config
+    assert "requirements/docs.txt" not in config.split("requirements:", 1)[1].split("\n", 1)[0]

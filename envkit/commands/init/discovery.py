@@ -163,6 +163,7 @@ class Installed:
     kind: str  # requirements | conda
     file: str  # as envkit.yaml names it, relative to the project
     where: str  # the recipe's line that installs it: `.devcontainer/Dockerfile:4`
+    command: int = 0  # the line its command starts on (one `pip install -r a -r b` spans lines)
 
 
 SIDE_FOLDERS = re.compile(
@@ -242,7 +243,9 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
         bases = (path.parent, folder) if SCRIPT.fullmatch(path.name) else (folder, path.parent)
+        start = 0
         for number, line in enumerate(head(path).splitlines(), 1):
+            start = start or number
             for kind, pattern in INSTALLS.items():
                 for named in pattern.findall(line):
                     for base in bases:
@@ -252,6 +255,7 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                         if target.is_file() and target.is_relative_to(root):
                             file = target.relative_to(root).as_posix()
                             where = f"{path.relative_to(folder).as_posix()}:{number}"
-                            found.setdefault(file, Installed(kind, file, where))
+                            found.setdefault(file, Installed(kind, file, where, start))
                             break
+            start = start if line.endswith("\\") else 0
     return sorted(found.values(), key=lambda i: (aside(i.file), side_rank(i.file)))

@@ -152,6 +152,8 @@ def _installed(folder: Path, installs: list[Installed], unusable: list[str]) -> 
             continue
         recipe = i.where.rsplit(":", 1)[0]
         together = i.kind == "requirements" and not aside(i.file) and not DEV.search(i.file)
+        # a dev or test file that the main ones' own command installs is theirs too
+        together |= recipe in main and i.command == main[recipe][0].command
         if together and recipe in main:  # gpt-neox's Dockerfile installs three in a row
             first = next(c for c in found if c.files[0] == main[recipe][0].file)
             main[recipe].append(i)
