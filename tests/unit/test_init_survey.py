@@ -1297,3 +1297,27 @@ def test_a_test_file_that_the_main_files_own_command_installs_is_used_with_them(
     assert "uses requirements.txt and requirements/test.txt (" in said, said
     assert "requirements: [requirements.txt, requirements/test.txt]" in config, config
     assert "requirements/docs.txt" not in config.split("requirements:", 1)[1].split("\n", 1)[0]
+
+
+def test_a_recipe_of_the_project_beats_a_launch_script_and_a_pinned_companion_beats_the_base(
+    tmp_path: Path,
+) -> None:
+    """A Dockerfile under docker/ (not a docs recipe: "docker" holds no side word) is read
+    before a launch script under scripts/; and a base image whose torch the file's own
+    torchaudio pin does not admit gives way to the pin."""
+    files = {
+        "pyproject.toml": '[project]\nname = "acme"\nversion = "1"\ndependencies = ["torch>=2.1"]\n'
+        '[project.optional-dependencies]\ntrain = ["wandb"]\n',
+        "docker/Dockerfile.gantry": "FROM python:3.11\n"
+        "RUN pip install flash-attn --no-build-isolation\nRUN pip install .[train]\n",
+        "scripts/launch/run-on-gpus.sh": "#!/bin/sh\npip install '.[train]'\nnvidia-smi\n",
+    }
+    said, config = _made(tmp_path / "order", files)
+    assert "docker/Dockerfile.gantry:3 installs it with [train]" in said, said
+    assert "no_build_isolation: true" in config, config
+    files = {
+        "docker/Dockerfile": "FROM nvcr.io/nvidia/pytorch:25.06-py3\n",
+        "install.sh": "pip install torchaudio==2.4.1 librosa\n",
+    }
+    said, config = _made(tmp_path / "pin", files)
+    assert 'torch: "2.4.1"' in config, config

@@ -18,7 +18,13 @@ from packaging.version import Version
 from envkit.catalog import compat
 from envkit.commands.init.discovery import RECIPE, head, recipes
 from envkit.commands.init.recipe_lines import ARG, readme_pip, substituted
-from envkit.commands.init.torch_wish import NAMES_NO_TORCH, TorchWish, from_lines, release_for
+from envkit.commands.init.torch_wish import (
+    NAMES_NO_TORCH,
+    TorchWish,
+    companions_admit,
+    from_lines,
+    release_for,
+)
 
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
 REGISTRY = re.compile(r"^(?:docker\.io/|nvcr\.io/)?")
@@ -106,7 +112,8 @@ def on_base(wish: TorchWish, shown: str, base: RecipeBase) -> TorchWish:
         return replace(wish, cuda=cuda, said=said)
     if wish.none or (wish.specifier or "").startswith("==") or wish.cuda == "cpu":
         return wish
-    if base.torch and SpecifierSet(wish.specifier or "").contains(base.torch, prereleases=True):
+    admitted = SpecifierSet(wish.specifier or "").contains(base.torch or "", prereleases=True)
+    if base.torch and admitted and companions_admit(wish, base.torch):
         return replace(wish, specifier=f"=={base.torch}", cuda=base.cuda, said=said)
     if not base.cuda or wish.cuda:
         return wish

@@ -214,18 +214,27 @@ GPU_RECIPE = re.compile(r"cuda|cudnn|gpu|whl/cu\d", re.IGNORECASE)
 CPU_RECIPE = re.compile(r"(?<![a-z])[ct]pu(?![a-z])", re.IGNORECASE)
 
 
+# a side environment's word as a whole word of a recipe's path (`Dockerfile.dev`,
+# `docker/app-doc-builder/`), not inside another (`docker`, `.devcontainer`)
+SIDE_WORD = re.compile(r"(?<![a-z])(dev|tests?|docs?|lint|ci|bench\w*|examples?)(?![a-z])", re.I)
+_SIDE_KINDS = {"dev": 1, "tes": 2}
+
+
 def recipes(folder: Path, paths: list[Path]) -> list[Path]:
     """The project's own recipes, the one that says most of its GPU environment first: main
     ones before dev, test and docs ones (by any folder's name or the file's: a docs builder's
-    Dockerfile), then CUDA before CPU or TPU, then those naming torch; by path among equals."""
+    Dockerfile), CPU or TPU ones after, a script below the project's folder (a launcher under
+    scripts/) after those, then CUDA before none, then those naming torch; by path among
+    equals."""
 
-    def rank(path: Path) -> tuple[int, bool, bool, bool]:
+    def rank(path: Path) -> tuple[int, bool, bool, bool, bool]:
         relative = path.relative_to(folder)
-        side = max(side_rank(part) for part in relative.parts if part != ".devcontainer")
         name, text = relative.as_posix(), head(path)
+        side = max((_SIDE_KINDS.get(w.lower()[:3], 3) for w in SIDE_WORD.findall(name)), default=0)
         return (
             side,
             bool(CPU_RECIPE.search(name)) or "whl/cpu" in text,
+            path.suffix == ".sh" and len(relative.parts) > 1,
             not (GPU_RECIPE.search(name) or GPU_RECIPE.search(text)),
             "torch" not in name,
         )

@@ -27,6 +27,7 @@ from envkit.commands.init.discovery import (
     usable_kind,
     walk,
 )
+from envkit.commands.init.member_key import member_key
 from envkit.commands.init.recipe_lines import (
     NAMED_BY,
     NOT_LINKED,
@@ -45,11 +46,9 @@ from envkit.commands.init.torch_wish import (
     from_requirements,
     from_uv_lock,
 )
-from envkit.commands.ssh_config import agent_lines
 from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import ConfigError, FieldError
 from envkit.files import TOMLDecodeError, read_regular, toml_loads
-from envkit.plan.box.keys import parse_public_key
 from envkit.plan.project.pipenv import pipenv_requirements, pipfile_facts
 from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
@@ -71,7 +70,6 @@ CONDA_FILES = (
 CONDA_LOCKS = ("pixi.lock", "conda-lock.yml", "conda-linux-64.lock")
 KNOWN = ("pyproject.toml", "uv.lock", "setup.py", "envkit.yaml")  # read above, or envkit's own
 PROJECT_LOCKS = ("uv.lock", "poetry.lock", "pdm.lock")  # beside pyproject.toml: the first
-KEY_FILES = ("id_ed25519.pub", "id_ecdsa.pub", "id_rsa.pub")  # strongest first
 PRECEDENCE = (
     "uv.lock, poetry.lock, pdm.lock > pixi.lock, conda-lock.yml > Pipfile.lock > "
     "pyproject.toml > environment.yml > requirements.txt > Pipfile > setup.py > a recipe's "
@@ -109,19 +107,6 @@ class Survey:
     skipped_keys: tuple[str, ...] = ()  # files found but not usable, with why
     cuda_source: str | None = None  # a .cu file: compiled by nvcc at install or at run time
     devel_base: str | None = None  # the project's own recipe builds on a devel image (nvcc)
-
-
-def _usable(text: str) -> str | None:
-    """None when the key is one sshd in the image accepts; else why not."""
-    try:
-        parse_public_key(text.strip().splitlines()[0] if text.strip() else "")
-    except (FieldError, IndexError) as exc:
-        return getattr(exc, "problem", "unreadable")
-    return None
-
-
-def _agent_key() -> str | None:
-    return next((line.strip() for line in agent_lines() if _usable(line) is None), None)
 
 
 def _toml(path: Path, folder: Path, unusable: list[str]) -> dict[str, Any] | None:
@@ -207,6 +192,10 @@ def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
 NOT_INSTALLED = "pyproject.toml: its {} ({}) are not installed: name those you want in python.{}"
 
 
+def _few(names: list[str], most: int = 8) -> str:
+    return ", ".join(names[:most]) + (f", … ({len(names)} in all)" if len(names) > most else "")
+
+
 def _project_candidates(
     pyproject: dict[str, Any],
     lock: dict[str, Any] | None,
@@ -223,7 +212,7 @@ def _project_candidates(
         unusable.append("pyproject.toml: neither a [project] table (PEP 621) nor Poetry's")
         return []
     if groups := declared_groups(pyproject):
-        unusable.append(NOT_INSTALLED.format("dependency groups", ", ".join(groups), "groups"))
+        unusable.append(NOT_INSTALLED.format("dependency groups", _few(groups), "groups"))
     locked_wish = replace(from_uv_lock(lock or {}, lock_name), python=admitted_python(pyproject))
     locked = [Candidate(lock_name, ("pyproject.toml", lock_name), locked_wish)] if lock else []
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
@@ -237,7 +226,7 @@ def _project_candidates(
         named = tuple(declared.get(canonicalize_name(e), e) for e in extras[0])  # PEP 685
         wish = from_pyproject(pyproject, "pyproject.toml", named)
         if unchosen := sorted(set(declared.values()) - {*named, *wish.extras}):
-            unusable.append(NOT_INSTALLED.format("extras", ", ".join(unchosen), "extras"))
+            unusable.append(NOT_INSTALLED.format("extras", _few(unchosen), "extras"))
         because = f"{extras[1]} installs it" if extras[1] else ""
         because += f" with [{','.join(extras[0])}]" if extras[0] else ""
         because += " editable" if extras[2] else ""
@@ -470,17 +459,7 @@ def survey(folder: Path, home: Path) -> Survey:
     def first(names: tuple[str, ...]) -> str | None:
         return next((n for n in names if (folder / n).is_file()), None)
 
-    skipped = []
-    key_file = None
-    for name in KEY_FILES:
-        path = home / ".ssh" / name
-        if not path.is_file():
-            continue
-        why = _usable(path.read_text(errors="replace"))
-        if why is None:
-            key_file = f"~/.ssh/{name}"
-            break
-        skipped.append(f"~/.ssh/{name}: {why}")
+    key_file, agent_key, skipped = member_key(home)
     paths = walk(folder)  # the project's files, walked once
     candidates, unusable = _candidates(folder, paths)
     if base := recipe_base(folder, paths):
@@ -493,8 +472,8 @@ def survey(folder: Path, home: Path) -> Survey:
         unusable=tuple(unusable),
         apt_file=first(APT_FILES),
         key_file=key_file,
-        agent_key=None if key_file else _agent_key(),
-        skipped_keys=tuple(skipped),
+        agent_key=agent_key,
+        skipped_keys=skipped,
         cuda_source=cuda,
         devel_base=base.said if base and base.devel else None,
     )

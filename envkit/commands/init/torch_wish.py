@@ -354,16 +354,14 @@ def _for_companions(wish: TorchWish, releases: list[str]) -> list[str]:
     """Of RELEASES, those whose torchvision and torchaudio the file's own pins admit, where
     any does (`torch>=2.0.1` with `torchvision==0.15.2`: torch 2.0.1, so that the file is kept
     whole); else all of them, and render says which pin wants another torch, at its line."""
-    asked = [Requirement(line) for line in wish.companions]
-    fitting = [
-        release
-        for release in releases
-        if all(
-            a.specifier.contains(compat.companions(release)[canonicalize_name(a.name)], True)
-            for a in asked
-        )
-    ]
-    return fitting or releases
+    return [r for r in releases if companions_admit(wish, r)] or releases
+
+
+def companions_admit(wish: TorchWish, release: str) -> bool:
+    """Whether the file's pinned torchvision and torchaudio admit those built for RELEASE."""
+    built = compat.companions(release)
+    asked = map(Requirement, wish.companions)
+    return all(a.specifier.contains(built[canonicalize_name(a.name)], True) for a in asked)
 
 
 def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
