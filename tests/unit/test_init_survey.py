@@ -1321,3 +1321,19 @@ def test_a_recipe_of_the_project_beats_a_launch_script_and_a_pinned_companion_be
     }
     said, config = _made(tmp_path / "pin", files)
     assert 'torch: "2.4.1"' in config, config
+
+
+def test_a_recipes_package_by_url_is_said_with_how_to_carry_it(tmp_path: Path) -> None:
+    """`pip install git+https://…#subdirectory=bindings/torch` names no package envkit can
+    write (its name is the build's): said at its line, with `NAME @ URL`; an index URL given
+    to an option is not a package."""
+    url = "git+https://github.com/NVlabs/tiny-cuda-nn.git@b3473c8#subdirectory=bindings/torch"
+    recipe = (
+        "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
+        "RUN pip install torch==2.5.1 --extra-index-url https://download.pytorch.org/whl/cu124\n"
+        f"RUN pip install einops {url}\n"
+    )
+    said, config = _made(tmp_path, {"Dockerfile": recipe})
+    assert f"not used: Dockerfile:3: `pip install {url}`: not carried: a package by URL" in said
+    assert "download.pytorch.org/whl/cu124`: not carried" not in said, said
+    assert '"einops"' in config and "tiny-cuda-nn" not in config.split("# ")[0], config

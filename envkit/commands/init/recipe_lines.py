@@ -58,6 +58,9 @@ MIM_UNTAKEN = (
     "packages.pip, and mmcv's -f page in a requirements file (or build its sources: devel)"
 )
 NOT_LINKED = "; its -f pages are not carried: list those packages in a requirements file with -f"
+# a package by URL (git, a wheel's or an archive's): its name is the build's to tell
+BY_URL = re.compile(r"(?:git\+)?(?:https?|ssh)://")
+URL_UNTAKEN = "not carried: a package by URL: list it as `NAME @ URL` in packages.pip"
 APT = re.compile(r"(?:.*/)?apt(?:-get)?")
 APT_UNTAKEN = "not carried: list the system packages it needs in packages.apt"
 CONDA = re.compile(r"(?:.*/)?(?:conda|mamba|micromamba)")
@@ -181,7 +184,9 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
             found = []
             for named in _installs(command, PIP):  # each install of a `&&` chain on its own
                 each = [r for r in _pip_arguments(named) if not own or not _same(r, own)]
-                found += _with_options(named, each)
+                found += _with_options(named, [r for r in each if not BY_URL.match(r)])
+                urls = (u for u in each if BY_URL.match(u) and not (own and own in u))
+                untaken += [f"{name}:{number}: `pip install {u}`: {URL_UNTAKEN}" for u in urls]
             if any(not r.startswith("-") for r in found):
                 numbers.append(number)
                 lines += found
@@ -259,7 +264,8 @@ def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
     readmes = (p for p in folder.glob("README*") if p.is_file())  # README.md before README-ja.md
     for path in sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name)):
         for number, command in _commands(_fenced(head(path))):
-            for lines in map(_pip_arguments, _installs(command, PIP)):
+            for found in map(_pip_arguments, _installs(command, PIP)):
+                lines = [line for line in found if not BY_URL.match(line)]  # no name to carry
                 named = {requirement_name(line) for line in lines if not line.startswith("-")}
                 if (name in named) if name else named:
                     return f"{path.name}:{number}", lines
@@ -283,8 +289,10 @@ def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
     (`"numpy<2; python_version<'3.12'"`) stays the marker's."""
     command = MAKE_PIP.sub("pip", command) if tool is PIP else command
     command = SUBSHELL.sub("${…}", command)  # a word's `$(…)` part stays in the word
+    # a comment starts a word, as the shell reads it: not a URL's #subdirectory= or #egg=
+    command = re.sub(r"(?:^|\s)#.*", "", command)
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
+    lexer.whitespace_split, lexer.commenters = True, ""
     try:
         words = list(lexer)
     except ValueError:  # unbalanced quotes: not a line the shell would run either
@@ -299,9 +307,9 @@ def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
 
 
 def _pip_arguments(arguments: list[str]) -> list[str]:
-    """pip install's ARGUMENTS as requirement-file lines: each package named (not a path, a URL
-    or a variable, nor pip's own tooling), each index option with its URL; other options
-    dropped."""
+    """pip install's ARGUMENTS as requirement-file lines: each package named (not a path or a
+    variable, nor pip's own tooling), each index option with its URL, each package by URL as
+    its URL; other options dropped."""
     tokens = iter(arguments)
     lines = []
     for token in tokens:
@@ -314,6 +322,7 @@ def _pip_arguments(arguments: list[str]) -> list[str]:
             try:
                 requirement = Requirement(token)
             except InvalidRequirement:
+                lines += [token] if BY_URL.match(token) else []
                 continue
             if requirement_name(token) not in TOOLING:
                 lines.append(str(requirement))
