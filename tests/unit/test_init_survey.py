@@ -1337,3 +1337,18 @@ def test_a_recipes_package_by_url_is_said_with_how_to_carry_it(tmp_path: Path) -
     assert f"not used: Dockerfile:3: `pip install {url}`: not carried: a package by URL" in said
     assert "download.pytorch.org/whl/cu124`: not carried" not in said, said
     assert '"einops"' in config and "tiny-cuda-nn" not in config.split("# ")[0], config
+
+
+def test_a_pixi_task_that_installs_packages_is_said_with_its_line(tmp_path: Path) -> None:
+    """pixi.toml's tasks run when asked, after the environment (nerfstudio's `tcnn-install`):
+    what they install is in no lock, so each is said, with its line; other tasks are not."""
+    pixi = (
+        '[project]\nname = "x"\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n\n'
+        '[tasks]\ntrain = "python train.py"\n'
+        'tcnn-install = "python -m pip install ninja git+https://github.com/NVlabs/tiny-cuda-nn/"\n'
+        '[feature.dev.tasks]\nsetup = { cmd = "pip install -e ." }\n'
+    )
+    said, _ = _made(tmp_path, {"pixi.toml": pixi, "requirements.txt": "torch==2.5.1\n"})
+    assert "not used: pixi.toml:8: task tcnn-install (`python -m pip install ninja" in said, said
+    assert "not used: pixi.toml:10: task setup (`pip install -e .`)" in said, said
+    assert "task train" not in said

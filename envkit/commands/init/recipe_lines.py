@@ -19,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from envkit.commands.init.discovery import RECIPE, head, recipes
 from envkit.config.rules import TORCH_NAMES as TORCHES
 from envkit.config.rules import requirement_name
+from envkit.files import TOMLDecodeError, toml_loads
 from envkit.plan.project.requirement_lines import INDEX_OPTIONS
 
 # pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
@@ -327,3 +328,34 @@ def _pip_arguments(arguments: list[str]) -> list[str]:
             if requirement_name(token) not in TOOLING:
                 lines.append(str(requirement))
     return lines
+
+
+TASK_UNTAKEN = (
+    "not carried: a pixi task runs when asked, after the environment: add what it installs to "
+    "packages.pip (a build against torch: no_build_isolation, on base.variant devel) or build.steps"
+)
+
+
+def pixi_tasks(folder: Path) -> list[str]:
+    """pixi.toml's tasks that install packages (nerfstudio's `tcnn-install`), said with their
+    line: the lock holds none of what they install."""
+    path = folder / "pixi.toml"
+    if not path.is_file():
+        return []
+    text = head(path)
+    try:
+        data = toml_loads(text)
+    except TOMLDecodeError:
+        return []  # said where pixi.toml is read, not here
+    features = [data, *((data.get("feature") or {}).values())]
+    said = []
+    for tasks in (f.get("tasks") or {} for f in features if isinstance(f, dict)):
+        for name, task in tasks.items():
+            command = task.get("cmd") if isinstance(task, dict) else task
+            command = shlex.join(map(str, command)) if isinstance(command, list) else command
+            if isinstance(command, str) and _installs(command, PIP):
+                line = next(
+                    (n for n, t in enumerate(text.splitlines(), 1) if t.startswith(name)), 1
+                )
+                said.append(f"pixi.toml:{line}: task {name} (`{command[:160]}`): {TASK_UNTAKEN}")
+    return said

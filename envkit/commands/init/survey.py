@@ -32,6 +32,7 @@ from envkit.commands.init.recipe_lines import (
     NAMED_BY,
     NOT_LINKED,
     RecipePip,
+    pixi_tasks,
     readme_pip,
     recipe_extras,
     recipe_pip,
@@ -300,7 +301,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
     listed = recipe_pip(folder, recipes, package)
-    unusable += listed.untaken if listed else ()
+    unusable += [*(listed.untaken if listed else ()), *pixi_tasks(folder)]
     carried = {c.pip_from for c in project if c.kind == "pyproject" and c.pip}
     if listed and listed.lines and _named_by(listed) not in carried:  # not said twice
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
