@@ -93,6 +93,37 @@ def test_the_dependency_groups_named_install_and_an_unknown_one_is_refused(tmp_p
     assert "python.groups" in said, said
 
 
+@pytest.mark.parametrize("source", ["pdmproj", "poetryproj"])
+def test_a_poetry_or_pdm_locks_git_package_installs_at_its_commit_as_a_uv_locks_does(
+    tmp_path: Path, source: str
+) -> None:
+    """A git package that a Poetry or PDM lock resolved to a commit: left out of the hashed
+    export and installed at that commit (git has no sha256), as a uv.lock's; before, the whole
+    lock was refused ("publish it to an index"). One not pinned to a commit stays refused."""
+    commit = "65486e4383f9f411da95937451205d3c7b61b9e1"
+    project = _project(tmp_path / "git", source, APT_TORCH)
+    lock_name = "pdm.lock" if source == "pdmproj" else "poetry.lock"
+    lock = project / lock_name
+    text = lock.read_text()
+    start = text.index('name = "six"')
+    end = text.index("[[package]]", start)
+    if source == "pdmproj":
+        git = f'git = "https://github.com/benjaminp/six.git"\nrevision = "{commit}"\n'
+        six = text[start:end].split("files = [")[0] + git + "\n"
+    else:
+        git = '[package.source]\ntype = "git"\nurl = "https://github.com/benjaminp/six.git"\n'
+        git += f'reference = "HEAD"\nresolved_reference = "{commit}"\n'
+        six = text[start:end].split("files = [")[0] + "files = []\n\n" + git + "\n"
+    lock.write_text(text[:start] + six + text[end:])
+    layer = _rendered(project).split(f"The project's {lock_name}, exactly", 1)[1].split("\n\n")[0]
+    dropped = layer.split("drop_requirements.py ", 1)[1].split(" <", 1)[0].split()
+    assert "six" in dropped, dropped
+    assert f"'six @ git+https://github.com/benjaminp/six.git@{commit}'" in layer, layer
+    lock.write_text(lock.read_text().replace(commit, ""))
+    shutil.rmtree(project / ".envkit")
+    assert "no sum can check it" in render_refused(project)
+
+
 def test_a_locks_git_package_installs_at_its_commit_beside_the_hashed_lock(tmp_path: Path) -> None:
     """prime-rl's uv.lock takes one package from git: it is installed at the commit the lock
     resolved (git has no sha256), the rest still hashed; before, the whole lock was refused.

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from envkit.errors import ConfigError, file_issue, in_file
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.conda_locks import git_pin
 from envkit.plan.project.lock_graph import (
     check_torch,
     companion_pins,
@@ -57,6 +58,21 @@ EXPORTERS = {
 }
 
 
+def _git(package: dict[str, Any]) -> str | None:
+    """A Poetry or PDM lock's git package at the commit it resolved, as pip's requirement
+    (`NAME @ git+https://HOST/PATH@COMMIT`); None for any other source, or an unpinned one."""
+    source = package.get("source") or {}
+    if isinstance(source, dict) and source.get("type") == "git":  # Poetry's
+        url, commit = source.get("url", ""), source.get("resolved_reference", "")
+        sub = source.get("subdirectory") or ""
+    else:  # PDM's
+        url, commit = package.get("git", ""), package.get("revision", "")
+        sub = package.get("subdirectory") or ""
+    query = f"?subdirectory={sub}" if sub else ""
+    pin = git_pin(f"{url}{query}#{commit}") if url and commit else None
+    return f"{package['name']}{pin}" if pin else None
+
+
 def _unhashed(package: dict[str, Any]) -> str | None:
     """Where a lock's package comes from when no hash can check it (a git checkout, a folder
     or file outside the build context); None for an index's or a URL's files."""
@@ -70,10 +86,10 @@ def _unhashed(package: dict[str, Any]) -> str | None:
 
 def read_manager_lock(
     name: str, text: str, start: set[str], own: str, context: TorchContext
-) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
+) -> tuple[tuple[str, ...], int, tuple[str, ...], tuple[str, ...]]:
     """(the lock's packages not installed from it, how many it installs, its companions of
-    torch pinned), after every check; START: the names pyproject.toml asks for, OWN: the
-    project's own name."""
+    torch pinned, its git packages at their commits: installed apart, as uv.lock's), after
+    every check; START: the names pyproject.toml asks for, OWN: the project's own name."""
     exporter = EXPORTERS[name.rsplit("/", 1)[-1]]
     fix = f"run {exporter.relock} in the project and commit {name.rsplit('/', 1)[-1]}"
     try:
@@ -83,6 +99,8 @@ def read_manager_lock(
     every, kept = reached(packages, start, {own})
     if "torch" in every:  # a torch the project asks for, though the lock may not hold it
         check_torch(name, text, packages.get("torch", []), context, exporter.relock)
+    locked = [p for n in sorted(kept) for p in packages.get(n, [])]
+    git = {p["name"]: pin for p in locked if (pin := _git(p))}
     issues = [
         file_issue(
             name,
@@ -91,13 +109,13 @@ def read_manager_lock(
             f"the lock takes it from {where}: no sum can check it",
             "publish it to an index (or a URL), or install it in build.steps",
         )
-        for package_name in sorted(kept)
-        for package in packages.get(package_name, [])
-        if (where := _unhashed(package))
+        for package in locked
+        if package["name"] not in git and (where := _unhashed(package))
     ]
     if issues:
         raise ConfigError(name, issues)
-    return tuple(sorted(every - kept)), len(kept), companion_pins(packages, every)
+    left = tuple(sorted((every - kept) | set(git)))  # git's from their commits, not the export
+    return left, len(kept) - len(git), companion_pins(packages, every), tuple(git.values())
 
 
 def export_command(

@@ -314,8 +314,8 @@ def read_python_project(loaded: LoadedSpec, context: TorchContext) -> PythonProj
     if lock_file != "uv.lock":
         start = {str(canonicalize_name(Requirement(r).name)) for r in asked}
         own = canonicalize_name(str((data.get("project") or {}).get("name", "")))
-        left_out, locked, pins = read_manager_lock(lock.path, lock.text, start, own, context)
-        return locked_project(left_out, locked, pins)
+        left_out, locked, pins, git = read_manager_lock(lock.path, lock.text, start, own, context)
+        return locked_project(left_out, locked, pins, bool(git), git=git)
     return _uv_locked(reader, prefix, section, lock, data, context, locked_project)
 
 
