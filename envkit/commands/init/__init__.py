@@ -378,7 +378,8 @@ def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> l
     if plain := [c.shown for c in others if not c.hint]:
         said.insert(0, f"also here, not used ({why}): {', '.join(plain)}")
     unusable = [f"not used: {why}" for why in _by_folder(found.unusable)]
-    return [f"left out {why}" for why in left] + said + unusable
+    # each written into envkit.yaml as one comment line, whatever a file's text held
+    return [_one_line(line) for line in (*(f"left out {w}" for w in left), *said, *unusable)]
 
 
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:

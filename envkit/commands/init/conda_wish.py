@@ -107,7 +107,9 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and isinstance(item.get("pip"), list):
             pip = from_lines(names, where, [str(line) for line in item["pip"]])
-            torch, cuda = torch or (pip.specifier and ("pip", pip.specifier)), cuda or pip.cuda
+            if pip.specifier and not (torch and torch[1]):  # a pin before a bare `pytorch`
+                torch = ("pip", pip.specifier)
+            cuda = cuda or pip.cuda
             continue
         _, name, rest = conda_parts(str(item))
         names.append(name)
@@ -125,7 +127,8 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
         none = any(name in OTHER_FRAMEWORKS for name in names)
         said = f"{where} {NAMES_NO_TORCH}" if none else ""
         return TorchWish(cuda=cuda, none=none, said=said, python=python)
-    said = f"{where} asks pytorch {torch[1] or '(any)'}"
+    asks = "'s pip section asks torch" if torch[0] == "pip" else " asks pytorch"
+    said = f"{where}{asks} {torch[1] or '(any)'}"
     return TorchWish(torch[1] or None, cuda, said=said, python=python)
 
 

@@ -354,8 +354,12 @@ def pixi_tasks(folder: Path) -> list[str]:
             command = task.get("cmd") if isinstance(task, dict) else task
             command = shlex.join(map(str, command)) if isinstance(command, list) else command
             if isinstance(command, str) and _installs(command, PIP):
-                line = next(
-                    (n for n, t in enumerate(text.splitlines(), 1) if t.startswith(name)), 1
+                # `name = ...`, or a table of its own: `[feature.dev.tasks.name]`
+                key = re.compile(
+                    rf"\s*(?:\[[^\]]*tasks\.)?[\"']?{re.escape(str(name))}[\"']?\s*[=\]]"
                 )
-                said.append(f"pixi.toml:{line}: task {name} (`{command[:160]}`): {TASK_UNTAKEN}")
+                lines = enumerate(text.splitlines(), 1)
+                line = next((n for n, t in lines if key.match(t)), 1)
+                shown = " ".join(command.split())[:160]
+                said.append(f"pixi.toml:{line}: task {name} (`{shown}`): {TASK_UNTAKEN}")
     return said
