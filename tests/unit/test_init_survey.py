@@ -1346,11 +1346,11 @@ def test_a_pixi_task_that_installs_packages_is_said_with_its_line(tmp_path: Path
         '[project]\nname = "x"\nchannels = ["conda-forge"]\nplatforms = ["linux-64"]\n\n'
         '[tasks]\ntrain = "python train.py"\n'
         'tcnn-install = "python -m pip install ninja git+https://github.com/NVlabs/tiny-cuda-nn/"\n'
-        '[feature.dev.tasks]\nsetup = { cmd = "pip install -e ." }\n'
+        '[feature.dev.tasks]\nsetup = { cmd = "pip install -e .", cwd = "third_party/hloc" }\n'
         '[feature.dev.tasks.nightly]\ncmd = """pip install --pre a\n  && pip install b"""\n'
     )  # a task of several lines, said on one: envkit.yaml's comment stays one line
     said, _ = _made(tmp_path, {"pixi.toml": pixi, "requirements.txt": "torch==2.5.1\n"})
     assert "not used: pixi.toml:8: task tcnn-install (`python -m pip install ninja" in said, said
-    assert "not used: pixi.toml:10: task setup (`pip install -e .`)" in said, said
+    assert "not used: pixi.toml:10: task setup (`pip install -e .` in third_party/hloc)" in said
     assert "task train" not in said
     assert "not used: pixi.toml:11: task nightly (`pip install --pre a && pip install b`)" in said

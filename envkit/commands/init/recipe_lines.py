@@ -361,5 +361,7 @@ def pixi_tasks(folder: Path) -> list[str]:
                 lines = enumerate(text.splitlines(), 1)
                 line = next((n for n, t in lines if key.match(t)), 1)
                 shown = " ".join(command.split())[:160]
-                said.append(f"pixi.toml:{line}: task {name} (`{shown}`): {TASK_UNTAKEN}")
+                folder_of = task.get("cwd") if isinstance(task, dict) else None
+                shown += f"` in {folder_of}" if folder_of else "`"
+                said.append(f"pixi.toml:{line}: task {name} (`{shown}): {TASK_UNTAKEN}")
     return said
