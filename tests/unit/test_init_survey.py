@@ -1354,3 +1354,23 @@ def test_a_pixi_task_that_installs_packages_is_said_with_its_line(tmp_path: Path
     assert "not used: pixi.toml:10: task setup (`pip install -e .` in third_party/hloc)" in said
     assert "task train" not in said
     assert "not used: pixi.toml:11: task nightly (`pip install --pre a && pip install b`)" in said
+
+
+def test_the_files_the_readmes_install_lines_name_are_the_projects(tmp_path: Path) -> None:
+    """A README whose fenced install line names `requirements/gpu.txt` (a file under no usual
+    name): that file is the project's environment, said with the README's line; a dev or demo
+    environment it also names is not, and prose outside a fenced block is not a command."""
+    readme = (
+        "# acme\nInstall with pip install -r requirements/cpu.txt if you must.\n\n"
+        "```bash\npip install -r requirements/gpu.txt\n"
+        "conda env create -f environment-dev.yml\n```\n"
+    )
+    files = {
+        "README.md": readme,
+        "requirements/gpu.txt": "torch==2.4.1\neinops\n",
+        "requirements/cpu.txt": "torch==2.4.1\n",
+        "environment-dev.yml": "dependencies:\n  - pytest\n",
+    }
+    said, config = _made(tmp_path, files)
+    assert "uses requirements/gpu.txt (found here; the project installs it: README.md:5)" in said
+    assert "requirements: [requirements/gpu.txt]" in config, config

@@ -242,18 +242,34 @@ def recipes(folder: Path, paths: list[Path]) -> list[Path]:
     return sorted((p for p in paths if is_recipe(p, folder)), key=rank)
 
 
+def fenced(text: str) -> str:
+    """A README's fenced code blocks only, its other lines blank (their numbers kept): prose
+    that says "pip install the package" is not a command."""
+    inside, kept = False, []
+    for line in text.splitlines():
+        fence = line.lstrip().startswith(("```", "~~~"))
+        inside ^= fence
+        kept.append(line if inside and not fence else "")
+    return "\n".join(kept)
+
+
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     """The environment files the project's own Dockerfile, dev container or Makefile installs,
     each with the line that does, only files that are in the project: in the order met, the
     main ones before dev, test and docs ones (a Makefile's dev-deps target may come first)."""
     root = folder.resolve()
     found: dict[str, Installed] = {}
-    for path in recipes(folder, paths):
+    # then the README's own install lines (`pip install -r requirements/gpu.txt` in a fenced
+    # block), read from the project's folder, after every recipe's
+    readmes = [p for p in folder.glob("README*") if p.is_file()]  # README.md before -ja.md
+    readmes = sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name))[:1]
+    for path in (*recipes(folder, paths), *readmes):
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
         bases = (path.parent, folder) if SCRIPT.fullmatch(path.name) else (folder, path.parent)
+        text = fenced(head(path)) if path in readmes else head(path)
         start = 0
-        for number, line in enumerate(head(path).splitlines(), 1):
+        for number, line in enumerate(text.splitlines(), 1):
             start = start or number
             for kind, pattern in INSTALLS.items():
                 for named in pattern.findall(line):
@@ -261,7 +277,9 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                         target = (base / named.lstrip("/")).resolve()
                         if named.startswith("/") and not target.is_file():
                             target = (base / Path(named).name).resolve()
-                        if target.is_file() and target.is_relative_to(root):
+                        # a README's side environment (a demo's, docs') is not the project's
+                        side = path in readmes and side_rank(target.name) > 0
+                        if target.is_file() and target.is_relative_to(root) and not side:
                             file = target.relative_to(root).as_posix()
                             where = f"{path.relative_to(folder).as_posix()}:{number}"
                             found.setdefault(file, Installed(kind, file, where, start))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envkit.commands.init.discovery import RECIPE, head, recipes
+from envkit.commands.init.discovery import RECIPE, fenced, head, recipes
 from envkit.config.rules import TORCH_NAMES as TORCHES
 from envkit.config.rules import requirement_name
 from envkit.files import TOMLDecodeError, toml_loads
@@ -264,24 +264,13 @@ def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
     README's install instructions are the environment of a project with no file of its own."""
     readmes = (p for p in folder.glob("README*") if p.is_file())  # README.md before README-ja.md
     for path in sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name)):
-        for number, command in _commands(_fenced(head(path))):
+        for number, command in _commands(fenced(head(path))):
             for found in map(_pip_arguments, _installs(command, PIP)):
                 lines = [line for line in found if not BY_URL.match(line)]  # no name to carry
                 named = {requirement_name(line) for line in lines if not line.startswith("-")}
                 if (name in named) if name else named:
                     return f"{path.name}:{number}", lines
     return None
-
-
-def _fenced(text: str) -> str:
-    """A README's fenced code blocks only, its other lines blank (their numbers kept): prose
-    that says "pip install the package" is not a command."""
-    inside, kept = False, []
-    for line in text.splitlines():
-        fence = line.lstrip().startswith(("```", "~~~"))
-        inside ^= fence
-        kept.append(line if inside and not fence else "")
-    return "\n".join(kept)
 
 
 def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
