@@ -1353,6 +1353,7 @@ def test_a_pixi_task_that_installs_packages_is_said_with_its_line(tmp_path: Path
     assert "not used: pixi.toml:8: task tcnn-install (`python -m pip install ninja" in said, said
     assert "not used: pixi.toml:10: task setup (`pip install -e .` in third_party/hloc)" in said
     assert "task train" not in said
+    assert "not used: pixi.toml: pixi's manifest, with no pixi.lock beside it" in said, said
     assert "not used: pixi.toml:11: task nightly (`pip install --pre a && pip install b`)" in said
 
 
@@ -1374,3 +1375,25 @@ def test_the_files_the_readmes_install_lines_name_are_the_projects(tmp_path: Pat
     said, config = _made(tmp_path, files)
     assert "uses requirements/gpu.txt (found here; the project installs it: README.md:5)" in said
     assert "requirements: [requirements/gpu.txt]" in config, config
+
+
+def test_a_conda_files_torch_pinned_in_a_file_its_pip_section_includes_is_its_torch(
+    tmp_path: Path,
+) -> None:
+    """open_flamingo's environment.yml: python=3.9 and a pip section of `-r` lines, torch pinned
+    in requirements.txt. Its torch is that pin (not envkit's default, which has no Python 3.9
+    wheels and had left the file out), and the included files are its own, not said unused."""
+    conda = (
+        "name: of\ndependencies:\n  - python=3.9\n  - conda-forge::openjdk\n  - pip\n  - pip:\n"
+        "    - -r requirements.txt\n    - -r requirements-training.txt\n"
+    )
+    files = {
+        "environment.yml": conda,
+        "requirements.txt": "torch==2.0.1\ntorchvision==0.15.2\neinops\n",
+        "requirements-training.txt": "wandb\n",
+        "README.md": "```\nconda env create -f environment.yml\n```\n",
+    }
+    said, config = _made(tmp_path, files)
+    assert "uses environment.yml (found here; the project installs it: README.md:2)" in said, said
+    assert 'torch: "2.0.1"' in config and 'python: "3.9"' in config, config
+    assert "requirements-training.txt" not in said, said

@@ -6,6 +6,7 @@ pytorch build, from the environment whose torch is a CUDA build."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +17,11 @@ from envkit.commands.init.torch_wish import (
     TorchWish,
     file_text,
     from_lines,
+    from_requirements,
 )
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError
+from envkit.plan.project.requirement_lines import INCLUDE_OPTIONS, option_of
 from envkit.plan.project.torch_lines import CONDA_CUDA, CONDA_TOOLKIT, conda_parts, conda_specifier
 
 if TYPE_CHECKING:
@@ -104,9 +107,11 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
     cuda: str | None = None
     python: str | None = None
     names: list[str] = []
+    read: tuple[str, ...] = ()
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and isinstance(item.get("pip"), list):
-            pip = from_lines(names, where, [str(line) for line in item["pip"]])
+            pip = _pip_section(path, folder, names, [str(line) for line in item["pip"]])
+            read += pip.read
             if pip.specifier and not (torch and torch[1]):  # a pin before a bare `pytorch`
                 torch = ("pip", pip.specifier)
             cuda = cuda or pip.cuda
@@ -126,10 +131,26 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
     if not torch:
         none = any(name in OTHER_FRAMEWORKS for name in names)
         said = f"{where} {NAMES_NO_TORCH}" if none else ""
-        return TorchWish(cuda=cuda, none=none, said=said, python=python)
+        return TorchWish(cuda=cuda, none=none, said=said, python=python, read=read)
     asks = "'s pip section asks torch" if torch[0] == "pip" else " asks pytorch"
     said = f"{where}{asks} {torch[1] or '(any)'}"
-    return TorchWish(torch[1] or None, cuda, said=said, python=python)
+    return TorchWish(torch[1] or None, cuda, said=said, python=python, read=read)
+
+
+def _pip_section(path: Path, folder: Path, names: list[str], lines: list[str]) -> TorchWish:
+    """A conda file's pip section as conda hands it to pip: its own lines, and the files its
+    `-r` lines name (open_flamingo's torch pin is in its requirements.txt), those files read."""
+    wish = from_lines(names, path.relative_to(folder).as_posix(), lines)
+    read: tuple[str, ...] = ()
+    for line in lines:
+        option, value = option_of(line) if line.startswith("-") else ("", "")
+        included = (path.parent / value).resolve()
+        if option not in INCLUDE_OPTIONS or not included.is_relative_to(folder.resolve()):
+            continue
+        found = from_requirements(included, folder)
+        read += found.read
+        wish = wish if wish.specifier or not found.specifier else found
+    return replace(wish, read=read)
 
 
 def _cuda_channel(channels: Any) -> str | None:

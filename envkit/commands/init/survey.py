@@ -301,7 +301,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
     listed = recipe_pip(folder, recipes, package)
-    unusable += [*(listed.untaken if listed else ()), *pixi_tasks(folder)]
+    unusable += listed.untaken if listed else ()
     carried = {c.pip_from for c in project if c.kind == "pyproject" and c.pip}
     if listed and listed.lines and _named_by(listed) not in carried:  # not said twice
         wish, named = from_lines([], listed.where, listed.lines), _named_by(listed)
@@ -322,6 +322,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     others = unused_files(folder, taken, paths)
     own = [(name, why) for name, why in others if usable_kind(why) and not aside(name)]
     unusable += [f"{name}: {why}" for name, why in others if (name, why) not in own]
+    unusable += pixi_tasks(folder)  # beside pixi.toml's own line: its tasks are not its tables
     # a setup.py that names no package says less than a conda or requirements file under a
     # name of the project's own (environment-gpu.yml): those first
     bare = [c for c in found if c.kind == "setup.py" and not c.pip and not c.wish.specifier]
