@@ -5,6 +5,7 @@ cannot read (with the setting that moves the size bound). Through `envkit init -
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -1397,3 +1398,17 @@ def test_a_conda_files_torch_pinned_in_a_file_its_pip_section_includes_is_its_to
     assert "uses environment.yml (found here; the project installs it: README.md:2)" in said, said
     assert 'torch: "2.0.1"' in config and 'python: "3.9"' in config, config
     assert "requirements-training.txt" not in said, said
+
+
+def test_the_extras_a_recipes_uv_sync_names_are_the_locked_projects(tmp_path: Path) -> None:
+    """`uv sync --frozen --extra colour` in the project's Dockerfile: the uv.lock is installed
+    with that extra (python.extras), as the team's image has it."""
+    folder = tmp_path / "project"
+    shutil.copytree(Path(__file__).parents[1] / "data" / "projects" / "uvproj", folder)
+    (folder / "Dockerfile").write_text("FROM python:3.11\nRUN uv sync --frozen --extra colour\n")
+    said = _init(folder)
+    assert (
+        "uses pyproject.toml and uv.lock (found here; Dockerfile:2 installs it with [colour])"
+        in said
+    )
+    assert 'extras: ["colour"]' in (folder / "envkit.yaml").read_text()

@@ -11,7 +11,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from itertools import dropwhile
+from itertools import dropwhile, pairwise
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -238,11 +238,15 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
     ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), the line that
     does, and whether editable (`-e .`: the team works on its checkout); ((), "", False) where
     no recipe installs it with either. Of the first recipe that does, every such line counts
-    (`pip install -e .`, then `pip install -e ".[train]"`: editable, with [train])."""
+    (`pip install -e .`, then `pip install -e ".[train]"`: editable, with [train]); uv's
+    `uv sync --extra all` names the project's extras too."""
     for path in recipes(folder, paths):
         extras: set[str] = set()
         numbers, editable = [], False
         for number, command in recipe_commands(path):
+            if synced := _synced_extras(command):
+                extras |= synced
+                numbers.append(str(number))
             for words in _installs(command, PIP):
                 for before, word in zip(["", *words], words, strict=False):
                     own = re.fullmatch(r"\./?(\[.*\])?", word)
@@ -256,6 +260,14 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
             where = f"{path.relative_to(folder).as_posix()}:{','.join(dict.fromkeys(numbers))}"
             return tuple(sorted(extras)), where, editable
     return (), "", False
+
+
+def _synced_extras(command: str) -> set[str]:
+    """The extras a `uv sync` in COMMAND names (`--extra all`, `--extra=train`)."""
+    words = command.replace("=", " ").split()
+    synced = any(a == "uv" and b == "sync" for a, b in pairwise(words))
+    named = (b for a, b in pairwise(words) if a == "--extra")
+    return {word.strip("\"'") for word in named} if synced else set()
 
 
 def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:

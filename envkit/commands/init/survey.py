@@ -214,8 +214,14 @@ def _project_candidates(
         return []
     if groups := declared_groups(pyproject):
         unusable.append(NOT_INSTALLED.format("dependency groups", _few(groups), "groups"))
-    locked_wish = replace(from_uv_lock(lock or {}, lock_name), python=admitted_python(pyproject))
-    locked = [Candidate(lock_name, ("pyproject.toml", lock_name), locked_wish)] if lock else []
+    declared = {canonicalize_name(e): str(e) for e in declared_extras(pyproject)}
+    named = tuple(declared.get(canonicalize_name(e), e) for e in extras[0])  # PEP 685
+    locked_wish = from_uv_lock(lock or {}, lock_name)
+    chosen = tuple(dict.fromkeys((*locked_wish.extras, *named)))  # torch's, and the recipe's
+    locked_wish = replace(locked_wish, python=admitted_python(pyproject), extras=chosen)
+    because = f"{extras[1]} installs it with [{','.join(extras[0])}]" if extras[0] else ""
+    locked = [Candidate(lock_name, ("pyproject.toml", lock_name), locked_wish, because=because)]
+    locked = locked if lock else []
     if isinstance(project, dict) and "dependencies" in (project.get("dynamic") or ()):
         if lock_name != "uv.lock" or not locked:  # only uv's lock holds what the build decided
             unusable.append("pyproject.toml: its dependencies are dynamic (its build decides)")
@@ -223,10 +229,8 @@ def _project_candidates(
         return locked
     found = locked
     if isinstance(project, dict) or is_poetry_only(pyproject):  # not a virtual workspace root
-        declared = {canonicalize_name(e): str(e) for e in declared_extras(pyproject)}
-        named = tuple(declared.get(canonicalize_name(e), e) for e in extras[0])  # PEP 685
         wish = from_pyproject(pyproject, "pyproject.toml", named)
-        if unchosen := sorted(set(declared.values()) - {*named, *wish.extras}):
+        if unchosen := sorted(set(declared.values()) - {*named, *wish.extras, *chosen}):
             unusable.append(NOT_INSTALLED.format("extras", _few(unchosen), "extras"))
         because = f"{extras[1]} installs it" if extras[1] else ""
         because += f" with [{','.join(extras[0])}]" if extras[0] else ""
@@ -297,7 +301,7 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
             unusable.append(f"{name}: it names no package (comments and blank lines only)")
     found += _pipenv(folder, "Pipfile", unusable)
     if (folder / "setup.py").is_file():
-        _setup_py(folder, paths, found, unusable)
+        _setup_py(folder, paths, found, unusable, package)
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
     listed = recipe_pip(folder, recipes, package)
@@ -410,7 +414,9 @@ def _names_a_package(path: Path) -> bool:
 OWN = "the-project"  # the name a setup.py without a literal name= is read under (`-e .[all]`)
 
 
-def _setup_py(folder: Path, paths: list[Path], found: list[Candidate], unusable: list[str]) -> None:
+def _setup_py(
+    folder: Path, paths: list[Path], found: list[Candidate], unusable: list[str], package: str
+) -> None:
     """A setup.py's literal install_requires as the lowest candidate, with the extras the
     project's own recipe installs it with (`pip install -e .[all]`), or why it is not read."""
     setup = read_setup_py(folder / "setup.py")
@@ -422,7 +428,10 @@ def _setup_py(folder: Path, paths: list[Path], found: list[Candidate], unusable:
         )
         return
     declared = {canonicalize_name(e): wanted for e, wanted in (setup.extras or {}).items()}
-    asked, where, _ = recipe_extras(folder, paths, setup.name or OWN)
+    # a project whose pyproject.toml names it: its extras are the pyproject's, said there
+    asked, where, _ = (
+        recipe_extras(folder, paths, setup.name or OWN) if not package else ((), "", False)
+    )
     chosen = [e for e in map(canonicalize_name, asked) if e in declared]
     if unread := [e for e in asked if canonicalize_name(e) not in declared]:
         unusable.append(
