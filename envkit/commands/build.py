@@ -26,7 +26,7 @@ from envkit.lock.pins import check_base, check_platforms
 from envkit.lock.requested import INPUTS_LABEL, inputs_digest
 from envkit.plan.image.pip_options import NETRC_ENV, NETRC_SECRET, netrc_file
 from envkit.platforms import platform_tag
-from envkit.render.steps import STEPS_LABEL, Step, label, reused, steps
+from envkit.render.steps import STEPS_LABEL, label, reused, steps
 from envkit.services.project import LOCK_FILE, Project, load_project, render_project, with_lock
 from envkit.services.sharing import (
     build_platforms,
@@ -82,10 +82,6 @@ def run(request: BuildRequest) -> int:
     return 0
 
 
-def _steps(rendered: dict[str, str], backend: Backend) -> list[Step]:
-    return steps(rendered[backend.dockerfile], rendered)
-
-
 def dry_run(request: BuildRequest) -> int:
     """Render, then list the steps a build would run: which the engine's image of this project
     already has (the build reuses them) and which would run. Builds nothing."""
@@ -100,7 +96,7 @@ def dry_run(request: BuildRequest) -> int:
         labelled = client.images.get(tag).labels.get(STEPS_LABEL)
     except ImageNotFound:
         labelled = None
-    found = _steps(rendered, backend)
+    found = steps(rendered[backend.dockerfile], rendered)
     kept = reused(found, labelled)
     if request.json:
         rows = [
@@ -262,7 +258,7 @@ def _build(build: _Build, client: Any, platform: str | None = None) -> None:
         labels={
             INPUTS_LABEL: inputs_digest(plan),
             CONTEXT_LABEL: context,
-            STEPS_LABEL: label(_steps(build.rendered, backend)),
+            STEPS_LABEL: label(steps(build.rendered[backend.dockerfile], build.rendered)),
         },
         cache_from=_cache_from(client, backend.name, shared, _say_to(request)),
         secrets=_secrets(plan, backend.name, _say_to(request)),

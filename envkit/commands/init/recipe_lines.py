@@ -212,13 +212,13 @@ def _with_options(named: list[str], lines: list[str]) -> list[str]:
     """One install's requirement LINES with the options envkit.yaml keeps on each (NAMED: the
     install's words): built without isolation (flash-attn), found on the https page its -f
     names (JAX's CUDA jaxlib builds, PyG's wheels)."""
-    page = next((line.split()[1] for line in lines if _page(line)), "")
+    page = next((line.split()[1] for line in lines if carried_page(line)), "")
     flags = f" {NO_ISOLATION}" if NO_ISOLATION in named else ""
     flags += f" --find-links {page}" if page else ""
     return [line if line[0] == "-" else line + flags for line in lines]
 
 
-def _page(line: str) -> bool:
+def carried_page(line: str) -> bool:
     """A -f line envkit.yaml can carry: an https page (not a local folder of wheels)."""
     option, _, value = line.partition(" ")
     return option in ("-f", "--find-links") and value.startswith("https://")

@@ -32,6 +32,7 @@ from envkit.commands.init.recipe_lines import (
     NAMED_BY,
     NOT_LINKED,
     RecipePip,
+    carried_page,
     pixi_tasks,
     readme_pip,
     recipe_extras,
@@ -175,10 +176,9 @@ def _includer_first(found: list[Candidate], installs: list[Installed]) -> list[C
 
 
 def _named_by(listed: RecipePip) -> str:
-    linked = any(
-        line.startswith(("-f", "--find-links")) and not line.split()[-1].startswith("https://")
-        for line in listed.lines
-    )  # an https page is carried on its packages (find_links), a local folder is not
+    # an https page is carried on its packages (find_links), a local folder is not
+    pages = (line for line in listed.lines if line.startswith(("-f ", "--find-links ")))
+    linked = not all(map(carried_page, pages))
     return NAMED_BY.format(listed.where) + (NOT_LINKED if linked and listed.pip else "")
 
 

@@ -21,7 +21,7 @@ from envkit.plan.image.dockerfile import (
     run,
     words,
 )
-from envkit.plan.image.install import OFFLINE, CacheMount
+from envkit.plan.image.install import OFFLINE, Mount
 from envkit.plan.models.plan import Plan
 from envkit.runtime import copy_programs, in_image
 
@@ -35,7 +35,7 @@ SEPARATE = "   Separate RUN layers from here on are deliberate: each is its own 
 
 
 def _python_run(
-    kit: Kit, python: str, comments: tuple[str, ...], commands: tuple[str, ...], *mounts: CacheMount
+    kit: Kit, python: str, comments: tuple[str, ...], commands: tuple[str, ...], *mounts: Mount
 ) -> Layer:
     """The Python layer's RUN, then uv's bootstrap by PYTHON's pip where uv installs."""
     uv = kit.uv(python)

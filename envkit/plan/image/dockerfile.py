@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from envkit.plan.image.install import OFFLINE, OFFLINE_MOUNT, CacheMount
+from envkit.plan.image.install import OFFLINE, OFFLINE_MOUNT, Mount
 from envkit.plan.models.plan import Plan
 
 # A hashed install (a uv.lock, a locked build) runs without the constraints file: pip and uv
@@ -97,7 +97,7 @@ class Kit:
         self.locked = plan.locked is not None
         self.no_cache = () if buildkit else ("--no-cache-dir",)  # pip's, for the classic builder
 
-    def mounts(self, *mounts: CacheMount) -> tuple[str, ...]:
+    def mounts(self, *mounts: Mount) -> tuple[str, ...]:
         """BuildKit's mounts for a RUN that installs: MOUNTS, and an offline build's bundle."""
         if not self.buildkit:
             return ()

@@ -31,23 +31,25 @@ OFFLINE_MOUNT = f"--mount=type=bind,source=envkit/offline,target={OFFLINE}"
 
 
 @dataclass(frozen=True)
-class CacheMount:
-    """A BuildKit cache mount: kept by the engine across builds, never part of a layer."""
+class Mount:
+    """A BuildKit mount of one RUN, never part of a layer: a cache by default, kept by the
+    engine across builds (sharing=locked: two builds at once wait for each other, as apt and
+    conda take locks of their own inside and would fail rather than wait)."""
 
     id: str
     target: str
+    kind: str = "cache"
+    options: str = "sharing=locked"
 
     @property
     def flag(self) -> str:
-        # sharing=locked: two builds at once wait for each other (apt and conda take locks of
-        # their own inside, and would fail rather than wait).
-        return f"--mount=type=cache,id={self.id},target={self.target},sharing=locked"
+        return f"--mount=type={self.kind},id={self.id},target={self.target},{self.options}"
 
 
-UV_CACHE = CacheMount("envkit-uv", "/root/.cache/uv")
-PIP_CACHE = CacheMount("envkit-pip", "/root/.cache/pip")
-CONDA_PKGS = CacheMount("envkit-conda-pkgs", "/var/cache/envkit/conda-pkgs")
-DOWNLOADS = CacheMount("envkit-downloads", "/var/cache/envkit/downloads")
+UV_CACHE = Mount("envkit-uv", "/root/.cache/uv")
+PIP_CACHE = Mount("envkit-pip", "/root/.cache/pip")
+CONDA_PKGS = Mount("envkit-conda-pkgs", "/var/cache/envkit/conda-pkgs")
+DOWNLOADS = Mount("envkit-downloads", "/var/cache/envkit/downloads")
 
 
 @dataclass(frozen=True)
@@ -74,15 +76,15 @@ class InstallPlan:
         return self.installer == "uv"
 
     @property
-    def apt_mounts(self) -> tuple[CacheMount, CacheMount]:
+    def apt_mounts(self) -> tuple[Mount, Mount]:
         slug = re.sub(r"[^a-z0-9.]+", "-", self.base.lower()).strip("-")[:80]
         return (
-            CacheMount(f"envkit-apt-archives-{slug}", "/var/cache/apt"),
-            CacheMount(f"envkit-apt-lists-{slug}", "/var/lib/apt/lists"),
+            Mount(f"envkit-apt-archives-{slug}", "/var/cache/apt"),
+            Mount(f"envkit-apt-lists-{slug}", "/var/lib/apt/lists"),
         )
 
     @property
-    def cache(self) -> CacheMount:
+    def cache(self) -> Mount:
         """The installer's own download cache."""
         return UV_CACHE if self.uses_uv else PIP_CACHE
 

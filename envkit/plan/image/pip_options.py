@@ -9,23 +9,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from envkit.plan.image.install import Mount
+
 NETRC_SECRET = "envkit-netrc"  # noqa: S105 - the secret's name, not its value
 NETRC_ENV = "ENVKIT_NETRC"
 
 
-@dataclass(frozen=True)
-class SecretMount:
-    id: str
-    target: str
-
-    @property
-    def flag(self) -> str:
-        # required=false (the default, said): a build without credentials still asks the index,
-        # which then answers 401 and the failing step says so.
-        return f"--mount=type=secret,id={self.id},target={self.target},mode=0400,required=false"
-
-
-NETRC = SecretMount(NETRC_SECRET, "/root/.netrc")
+# required=false (the default, said): a build without credentials still asks the index, which
+# then answers 401 and the failing step says so.
+NETRC = Mount(NETRC_SECRET, "/root/.netrc", "secret", "mode=0400,required=false")
 
 
 @dataclass(frozen=True)
