@@ -25,13 +25,19 @@ def _no_credentials(value: str) -> str:
     return value
 
 
+URL = r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+-]+)*/?"
 IndexUrl = Annotated[
     str,
     AfterValidator(_no_credentials),
     matching(
-        r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+-]+)*/?",
-        "index URL",
-        "give the index's simple URL, e.g. 'https://pypi.example.com/simple'",
+        URL, "index URL", "give the index's simple URL, e.g. 'https://pypi.example.com/simple'"
+    ),
+]
+PageUrl = Annotated[
+    str,
+    AfterValidator(_no_credentials),
+    matching(
+        URL, "page URL", "give the page of links' URL, e.g. 'https://data.pyg.org/whl/index.html'"
     ),
 ]
 
@@ -50,7 +56,7 @@ class PipPackage(Strict):
         description="An index asked first for this package (credentials from the building "
         "machine's ~/.netrc or $ENVKIT_NETRC, never from envkit.yaml).",
     )
-    find_links: IndexUrl | None = Field(
+    find_links: PageUrl | None = Field(
         None,
         description="A page of links its files are found on too (pip's --find-links): JAX's "
         "CUDA jaxlib builds, PyG's and mmcv's wheel pages.",
