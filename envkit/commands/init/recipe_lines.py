@@ -20,6 +20,8 @@ from envkit.commands.init.discovery import RECIPE, fenced, head, recipes
 from envkit.config.rules import TORCH_NAMES as TORCHES
 from envkit.config.rules import requirement_name
 from envkit.files import TOMLDecodeError, toml_loads
+from envkit.plan.project.lock_graph import line_of
+from envkit.plan.project.project_requirements import line_of_key
 from envkit.plan.project.requirement_lines import INDEX_OPTIONS
 
 # pip (pip3, python -m pip, uv pip, a pip by its path) and OpenMMLab's mim, as a command's word
@@ -349,20 +351,17 @@ def pixi_tasks(folder: Path) -> list[str]:
     except TOMLDecodeError:
         return []  # said where pixi.toml is read, not here
     features = [data, *((data.get("feature") or {}).values())]
+    tasks = [t for f in features if isinstance(f, dict) for t in (f.get("tasks") or {}).items()]
     said = []
-    for tasks in (f.get("tasks") or {} for f in features if isinstance(f, dict)):
-        for name, task in tasks.items():
-            command = task.get("cmd") if isinstance(task, dict) else task
-            command = shlex.join(map(str, command)) if isinstance(command, list) else command
-            if isinstance(command, str) and _installs(command, PIP):
-                # `name = ...`, or a table of its own: `[feature.dev.tasks.name]`
-                key = re.compile(
-                    rf"\s*(?:\[[^\]]*tasks\.)?[\"']?{re.escape(str(name))}[\"']?\s*[=\]]"
-                )
-                lines = enumerate(text.splitlines(), 1)
-                line = next((n for n, t in lines if key.match(t)), 1)
-                shown = " ".join(command.split())[:160]
-                folder_of = task.get("cwd") if isinstance(task, dict) else None
-                shown += f"` in {folder_of}" if folder_of else "`"
-                said.append(f"pixi.toml:{line}: task {name} (`{shown}): {TASK_UNTAKEN}")
+    for name, task in tasks:
+        command = task.get("cmd") if isinstance(task, dict) else task
+        command = shlex.join(map(str, command)) if isinstance(command, list) else command
+        if not isinstance(command, str) or not _installs(command, PIP):
+            continue
+        # a table of its own (`[feature.dev.tasks.name]`), or `name = ...`
+        line = line_of(text, f"tasks.{name}]", default=0) or line_of_key(text, str(name))
+        shown = " ".join(command.split())[:160]
+        folder_of = task.get("cwd") if isinstance(task, dict) else None
+        shown += f"` in {folder_of}" if folder_of else "`"
+        said.append(f"pixi.toml:{line}: task {name} (`{shown}): {TASK_UNTAKEN}")
     return said

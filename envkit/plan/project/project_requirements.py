@@ -24,10 +24,10 @@ def line_of_string(text: str, value: str) -> int:
     for number, line in enumerate(text.splitlines(), 1):
         if f'"{value}"' in line or f"'{value}'" in line:
             return number
-    return line_of(text, value, default=0) or _line_of_key(text, re.split(r"[^\w.-]", value)[0])
+    return line_of(text, value, default=0) or line_of_key(text, re.split(r"[^\w.-]", value)[0])
 
 
-def _line_of_key(text: str, key: str) -> int:
+def line_of_key(text: str, key: str) -> int:
     """The line where KEY is assigned (a Poetry dependency: `numpy = "^1.24"`)."""
     pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=", re.IGNORECASE)
     for number, line in enumerate(text.splitlines(), 1):
@@ -58,7 +58,7 @@ def _from_poetry(
             name, line, f"Poetry cannot read its dependencies: {exc}", POETRY_CHECK
         ) from None
     issues = [
-        file_issue(name, _line_of_key(text, d.name), d.name, *d.why.split(" | ", 1))
+        file_issue(name, line_of_key(text, d.name), d.name, *d.why.split(" | ", 1))
         for d in found
         if d.requirement is None
     ]
