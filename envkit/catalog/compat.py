@@ -214,6 +214,21 @@ def buildable_cuda(version: str | None, cuda: str) -> bool:
     return cuda in {*cuda_choices(table, torch, "pytorch"), *cuda_choices(table, torch, "cuda")}
 
 
+def same_major_build(version: str, cuda: str) -> str | None:
+    """Torch VERSION's buildable CUDA of CUDA's major nearest it (cudatoolkit 11.3: 11.8), its
+    default build first where CUDA names only a major (cupy-cuda12x's "12"); None if none."""
+    table = load_table()
+    torch = table.torch.get(version)
+    if torch is None:
+        return None
+    major = cuda.split(".")[0]
+    builds = {*cuda_choices(table, torch, "pytorch"), *cuda_choices(table, torch, "cuda")}
+    found = [c for c in builds if c.split(".")[0] == major]
+    if "." not in cuda and torch.default_cuda in found:
+        return torch.default_cuda
+    return nearest(found, cuda) if found else None
+
+
 def _on_arm(archs: tuple[str, ...]) -> str:
     return " on linux/arm64" if "arm64" in archs else ""
 

@@ -1412,3 +1412,49 @@ def test_the_extras_a_recipes_uv_sync_names_are_the_locked_projects(tmp_path: Pa
         in said
     )
     assert 'extras: ["colour"]' in (folder / "envkit.yaml").read_text()
+
+
+def test_a_package_built_for_one_cuda_proposes_its_major_and_a_mismatch_is_said_at_its_line(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as gpt-neox has it (cupy-cuda111 beside an unlabelled torch): the CUDA a
+    package's name says it was built for is the environment's, the nearest of its major envkit
+    can build; with `cuda:` set to another major, render keeps the line and says why it would
+    fail when used, at its line, with the fix."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text("torch>=2.0\nnumpy\ncupy-cuda11x>=12\n")
+    said = _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert 'cuda: "11.8"' in config, said + config
+    assert "cupy-cuda11x>=12: CUDA 11" in said, said
+    text = config.replace('cuda: "11.8"', 'cuda: "12.6"')
+    (folder / "envkit.yaml").write_text(text)
+    (folder / "requirements.txt").write_text(
+        "torch>=2.0\nnumpy\ncupy-cuda111\njax[cuda12]\ncupy-cuda11x\n"
+    )
+    rendered = envkit("render", cwd=folder, env={"HOME": str(tmp_path / "home")})
+    out = rendered.stdout + rendered.stderr
+    assert rendered.returncode == 0, out
+    assert "requirements.txt:3: cupy-cuda111 is built for CUDA 11.1 and the image has CUDA" in out
+    assert "fails when used; install its build for CUDA 12\n" in out, "11.8's is not 11.1's"
+    assert "cupy-cuda11x is built for CUDA 11 and the image has CUDA 12.6" in out, out
+    assert "install its build for CUDA 12, or set `cuda:` to 11.8" in out, out
+    assert "jax[cuda12]" not in out, "a CUDA 12 build on a CUDA 12 image is said nothing of"
+    project = (folder / ".envkit" / "envkit" / "project" / "requirements.txt").read_text()
+    assert "cupy-cuda111" in project.splitlines(), "the line is the project's: kept"
+
+
+@pytest.mark.parametrize(
+    ("line", "cuda"),
+    [("cupy-cuda12x", "12"), ("cupy-cuda111==9.6", "11.1"), ("cudf-cu12", "12"),
+     ("spconv-cu118", "11.8"), ("nvidia-dali-cuda120", "12.0"), ("jax-cuda12-plugin", "12"),
+     ("jax[cuda12_pip]>=0.4", "12"), ("mxnet_cu112", "11.2"), ("pycuda", None),
+     ("cuda-python==12.4", None), ("cupy", None), ("docutils", None)],
+)  # fmt: skip
+def test_the_cuda_a_packages_name_says_it_was_built_for(line: str, cuda: str | None) -> None:
+    from packaging.requirements import Requirement
+
+    from envkit.plan.project.cuda_wheels import built_for
+
+    assert built_for(Requirement(line)) == cuda

@@ -21,6 +21,7 @@ from envkit.catalog.compat import cuda_of
 from envkit.config.rules import TORCH_NAMES
 from envkit.errors import ConfigError, FieldError
 from envkit.files import read_regular
+from envkit.plan.project.cuda_wheels import first_built_for
 from envkit.plan.project.lock_graph import names, packages_by_name
 from envkit.plan.project.pipenv import is_pipenv, pipenv_requirements
 from envkit.plan.project.project_files import file_limit
@@ -165,7 +166,10 @@ def _from_lines(
         return _on_pyg_page(torch or Requirement("torch"), cuda, where, pyg), pinned
     if torch is None and not pinned:
         return _without_torch(names, where, tensorflow), ()
-    return _torch_line(torch or Requirement("torch"), cuda, where), pinned
+    wish = _torch_line(torch or Requirement("torch"), cuda, where)
+    if wish.cuda is None and (built := first_built_for(requirements)):  # cupy-cuda111: 11.1
+        wish = replace(wish, cuda=built[0], said=f"{wish.said}; {built[1]}: CUDA {built[0]}")
+    return wish, pinned
 
 
 def _named(requirement: Requirement, names: Iterable[str]) -> bool:
@@ -384,9 +388,13 @@ def release_for(wish: TorchWish) -> tuple[str | None, str | None, str]:
     default = compat.version_key(table.default_torch)
     settled = [r for r in admitted if compat.version_key(r) <= default] or admitted
     with_build = [r for r in settled if wish.cuda and compat.buildable_cuda(r, wish.cuda)]
-    chosen = (with_build or settled)[0]
+    of_major = [r for r in settled if wish.cuda and compat.same_major_build(r, wish.cuda)]
+    chosen = (with_build or of_major or settled)[0]
     cuda = wish.cuda
     if cuda and not compat.buildable_cuda(chosen, cuda):
-        note = f"torch {chosen} has no CUDA {cuda} build envkit can build; its default is proposed"
-        cuda = None
+        same = compat.same_major_build(chosen, cuda)
+        nearest = f"CUDA {same}, the nearest of its major," if same else "its default"
+        note = f"torch {chosen} has no CUDA {cuda} build envkit can build; {nearest} is proposed"
+        note = "" if same and "." not in cuda else note  # "12": any 12.x meets it
+        cuda = same
     return chosen, cuda, note

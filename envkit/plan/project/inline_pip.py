@@ -38,9 +38,10 @@ def inline_companions(
             requirement = Requirement(entry)
         except InvalidRequirement:
             continue  # the config's own validation judged the line
-        if canonicalize_name(requirement.name) not in TORCHES:
-            continue
         verdict = judge_pip(requirement, context)
+        if canonicalize_name(requirement.name) not in TORCHES:
+            notes += [f"envkit.yaml: packages.pip[{index}]: {verdict.why}"] if verdict.said else []
+            continue
         if verdict.action == "refuse":
             issues.append(loaded.issue(("packages", "pip", index), verdict.why, verdict.fix, entry))
         elif verdict.action == "drop":

@@ -135,6 +135,7 @@ def _check_wanted(
             found.issues.append(file_issue(name, line, str(item)[:120], verdict.why, verdict.fix))
         elif verdict.action == "keep":
             requirements.append(str(requirement))
+            found.notes += [f"{name}:{line}: {verdict.why}"] if verdict.said else []
         else:  # dropped from this install: said at its line, as a file's line is
             found.notes.append(f"{name}:{line}: {verdict.why}")
             found.companions += [verdict.companion] if verdict.companion else []

@@ -305,6 +305,8 @@ class RequirementsFile:
             self._issue(first, line, verdict.why, verdict.fix)
         elif verdict.action == "drop":
             self._dropped(first, last, line, requirement, verdict)
+        elif verdict.said:  # kept, with what it means in this image
+            self.reading.notes.append(f"{self.name}:{first}: {verdict.why}")
 
     def _dropped(
         self, first: int, last: int, line: str, requirement: Requirement, verdict: Verdict

@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 from envkit.catalog import compat
 from envkit.catalog.compat import COMPANIONS, companions, cuda_of
 from envkit.config.rules import TORCH_NAMES
+from envkit.plan.project.cuda_wheels import mismatch
 
 CONDA_CUDA = ("pytorch-cuda", "cudatoolkit", "cuda-version")
 # NVIDIA's toolkit in a conda environment (nvcc, the runtime): the environment's own, kept; its
@@ -105,7 +106,7 @@ def judge_pip(requirement: Requirement, context: TorchContext) -> Verdict:
     """The verdict on one pip requirement (keep it unless it names torch or a companion)."""
     name = canonicalize_name(requirement.name)
     if name not in TORCHES or not applies(requirement, context):
-        return _torch_only(requirement, name, context) or Verdict("keep")
+        return _torch_only(requirement, name, context) or _cuda_built(requirement, context)
     line = str(requirement)
     requirement = wheel_pin(requirement) or requirement  # torch-1.8.0+cu111-….whl: ==1.8.0+cu111
     if (refused := _refused_outright(requirement, name, context)) is not None:
@@ -203,6 +204,13 @@ def _torch_only(requirement: Requirement, name: str, context: TorchContext) -> V
         f"{requirement}: torch's own {name} comes with envkit's torch layer, the one "
         f"{context.said()} was built with (kept by the build's constraints)",
     )
+
+
+def _cuda_built(requirement: Requirement, context: TorchContext) -> Verdict:
+    """Kept; a package built for another CUDA than the image's (cupy-cuda111 on 12.1) said."""
+    applied = applies(requirement, context)
+    why = mismatch(requirement, context.build, context.version) if applied else None
+    return Verdict("keep", why or "", said=bool(why))
 
 
 def _no_setting_meets(name: str, specifier: SpecifierSet) -> bool:
