@@ -17,6 +17,7 @@ from envkit.config.load import LoadedSpec, load_spec, load_text
 from envkit.plan import HostFacts, Plan, make_plan
 from envkit.render.devcontainer import devcontainer_files
 from envkit.render.files import render_files
+from tests import forkserver
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -81,9 +82,13 @@ def envkit(
     inherit: bool = True,
     timeout: float = ENVKIT_TIMEOUT_S,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m envkit ARGS`, as a user runs it: its own process, output captured. `env` is
-    added to this process's environment, or with inherit=False is the whole of it."""
+    """`python -m envkit ARGS`, as a user runs it: its own process (forked by tests/forkserver.py
+    where it can be), output captured. `env` is added to this process's environment, or with
+    inherit=False is the whole of it."""
     base = dict(os.environ) if inherit else {}
+    forked = forkserver.run(args, cwd, {**base, **(env or {})}, timeout)
+    if forked is not None:  # its own process, without the imports each run would pay again
+        return forked
     return subprocess.run(
         [sys.executable, "-m", "envkit", *args],
         cwd=cwd,
