@@ -1458,3 +1458,57 @@ def test_the_cuda_a_packages_name_says_it_was_built_for(line: str, cuda: str | N
     from envkit.plan.project.cuda_wheels import built_for
 
     assert built_for(Requirement(line)) == cuda
+
+
+def test_extras_a_recipe_builds_in_a_shell_variable_leave_the_project_file_whole(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as private-gpt has it (`for e in $EXTRAS; do extra_flags="... --extra $e"`;
+    `uv sync $extra_flags`): an extra envkit cannot read is no extra; the project's file is
+    used and its extras named for python.extras, not left out over `$e`."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "pg"\nversion = "0.1"\ndependencies = ["fastapi"]\n'
+        '[project.optional-dependencies]\nllms = ["llama-cpp-python"]\nui = ["gradio"]\n'
+    )
+    (folder / "Dockerfile").write_text(
+        'FROM python:3.11-slim\nARG EXTRAS="llms ui"\nCOPY pyproject.toml ./\n'
+        'RUN f=""; for e in $EXTRAS; do f="$f --extra $e"; done; uv sync $f\n'
+        "RUN pip install -e .[$EXTRAS]\n"
+    )
+    (folder / "uv.lock").write_text(
+        'version = 1\nrequires-python = ">=3.11"\n\n[[package]]\nname = "pg"\nversion = "0.1"\n'
+        'source = { editable = "." }\ndependencies = [{ name = "fastapi" }]\n\n'
+        '[package.optional-dependencies]\nllms = [{ name = "llama-cpp-python" }]\n'
+        'ui = [{ name = "gradio" }]\n\n[package.metadata]\nrequires-dist = [{ name = "fastapi" }, '
+        '{ name = "llama-cpp-python", marker = "extra == \'llms\'" }, '
+        '{ name = "gradio", marker = "extra == \'ui\'" }]\nprovides-extras = ["llms", "ui"]\n'
+    )
+    said = _init(folder)
+    assert "left out" not in said and "uses pyproject.toml and uv.lock" in said, said
+    assert "its extras (llms, ui) are not installed: name those you want" in said, said
+
+
+@pytest.mark.parametrize(
+    ("page", "text"),
+    [("docs/en/installation.rst", "Install\n=======\n\nRun this::\n\n.. code-block:: bash\n\n"
+      "   pip install torch==2.4.1 einops timm\n\nThen pip install nothing else.\n"),
+     ("docs/get_started.md", "# Start\n\npip install prose\n\n```bash\n"
+      "pip install torch==2.4.1 einops timm\n```\n"),
+     ("INSTALL.md", "```\npip install torch==2.4.1 einops timm\n```\n")],
+)  # fmt: skip
+def test_install_lines_in_the_projects_docs_are_read_as_its_readmes_are(
+    tmp_path: Path, page: str, text: str
+) -> None:
+    """Issue 47: a project whose install instructions live in an INSTALL file or its docs'
+    install or getting-started page (Markdown or reStructuredText), its README saying only
+    "see the docs", gets the packages and torch of their code blocks, not of their prose."""
+    folder = tmp_path / "project"
+    (folder / page).parent.mkdir(parents=True)
+    (folder / "README.md").write_text("# proj\n\nSee the docs: pip install the package.\n")
+    (folder / page).write_text(text)
+    said = _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert 'pip: ["einops", "timm"]' in config and 'torch: "2.4.1"' in config, said + config
+    assert f"{page}:" in said and "prose" not in config, said

@@ -242,15 +242,41 @@ def recipes(folder: Path, paths: list[Path]) -> list[Path]:
     return sorted((p for p in paths if is_recipe(p, folder)), key=rank)
 
 
-def fenced(text: str) -> str:
-    """A README's fenced code blocks only, its other lines blank (their numbers kept): prose
-    that says "pip install the package" is not a command."""
+def fenced(text: str, rst: bool = False) -> str:
+    """A README's code blocks only (Markdown's fences; reStructuredText's indented blocks after
+    `::`), its other lines blank (their numbers kept): prose that says "pip install the
+    package" is not a command."""
     inside, kept = False, []
     for line in text.splitlines():
+        if rst:  # a block: the indented lines after a line ending in `::` (`.. code-block::`)
+            inside = (inside and (not line.strip() or line[:1].isspace())) or bool(
+                re.search(r"::(\s*\w+)?\s*$", line)
+            )
+            kept.append(line.strip() if inside and line[:1].isspace() else "")
+            continue
         fence = line.lstrip().startswith(("```", "~~~"))
         inside ^= fence
         kept.append(line if inside and not fence else "")
     return "\n".join(kept)
+
+
+def install_docs(folder: Path, translations: bool = False) -> list[Path]:
+    """The project's own install instructions: its README (README.md before README-ja.md, the
+    others only with TRANSLATIONS), then an INSTALL file, then the docs' install and
+    getting-started pages (OpenMMLab's docs/en/get_started.md)."""
+    readmes = [p for p in folder.glob("README*") if p.is_file()]
+    readmes = sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name))
+    readmes = readmes if translations else readmes[:1]
+    pages = [*folder.glob("INSTALL*"), *folder.glob("install*.md")]
+    for depth in ("", "*/", "*/*/"):  # docs/install.md, docs/en/get_started.md
+        for page in ("install*.md", "install*.rst", "get*started*.md", "get*started*.rst"):
+            pages += folder.glob(f"docs/{depth}{page}")
+    return [*readmes, *sorted({p for p in pages if p.is_file()}, key=lambda p: (len(p.parts), p))]
+
+
+def code_of(path: Path) -> str:
+    """The code blocks of an install page (fenced)."""
+    return fenced(head(path), rst=path.suffix == ".rst")
 
 
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
@@ -261,13 +287,12 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     found: dict[str, Installed] = {}
     # then the README's own install lines (`pip install -r requirements/gpu.txt` in a fenced
     # block), read from the project's folder, after every recipe's
-    readmes = [p for p in folder.glob("README*") if p.is_file()]  # README.md before -ja.md
-    readmes = sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name))[:1]
+    readmes = install_docs(folder)
     for path in (*recipes(folder, paths), *readmes):
         # a Makefile or script runs in its own folder; an image recipe COPYs from the root,
         # under the file's own name (`COPY reqs.txt /tmp/` then `-r /tmp/reqs.txt`)
         bases = (path.parent, folder) if SCRIPT.fullmatch(path.name) else (folder, path.parent)
-        text = fenced(head(path)) if path in readmes else head(path)
+        text = code_of(path) if path in readmes else head(path)
         start = 0
         for number, line in enumerate(text.splitlines(), 1):
             start = start or number

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envkit.commands.init.discovery import RECIPE, fenced, head, recipes
+from envkit.commands.init.discovery import RECIPE, code_of, head, install_docs, recipes
 from envkit.config.rules import TORCH_NAMES as TORCHES
 from envkit.config.rules import requirement_name
 from envkit.files import TOMLDecodeError, toml_loads
@@ -235,6 +235,9 @@ def _same(line: str, own: str) -> bool:
     return requirement_name(line) == requirement_name(own)
 
 
+EXTRA = re.compile(r"[A-Za-z0-9]([-_.A-Za-z0-9]*[A-Za-z0-9])?")  # PEP 685's extra names
+
+
 def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str, ...], str, bool]:
     """The extras the project's own recipe installs the project with (`pip install -e
     ".[train]"`, `pip install fschat[model_worker,webui]` for the package NAME), the line that
@@ -255,7 +258,7 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
                     word = f"{name}{own.group(1) or ''}" if own else word
                     if not name or requirement_name(word) != requirement_name(name):
                         continue
-                    extras |= Requirement(word).extras
+                    extras |= {e for e in Requirement(word).extras if EXTRA.fullmatch(e)}
                     editable |= bool(own) and before in ("-e", "--editable")
                     numbers.append(str(number))
         if extras or editable:
@@ -269,21 +272,23 @@ def _synced_extras(command: str) -> set[str]:
     words = command.replace("=", " ").split()
     synced = any(a == "uv" and b == "sync" for a, b in pairwise(words))
     named = (b for a, b in pairwise(words) if a == "--extra")
-    return {word.strip("\"'") for word in named} if synced else set()
+    # not one built in a shell variable (private-gpt's `--extra $e`): init then names the
+    # project's extras for python.extras, as for a recipe that names none
+    extras = {word.strip("\"';") for word in named} if synced else set()
+    return {extra for extra in extras if EXTRA.fullmatch(extra)}
 
 
 def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
     """(where, its requirement lines) of the first pip line of the project's README that names
     a package (NAME: that package: `pip install torch==2.6.0 --index-url .../cu124`); the
     README's install instructions are the environment of a project with no file of its own."""
-    readmes = (p for p in folder.glob("README*") if p.is_file())  # README.md before README-ja.md
-    for path in sorted(readmes, key=lambda p: (p.stem.upper() != "README", p.name)):
-        for number, command in _commands(fenced(head(path))):
+    for path in install_docs(folder, translations=True):
+        for number, command in _commands(code_of(path)):
             for found in map(_pip_arguments, _installs(command, PIP)):
                 lines = [line for line in found if not BY_URL.match(line)]  # no name to carry
                 named = {requirement_name(line) for line in lines if not line.startswith("-")}
                 if (name in named) if name else named:
-                    return f"{path.name}:{number}", lines
+                    return f"{path.relative_to(folder).as_posix()}:{number}", lines
     return None
 
 
