@@ -1512,3 +1512,33 @@ def test_install_lines_in_the_projects_docs_are_read_as_its_readmes_are(
     config = (folder / "envkit.yaml").read_text()
     assert 'pip: ["einops", "timm"]' in config and 'torch: "2.4.1"' in config, said + config
     assert f"{page}:" in said and "prose" not in config, said
+
+
+def test_own_named_files_outrank_a_recipes_bare_pip_line_and_the_cuda_one_its_kin(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as lmdeploy and pytorch3d have it: requirement files under names of the
+    project's own come before a recipe's bare `pip install cmake ninja` (a build's tools, not
+    the environment); of them the CUDA one before other vendors' (ascend, rocm) and the file
+    that includes another before it; a dev or packaging script's installs are not advised."""
+    folder = tmp_path / "project"
+    (folder / "requirements").mkdir(parents=True)
+    (folder / "docker").mkdir()
+    (folder / "dev").mkdir()
+    (folder / "requirements" / "common.txt").write_text("numpy\n")
+    (folder / "requirements_ascend.txt").write_text("-r requirements/common.txt\ntorch-npu\n")
+    (folder / "requirements_cuda.txt").write_text("-r requirements/common.txt\ntorch>=2.0\n")
+    (folder / "docker" / "Dockerfile").write_text("FROM ubuntu:24\nRUN pip install cmake ninja\n")
+    (folder / "dev" / "tutorials.sh").write_text("conda install -y pytorch=1.6.0 cudatoolkit=10\n")
+    said = _init(folder)
+    assert said.startswith("uses requirements_cuda.txt"), said
+    assert "cmake" not in (folder / "envkit.yaml").read_text(), said
+    assert "pytorch=1.6.0" not in said, "a dev script's install is not the environment's"
+    (folder / "requirements_cuda.txt").unlink()
+    (folder / "requirements_ascend.txt").unlink()
+    (folder / "requirements" / "runtime.txt").write_text("-r common.txt\ntorch>=2.0\n")
+    for made in ("envkit.yaml", "envkit.schema.json"):
+        (folder / made).unlink()
+    shutil.rmtree(folder / ".envkit")
+    said = _init(folder)
+    assert said.startswith("uses requirements/runtime.txt"), "the includer, not what it includes"

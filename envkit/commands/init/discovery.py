@@ -211,21 +211,29 @@ def is_recipe(path: Path, folder: Path) -> bool:
 # path or its text, before one that names none; a CPU or TPU one (by its path, or its text's
 # CPU wheel index) last.
 GPU_RECIPE = re.compile(r"cuda|cudnn|gpu|whl/cu\d", re.IGNORECASE)
-CPU_RECIPE = re.compile(r"(?<![a-z])[ct]pu(?![a-z])", re.IGNORECASE)
+# a recipe or file for no NVIDIA GPU of a linux-64 node: the CPU, TPUs, other vendors'
+# accelerators (lmdeploy's requirements_ascend.txt, _rocm, _camb), Jetson boards
+NOT_NVIDIA = re.compile(
+    r"(?<![a-z])([ct]pu|rocm|ascend|npu|xpu|musa|mlu|camb|maca|hpu|gaudi|habana|ipu|neuron|dcu|"
+    r"mps|jetson|l4t)(?![a-z])",
+    re.IGNORECASE,
+)
 
 
 # a side environment's word as a whole word of a recipe's path (`Dockerfile.dev`,
 # `docker/app-doc-builder/`), not inside another (`docker`, `.devcontainer`)
-SIDE_WORD = re.compile(r"(?<![a-z])(dev|tests?|docs?|lint|ci|bench\w*|examples?)(?![a-z])", re.I)
+SIDE_WORD = re.compile(
+    r"(?<![a-z])(dev|tests?|docs?|lint|ci|bench\w*|examples?|packaging)(?![a-z])", re.I
+)  # packaging/: the scripts that build the project's wheels and conda packages
 _SIDE_KINDS = {"dev": 1, "tes": 2}
 
 
 def recipes(folder: Path, paths: list[Path]) -> list[Path]:
     """The project's own recipes, the one that says most of its GPU environment first: main
-    ones before dev, test and docs ones (by any folder's name or the file's: a docs builder's
-    Dockerfile), CPU or TPU ones after, a script below the project's folder (a launcher under
-    scripts/) after those, then CUDA before none, then those naming torch; by path among
-    equals."""
+    ones before dev, test, docs and packaging ones (by any folder's name or the file's: a docs
+    builder's Dockerfile), CPU, TPU, other vendors' and Jetson ones after, a script below the
+    project's folder (a launcher under scripts/) after those, then CUDA before none, then
+    those naming torch; by path among equals."""
 
     def rank(path: Path) -> tuple[int, bool, bool, bool, bool]:
         relative = path.relative_to(folder)
@@ -233,7 +241,7 @@ def recipes(folder: Path, paths: list[Path]) -> list[Path]:
         side = max((_SIDE_KINDS.get(w.lower()[:3], 3) for w in SIDE_WORD.findall(name)), default=0)
         return (
             side,
-            bool(CPU_RECIPE.search(name)) or "whl/cpu" in text,
+            bool(NOT_NVIDIA.search(name)) or "whl/cpu" in text,
             path.suffix == ".sh" and len(relative.parts) > 1,
             not (GPU_RECIPE.search(name) or GPU_RECIPE.search(text)),
             "torch" not in name,

@@ -16,7 +16,15 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envkit.commands.init.discovery import RECIPE, code_of, head, install_docs, recipes
+from envkit.commands.init.discovery import (
+    NOT_NVIDIA,
+    RECIPE,
+    SIDE_WORD,
+    code_of,
+    head,
+    install_docs,
+    recipes,
+)
 from envkit.config.rules import TORCH_NAMES as TORCHES
 from envkit.config.rules import requirement_name
 from envkit.files import TOMLDecodeError, toml_loads
@@ -48,7 +56,8 @@ VALUE_OPTION = re.compile(  # an option of `pip install`'s or `uv pip install`'s
 TOOLING = {
     *("pip", "setuptools", "wheel", "uv", "virtualenv", "virtualenvwrapper", "pipenv", "poetry"),
     *("pdm", "pip-tools", "setuptools-scm", "build", "twine", "conda-lock", "hatch"),
-}
+    *("cmake", "ninja", "auditwheel", "scikit-build", "scikit-build-core", "meson"),
+}  # a build's tools (cmake, ninja): the devel base's, not the environment's
 # pip's flag for a package that builds against what is installed (a CUDA extension importing
 # torch): kept on the entry, which envkit.yaml writes as {name, no_build_isolation: true}
 NO_ISOLATION = "--no-build-isolation"
@@ -183,6 +192,9 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
         numbers: list[int] = []
         lines: list[str] = []
         name = path.relative_to(folder).as_posix()
+        # a dev, docs, packaging or other device's recipe's installs are not the environment's
+        # to carry: not advised (pytorch3d's dev/ script installs a torch of 2020)
+        main = len(untaken)
         for number, command in recipe_commands(path):
             found = []
             for named in _installs(command, PIP):  # each install of a `&&` chain on its own
@@ -202,6 +214,8 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
                 untaken.append(f"{name}:{number}: `conda install {shlex.join(words)}`: {why}")
             apt = (shlex.join(a) for a in _installs(command, APT) if a)
             untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
+        if SIDE_WORD.search(name) or NOT_NVIDIA.search(name):
+            del untaken[main:]
         if numbers and first is None:  # every recipe's apt and mim lines are still said
             pip = (r for r in lines if r[0] != "-" and requirement_name(_bare(r)) not in TORCHES)
             first = RecipePip(name, tuple(numbers), tuple(dict.fromkeys(pip)), lines)

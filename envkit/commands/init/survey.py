@@ -18,6 +18,7 @@ from envkit.commands.init.base_image import on_base, recipe_base
 from envkit.commands.init.conda_wish import from_conda, from_conda_lock
 from envkit.commands.init.discovery import (
     DEV,
+    NOT_NVIDIA,
     RECIPE_HINT,
     Installed,
     aside,
@@ -330,6 +331,8 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     # a setup.py that names no package says less than a conda or requirements file under a
     # name of the project's own (environment-gpu.yml): those first
     bare = [c for c in found if c.kind == "setup.py" and not c.pip and not c.wish.specifier]
+    # and a recipe's bare `pip install` (lmdeploy's `pip install cmake ninja`) after them all
+    bare += [c for c in found if c.kind == "recipe"]
     found = [c for c in found if c not in bare] + _under_own_names(own, folder) + bare
     found += [c for c in project if c.hint]
     return found or _readme(folder), unusable
@@ -357,7 +360,7 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
     environments, then requirements; the main environment before dev, test and docs ones,
     the shallower first. A project whose only files are these still gets one."""
 
-    def order(item: tuple[str, str]) -> tuple[int, bool, int, bool, int, bool, int, str]:
+    def order(item: tuple[str, str]) -> tuple[int, bool, int, bool, bool, int, bool, int, str]:
         name, why = item
         stem = Path(name).name.lower()
         build = BUILD_NAME.search(stem)  # requirments_cu128_py312.txt, _cu118_, _cpu_
@@ -366,6 +369,7 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
             "lock" not in stem,  # Pipfile.lock before its Pipfile
             side_rank(name),
             bool(OTHER_ARCH.search(name)),  # the image is linux-64
+            bool(NOT_NVIDIA.search(stem)) and not (build and build.group(1) == "cpu"),
             # a GPU box: the newest CUDA variant of a family first, its CPU variant last
             (1 if build.group(1) == "cpu" else -int(build.group(2))) if build else 0,
             not stem.startswith(("requirements", "environment")),
@@ -373,11 +377,14 @@ def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candida
             name,
         )
 
-    return [
+    found = [
         Candidate(kind, (name,), wish, hint=why)
         for name, why in sorted(files, key=order)
         if (wish := _wish_of(kind := str(usable_kind(why)), folder / name, folder)) is not None
     ]
+    # a file another one includes (`-r common.txt` in runtime_cuda.txt) after its includer
+    included = {read for c in found for read in c.wish.read if read not in c.files}
+    return sorted(found, key=lambda c: c.files[0] in included)
 
 
 def _pipenv(folder: Path, name: str, unusable: list[str]) -> list[Candidate]:
