@@ -1542,3 +1542,22 @@ def test_own_named_files_outrank_a_recipes_bare_pip_line_and_the_cuda_one_its_ki
     shutil.rmtree(folder / ".envkit")
     said = _init(folder)
     assert said.startswith("uses requirements/runtime.txt"), "the includer, not what it includes"
+
+
+def test_a_file_a_recipe_copies_to_an_absolute_folder_is_traced_to_the_projects_own(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as lmdeploy's Dockerfile has it: `COPY requirements/runtime.txt /tmp/req/`,
+    then `pip install -r /tmp/req/runtime.txt`: the project's requirements/runtime.txt."""
+    folder = tmp_path / "project"
+    (folder / "requirements").mkdir(parents=True)
+    (folder / "docker").mkdir()
+    (folder / "requirements" / "common.txt").write_text("numpy\n")
+    (folder / "requirements" / "runtime.txt").write_text("-r common.txt\ntorch>=2.0\n")
+    (folder / "docker" / "Dockerfile").write_text(
+        "FROM ubuntu:24.04\nCOPY requirements/common.txt requirements/runtime.txt /tmp/req/\n"
+        "RUN pip install -r /tmp/req/runtime.txt\n"
+    )
+    said = _init(folder)
+    assert said.startswith("uses requirements/runtime.txt (found here; the project installs it: "
+                           "docker/Dockerfile:3)"), said  # fmt: skip

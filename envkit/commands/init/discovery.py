@@ -287,6 +287,15 @@ def code_of(path: Path) -> str:
     return fenced(head(path), rst=path.suffix == ".rst")
 
 
+def _copied(base: Path, name: str, paths: list[Path]) -> Path:
+    """The project's file an image's absolute path names (`COPY requirements/x.txt /tmp/req/`,
+    then `-r /tmp/req/x.txt`): NAME at BASE, else the one file of that name in the project."""
+    if (base / name).is_file():
+        return (base / name).resolve()
+    named = [p for p in paths if p.name == name]
+    return named[0].resolve() if len(named) == 1 else base / name
+
+
 def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
     """The environment files the project's own Dockerfile, dev container or Makefile installs,
     each with the line that does, only files that are in the project: in the order met, the
@@ -309,7 +318,7 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                     for base in bases:
                         target = (base / named.lstrip("/")).resolve()
                         if named.startswith("/") and not target.is_file():
-                            target = (base / Path(named).name).resolve()
+                            target = _copied(base, Path(named).name, paths)
                         # a README's side environment (a demo's, docs') is not the project's
                         side = path in readmes and side_rank(target.name) > 0
                         if target.is_file() and target.is_relative_to(root) and not side:
