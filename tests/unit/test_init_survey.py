@@ -1561,3 +1561,24 @@ def test_a_file_a_recipe_copies_to_an_absolute_folder_is_traced_to_the_projects_
     said = _init(folder)
     assert said.startswith("uses requirements/runtime.txt (found here; the project installs it: "
                            "docker/Dockerfile:3)"), said  # fmt: skip
+
+
+def test_a_setup_py_project_takes_the_torch_and_cuda_its_install_docs_conda_line_names(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as pytorch3d has it: a setup.py naming no torch, whose INSTALL.md says
+    `conda install pytorch=1.13.0 torchvision pytorch-cuda=11.6 -c pytorch -c nvidia`: that
+    torch and CUDA (the extension is built against them), not envkit's newest."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='proj', install_requires=['iopath'])\n"
+    )
+    (folder / "INSTALL.md").write_text(
+        "# Install\n\n```\nconda create -n proj python=3.9\n"
+        "conda install pytorch=1.13.0 torchvision pytorch-cuda=11.6 -c pytorch -c nvidia\n```\n"
+    )
+    said = _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert 'torch: "1.13.0"' in config and 'cuda: "11.6"' in config, said + config
+    assert "INSTALL.md:5: conda install pytorch=1.13.0" in said, said

@@ -16,8 +16,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envkit.catalog import compat
+from envkit.commands.init.conda_wish import from_conda_line
 from envkit.commands.init.discovery import RECIPE, head, recipes
-from envkit.commands.init.recipe_lines import ARG, readme_pip, substituted
+from envkit.commands.init.recipe_lines import ARG, readme_conda, readme_pip, substituted
 from envkit.commands.init.torch_wish import (
     NAMES_NO_TORCH,
     TorchWish,
@@ -91,10 +92,14 @@ def _buildable(base: RecipeBase) -> bool:
 
 
 def _readme(folder: Path) -> RecipeBase | None:
-    """The torch release (and CUDA, from its index) the README's pip line installs."""
-    if (found := readme_pip(folder, "torch")) is None:
+    """The torch release (and CUDA, from its index) the README's pip line installs, else its
+    conda line (the install docs' `conda install pytorch=1.13.0 pytorch-cuda=11.6`)."""
+    if found := readme_pip(folder, "torch"):
+        wish = from_lines([], *found)
+    elif conda := readme_conda(folder):
+        wish = from_conda_line(*conda)
+    else:
         return None
-    wish = from_lines([], *found)
     pinned = re.fullmatch(r"==(\d+\.\d+(?:\.\d+)?)", wish.specifier or "")
     return RecipeBase(wish.said, pinned.group(1) if pinned else None, wish.cuda)
 

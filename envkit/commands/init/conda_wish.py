@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,13 +104,32 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
     except ConfigError:
         return TorchWish()
     items = data.get("dependencies") if isinstance(data, dict) else None
+    channels = data.get("channels") if isinstance(data, dict) else None
+    return _from_items(items, channels, path, folder)
+
+
+def from_conda_line(where: str, words: list[str]) -> TorchWish:
+    """What a `conda install` line of the project's install docs asks (pytorch3d's INSTALL.md:
+    `conda install pytorch=1.13.0 torchvision pytorch-cuda=11.6 -c pytorch -c nvidia`), read
+    as a file's dependencies and channels are."""
+    valued = ("-c", "--channel", "-n", "--name", "-p", "--prefix")
+    channels = [b for a, b in pairwise(words) if a in ("-c", "--channel")]
+    specs = [w for a, w in zip(["", *words], words, strict=False) if a not in valued]
+    wish = _from_items([w for w in specs if not w.startswith("-")], channels, None, None)
+    return replace(wish, said=f"{where}: conda install {' '.join(words)}")
+
+
+def _from_items(items: Any, channels: Any, path: Path | None, folder: Path | None) -> TorchWish:
+    """The wish of a conda environment's dependencies (PATH's in FOLDER: its pip section's
+    files are read) and channels."""
+    where = path.relative_to(folder).as_posix() if path and folder else ""
     torch: Any = None
     cuda: str | None = None
     python: str | None = None
     names: list[str] = []
     read: tuple[str, ...] = ()
     for item in items if isinstance(items, list) else ():
-        if isinstance(item, dict) and isinstance(item.get("pip"), list):
+        if isinstance(item, dict) and isinstance(item.get("pip"), list) and path and folder:
             pip = _pip_section(path, folder, names, [str(line) for line in item["pip"]])
             read += pip.read
             if pip.specifier and not (torch and torch[1]):  # a pin before a bare `pytorch`
@@ -127,7 +147,7 @@ def from_conda(path: Path, folder: Path) -> TorchWish:
             cuda = cuda or ".".join(rest.lstrip("=").split(".")[:2]).rstrip("*.")  # a pin
         elif name in ("cpuonly", "pytorch-cpu"):
             cuda = "cpu"
-    cuda = cuda or _cuda_channel(data.get("channels") if isinstance(data, dict) else None)
+    cuda = cuda or _cuda_channel(channels)
     if not torch:
         none = any(name in OTHER_FRAMEWORKS for name in names)
         said = f"{where} {NAMES_NO_TORCH}" if none else ""

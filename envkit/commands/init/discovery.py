@@ -328,3 +328,30 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
                             break
             start = start if line.endswith("\\") else 0
     return sorted(found.values(), key=lambda i: (aside(i.file), side_rank(i.file)))
+
+
+BUILD_NAME = re.compile(r"(?<![a-z])(cpu|cu(\d{3}))(?![a-z])")
+KIND_ORDER = ("conda-lock", "conda", "requirements")
+OTHER_ARCH = re.compile(r"aarch64|arm64|osx|macos|win", re.IGNORECASE)
+
+
+def own_name_order(item: tuple[str, str]) -> tuple[int, bool, int, bool, bool, int, bool, int, str]:
+    """The order of files under names of the project's own (NAME, why unused): locks, then
+    conda environments, then requirements; the main environment before dev, test and docs
+    ones, linux-64's before other systems', NVIDIA's before other devices', the newest CUDA
+    variant of a family first, the shallower first."""
+    name, why = item
+    stem = Path(name).name.lower()
+    build = BUILD_NAME.search(stem)  # requirments_cu128_py312.txt, _cu118_, _cpu_
+    return (
+        KIND_ORDER.index(str(usable_kind(why))),
+        "lock" not in stem,  # Pipfile.lock before its Pipfile
+        side_rank(name),
+        bool(OTHER_ARCH.search(name)),  # the image is linux-64
+        bool(NOT_NVIDIA.search(stem)) and not (build and build.group(1) == "cpu"),
+        # a GPU box: the newest CUDA variant of a family first, its CPU variant last
+        (1 if build.group(1) == "cpu" else -int(build.group(2))) if build else 0,
+        not stem.startswith(("requirements", "environment")),
+        name.count("/"),
+        name,
+    )

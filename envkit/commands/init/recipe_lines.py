@@ -306,6 +306,17 @@ def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
     return None
 
 
+def readme_conda(folder: Path) -> tuple[str, list[str]] | None:
+    """(where, its words) of the first `conda install` line of the project's install docs
+    that names pytorch, as readme_pip's pip line."""
+    for path in install_docs(folder, translations=True):
+        for number, command in _commands(code_of(path)):
+            for words in _installs(command, CONDA):
+                if any(re.match(r"(pytorch|torch)\b(?!-)", w) for w in words):
+                    return f"{path.relative_to(folder).as_posix()}:{number}", words
+    return None
+
+
 def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
     """The arguments of each `TOOL install` in a shell COMMAND, up to the shell's next command
     (`&&`, `;`, `|`): words as the shell splits them, so a `;` inside a quoted marker

@@ -7,7 +7,6 @@ machine). A setup.py is read from its syntax tree, never run."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,11 @@ from envkit.commands.init.base_image import on_base, recipe_base
 from envkit.commands.init.conda_wish import from_conda, from_conda_lock
 from envkit.commands.init.discovery import (
     DEV,
-    NOT_NVIDIA,
     RECIPE_HINT,
     Installed,
     aside,
     installed_by_recipes,
-    side_rank,
+    own_name_order,
     unused_files,
     usable_kind,
     walk,
@@ -328,14 +326,20 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     own = [(name, why) for name, why in others if usable_kind(why) and not aside(name)]
     unusable += [f"{name}: {why}" for name, why in others if (name, why) not in own]
     unusable += pixi_tasks(folder)  # beside pixi.toml's own line: its tasks are not its tables
-    # a setup.py that names no package says less than a conda or requirements file under a
-    # name of the project's own (environment-gpu.yml): those first
-    bare = [c for c in found if c.kind == "setup.py" and not c.pip and not c.wish.specifier]
-    # and a recipe's bare `pip install` (lmdeploy's `pip install cmake ninja`) after them all
-    bare += [c for c in found if c.kind == "recipe"]
-    found = [c for c in found if c not in bare] + _under_own_names(own, folder) + bare
+    found = _own_names_before_bare(found, own, folder)
     found += [c for c in project if c.hint]
     return found or _readme(folder), unusable
+
+
+def _own_names_before_bare(
+    found: list[Candidate], own: list[tuple[str, str]], folder: Path
+) -> list[Candidate]:
+    """A setup.py that names no package says less than a conda or requirements file under a
+    name of the project's own (environment-gpu.yml), and a recipe's bare `pip install`
+    (lmdeploy's `pip install cmake ninja`) less still: those files first."""
+    bare = [c for c in found if c.kind == "setup.py" and not c.pip and not c.wish.specifier]
+    bare += [c for c in found if c.kind == "recipe"]
+    return [c for c in found if c not in bare] + _under_own_names(own, folder) + bare
 
 
 def _readme(folder: Path) -> list[Candidate]:
@@ -350,36 +354,12 @@ def _readme(folder: Path) -> list[Candidate]:
     return [Candidate("recipe", (where.split(":")[0],), wish, pip, because=named, pip_from=named)]
 
 
-BUILD_NAME = re.compile(r"(?<![a-z])(cpu|cu(\d{3}))(?![a-z])")
-KIND_ORDER = ("conda-lock", "conda", "requirements")
-OTHER_ARCH = re.compile(r"aarch64|arm64|osx|macos|win", re.IGNORECASE)
-
-
 def _under_own_names(files: list[tuple[str, str]], folder: Path) -> list[Candidate]:
-    """Files under names of the project's own, after every usual name: locks, then conda
-    environments, then requirements; the main environment before dev, test and docs ones,
-    the shallower first. A project whose only files are these still gets one."""
-
-    def order(item: tuple[str, str]) -> tuple[int, bool, int, bool, bool, int, bool, int, str]:
-        name, why = item
-        stem = Path(name).name.lower()
-        build = BUILD_NAME.search(stem)  # requirments_cu128_py312.txt, _cu118_, _cpu_
-        return (
-            KIND_ORDER.index(str(usable_kind(why))),
-            "lock" not in stem,  # Pipfile.lock before its Pipfile
-            side_rank(name),
-            bool(OTHER_ARCH.search(name)),  # the image is linux-64
-            bool(NOT_NVIDIA.search(stem)) and not (build and build.group(1) == "cpu"),
-            # a GPU box: the newest CUDA variant of a family first, its CPU variant last
-            (1 if build.group(1) == "cpu" else -int(build.group(2))) if build else 0,
-            not stem.startswith(("requirements", "environment")),
-            name.count("/"),
-            name,
-        )
-
+    """Files under names of the project's own, after every usual name, in own_name_order; a
+    project whose only files are these still gets one."""
     found = [
         Candidate(kind, (name,), wish, hint=why)
-        for name, why in sorted(files, key=order)
+        for name, why in sorted(files, key=own_name_order)
         if (wish := _wish_of(kind := str(usable_kind(why)), folder / name, folder)) is not None
     ]
     # a file another one includes (`-r common.txt` in runtime_cuda.txt) after its includer
