@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import envkit
+from tests.helpers import REPO, envkit
 
 
 def _init(folder: Path, **env: str) -> str:
@@ -1582,3 +1582,27 @@ def test_a_setup_py_project_takes_the_torch_and_cuda_its_install_docs_conda_line
     config = (folder / "envkit.yaml").read_text()
     assert 'torch: "1.13.0"' in config and 'cuda: "11.6"' in config, said + config
     assert "INSTALL.md:5: conda install pytorch=1.13.0" in said, said
+
+
+def test_a_pixi_locks_manifest_in_pyproject_and_the_project_it_installs_are_used_with_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as mini-dpvo has it: pixi.lock made from pyproject.toml's [tool.pixi], which
+    installs the project itself (`{ path = ".", editable = true }`, a setup.py's extension):
+    pyproject.toml and setup.py are the lock's, not "also here, not used"."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    shutil.copy(REPO / "tests/data/corpus/pixi-pytorch-gpu/pixi.lock", folder)
+    manifest = (REPO / "tests/data/corpus/pixi-pytorch-gpu/pixi.toml").read_text()
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "proj"\nversion = "0.1"\n\n'
+        + manifest.replace("[workspace]", "[tool.pixi.workspace]")
+        .replace("[tasks]", "[tool.pixi.tasks]")
+        .replace("[system-requirements]", "[tool.pixi.system-requirements]")
+        .replace("[dependencies]", "[tool.pixi.dependencies]")
+        + '\n[tool.pixi.pypi-dependencies]\nproj = { path = ".", editable = true }\n'
+    )
+    (folder / "setup.py").write_text("from setuptools import setup\nsetup(name='proj')\n")
+    said = _init(folder)
+    assert said.startswith("uses pixi.lock"), said
+    assert not any("pyproject.toml" in line for line in said.splitlines()[1:]), said

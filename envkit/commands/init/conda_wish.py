@@ -58,15 +58,36 @@ def from_conda_lock(path: Path, folder: Path) -> TorchWish | str | None:
     python = ".".join(lock.python.split(".")[:2]) if lock.python else None
     others = tuple(e for e in data.get("environments") or () if e != chosen)
     torch = lock.torch
+    read = _pixi_manifest(path.parent, folder) if lock.kind == "pixi" else ()
     if torch is None:
-        return TorchWish(python=python, environments=others)
+        return TorchWish(python=python, environments=others, read=read)
     said = f"{where} (torch {torch[0]})"
     if chosen != "default":
         said = f"{where}, environment {chosen} (torch {torch[0]}, CUDA {torch[1]}"
         said += "; the default environment's torch is not a CUDA build)"
     return TorchWish(
-        f"=={torch[0]}", torch[1], said=said, python=python, environments=others, environment=chosen
+        f"=={torch[0]}",
+        torch[1],
+        said=said,
+        python=python,
+        environments=others,
+        environment=chosen,
+        read=read,
     )
+
+
+def _pixi_manifest(root: Path, folder: Path) -> tuple[str, ...]:
+    """The files a pixi.lock was made from, used with it: its manifest (pixi.toml, or a
+    pyproject.toml's [tool.pixi]), and the project's own build files where the manifest
+    installs the project itself (`{ path = ".", editable = true }`)."""
+    used: list[Path] = []
+    for name in ("pixi.toml", "pyproject.toml"):
+        text = file_text(root / name)
+        if name == "pixi.toml" or "[tool.pixi" in text:
+            used += [root / name] if text else []
+            if re.search(r"""path\s*=\s*["']\.["']""", text):
+                used += [root / "setup.py", root / "setup.cfg", root / "pyproject.toml"]
+    return tuple(dict.fromkeys(p.relative_to(folder).as_posix() for p in used if p.is_file()))
 
 
 def _cuda_build(torch: tuple[str, str | None] | None) -> bool:
