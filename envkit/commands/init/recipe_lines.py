@@ -296,25 +296,28 @@ def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
     """(where, its requirement lines) of the first pip line of the project's README that names
     a package (NAME: that package: `pip install torch==2.6.0 --index-url .../cu124`); the
     README's install instructions are the environment of a project with no file of its own."""
-    for path in install_docs(folder, translations=True):
-        for number, command in _commands(code_of(path)):
-            for found in map(_pip_arguments, _installs(command, PIP)):
-                lines = [line for line in found if not BY_URL.match(line)]  # no name to carry
-                named = {requirement_name(line) for line in lines if not line.startswith("-")}
-                if (name in named) if name else named:
-                    return f"{path.relative_to(folder).as_posix()}:{number}", lines
+    for where, found in _doc_installs(folder, PIP):
+        lines = [line for line in _pip_arguments(found) if not BY_URL.match(line)]  # no name
+        named = {requirement_name(line) for line in lines if not line.startswith("-")}
+        if (name in named) if name else named:
+            return where, lines
     return None
 
 
 def readme_conda(folder: Path) -> tuple[str, list[str]] | None:
     """(where, its words) of the first `conda install` line of the project's install docs
     that names pytorch, as readme_pip's pip line."""
+    found = _doc_installs(folder, CONDA)
+    return next((f for f in found if any(re.match(r"(py)?torch\b(?!-)", w) for w in f[1])), None)
+
+
+def _doc_installs(folder: Path, tool: re.Pattern[str]) -> Iterator[tuple[str, list[str]]]:
+    """(where, its arguments) of each `TOOL install` in the code blocks of the project's
+    install docs, README first."""
     for path in install_docs(folder, translations=True):
         for number, command in _commands(code_of(path)):
-            for words in _installs(command, CONDA):
-                if any(re.match(r"(pytorch|torch)\b(?!-)", w) for w in words):
-                    return f"{path.relative_to(folder).as_posix()}:{number}", words
-    return None
+            for words in _installs(command, tool):
+                yield f"{path.relative_to(folder).as_posix()}:{number}", words
 
 
 def _installs(command: str, tool: re.Pattern[str]) -> list[list[str]]:
