@@ -1606,3 +1606,26 @@ def test_a_pixi_locks_manifest_in_pyproject_and_the_project_it_installs_are_used
     said = _init(folder)
     assert said.startswith("uses pixi.lock"), said
     assert not any("pyproject.toml" in line for line in said.splitlines()[1:]), said
+
+
+def test_a_pytorch_image_tagged_by_minor_is_read_and_its_torch_met_by_the_nearest_release(
+    tmp_path: Path,
+) -> None:
+    """Issue 47, as DETR has it: `FROM pytorch/pytorch:1.5-cuda10.1-cudnn7-runtime` (a tag of
+    major.minor) is the torch the team runs; older than any envkit builds, the nearest release
+    is proposed and said, not envkit's newest in silence."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text("torch>=1.5.0\ntorchvision>=0.6.0\ncython\n")
+    (folder / "Dockerfile").write_text(
+        "FROM pytorch/pytorch:1.5-cuda10.1-cudnn7-runtime\nCOPY requirements.txt /workspace\n"
+        "RUN pip install -r /workspace/requirements.txt\n"
+    )
+    said = _init(folder)
+    config = (folder / "envkit.yaml").read_text()
+    assert "Dockerfile:1 builds on pytorch/pytorch:1.5-cuda10.1" in said, said
+    assert "the nearest release envkit can build" in config, config
+    from envkit.catalog import compat
+
+    oldest = min(compat.load_table().torch, key=compat.version_key)
+    assert f'torch: "{oldest}"' in config, config

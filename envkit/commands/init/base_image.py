@@ -29,7 +29,7 @@ from envkit.commands.init.torch_wish import (
 
 FROM = re.compile(r"^FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE)
 REGISTRY = re.compile(r"^(?:docker\.io/|nvcr\.io/)?")
-PYTORCH = re.compile(r"(?:.*/)?pytorch:(\d+\.\d+\.\d+)-cuda(\d+\.\d+)")  # any registry's
+PYTORCH = re.compile(r"(?:.*/)?pytorch:(\d+\.\d+(?:\.\d+)?)-cuda(\d+\.\d+)")  # any registry's
 CUDA = re.compile(r"nvidia/cuda:(\d+\.\d+)")
 NGC = re.compile(r"nvcr\.io/nvidia/pytorch:(\d\d\.\d\d)")
 
