@@ -225,6 +225,11 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
         # any shell script runs in its own folder too (alphageometry's run.sh)
         ({"requirements-gpu.txt": "tqdm\n", "run.sh": "#!/bin/sh\npip install -r "
           "requirements-gpu.txt\n"}, "the project installs it: run.sh:2"),
+        # a commented-out install is not one the project runs (ColossalAI's test_ci.sh in a
+        # side folder): the main file is chosen by its name, not by that comment
+        ({"legacy/demo/requirements.txt": "tqdm\n", "legacy/demo/test_ci.sh":
+          "# pip install -r requirements.txt\npython test.py\n"},
+         "uses requirements.txt (found here; precedence"),
         # a docs Makefile installs the docs' environment, not the project's
         ({"docs/requirements.txt": "sphinx\n", "docs/Makefile": "html:\n\tpip install -r "
           "requirements.txt\n"}, "uses requirements.txt (found here; precedence"),

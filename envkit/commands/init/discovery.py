@@ -312,6 +312,8 @@ def installed_by_recipes(folder: Path, paths: list[Path]) -> list[Installed]:
         text = code_of(path) if path in readmes else head(path)
         start = 0
         for number, line in enumerate(text.splitlines(), 1):
+            if line.lstrip().startswith("#"):  # `# pip install -r requirements.txt`: not run
+                continue
             start = start or number
             for kind, pattern in INSTALLS.items():
                 for named in pattern.findall(line):
