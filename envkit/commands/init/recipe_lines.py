@@ -258,27 +258,44 @@ def recipe_extras(folder: Path, paths: list[Path], name: str) -> tuple[tuple[str
     does, and whether editable (`-e .`: the team works on its checkout); ((), "", False) where
     no recipe installs it with either. Of the first recipe that does, every such line counts
     (`pip install -e .`, then `pip install -e ".[train]"`: editable, with [train]); uv's
-    `uv sync --extra all` names the project's extras too."""
-    for path in recipes(folder, paths):
+    `uv sync --extra all` names the project's extras too. After the recipes, the install docs'
+    code (speechbrain's README: `pip install --editable .`), where only an install of the
+    checkout counts: a docs line naming the package installs PyPI's release."""
+    sources = [(path, recipe_commands(path), True) for path in recipes(folder, paths)]
+    sources += [(path, _commands(code_of(path)), False) for path in install_docs(folder)]
+    for path, commands, by_name in sources:
         extras: set[str] = set()
         numbers, editable = [], False
-        for number, command in recipe_commands(path):
-            if synced := _synced_extras(command):
-                extras |= synced
+        for number, command in commands:
+            synced = _synced_extras(command)
+            named, edits = _own_installs(command, name, by_name)
+            if synced or named is not None:
+                extras |= synced | (named or set())
+                editable |= edits
                 numbers.append(str(number))
-            for words in _installs(command, PIP):
-                for before, word in zip(["", *words], words, strict=False):
-                    own = re.fullmatch(r"\./?(\[.*\])?", word)
-                    word = f"{name}{own.group(1) or ''}" if own else word
-                    if not name or requirement_name(word) != requirement_name(name):
-                        continue
-                    extras |= {e for e in Requirement(word).extras if EXTRA.fullmatch(e)}
-                    editable |= bool(own) and before in ("-e", "--editable")
-                    numbers.append(str(number))
         if extras or editable:
             where = f"{path.relative_to(folder).as_posix()}:{','.join(dict.fromkeys(numbers))}"
             return tuple(sorted(extras)), where, editable
     return (), "", False
+
+
+def _own_installs(command: str, name: str, by_name: bool) -> tuple[set[str] | None, bool]:
+    """The extras COMMAND's pip installs the project NAME with (the checkout, `.[train]`; or,
+    BY_NAME, the package by its name), and whether editable; (None, False) where none does."""
+    extras: set[str] | None = None
+    editable = False
+    for words in _installs(command, PIP):
+        for before, word in zip(["", *words], words, strict=False):
+            own = re.fullmatch(r"\./?(\[.*\])?", word)
+            word = f"{name}{own.group(1) or ''}" if own else word
+            if not name or requirement_name(word) != requirement_name(name):
+                continue
+            if own or by_name:
+                extras = (extras or set()) | {
+                    e for e in Requirement(word).extras if EXTRA.fullmatch(e)
+                }
+                editable |= bool(own) and before in ("-e", "--editable")
+    return extras, editable
 
 
 def _synced_extras(command: str) -> set[str]:
