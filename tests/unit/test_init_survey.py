@@ -362,6 +362,40 @@ def test_the_extras_the_projects_recipe_installs_it_with_are_proposed(
     assert "transformers" in rendered and "gradio" in rendered, rendered
 
 
+def test_the_install_docs_editable_install_of_the_checkout_is_proposed(tmp_path: Path) -> None:
+    """With no recipe of its own, the README's `pip install -e ".[train]"` (llm-foundry's,
+    speechbrain's `--editable .`) installs the checkout: python.install editable, with its
+    extras. Its `pip install fs-chat[webui]` for users installs PyPI's release: not counted."""
+    pyproject = (
+        '[project]\nname = "fs-chat"\nversion = "1"\ndependencies = ["requests"]\n'
+        '[project.optional-dependencies]\ntrain = ["einops"]\nwebui = ["gradio"]\n'
+    )
+    readme = (
+        "# fs-chat\n\nFrom PyPI:\n\n```bash\npip install fs-chat[webui]\n```\n\n"
+        'From a checkout:\n\n```bash\ngit clone x\npip install -e ".[train]"\n```\n'
+    )
+    said, config = _made(tmp_path, {"pyproject.toml": pyproject, "README.md": readme})
+    assert "uses pyproject.toml (found here; README.md:13 installs it with [train] editable" in (
+        said
+    ), said
+    assert 'extras: ["train"]' in config and "install: editable" in config, config
+    assert "own package is not installed" not in said, said
+    rendered = (tmp_path / "project" / ".envkit" / "Dockerfile").read_text()
+    assert "einops" in rendered and "gradio" not in rendered, rendered
+
+
+def test_a_projects_own_package_left_uninstalled_is_said_with_the_setting(tmp_path: Path) -> None:
+    """A pyproject whose recipes and docs never install the checkout: its dependencies are
+    the image's, the package itself is not, and init says so with the setting that does."""
+    pyproject = '[project]\nname = "coordfill"\nversion = "1"\ndependencies = ["six"]\n'
+    said, config = _made(tmp_path, {"pyproject.toml": pyproject})
+    assert (
+        "the project's own package is not installed, only what it needs: python.install: "
+        "editable installs the checkout at first start"
+    ) in said, said
+    assert "  install: dependencies   # what it needs, not the package itself" in config, config
+
+
 def test_a_recipes_apt_lines_are_said_and_a_recipe_without_pip_hides_no_later_one(
     tmp_path: Path,
 ) -> None:

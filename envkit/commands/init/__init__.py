@@ -382,16 +382,28 @@ def _alternatives(found: Survey, chosen: Candidate | None, left: list[str]) -> l
     return [_one_line(line) for line in (*(f"left out {w}" for w in left), *said, *unusable)]
 
 
+def _chosen_lines(chosen: Candidate) -> list[str]:
+    usual = "no usable file under a usual name"
+    how = chosen.because or (usual if chosen.hint else f"precedence {PRECEDENCE}")
+    lines = [f"uses {chosen.shown} (found here; {how})"]
+    if said := chosen.wish.said:
+        lines.append(said if NO_TORCH.search(said) else f"torch from {said}")
+    if chosen.pip:
+        lines.append(f"packages.pip: {', '.join(chosen.pip)} ({chosen.pip_from})")
+    if chosen.kind in (*PROJECT_LOCKS, "pyproject") and not chosen.editable:
+        # said, not decided: a package whose build needs more than its checkout is the team's
+        # call; its own recipe or install docs saying `pip install -e .` decide it (editable)
+        lines.append(
+            "the project's own package is not installed, only what it needs: "
+            "python.install: editable installs the checkout at first start"
+        )
+    return lines
+
+
 def _found_lines(found: Survey, chosen: Candidate | None, left: list[str]) -> list[str]:
     lines = []
     if chosen is not None:
-        usual = "no usable file under a usual name"
-        how = chosen.because or (usual if chosen.hint else f"precedence {PRECEDENCE}")
-        lines.append(f"uses {chosen.shown} (found here; {how})")
-        if said := chosen.wish.said:
-            lines.append(said if NO_TORCH.search(said) else f"torch from {said}")
-        if chosen.pip:
-            lines.append(f"packages.pip: {', '.join(chosen.pip)} ({chosen.pip_from})")
+        lines += _chosen_lines(chosen)
     else:
         lines.append(
             "found no environment file to use (requirements, pyproject.toml, a conda file or "
