@@ -219,6 +219,10 @@ def test_the_file_the_projects_own_recipe_installs_is_the_one_used(tmp_path: Pat
         ({"requirements-gpu.txt": "tqdm\n", "Dockerfile": "FROM python:3.11\nCOPY "
           "requirements-gpu.txt /tmp/\nRUN pip install -r /tmp/requirements-gpu.txt\n"},
          "uses requirements-gpu.txt (found here; the project installs it: Dockerfile:3)"),
+        # a recipe named with a dash (yolov5's Dockerfile-cpu, Dockerfile-arm64) is one too
+        ({"requirements-gpu.txt": "tqdm\n", "utils/docker/Dockerfile-gpu": "FROM python:3.11\n"
+          "COPY requirements-gpu.txt /tmp/\nRUN pip install -r /tmp/requirements-gpu.txt\n"},
+         "the project installs it: utils/docker/Dockerfile-gpu:3"),
         # a Makefile runs in its own folder
         ({"env/requirements-gpu.txt": "tqdm\n", "env/Makefile": "all:\n\tpip install -r "
           "requirements-gpu.txt\n"}, "the project installs it: env/Makefile:2"),
