@@ -870,6 +870,24 @@ def test_a_project_whose_only_environment_is_its_readmes_install_line_gets_it(
     assert "uses requirements.txt" in said and "tiktoken" not in config, config
 
 
+def test_the_readmes_later_pip_lines_that_add_packages_are_carried_with_its_first(
+    tmp_path: Path,
+) -> None:
+    """ConvNeXt's INSTALL.md: torch on one line, `pip install timm==0.3.2 tensorboardX six` a
+    few lines on; both are the environment. A later line installing torch another way (the
+    CUDA 12 wheels) is an alternative, not an addition, and another page's lines are not read."""
+    install = (
+        "# Install\n\n```\npip install torch==2.4.1 torchvision==0.19.1\n```\n\n"
+        "Or for CUDA 12:\n\n```\npip install torch==2.4.1 --index-url "
+        "https://download.pytorch.org/whl/cu121\n```\n\n"
+        "Then:\n\n```\npip install timm==0.3.2 tensorboardX six\n```\n"
+    )
+    said, config = _made(tmp_path, {"INSTALL.md": install, "train.py": "print(1)\n"})
+    assert "INSTALL.md:4,16's pip install names" in said, said
+    assert '"timm==0.3.2", "tensorboardX", "six"' in config, config
+    assert 'torch: "2.4.1"' in config and "cu121" not in config, config
+
+
 @pytest.mark.parametrize(
     ("header", "python"),
     [

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from envkit.catalog.compat import COMPANIONS
 from envkit.commands.init.discovery import (
     NOT_NVIDIA,
     RECIPE,
@@ -319,6 +320,27 @@ def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
         if (name in named) if name else named:
             return where, lines
     return None
+
+
+def readme_pips(folder: Path) -> tuple[str, list[str]] | None:
+    """readme_pip's first line with the page's later pip lines that add packages (ConvNeXt's
+    INSTALL.md: torch on line 14, `pip install timm==0.3.2 tensorboardX six` on line 20):
+    (`INSTALL.md:14,20`, every line). A later line naming torch or its companions is another
+    way to the same torch (CUDA 11 or 12), not an addition: left to the first."""
+    first = readme_pip(folder)
+    if first is None:
+        return None
+    where, lines = first
+    page = where.split(":")[0]
+    for found_at, words in _doc_installs(folder, PIP):
+        more = [r for r in _pip_arguments(words) if not r.startswith("-") and not BY_URL.match(r)]
+        named = {requirement_name(line) for line in more}
+        taken = {requirement_name(line) for line in lines if not line.startswith("-")}
+        if found_at.split(":")[0] != page or found_at == first[0] or not named or named & taken:
+            continue
+        if not named & {*TORCHES, *COMPANIONS}:
+            where, lines = f"{where},{found_at.split(':')[1]}", lines + more
+    return where, lines
 
 
 def readme_conda(folder: Path) -> tuple[str, list[str]] | None:

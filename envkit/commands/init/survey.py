@@ -33,7 +33,7 @@ from envkit.commands.init.recipe_lines import (
     RecipePip,
     carried_page,
     pixi_tasks,
-    readme_pip,
+    readme_pips,
     recipe_extras,
     recipe_pip,
 )
@@ -345,7 +345,7 @@ def _own_names_before_bare(
 def _readme(folder: Path) -> list[Candidate]:
     """A project with no environment file: its README's install line (nanoGPT's `pip install
     torch numpy transformers datasets tiktoken wandb tqdm`), as a recipe's pip line."""
-    if (found := readme_pip(folder)) is None:
+    if (found := readme_pips(folder)) is None:
         return []
     where, lines = found
     pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
