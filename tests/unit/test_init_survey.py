@@ -156,6 +156,7 @@ def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_pat
     folder = tmp_path / "project"
     (folder / "requirements").mkdir(parents=True)
     (folder / "deploy").mkdir()
+    (folder / "bindings" / "torch").mkdir(parents=True)
     files = {
         "requirments_base.txt": "numpy\n",
         "requirments_dev.txt": "-r requirments_base.txt\npytest\n",
@@ -167,6 +168,7 @@ def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_pat
         "pdm.lock": "",
         "Pipfile.lock": "{}",
         "deploy/pyproject.toml": "[project]\nname = 'deploy'\nversion = '1'\n",
+        "bindings/torch/setup.py": "from setuptools import setup\nsetup(name='tcnn')\n",
         # alike, not environment files: a compose file, a CI file, a licence
         "docker-compose.yml": "services: {}\n",
         "environment-ci.yml": "jobs: {}\n",
@@ -180,11 +182,13 @@ def test_a_project_with_only_misspelled_or_foldered_files_has_each_named(tmp_pat
     # requirements); every other one is named with how to use it
     assert "uses environment-dev.yml (found here; no usable file under a usual name)" in said, said
     assert "file: environment-dev.yml" in config
-    for name in [n for n in list(files)[:10] if n != "environment-dev.yml"]:
+    for name in [n for n in list(files)[:11] if n != "environment-dev.yml"]:
         assert f"not used: {name}: " in said, (name, said)
         assert f"# not used: {name}: " in config, name
     assert "requirments_dev.txt: a requirements file under its own name" in said
     assert "deploy/pyproject.toml: a package of its own in deploy/" in said
+    assert "setup.py: a package of its own in bindings/torch/, built by its setup.py: `-e " in said
+    assert "mminstall.txt: OpenMMLab's packages that mim installs" in said, said
     for alike in ("docker-compose.yml", "environment-ci.yml", "LICENSE.txt"):
         assert alike not in said, alike
 

@@ -99,6 +99,12 @@ def _why(path: Path, folder: Path) -> str | None:
             "a pip-tools input: its compiled .txt pins what it asks; name that file (or this "
             "one) in packages.requirements"
         )
+    if name == "mminstall.txt":  # OpenMMLab's: mmcv's CUDA ops come built for one torch
+        return (
+            "OpenMMLab's packages that mim installs (mmcv, mmengine), built for the image's "
+            "torch and CUDA: list them in packages.pip, mmcv with find_links: OpenMMLab's page "
+            "for them (https://download.openmmlab.com/mmcv/dist/cuXYZ/torchX.Y/index.html)"
+        )
     if suffix == ".txt" and (in_requirements_folder or REQUIREMENTS_NAME.search(path.stem)):
         return REQUIREMENTS_FILE
     if suffix in (".yml", ".yaml") and _is_conda_environment(path, folder):
@@ -107,6 +113,13 @@ def _why(path: Path, folder: Path) -> str | None:
         return (
             f"a package of its own in {path.parent.relative_to(folder).as_posix()}/: name that "
             "folder in python.project to install it"
+        )
+    if name == "setup.py" and len(parts) > 1:  # tiny-cuda-nn's bindings/torch/setup.py
+        where = path.parent.relative_to(folder).as_posix()
+        return (
+            f"a package of its own in {where}/, built by its setup.py: `-e ./{where}` in a "
+            "requirements file installs it from the workspace at first start (a CUDA "
+            "extension needs base.variant devel)"
         )
     return RECIPE_HINT if RECIPE.search(name) else None
 
