@@ -40,6 +40,12 @@ MANAGER_FILES = {
         "beside the pyproject.toml that python.project names"
     ),
     "pixi.toml": "pixi's manifest: envkit installs its lock, pixi.lock (`pixi lock` makes it)",
+    # OpenMMLab's: mmcv's CUDA ops come built for one torch and CUDA
+    "mminstall.txt": (
+        "OpenMMLab's packages that mim installs (mmcv, mmengine), built for the image's torch "
+        "and CUDA: list them in packages.pip, mmcv with find_links: OpenMMLab's page for them "
+        "(https://download.openmmlab.com/mmcv/dist/cuXYZ/torchX.Y/index.html)"
+    ),
     "setup.cfg": (
         "setup.cfg's install_requires are read with the setup.py beside it; without one, list "
         "them in a requirements file with `-e .`, or in pyproject.toml's [project]"
@@ -99,29 +105,24 @@ def _why(path: Path, folder: Path) -> str | None:
             "a pip-tools input: its compiled .txt pins what it asks; name that file (or this "
             "one) in packages.requirements"
         )
-    if name == "mminstall.txt":  # OpenMMLab's: mmcv's CUDA ops come built for one torch
-        return (
-            "OpenMMLab's packages that mim installs (mmcv, mmengine), built for the image's "
-            "torch and CUDA: list them in packages.pip, mmcv with find_links: OpenMMLab's page "
-            "for them (https://download.openmmlab.com/mmcv/dist/cuXYZ/torchX.Y/index.html)"
-        )
     if suffix == ".txt" and (in_requirements_folder or REQUIREMENTS_NAME.search(path.stem)):
         return REQUIREMENTS_FILE
     if suffix in (".yml", ".yaml") and _is_conda_environment(path, folder):
         return CONDA_FILE
-    if name == "pyproject.toml" and len(parts) > 1:
-        return (
-            f"a package of its own in {path.parent.relative_to(folder).as_posix()}/: name that "
-            "folder in python.project to install it"
-        )
-    if name == "setup.py" and len(parts) > 1:  # tiny-cuda-nn's bindings/torch/setup.py
-        where = path.parent.relative_to(folder).as_posix()
-        return (
-            f"a package of its own in {where}/, built by its setup.py: `-e ./{where}` in a "
-            "requirements file installs it from the workspace at first start (a CUDA "
-            "extension needs base.variant devel)"
-        )
+    if name in ("pyproject.toml", "setup.py") and len(parts) > 1:
+        return _package_below(path.parent.relative_to(folder).as_posix(), name)
     return RECIPE_HINT if RECIPE.search(name) else None
+
+
+def _package_below(where: str, name: str) -> str:
+    """Why a package in a subfolder (WHERE) is not installed, and how it would be."""
+    if name == "pyproject.toml":
+        return f"a package of its own in {where}/: name that folder in python.project to install it"
+    return (  # tiny-cuda-nn's bindings/torch/setup.py
+        f"a package of its own in {where}/, built by its setup.py: `-e ./{where}` in a "
+        "requirements file installs it from the workspace at first start (a CUDA extension "
+        "needs base.variant devel)"
+    )
 
 
 def _is_conda_environment(path: Path, folder: Path) -> bool:
