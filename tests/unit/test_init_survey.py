@@ -874,6 +874,19 @@ def test_a_project_whose_only_environment_is_its_readmes_install_line_gets_it(
     assert "uses requirements.txt" in said and "tiktoken" not in config, config
 
 
+def test_a_requirements_line_naming_the_project_itself_is_said(tmp_path: Path) -> None:
+    """peft's requirements.txt lists `peft`: installed as written, PyPI's release would shadow
+    the team's checkout; init says so at its line, with `-e .` as the fix."""
+    setup = "from setuptools import setup\nsetup(name='peft', install_requires=['six'])\n"
+    said, _ = _made(tmp_path, {"setup.py": setup, "requirements.txt": "numpy\npeft>=0.10\n"})
+    assert (
+        "requirements.txt:2: `peft>=0.10` is the project itself: pip installs PyPI's release of "
+        "it, not the checkout; `-e .` in its place"
+    ) in said, said
+    said, _ = _made(tmp_path / "b", {"setup.py": setup, "requirements.txt": "numpy\n"})
+    assert "is the project itself" not in said, said
+
+
 def test_the_readmes_later_pip_lines_that_add_packages_are_carried_with_its_first(
     tmp_path: Path,
 ) -> None:

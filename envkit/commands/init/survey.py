@@ -20,6 +20,7 @@ from envkit.commands.init.discovery import (
     RECIPE_HINT,
     Installed,
     aside,
+    head,
     installed_by_recipes,
     own_name_order,
     unused_files,
@@ -55,6 +56,7 @@ from envkit.plan.project.poetry import is_poetry_only
 from envkit.plan.project.project_files import file_limit, limit_hint
 from envkit.plan.project.project_requirements import declared_groups, is_workspace_root
 from envkit.plan.project.pyproject import workspace_members
+from envkit.plan.project.requirement_lines import logical_lines
 
 # The usual names, in the order repo2docker and envd look for them.
 REQUIREMENTS = ("requirements.txt", "binder/requirements.txt", "requirements/requirements.txt")
@@ -328,7 +330,25 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     unusable += pixi_tasks(folder)  # beside pixi.toml's own line: its tasks are not its tables
     found = _own_names_before_bare(found, own, folder)
     found += [c for c in project if c.hint]
+    unusable += _naming_itself(folder, found, package)
     return found or _readme(folder), unusable
+
+
+def _naming_itself(folder: Path, found: list[Candidate], package: str) -> list[str]:
+    """Each line of a requirements candidate that names the project itself (peft's
+    requirements.txt: `peft`): pip would install PyPI's release over the checkout."""
+    if not package and (folder / "setup.py").is_file():
+        package = read_setup_py(folder / "setup.py").name
+    if not package:
+        return []
+    files = dict.fromkeys(f for c in found if c.kind == "requirements" for f in c.files)
+    return [
+        f"{file}:{first}: `{line}` is the project itself: pip installs PyPI's release of it, "
+        "not the checkout; `-e .` in its place installs the workspace's at first start"
+        for file in files
+        for first, _, line in logical_lines(head(folder / file))
+        if requirement_name(line) == canonicalize_name(package)
+    ]
 
 
 def _own_names_before_bare(
