@@ -322,6 +322,26 @@ def test_python_as_a_version_or_a_mapping_means_the_same_interpreter(tmp_path: P
     assert "envkit.yaml:3: python: not a valid python version" in render_refused(mapped)
 
 
+@pytest.mark.parametrize(("floor", "locked"), [(">=2.1", True), (">=2.6", False)])
+def test_a_file_with_a_torch_floor_takes_the_release_the_projects_lock_holds(
+    tmp_path: Path, floor: str, locked: bool
+) -> None:
+    """speechbrain: its README installs requirements.txt (torch>=2.1.0), and its uv.lock locks
+    the torch the team runs: that release, where the file admits it, not envkit's newest."""
+    project = tmp_path / "app"
+    shutil.copytree(PROJECTS / "uvtorch", project)
+    (project / "requirements.txt").write_text(f"torch{floor}\nnumpy\n")
+    (project / "README.md").write_text("```\npip install -r requirements.txt\n```\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    made = envkit("init", "--no-input", cwd=project, env={"HOME": str(home)})
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "uses requirements.txt (found here; the project installs it: README.md:2)" in made.stdout
+    config = (project / "envkit.yaml").read_text()
+    assert ('torch: "2.5.1"' in config) == locked, config  # else a release >=2.6
+    assert ("uv.lock locks torch 2.5.1" in made.stdout) == locked, made.stdout
+
+
 def test_init_proposes_the_project_with_its_locked_torch_and_it_renders(tmp_path: Path) -> None:
     project = tmp_path / "app"
     shutil.copytree(PROJECTS / "uvtorch", project)

@@ -47,6 +47,7 @@ from envkit.commands.init.torch_wish import (
     from_pyproject,
     from_requirements,
     from_uv_lock,
+    on_lock,
 )
 from envkit.config.rules import TORCH_NAMES, requirement_name
 from envkit.errors import ConfigError, FieldError
@@ -474,12 +475,14 @@ def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
 
 
 def survey(folder: Path, home: Path) -> Survey:
-    def first(names: tuple[str, ...]) -> str | None:
-        return next((n for n in names if (folder / n).is_file()), None)
-
     key_file, agent_key, skipped = member_key(home)
     paths = walk(folder)  # the project's files, walked once
     candidates, unusable = _candidates(folder, paths)
+    locks = (c for c in candidates if c.kind in (*PROJECT_LOCKS, "conda-lock"))
+    if lock := next((c for c in locks if (c.wish.specifier or "").startswith("==")), None):
+        candidates = [
+            replace(c, wish=on_lock(c.wish, c.shown, lock.wish, lock.files[-1])) for c in candidates
+        ]
     if base := recipe_base(folder, paths):
         candidates = [replace(c, wish=on_base(c.wish, c.shown, base)) for c in candidates]
     # CUDA sources need nvcc wherever they are compiled: a setup.py's extension, or
@@ -488,7 +491,7 @@ def survey(folder: Path, home: Path) -> Survey:
     return Survey(
         candidates=tuple(candidates),
         unusable=tuple(unusable),
-        apt_file=first(APT_FILES),
+        apt_file=next((n for n in APT_FILES if (folder / n).is_file()), None),
         key_file=key_file,
         agent_key=agent_key,
         skipped_keys=skipped,

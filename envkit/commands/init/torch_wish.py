@@ -339,6 +339,20 @@ def _locked_extras(lock: dict[str, Any]) -> tuple[str, ...]:
     return tuple(extras[:1]) if extras and re.fullmatch(r"[\w.-]+", extras[0]) else ()
 
 
+def on_lock(wish: TorchWish, shown: str, lock: TorchWish, locked_in: str) -> TorchWish:
+    """A file that pins no torch release (speechbrain's requirements.txt: torch>=2.1.0) takes
+    the one the project's own lock holds (LOCKED_IN: its uv.lock), where the file and its
+    companions admit it: the release the team runs, not envkit's newest."""
+    pinned = (lock.specifier or "").removeprefix("==")
+    if wish.none or (wish.specifier or "").startswith("=="):
+        return wish
+    admitted = SpecifierSet(wish.specifier or "").contains(pinned, prereleases=True)
+    if not admitted or not companions_admit(wish, pinned):
+        return wish
+    said = f"{wish.said or f'{shown} names no torch'}; {locked_in} locks torch {pinned}"
+    return replace(wish, specifier=lock.specifier, cuda=wish.cuda or lock.cuda, said=said)
+
+
 NEAREST = "the nearest release envkit can build"  # init keeps the file, one line to change
 
 
