@@ -192,7 +192,7 @@ def _wish_of(kind: str, path: Path, folder: Path) -> TorchWish | None:
     return from_conda(path, folder) if kind == "conda" else from_requirements(path, folder)
 
 
-NOT_INSTALLED = "pyproject.toml: its {} ({}) are not installed: name those you want in python.{}"
+NOT_INSTALLED = "pyproject.toml's {} ({}): name those you want installed in python.{}"
 
 
 def _few(names: list[str], most: int = 8) -> str:
