@@ -341,6 +341,23 @@ def test_every_pip_line_of_a_recipe_is_read_and_its_mim_and_find_links_are_said(
     assert "not used: Dockerfile:4: `mim install mmengine 'mmcv>=2.0.0'`: not carried" in said
 
 
+def test_a_recipes_extra_index_stays_with_the_packages_of_its_install(tmp_path: Path) -> None:
+    """text-generation-webui's TensorRT-LLM recipe: `pip install tensorrt_llm==1.1.0
+    --extra-index-url https://pypi.nvidia.com`: the package is only there, so the index stays
+    with it (its `index`); PyTorch's index is envkit's torch layer's, not carried."""
+    recipe = (
+        "FROM python:3.11\nRUN pip install tensorrt_llm==1.1.0 --extra-index-url "
+        "https://pypi.nvidia.com\nRUN pip install torchvision einops --index-url "
+        "https://download.pytorch.org/whl/cu121\n"
+    )
+    _, config = _made(tmp_path, {"Dockerfile": recipe})
+    nvidia = '{name: "tensorrt_llm==1.1.0", index: "https://pypi.nvidia.com"}'
+    assert f"pip: [{nvidia}, " in config and '"einops"' in config, config
+    assert "download.pytorch.org" not in config.split("pip:")[1].split("\n")[0], config
+    rendered = (tmp_path / "project" / ".envkit" / "Dockerfile").read_text()
+    assert "https://pypi.nvidia.com" in rendered, rendered
+
+
 @pytest.mark.parametrize(
     ("recipe", "where"),
     [

@@ -141,9 +141,6 @@ def _devel(use: Candidate | None, found: Survey) -> str | None:
     return found.devel_base
 
 
-NO_BUILD = NO_ISOLATION.strip("-").replace("-", "_")  # envkit.yaml's no_build_isolation
-
-
 def _pip_entry(line: str) -> str:
     """A packages.pip entry as envkit.yaml writes it: the requirement as a JSON string, with
     the options the project's own line installs it with as a mapping (`{name:
@@ -153,10 +150,8 @@ def _pip_entry(line: str) -> str:
         return json.dumps(line)
     settings = [f"name: {json.dumps(requirement)}"]
     for option in options:
-        page = option.removeprefix("--find-links ")
-        settings.append(
-            f"find_links: {json.dumps(page)}" if page != option else f"{NO_BUILD}: true"
-        )
+        key, _, value = option.removeprefix("--").partition(" ")
+        settings.append(f"{key.replace('-', '_')}: {json.dumps(value) if value else 'true'}")
     return "{" + ", ".join(settings) + "}"
 
 

@@ -230,9 +230,20 @@ def _with_options(named: list[str], lines: list[str]) -> list[str]:
     install's words): built without isolation (flash-attn), found on the https page its -f
     names (JAX's CUDA jaxlib builds, PyG's wheels)."""
     page = next((line.split()[1] for line in lines if carried_page(line)), "")
+    index = next((line.split()[1] for line in lines if carried_index(line)), "")
     flags = f" {NO_ISOLATION}" if NO_ISOLATION in named else ""
     flags += f" --find-links {page}" if page else ""
+    flags += f" --index {index}" if index else ""
     return [line if line[0] == "-" else line + flags for line in lines]
+
+
+def carried_index(line: str) -> bool:
+    """An index line envkit.yaml can carry as its packages' `index`: an https one other than
+    PyTorch's (whose torch builds envkit's own torch layer installs): NVIDIA's pypi.nvidia.com
+    for tensorrt_llm, a team's own."""
+    option, _, value = line.partition(" ")
+    pytorch = "download.pytorch.org" in value
+    return option in INDEX_OPTIONS[:3] and value.startswith("https://") and not pytorch
 
 
 def carried_page(line: str) -> bool:
