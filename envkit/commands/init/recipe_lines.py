@@ -321,37 +321,34 @@ def _synced_extras(command: str) -> set[str]:
     return {extra for extra in extras if EXTRA.fullmatch(extra)}
 
 
-def readme_pip(folder: Path, name: str = "") -> tuple[str, list[str]] | None:
+def readme_pip(folder: Path, name: str = "", more: bool = False) -> tuple[str, list[str]] | None:
     """(where, its requirement lines) of the first pip line of the project's README that names
     a package (NAME: that package: `pip install torch==2.6.0 --index-url .../cu124`); the
-    README's install instructions are the environment of a project with no file of its own."""
+    README's install instructions are the environment of a project with no file of its own.
+    With MORE, the same page's later pip lines that add packages come with it (ConvNeXt's
+    INSTALL.md: torch on line 14, `pip install timm==0.3.2 tensorboardX six` on line 20, as
+    `INSTALL.md:14,20`); a later line naming torch or its companions is another way to the same
+    torch (CUDA 11 or 12), not an addition: left to the first."""
+    first: tuple[str, list[str]] | None = None
     for where, found in _doc_installs(folder, PIP):
         lines = [line for line in _pip_arguments(found) if not BY_URL.match(line)]  # no name
         named = {requirement_name(line) for line in lines if not line.startswith("-")}
-        if (name in named) if name else named:
-            return where, lines
-    return None
+        if first is None and ((name in named) if name else named):
+            first = where, lines
+            if not more:
+                return first
+        elif first is not None and _adds(first, where, named):
+            more_lines = [line for line in lines if not line.startswith("-")]
+            first = f"{first[0]},{where.split(':')[1]}", first[1] + more_lines
+    return first
 
 
-def readme_pips(folder: Path) -> tuple[str, list[str]] | None:
-    """readme_pip's first line with the page's later pip lines that add packages (ConvNeXt's
-    INSTALL.md: torch on line 14, `pip install timm==0.3.2 tensorboardX six` on line 20):
-    (`INSTALL.md:14,20`, every line). A later line naming torch or its companions is another
-    way to the same torch (CUDA 11 or 12), not an addition: left to the first."""
-    first = readme_pip(folder)
-    if first is None:
-        return None
-    where, lines = first
-    page = where.split(":")[0]
-    for found_at, words in _doc_installs(folder, PIP):
-        more = [r for r in _pip_arguments(words) if not r.startswith("-") and not BY_URL.match(r)]
-        named = {requirement_name(line) for line in more}
-        taken = {requirement_name(line) for line in lines if not line.startswith("-")}
-        if found_at.split(":")[0] != page or found_at == first[0] or not named or named & taken:
-            continue
-        if not named & {*TORCHES, *COMPANIONS}:
-            where, lines = f"{where},{found_at.split(':')[1]}", lines + more
-    return where, lines
+def _adds(first: tuple[str, list[str]], where: str, named: set[str]) -> bool:
+    """Whether a pip line at WHERE naming NAMED adds packages to FIRST's: on its page, naming
+    none it names already, nor torch and its companions."""
+    taken = {requirement_name(line) for line in first[1] if not line.startswith("-")}
+    same_page = where.split(":")[0] == first[0].split(":")[0]
+    return same_page and bool(named) and not named & {*taken, *TORCHES, *COMPANIONS}
 
 
 def readme_conda(folder: Path) -> tuple[str, list[str]] | None:

@@ -34,7 +34,7 @@ from envkit.commands.init.recipe_lines import (
     RecipePip,
     carried_page,
     pixi_tasks,
-    readme_pips,
+    readme_pip,
     recipe_extras,
     recipe_pip,
 )
@@ -302,8 +302,8 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
         elif (folder / name).is_file():
             unusable.append(f"{name}: it names no package (comments and blank lines only)")
     found += _pipenv(folder, "Pipfile", unusable)
-    if (folder / "setup.py").is_file():
-        _setup_py(folder, paths, found, unusable, package)
+    has_setup = (folder / "setup.py").is_file()
+    setup_name = _setup_py(folder, paths, found, unusable, package) if has_setup else ""
     # last, the packages a recipe names on its pip line (one that installs a file: with it)
     recipes = [p for p in paths if p not in {folder / i.where.rsplit(":", 1)[0] for i in installs}]
     listed = recipe_pip(folder, recipes, package)
@@ -331,15 +331,13 @@ def _candidates(folder: Path, paths: list[Path]) -> tuple[list[Candidate], list[
     unusable += pixi_tasks(folder)  # beside pixi.toml's own line: its tasks are not its tables
     found = _own_names_before_bare(found, own, folder)
     found += [c for c in project if c.hint]
-    unusable += _naming_itself(folder, found, package)
+    unusable += _naming_itself(folder, found, package or setup_name)
     return found or _readme(folder), unusable
 
 
 def _naming_itself(folder: Path, found: list[Candidate], package: str) -> list[str]:
     """Each line of a requirements candidate that names the project itself (peft's
     requirements.txt: `peft`): pip would install PyPI's release over the checkout."""
-    if not package and (folder / "setup.py").is_file():
-        package = read_setup_py(folder / "setup.py").name
     if not package:
         return []
     files = dict.fromkeys(f for c in found if c.kind == "requirements" for f in c.files)
@@ -366,7 +364,7 @@ def _own_names_before_bare(
 def _readme(folder: Path) -> list[Candidate]:
     """A project with no environment file: its README's install line (nanoGPT's `pip install
     torch numpy transformers datasets tiktoken wandb tqdm`), as a recipe's pip line."""
-    if (found := readme_pips(folder)) is None:
+    if (found := readme_pip(folder, more=True)) is None:
         return []
     where, lines = found
     pip = tuple(r for r in lines if r[0] != "-" and requirement_name(r) not in TORCH_NAMES)
@@ -424,9 +422,10 @@ OWN = "the-project"  # the name a setup.py without a literal name= is read under
 
 def _setup_py(
     folder: Path, paths: list[Path], found: list[Candidate], unusable: list[str], package: str
-) -> None:
+) -> str:
     """A setup.py's literal install_requires as the lowest candidate, with the extras the
-    project's own recipe installs it with (`pip install -e .[all]`), or why it is not read."""
+    project's own recipe installs it with (`pip install -e .[all]`), or why it is not read;
+    the name it gives the package."""
     setup = read_setup_py(folder / "setup.py")
     if setup.requires is None:
         unusable.append(
@@ -434,7 +433,7 @@ def _setup_py(
             "(the project installed from the workspace at first start), or describe them in "
             "pyproject.toml's [project]"
         )
-        return
+        return setup.name
     declared = {canonicalize_name(e): wanted for e, wanted in (setup.extras or {}).items()}
     # a project whose pyproject.toml names it: its extras are the pyproject's, said there
     asked, where, _ = (
@@ -460,6 +459,7 @@ def _setup_py(
     found.append(
         Candidate("setup.py", ("setup.py",), wish, pip, setup.cuda_extensions, pip_from=said)
     )
+    return setup.name
 
 
 def _conda_lock(folder: Path, unusable: list[str]) -> list[Candidate]:
