@@ -31,6 +31,7 @@ from envkit.plan.project.requirement_lines import (
     INCLUDE_OPTIONS,
     FileReading,
     RequirementsFile,
+    logical_lines,
     option_of,
 )
 from envkit.plan.project.torch_lines import TorchContext, conda_parts, conda_specifier, judge_conda
@@ -313,12 +314,8 @@ def _conda_pip(
 def _pip_lines(text: str) -> list[str]:
     """A requirements file's lines for a conda pip section: one a requirement (continuations
     joined), less comments and the includes (whose files' lines are taken in)."""
-    lines = (line.strip() for line in text.replace("\\\n", " ").splitlines())
-    return [
-        line
-        for line in lines
-        if line and not line.startswith("#") and option_of(line)[0] not in INCLUDE_OPTIONS
-    ]
+    lines = (line for _, _, line in logical_lines(text))
+    return [line for line in lines if option_of(line)[0] not in INCLUDE_OPTIONS]
 
 
 def check_as(name: str, line: int, item: Any, kind: Any) -> str:
