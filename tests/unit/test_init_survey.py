@@ -5,6 +5,7 @@ cannot read (with the setting that moves the size bound). Through `envkit init -
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -31,6 +32,13 @@ def _made(tmp_path: Path, files: dict[str, str]) -> tuple[str, str]:
         (folder / name).write_text(text)
     said = _init(folder)
     return said, (folder / "envkit.yaml").read_text()
+
+
+def _pyproject(name: str, dependency: str, **extras: list[str]) -> str:
+    """A PEP 621 pyproject.toml: NAME, one DEPENDENCY, and each extra's packages."""
+    text = f'[project]\nname = "{name}"\nversion = "1"\ndependencies = ["{dependency}"]\n'
+    listed = (f"{extra} = {json.dumps(packages)}\n" for extra, packages in extras.items())
+    return text + "[project.optional-dependencies]\n" + "".join(listed)
 
 
 def test_every_file_found_is_used_or_said_not_used_with_why(tmp_path: Path) -> None:
@@ -371,10 +379,8 @@ def test_the_extras_the_projects_recipe_installs_it_with_are_proposed(
     """The project's own recipe installs it with extras (FastChat's `pip3 install
     fschat[model_worker,webui]`, `-e ".[train]"`): those extras are python.extras, so the
     image holds what they name (their torch too), not the package's core alone."""
-    pyproject = (
-        '[project]\nname = "fs-chat"\nversion = "1"\ndependencies = ["requests"]\n'
-        '[project.optional-dependencies]\nmodel_worker = ["torch", "transformers"]\n'
-        'webui = ["gradio"]\n'
+    pyproject = _pyproject(
+        "fs-chat", "requests", model_worker=["torch", "transformers"], webui=["gradio"]
     )
     said, config = _made(tmp_path, {"pyproject.toml": pyproject, "docker/Dockerfile": recipe})
     assert f"uses pyproject.toml (found here; docker/Dockerfile{where} installs it with [" in said
@@ -391,10 +397,7 @@ def test_the_install_docs_editable_install_of_the_checkout_is_proposed(tmp_path:
     """With no recipe of its own, the README's `pip install -e ".[train]"` (llm-foundry's,
     speechbrain's `--editable .`) installs the checkout: python.install editable, with its
     extras. Its `pip install fs-chat[webui]` for users installs PyPI's release: not counted."""
-    pyproject = (
-        '[project]\nname = "fs-chat"\nversion = "1"\ndependencies = ["requests"]\n'
-        '[project.optional-dependencies]\ntrain = ["einops"]\nwebui = ["gradio"]\n'
-    )
+    pyproject = _pyproject("fs-chat", "requests", train=["einops"], webui=["gradio"])
     readme = (
         "# fs-chat\n\nFrom PyPI:\n\n```bash\npip install fs-chat[webui]\n```\n\n"
         'From a checkout:\n\n```bash\ngit clone x\npip install -e ".[train]"\n```\n'
@@ -1206,10 +1209,7 @@ def test_a_recipes_chained_installs_keep_their_own_options_and_every_extra_count
         "\tpip install flash-attn --no-build-isolation && \\\n"
         '\tpip install -e .\n\tpip install -e ".[train]"\n'
     )
-    pyproject = (
-        '[project]\nname = "llava"\ndependencies = ["numpy"]\n'
-        '[project.optional-dependencies]\ntrain = ["deepspeed"]\n'
-    )
+    pyproject = _pyproject("llava", "numpy", train=["deepspeed"])
     said, config = _made(tmp_path, {"Makefile": makefile, "pyproject.toml": pyproject})
     assert 'extras: ["train"]' in config and "install: editable" in config, config
     assert 'pip: ["vllm==0.8.5.post1", {name: "flash-attn", no_build_isolation: true}]' in config, (
@@ -1564,8 +1564,7 @@ def test_extras_a_recipe_builds_in_a_shell_variable_leave_the_project_file_whole
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "pyproject.toml").write_text(
-        '[project]\nname = "pg"\nversion = "0.1"\ndependencies = ["fastapi"]\n'
-        '[project.optional-dependencies]\nllms = ["llama-cpp-python"]\nui = ["gradio"]\n'
+        _pyproject("pg", "fastapi", llms=["llama-cpp-python"], ui=["gradio"])
     )
     (folder / "Dockerfile").write_text(
         'FROM python:3.11-slim\nARG EXTRAS="llms ui"\nCOPY pyproject.toml ./\n'
