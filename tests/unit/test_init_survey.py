@@ -1198,6 +1198,21 @@ def test_every_recipes_apt_lines_are_said_not_only_the_first_with_pip_names(
     assert "docker/Dockerfile:2: `apt-get install -y xvfb`" in said, said
 
 
+def test_a_recipes_apt_line_of_what_the_starter_lists_is_not_said_as_left_out(
+    tmp_path: Path,
+) -> None:
+    """trl's recipe installs only git, which every starter's packages.apt lists: saying it was
+    not carried contradicted the file init wrote. A line with anything more is still said."""
+    files = {
+        "Dockerfile": "FROM python:3.10\nRUN apt-get update && apt-get install -y git\n"
+        "RUN apt-get install -y git libgl1\nRUN pip install einops\n",
+    }
+    said, written = _made(tmp_path, files)
+    assert "apt-get install -y git`" not in said, said
+    assert "Dockerfile:3: `apt-get install -y git libgl1`: not carried" in said, said
+    assert "  apt: [git, tmux]" in written, written
+
+
 def test_a_recipes_chained_installs_keep_their_own_options_and_every_extra_counts(
     tmp_path: Path,
 ) -> None:

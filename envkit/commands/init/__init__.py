@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 from envkit.catalog import compat
 from envkit.catalog.mirrors import preset_names
 from envkit.commands.init.questions import ask
-from envkit.commands.init.recipe_lines import NO_ISOLATION
+from envkit.commands.init.recipe_lines import NO_ISOLATION, STARTER_APT
 from envkit.commands.init.survey import PRECEDENCE, PROJECT_LOCKS, Candidate, Survey, survey
 from envkit.commands.init.torch_wish import NEAREST, NO_TORCH, release_for
 from envkit.commands.schema import SCHEMA_FILE, schema_text
@@ -278,6 +278,7 @@ def _starter(
             notebook=notebook,
             members=members,
             schema_file=SCHEMA_FILE,
+            starter_apt=STARTER_APT,
             **vars(_decided(flavor, proposal, python, chosen, found)),
         )
     )

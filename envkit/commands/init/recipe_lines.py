@@ -76,6 +76,8 @@ BY_URL = re.compile(r"(?:git\+)?(?:https?|ssh)://")
 URL_UNTAKEN = "not carried: a package by URL: list it as `NAME @ URL` in packages.pip"
 APT = re.compile(r"(?:.*/)?apt(?:-get)?")
 APT_UNTAKEN = "not carried: list the system packages it needs in packages.apt"
+# The system packages every starter envkit.yaml lists: a recipe's apt line of only these is carried.
+STARTER_APT = ("git", "tmux")
 CONDA = re.compile(r"(?:.*/)?(?:conda|mamba|micromamba)")
 CONDA_UNTAKEN = "not carried: list its packages under conda.packages"
 NVCC = re.compile(r"cuda-(?:compiler|nvcc|toolkit)|cudatoolkit-dev")  # nvcc: the devel image
@@ -213,7 +215,7 @@ def recipe_pip(folder: Path, paths: list[Path], own: str = "") -> RecipePip | No
                     "; nvcc: base.variant devel" if NVCC.search(" ".join(words)) else ""
                 )
                 untaken.append(f"{name}:{number}: `conda install {shlex.join(words)}`: {why}")
-            apt = (shlex.join(a) for a in _installs(command, APT) if a)
+            apt = (shlex.join(a) for a in _installs(command, APT) if not _carried(a))
             untaken += [f"{name}:{number}: `apt-get install {a}`: {APT_UNTAKEN}" for a in apt]
         if SIDE_WORD.search(name) or NOT_NVIDIA.search(name):
             del untaken[main:]
@@ -255,6 +257,11 @@ def carried_page(line: str) -> bool:
 def _bare(line: str) -> str:
     """The requirement of a line that may carry options (`flash-attn --no-build-isolation`)."""
     return re.split(r"\s+--", line, maxsplit=1)[0]
+
+
+def _carried(apt_words: list[str]) -> bool:
+    """An apt-get install whose packages the starter envkit.yaml lists already (or none)."""
+    return all(word.startswith("-") or word in STARTER_APT for word in apt_words)
 
 
 def _same(line: str, own: str) -> bool:
