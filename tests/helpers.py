@@ -4,6 +4,7 @@ functions, imported by test modules; fixtures and hooks live in conftest.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from envkit.config.load import LoadedSpec, load_spec, load_text
@@ -24,6 +26,15 @@ EXAMPLES = REPO / "examples"
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "envkit.yaml").is_file())
 # Plans depend on the invoking user's UID/GID; tests pin them so renders are reproducible.
 TEST_HOST = HostFacts(uid=1000, gid=1000)
+
+
+def script_module(name: str) -> ModuleType:
+    """scripts/NAME.py as a module (scripts/ is not a package): its functions, called in-process."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_example(name: str) -> LoadedSpec:

@@ -5,37 +5,25 @@ says so on its first line."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from tests.e2e.images import ensure_base_image
-from tests.helpers import REPO
+from tests.helpers import REPO, script_module
 
 pytestmark = [pytest.mark.docker]
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "engine_storage", REPO / "scripts" / "engine_storage.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_an_engine_that_holds_images_is_left_as_it_is_saying_what_it_holds(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ensure_base_image()
-    script = _script()
+    script = script_module("engine_storage")
     info = script.engine_info()
     assert info is not None
     monkeypatch.delenv("ENVKIT_TEST_KEEP_ENGINE", raising=False)
@@ -77,7 +65,7 @@ def test_the_script_changes_nothing_on_an_engine_it_does_not_switch() -> None:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting overlayfs needs root")
 def test_the_overlayfs_probe_mounts_in_the_engines_folder_and_leaves_nothing() -> None:
-    script = _script()
+    script = script_module("engine_storage")
     info = script.engine_info()
     assert info is not None
     root = Path(str(info["DockerRootDir"]))

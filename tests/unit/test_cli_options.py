@@ -6,7 +6,6 @@ the table the commands give."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from typing import Any
 
@@ -16,7 +15,7 @@ from typer.testing import CliRunner
 
 from envkit.cli import options
 from envkit.cli.registry import build_app
-from tests.helpers import REPO
+from tests.helpers import REPO, script_module
 
 app = build_app()
 
@@ -160,9 +159,6 @@ def test_the_consistency_check_can_fail() -> None:
 
 
 def test_docs_cli_md_is_the_table_the_commands_give() -> None:
-    spec = importlib.util.spec_from_file_location("gen", REPO / "scripts" / "gen_cli_doc.py")
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = script_module("gen_cli_doc")
     on_disk = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     assert generator.cli_doc() == on_disk, "run `python scripts/gen_cli_doc.py`"

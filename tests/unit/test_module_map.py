@@ -12,7 +12,7 @@ import ast
 import re
 from pathlib import Path
 
-from tests.helpers import REPO
+from tests.helpers import REPO, script_module
 
 PACKAGE = REPO / "envkit"
 MAP = (REPO / "docs" / "module-map.md").read_text(encoding="utf-8")
@@ -72,12 +72,7 @@ def _rules() -> dict[str, set[str]]:
 def test_the_map_is_the_one_the_modules_docstrings_give() -> None:
     """The file is generated (scripts/gen_module_map.py): a module added, moved or described
     anew without running the script shows here."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gen", REPO / "scripts" / "gen_module_map.py")
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+    generator = script_module("gen_module_map")
     assert generator.module_map() == MAP, (
         "docs/module-map.md is stale: run `python scripts/gen_module_map.py`"
     )
