@@ -53,7 +53,16 @@ def engine_info() -> dict[str, object] | None:
     return info if isinstance(info, dict) else None
 
 
-def why_not(info: dict[str, object]) -> str | None:
+def daemon_settings() -> dict[str, object] | str:
+    """daemon.json's settings, or why they cannot be read."""
+    try:
+        settings = json.loads(CONFIG.read_text())
+    except (OSError, ValueError) as error:
+        return f"{CONFIG} cannot be read ({error})"
+    return settings if isinstance(settings, dict) else f"{CONFIG} is not a JSON object"
+
+
+def why_not(info: dict[str, object], settings: dict[str, object] | str) -> str | None:
     """Why this engine is left alone, or None where it can be switched."""
     if os.environ.get("ENVKIT_TEST_KEEP_ENGINE") == "1":
         return "kept: ENVKIT_TEST_KEEP_ENGINE=1"
@@ -67,10 +76,8 @@ def why_not(info: dict[str, object]) -> str | None:
     if any(held.values()):
         counts = ", ".join(f"{n} {what}" for what, n in held.items() if n)
         return f"fuse-overlayfs kept: the engine holds {counts}, which overlay2 would not show"
-    try:
-        settings = json.loads(CONFIG.read_text())
-    except (OSError, ValueError) as error:
-        return f"fuse-overlayfs kept: {CONFIG} cannot be read ({error})"
+    if isinstance(settings, str):
+        return f"fuse-overlayfs kept: {settings}"
     if settings.get("storage-driver") != "fuse-overlayfs":
         return f"fuse-overlayfs kept: it is not {CONFIG}'s storage-driver (set by a flag?)"
     if not PIDFILE.is_file():
@@ -137,12 +144,13 @@ def main() -> int:
     info = engine_info()
     if info is None or info.get("Driver") != "fuse-overlayfs":
         return 0
-    reason = why_not(info)
+    settings = daemon_settings()
+    reason = why_not(info, settings)
     if reason:
         say(reason)
         return 0
+    assert isinstance(settings, dict)  # why_not names unreadable settings
     shutil.copy2(CONFIG, KEPT)
-    settings = json.loads(CONFIG.read_text())
     CONFIG.write_text(json.dumps({**settings, "storage-driver": "overlay2"}, indent=2) + "\n")
     if restart_engine() and (engine_info() or {}).get("Driver") == "overlay2":
         say(f"fuse-overlayfs -> overlay2 (the engine held nothing; {KEPT.name} kept)")

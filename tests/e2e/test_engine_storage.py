@@ -27,7 +27,7 @@ def test_an_engine_that_holds_images_is_left_as_it_is_saying_what_it_holds(
     info = script.engine_info()
     assert info is not None
     monkeypatch.delenv("ENVKIT_TEST_KEEP_ENGINE", raising=False)
-    reason = script.why_not(info)
+    reason = script.why_not(info, script.daemon_settings())
     if os.geteuid() != 0:
         assert reason == "fuse-overlayfs kept: switching the engine's driver needs root"
         return
@@ -35,7 +35,7 @@ def test_an_engine_that_holds_images_is_left_as_it_is_saying_what_it_holds(
     assert images >= 1
     assert reason is not None and "the engine holds " in reason and f"{images} images" in reason
     monkeypatch.setenv("ENVKIT_TEST_KEEP_ENGINE", "1")
-    assert script.why_not(info) == "kept: ENVKIT_TEST_KEEP_ENGINE=1"
+    assert script.why_not(info, {}) == "kept: ENVKIT_TEST_KEEP_ENGINE=1"
 
 
 def test_the_script_changes_nothing_on_an_engine_it_does_not_switch() -> None:
